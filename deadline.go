@@ -1,0 +1,64 @@
+package paddock
+
+import "time"
+
+// ExecDeadline is Exec's one monotonic deadline (contract section 6). It is
+// fixed when Exec starts; output never extends it; every check computes the
+// remaining budget afresh; and its error always reports the original
+// timeout. It bounds local collection, not remote execution.
+type ExecDeadline struct {
+	timeout *time.Duration
+	at      time.Time
+	clock   Clock
+}
+
+// StartExecDeadline fixes the deadline for an Exec that starts now. A nil
+// timeout is infinite; clock nil is the system clock.
+func StartExecDeadline(timeout *time.Duration, clock Clock) ExecDeadline {
+	clock = clockOrSystem(clock)
+	d := ExecDeadline{timeout: timeout, clock: clock}
+	if timeout != nil {
+		d.at = clock.Now().Add(*timeout)
+	}
+	return d
+}
+
+// Finite reports whether there is a deadline at all.
+func (d ExecDeadline) Finite() bool { return d.timeout != nil }
+
+// Remaining returns max(deadline - now, 0); for an infinite deadline it
+// returns -1.
+func (d ExecDeadline) Remaining() time.Duration {
+	if d.timeout == nil {
+		return -1
+	}
+	if r := d.at.Sub(d.clock.Now()); r > 0 {
+		return r
+	}
+	return 0
+}
+
+// Expired reports whether the remaining budget is zero. Callers check it
+// before dispatch, after any lookup, before every wait for a frame (even when
+// frames are already queued) and after the exit arrives.
+func (d ExecDeadline) Expired() bool { return d.Remaining() == 0 }
+
+// Err returns the timeout error, an *ExecTimeoutError carrying the original
+// timeout.
+func (d ExecDeadline) Err() error {
+	var t time.Duration
+	if d.timeout != nil {
+		t = *d.timeout
+	}
+	return &ExecTimeoutError{Timeout: t}
+}
+
+// C returns a channel that fires when the remaining budget runs out, or nil
+// (which blocks forever in a select) when the deadline is infinite. Call it
+// afresh before each wait.
+func (d ExecDeadline) C() <-chan time.Time {
+	if d.timeout == nil {
+		return nil
+	}
+	return d.clock.After(d.Remaining())
+}

@@ -1,0 +1,321 @@
+package paddock
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Kind names one class of the closed error taxonomy (contract section 3.1).
+// Every error an adapter or the runtime returns has exactly one Kind, found
+// with KindOf; no package may invent another.
+type Kind string
+
+// The closed taxonomy.
+const (
+	KindNotFound      Kind = "not_found"      // the sandbox or session definitively does not exist
+	KindTruncated     Kind = "truncated"      // a listing refused to return a partial view
+	KindNotSupported  Kind = "not_supported"  // the adapter lacks the operation, or it is disabled
+	KindAlreadyExists Kind = "already_exists" // a fresh creation refused an existing name
+	KindCommandExited Kind = "command_exited" // a stdin write or close raced the exit, or hit a detached command
+	KindRateLimited   Kind = "rate_limited"   // throttled; see RateLimitedError
+	KindUnavailable   Kind = "unavailable"    // 5xx, timeout, transport failure, unknown fate
+	KindDenied        Kind = "denied"         // 401/403, a credential problem
+	KindInvalid       Kind = "invalid"        // the caller's fault: bad input, other 4xx and 3xx
+	KindRestoreFailed Kind = "restore_failed" // a checkpoint restore reported failure
+	KindWriteFailed   Kind = "write_failed"   // a stdin write failed for a reason other than exit
+	KindProvider      Kind = "provider"       // an unclassified provider error
+)
+
+// Kinds returns every kind of the taxonomy, in the contract's order.
+func Kinds() []Kind {
+	return []Kind{
+		KindNotFound, KindTruncated, KindNotSupported, KindAlreadyExists,
+		KindCommandExited, KindRateLimited, KindUnavailable, KindDenied,
+		KindInvalid, KindRestoreFailed, KindWriteFailed, KindProvider,
+	}
+}
+
+// Transient reports whether an error of this kind may succeed when retried
+// (contract section 3.2). Kinds outside the taxonomy are transient.
+func (k Kind) Transient() bool {
+	switch k {
+	case KindNotFound, KindTruncated, KindNotSupported, KindAlreadyExists,
+		KindDenied, KindInvalid, KindRestoreFailed:
+		return false
+	}
+	return true
+}
+
+// kindError is a bare kind with no data; it backs the kind sentinels.
+type kindError struct{ kind Kind }
+
+func (e *kindError) Error() string { return strings.ReplaceAll(string(e.kind), "_", " ") }
+func (e *kindError) Kind() Kind    { return e.kind }
+
+// Is matches any bare error of the same kind, so a decoded sentinel matches
+// the package's own.
+func (e *kindError) Is(target error) bool {
+	t, ok := target.(*kindError)
+	return ok && t.kind == e.kind
+}
+
+// Kind sentinels: match any error of a kind with errors.Is, whether it is the
+// sentinel itself or a typed error below.
+var (
+	ErrNotFound      error = &kindError{KindNotFound}
+	ErrTruncated     error = &kindError{KindTruncated}
+	ErrNotSupported  error = &kindError{KindNotSupported}
+	ErrAlreadyExists error = &kindError{KindAlreadyExists}
+	ErrCommandExited error = &kindError{KindCommandExited}
+	ErrRateLimited   error = &kindError{KindRateLimited}
+	ErrUnavailable   error = &kindError{KindUnavailable}
+	ErrDenied        error = &kindError{KindDenied}
+	ErrInvalid       error = &kindError{KindInvalid}
+	ErrRestoreFailed error = &kindError{KindRestoreFailed}
+	ErrWriteFailed   error = &kindError{KindWriteFailed}
+	ErrProvider      error = &kindError{KindProvider}
+)
+
+// ErrUnsupported is PublicURL's answer when the question does not apply (no
+// public_url capability, or no URL on record). It is deliberately outside the
+// taxonomy: callers treat it as "no URL to report", not as a failure.
+var ErrUnsupported = errors.New("unsupported")
+
+// sentinelOf returns an error that matches the sentinel of kind k.
+func sentinelOf(k Kind) error { return &kindError{k} }
+
+// KindOf returns the taxonomy kind of err, looking through wrapping, or ""
+// when err is nil or outside the taxonomy.
+func KindOf(err error) Kind {
+	var k interface{ Kind() Kind }
+	if errors.As(err, &k) {
+		return k.Kind()
+	}
+	return ""
+}
+
+// withDetail formats "kind: detail", or the bare kind when there is no detail.
+func withDetail(k Kind, detail string, status int) string {
+	s := strings.ReplaceAll(string(k), "_", " ")
+	if status != 0 {
+		s += fmt.Sprintf(" (http %d)", status)
+	}
+	if detail != "" {
+		s += ": " + detail
+	}
+	return s
+}
+
+// RateLimitedError is a throttling answer. RetryAfter is the provider's hint
+// (nil when it gave none); WithBackoff does not use it, callers may.
+type RateLimitedError struct {
+	RetryAfter *time.Duration
+}
+
+func (e *RateLimitedError) Error() string {
+	if e.RetryAfter == nil {
+		return "rate limited"
+	}
+	return "rate limited: retry after " + e.RetryAfter.String()
+}
+
+// Kind returns KindRateLimited.
+func (e *RateLimitedError) Kind() Kind { return KindRateLimited }
+
+// Is matches ErrRateLimited.
+func (e *RateLimitedError) Is(target error) bool { return target == ErrRateLimited }
+
+// UnavailableError means the outcome is unknown or the provider could not be
+// reached: a 5xx, a timeout, a transport failure, a stream closed before its
+// exit. Detail is a token such as DetailClosedBeforeExit, or short safe text.
+type UnavailableError struct {
+	Detail string
+	Status int // the HTTP status when one was received, else 0
+}
+
+func (e *UnavailableError) Error() string { return withDetail(KindUnavailable, e.Detail, e.Status) }
+
+// Kind returns KindUnavailable.
+func (e *UnavailableError) Kind() Kind { return KindUnavailable }
+
+// Is matches ErrUnavailable, and any *UnavailableError with the same non-empty
+// Detail (so errors.Is(err, ErrClosedBeforeExit) works).
+func (e *UnavailableError) Is(target error) bool {
+	if target == ErrUnavailable {
+		return true
+	}
+	t, ok := target.(*UnavailableError)
+	return ok && t.Detail != "" && t.Detail == e.Detail
+}
+
+// DeniedError is a credential or permission problem (401, 403, missing token).
+type DeniedError struct {
+	Detail string
+	Status int
+}
+
+func (e *DeniedError) Error() string { return withDetail(KindDenied, e.Detail, e.Status) }
+
+// Kind returns KindDenied.
+func (e *DeniedError) Kind() Kind { return KindDenied }
+
+// Is matches ErrDenied and any *DeniedError with the same non-empty Detail.
+func (e *DeniedError) Is(target error) bool {
+	if target == ErrDenied {
+		return true
+	}
+	t, ok := target.(*DeniedError)
+	return ok && t.Detail != "" && t.Detail == e.Detail
+}
+
+// InvalidError is the caller's fault: input that fails validation, or a 4xx
+// (other than 401/403/404/429) or 3xx answer. Retrying will not help.
+type InvalidError struct {
+	Detail string
+	Status int
+}
+
+func (e *InvalidError) Error() string { return withDetail(KindInvalid, e.Detail, e.Status) }
+
+// Kind returns KindInvalid.
+func (e *InvalidError) Kind() Kind { return KindInvalid }
+
+// Is matches ErrInvalid and any *InvalidError with the same non-empty Detail
+// (so errors.Is(err, ErrTerminationRequest) works).
+func (e *InvalidError) Is(target error) bool {
+	if target == ErrInvalid {
+		return true
+	}
+	t, ok := target.(*InvalidError)
+	return ok && t.Detail != "" && t.Detail == e.Detail
+}
+
+// RestoreFailedError is a checkpoint restore the provider reported as failed,
+// even inside an otherwise successful response.
+type RestoreFailedError struct {
+	Detail string
+}
+
+func (e *RestoreFailedError) Error() string { return withDetail(KindRestoreFailed, e.Detail, 0) }
+
+// Kind returns KindRestoreFailed.
+func (e *RestoreFailedError) Kind() Kind { return KindRestoreFailed }
+
+// Is matches ErrRestoreFailed.
+func (e *RestoreFailedError) Is(target error) bool { return target == ErrRestoreFailed }
+
+// WriteFailedError is a stdin write that failed for a reason other than the
+// command's exit.
+type WriteFailedError struct {
+	Detail string
+}
+
+func (e *WriteFailedError) Error() string { return withDetail(KindWriteFailed, e.Detail, 0) }
+
+// Kind returns KindWriteFailed.
+func (e *WriteFailedError) Kind() Kind { return KindWriteFailed }
+
+// Is matches ErrWriteFailed.
+func (e *WriteFailedError) Is(target error) bool { return target == ErrWriteFailed }
+
+// ProviderError is the escape hatch for a provider answer no other kind
+// describes. It counts as transient.
+type ProviderError struct {
+	Provider Provider
+	Detail   string
+}
+
+func (e *ProviderError) Error() string {
+	return "provider error from " + string(e.Provider) + ": " + e.Detail
+}
+
+// Kind returns KindProvider.
+func (e *ProviderError) Kind() Kind { return KindProvider }
+
+// Is matches ErrProvider.
+func (e *ProviderError) Is(target error) bool { return target == ErrProvider }
+
+// ExecTimeoutError is Exec's answer when its deadline passed. Timeout is
+// always the caller's original value, however much budget remained. It is of
+// kind unavailable with detail DetailExecTimeout.
+type ExecTimeoutError struct {
+	Timeout time.Duration
+}
+
+func (e *ExecTimeoutError) Error() string {
+	return "unavailable: " + DetailExecTimeout + " after " + e.Timeout.String()
+}
+
+// Kind returns KindUnavailable.
+func (e *ExecTimeoutError) Kind() Kind { return KindUnavailable }
+
+// Is matches ErrUnavailable and ErrExecTimeout.
+func (e *ExecTimeoutError) Is(target error) bool {
+	if target == ErrUnavailable {
+		return true
+	}
+	t, ok := target.(*UnavailableError)
+	return ok && t.Detail == DetailExecTimeout
+}
+
+// OpError wraps a taxonomy error with the operation and the provider that
+// produced it, as fs.PathError does. Unwrap reaches the taxonomy error.
+type OpError struct {
+	Op       string
+	Provider Provider
+	Name     string // the sandbox name, when the operation had one
+	Err      error
+}
+
+func (e *OpError) Error() string {
+	target := string(e.Provider)
+	if e.Name != "" {
+		target += "/" + e.Name
+	}
+	return e.Op + " " + target + ": " + e.Err.Error()
+}
+
+// Unwrap returns the wrapped error.
+func (e *OpError) Unwrap() error { return e.Err }
+
+// UnknownProviderError is the loud answer of every dispatching call whose
+// provider is not in the configured registry. It is outside the taxonomy, it
+// is a configuration mistake, and IsTransient reports it as permanent.
+type UnknownProviderError struct {
+	Provider   Provider
+	Configured []Provider
+}
+
+func (e *UnknownProviderError) Error() string {
+	names := make([]string, len(e.Configured))
+	for i, p := range e.Configured {
+		names[i] = string(p)
+	}
+	sort.Strings(names)
+	return fmt.Sprintf("unknown sandbox provider %q (configured: %s)", string(e.Provider), strings.Join(names, ", "))
+}
+
+// IsTransient reports whether retrying an idempotent call that failed with err
+// may succeed (contract section 3.2): unavailable and rate_limited are
+// transient; not_found, truncated, not_supported, already_exists, denied,
+// invalid and restore_failed are not; every other error, including
+// command_exited, write_failed, provider and any error outside the taxonomy,
+// is transient. Two errors this package defines outside the taxonomy are
+// permanent, because no retry can change them: ErrUnsupported and
+// *UnknownProviderError. IsTransient(nil) is false.
+func IsTransient(err error) bool {
+	if err == nil {
+		return false
+	}
+	if k := KindOf(err); k != "" {
+		return k.Transient()
+	}
+	var unknown *UnknownProviderError
+	if errors.Is(err, ErrUnsupported) || errors.As(err, &unknown) {
+		return false
+	}
+	return true
+}

@@ -1,0 +1,168 @@
+package paddock
+
+import "context"
+
+// Optional operations (contract 1.3). An adapter implements the ones it
+// offers; the helpers below are the one place that finds them, and answer
+// ErrNotSupported when the method (or, where the contract asks, the
+// capability) is missing. None of them ever falls back to a required
+// operation. Each validates its options first, before any capability check
+// or provider access.
+
+// CreateNewer is implemented by adapters offering CapCreateNew.
+type CreateNewer interface {
+	// CreateNew makes one creation attempt that never adopts: an existing
+	// name is ErrAlreadyExists (or invalid where the provider cannot tell);
+	// success carries a non-empty InstanceID. opts arrive resolved.
+	CreateNew(ctx context.Context, name string, opts CreateNewOpts) (Handle, error)
+}
+
+// DestroyOncer is implemented by adapters offering CapDestroyOnce.
+type DestroyOncer interface {
+	// DestroyOnce makes one bounded deletion attempt, with no retries; nil
+	// only when the provider confirmed absence. opts arrive resolved.
+	DestroyOnce(ctx context.Context, h Handle, opts DestroyOnceOpts) error
+}
+
+// CheckpointOncer is implemented by adapters offering
+// CapCreateCheckpointOnce.
+type CheckpointOncer interface {
+	// CreateCheckpointOnce makes one bounded checkpoint tied to
+	// opts.OperationID and returns its id. opts arrive resolved.
+	CreateCheckpointOnce(ctx context.Context, h Handle, opts CheckpointOnceOpts) (string, error)
+}
+
+// CheckpointLister is implemented by adapters that can list checkpoints.
+type CheckpointLister interface {
+	ListCheckpoints(ctx context.Context, h Handle) ([]Checkpoint, error)
+}
+
+// SessionTerminator is implemented by adapters offering CapTerminateSession.
+type SessionTerminator interface {
+	// TerminateSession stops one session without touching the sandbox or
+	// other sessions; nil requires provider confirmation, or definite
+	// absence in graceful mode. opts arrive validated with defaults.
+	TerminateSession(ctx context.Context, h Handle, sessionID string, opts TerminateOpts) error
+}
+
+// Exposer is implemented by adapters offering CapExpose.
+type Exposer interface {
+	// Expose makes port reachable as a signed, expiring Preview.
+	Expose(ctx context.Context, h Handle, port int, opts ExposeOpts) (Preview, error)
+	// Revoke ends a preview before its expiry.
+	Revoke(ctx context.Context, h Handle, p Preview) error
+}
+
+// HostPather is implemented by adapters whose processes see paths
+// differently from the caller (a self-hosted runner, say).
+type HostPather interface {
+	HostPath(h Handle, path string) string
+}
+
+// CreateNew validates opts and calls a's CreateNew, or answers
+// ErrNotSupported when a has none (never Create instead).
+func CreateNew(ctx context.Context, a Adapter, name string, opts CreateNewOpts) (Handle, error) {
+	opts, err := opts.Resolve()
+	if err != nil {
+		return Handle{}, err
+	}
+	if !ValidSandboxName(name) {
+		return Handle{}, &InvalidError{Detail: DetailSandboxName}
+	}
+	cn, ok := a.(CreateNewer)
+	if !ok {
+		return Handle{}, ErrNotSupported
+	}
+	return cn.CreateNew(ctx, name, opts)
+}
+
+// DestroyOnce validates opts and calls a's DestroyOnce, or answers
+// ErrNotSupported when a has none (never Destroy instead).
+func DestroyOnce(ctx context.Context, a Adapter, h Handle, opts DestroyOnceOpts) error {
+	opts, err := opts.Resolve()
+	if err != nil {
+		return err
+	}
+	d, ok := a.(DestroyOncer)
+	if !ok {
+		return ErrNotSupported
+	}
+	return d.DestroyOnce(ctx, h, opts)
+}
+
+// CreateCheckpointOnce validates opts and calls a's CreateCheckpointOnce, or
+// answers ErrNotSupported when a has none (never CreateCheckpoint instead).
+// The adapter itself refuses while checkpoint creation is disabled.
+func CreateCheckpointOnce(ctx context.Context, a Adapter, h Handle, opts CheckpointOnceOpts) (string, error) {
+	opts, err := opts.Resolve()
+	if err != nil {
+		return "", err
+	}
+	c, ok := a.(CheckpointOncer)
+	if !ok {
+		return "", ErrNotSupported
+	}
+	return c.CreateCheckpointOnce(ctx, h, opts)
+}
+
+// ListCheckpoints calls a's ListCheckpoints when a advertises CapCheckpoint
+// and has the method; otherwise ErrNotSupported.
+func ListCheckpoints(ctx context.Context, a Adapter, h Handle) ([]Checkpoint, error) {
+	l, ok := a.(CheckpointLister)
+	if !ok || !Supports(a, CapCheckpoint) {
+		return nil, ErrNotSupported
+	}
+	return l.ListCheckpoints(ctx, h)
+}
+
+// TerminateSession applies the facade's order of checks (contract 1.4):
+// validation (ErrTerminationRequest), then CapTerminateSession and the
+// method, then CapForceTerminateSession for force mode (ErrNotSupported
+// without calling the adapter), then the adapter.
+func TerminateSession(ctx context.Context, a Adapter, h Handle, sessionID string, opts TerminateOpts) error {
+	opts, err := ValidateTermination(sessionID, opts)
+	if err != nil {
+		return err
+	}
+	st, ok := a.(SessionTerminator)
+	if !ok || !Supports(a, CapTerminateSession) {
+		return ErrNotSupported
+	}
+	if opts.Mode == TerminateForce && !Supports(a, CapForceTerminateSession) {
+		return ErrNotSupported
+	}
+	return st.TerminateSession(ctx, h, sessionID, opts)
+}
+
+// Expose validates the port and options and calls a's Expose when a
+// advertises CapExpose and has the method; otherwise ErrNotSupported.
+func Expose(ctx context.Context, a Adapter, h Handle, port int, opts ExposeOpts) (Preview, error) {
+	opts, err := ValidateExpose(port, opts)
+	if err != nil {
+		return Preview{}, err
+	}
+	e, ok := a.(Exposer)
+	if !ok || !Supports(a, CapExpose) {
+		return Preview{}, ErrNotSupported
+	}
+	return e.Expose(ctx, h, port, opts)
+}
+
+// Revoke calls a's Revoke when a advertises CapExpose and has the method;
+// otherwise ErrNotSupported.
+func Revoke(ctx context.Context, a Adapter, h Handle, p Preview) error {
+	e, ok := a.(Exposer)
+	if !ok || !Supports(a, CapExpose) {
+		return ErrNotSupported
+	}
+	return e.Revoke(ctx, h, p)
+}
+
+// HostPath maps an in-sandbox path through a's HostPath, or returns it
+// unchanged when a has none.
+func HostPath(a Adapter, h Handle, path string) string {
+	if hp, ok := a.(HostPather); ok {
+		return hp.HostPath(h, path)
+	}
+	return path
+}

@@ -1,0 +1,112 @@
+package paddock
+
+import (
+	"context"
+	"fmt"
+)
+
+// EventKind says what one stream event carries.
+type EventKind int
+
+// The event kinds of a command stream. Exit and Error are terminal.
+const (
+	EventStdout EventKind = iota + 1 // Data is one chunk of standard output
+	EventStderr                      // Data is one chunk of standard error; never in tty mode
+	EventExit                        // Code is the exit code; terminal
+	EventError                       // Err is the taxonomy error; terminal; the fate is unknown
+)
+
+// String names the kind.
+func (k EventKind) String() string {
+	switch k {
+	case EventStdout:
+		return "stdout"
+	case EventStderr:
+		return "stderr"
+	case EventExit:
+		return "exit"
+	case EventError:
+		return "error"
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}
+
+// Terminal reports whether the kind ends a stream.
+func (k EventKind) Terminal() bool { return k == EventExit || k == EventError }
+
+// Event is one thing a command stream yields: an output chunk, the exit, or
+// an error that ends the stream with an unknown fate (for example a transport
+// that closed before the exit, as *UnavailableError{closed_before_exit}).
+type Event struct {
+	Kind EventKind
+	Data []byte // EventStdout, EventStderr
+	Code int    // EventExit
+	Err  error  // EventError
+}
+
+// Stdout returns a stdout event carrying p.
+func Stdout(p []byte) Event { return Event{Kind: EventStdout, Data: p} }
+
+// Stderr returns a stderr event carrying p.
+func Stderr(p []byte) Event { return Event{Kind: EventStderr, Data: p} }
+
+// Exit returns an exit event with code.
+func Exit(code int) Event { return Event{Kind: EventExit, Code: code} }
+
+// Failed returns an error event carrying err.
+func Failed(err error) Event { return Event{Kind: EventError, Err: err} }
+
+// Stream is one subscription to a spawned or attached command, as an adapter
+// returns it. The caller pulls events with Next; a stream yields its output
+// in order, then exactly one terminal event (EventExit or EventError), then
+// io.EOF forever. A transport that ends without an exit yields an EventError
+// of ErrClosedBeforeExit, never a made-up exit 0.
+//
+// Next is called from one goroutine at a time; WriteStdin, CloseStdin and
+// Close may be called concurrently with Next and with each other.
+type Stream interface {
+	// Next blocks for the next event. It returns io.EOF after the terminal
+	// event, and ctx.Err() if ctx ends first (the stream stays usable).
+	Next(ctx context.Context) (Event, error)
+	// WriteStdin delivers p to the command's stdin, in order. After the
+	// command exited, or after Close, it returns ErrCommandExited; any other
+	// failure is a *WriteFailedError. It never panics.
+	WriteStdin(ctx context.Context, p []byte) error
+	// CloseStdin sends EOF to the command's stdin.
+	CloseStdin(ctx context.Context) error
+	// Close detaches this subscription locally: it never kills the remote
+	// command, which stays attachable where the adapter supports sessions.
+	// After Close, Next returns io.EOF with no terminal event. Close is
+	// idempotent and always returns nil.
+	Close() error
+	// SessionID is the id Attach and TerminateSession accept for this
+	// command, or "" when the command is not a session.
+	SessionID() string
+}
+
+// SpawnOpts are the options of Spawn. The owner of the frames is the
+// runtime's concern, not the adapter's.
+type SpawnOpts struct {
+	Stdin      bool // keep stdin open for WriteStdin
+	TTY        bool // allocate a PTY (needs CapTTY); no stderr events in tty mode
+	Detachable bool // the command survives a local Close and can be attached
+	// Name makes the start idempotent (needs CapNamedSpawn): while a session
+	// of this name lives in the sandbox, Spawn attaches to it instead of
+	// starting a second one. "" = no name; else it must match
+	// SessionIDPattern.
+	Name string
+}
+
+// Validate reports an *InvalidError with detail spawn_options for a Name that
+// does not match SessionIDPattern.
+func (o SpawnOpts) Validate() error {
+	if o.Name != "" && !ValidSessionID(o.Name) {
+		return &InvalidError{Detail: DetailSpawnOptions + ": session name must match " + SessionIDPattern}
+	}
+	return nil
+}
+
+// AttachOpts are the options of Attach.
+type AttachOpts struct {
+	Stdin bool // writes through the attached stream reach the original process
+}

@@ -1,0 +1,328 @@
+package paddock
+
+import (
+	"errors"
+	"io/fs"
+	"time"
+
+	"github.com/paddockhq/paddock/messages"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// Conversions between the contract's Go values and the messages that carry
+// them between actors and machines. Private state never crosses: a handle
+// arrives rebuilt from provider, name and instance id, which every adapter
+// accepts.
+
+// kindCodes maps each taxonomy kind to its wire code.
+var kindCodes = map[Kind]messages.ErrorKind{
+	KindNotFound:      messages.ErrorKind_ERROR_KIND_NOT_FOUND,
+	KindTruncated:     messages.ErrorKind_ERROR_KIND_TRUNCATED,
+	KindNotSupported:  messages.ErrorKind_ERROR_KIND_NOT_SUPPORTED,
+	KindAlreadyExists: messages.ErrorKind_ERROR_KIND_ALREADY_EXISTS,
+	KindCommandExited: messages.ErrorKind_ERROR_KIND_COMMAND_EXITED,
+	KindRateLimited:   messages.ErrorKind_ERROR_KIND_RATE_LIMITED,
+	KindUnavailable:   messages.ErrorKind_ERROR_KIND_UNAVAILABLE,
+	KindDenied:        messages.ErrorKind_ERROR_KIND_DENIED,
+	KindInvalid:       messages.ErrorKind_ERROR_KIND_INVALID,
+	KindRestoreFailed: messages.ErrorKind_ERROR_KIND_RESTORE_FAILED,
+	KindWriteFailed:   messages.ErrorKind_ERROR_KIND_WRITE_FAILED,
+	KindProvider:      messages.ErrorKind_ERROR_KIND_PROVIDER,
+}
+
+// KindCode returns the wire code of k (ERROR_KIND_OTHER for an unknown kind).
+func KindCode(k Kind) messages.ErrorKind {
+	if c, ok := kindCodes[k]; ok {
+		return c
+	}
+	return messages.ErrorKind_ERROR_KIND_OTHER
+}
+
+// KindFromCode returns the taxonomy kind of a wire code, or "" for the codes
+// outside the taxonomy.
+func KindFromCode(c messages.ErrorKind) Kind {
+	for k, code := range kindCodes {
+		if code == c {
+			return k
+		}
+	}
+	return ""
+}
+
+// FailureOf encodes err for a reply; nil stays nil. The kind, detail and
+// typed data survive; an *OpError's op, provider and name survive; the text
+// of an error outside the taxonomy survives as text.
+func FailureOf(err error) *messages.Failure {
+	if err == nil {
+		return nil
+	}
+	f := &messages.Failure{}
+	var op *OpError
+	if errors.As(err, &op) {
+		f.Op, f.Provider, f.Name = op.Op, string(op.Provider), op.Name
+	}
+	var (
+		execTimeout *ExecTimeoutError
+		rateLimited *RateLimitedError
+		unavailable *UnavailableError
+		denied      *DeniedError
+		invalid     *InvalidError
+		restore     *RestoreFailedError
+		write       *WriteFailedError
+		provider    *ProviderError
+		unknown     *UnknownProviderError
+	)
+	switch {
+	case errors.As(err, &execTimeout):
+		f.Kind, f.Detail = messages.ErrorKind_ERROR_KIND_UNAVAILABLE, DetailExecTimeout
+		f.ExecTimeout = durationpb.New(execTimeout.Timeout)
+	case errors.As(err, &rateLimited):
+		f.Kind = messages.ErrorKind_ERROR_KIND_RATE_LIMITED
+		if rateLimited.RetryAfter != nil {
+			f.RetryAfter = durationpb.New(*rateLimited.RetryAfter)
+		}
+	case errors.As(err, &unavailable):
+		f.Kind, f.Detail, f.Status = messages.ErrorKind_ERROR_KIND_UNAVAILABLE, unavailable.Detail, int32(unavailable.Status)
+	case errors.As(err, &denied):
+		f.Kind, f.Detail, f.Status = messages.ErrorKind_ERROR_KIND_DENIED, denied.Detail, int32(denied.Status)
+	case errors.As(err, &invalid):
+		f.Kind, f.Detail, f.Status = messages.ErrorKind_ERROR_KIND_INVALID, invalid.Detail, int32(invalid.Status)
+	case errors.As(err, &restore):
+		f.Kind, f.Detail = messages.ErrorKind_ERROR_KIND_RESTORE_FAILED, restore.Detail
+	case errors.As(err, &write):
+		f.Kind, f.Detail = messages.ErrorKind_ERROR_KIND_WRITE_FAILED, write.Detail
+	case errors.As(err, &provider):
+		f.Kind, f.Detail, f.Provider = messages.ErrorKind_ERROR_KIND_PROVIDER, provider.Detail, string(provider.Provider)
+	case errors.As(err, &unknown):
+		f.Kind, f.Provider = messages.ErrorKind_ERROR_KIND_UNKNOWN_PROVIDER, string(unknown.Provider)
+		for _, p := range unknown.Configured {
+			f.Configured = append(f.Configured, string(p))
+		}
+	case KindOf(err) != "":
+		f.Kind = KindCode(KindOf(err))
+	case errors.Is(err, ErrUnsupported):
+		f.Kind = messages.ErrorKind_ERROR_KIND_UNSUPPORTED
+	default:
+		f.Kind, f.Message = messages.ErrorKind_ERROR_KIND_OTHER, err.Error()
+	}
+	return f
+}
+
+// ErrorOf decodes a reply's failure; nil (or an unspecified kind) is nil.
+// The result matches the same errors.Is / errors.As targets as the error
+// FailureOf encoded, wrapped in an *OpError when the failure names an op.
+func ErrorOf(f *messages.Failure) error {
+	if f == nil || f.Kind == messages.ErrorKind_ERROR_KIND_UNSPECIFIED {
+		return nil
+	}
+	err := bareErrorOf(f)
+	if f.Op != "" {
+		return &OpError{Op: f.Op, Provider: Provider(f.Provider), Name: f.Name, Err: err}
+	}
+	return err
+}
+
+// bareErrorOf decodes a failure's error without its op wrapping.
+func bareErrorOf(f *messages.Failure) error {
+	status := int(f.Status)
+	switch f.Kind {
+	case messages.ErrorKind_ERROR_KIND_UNAVAILABLE:
+		if f.ExecTimeout != nil {
+			return &ExecTimeoutError{Timeout: f.ExecTimeout.AsDuration()}
+		}
+		if f.Detail == "" && status == 0 {
+			return ErrUnavailable
+		}
+		return &UnavailableError{Detail: f.Detail, Status: status}
+	case messages.ErrorKind_ERROR_KIND_RATE_LIMITED:
+		e := &RateLimitedError{}
+		if f.RetryAfter != nil {
+			d := f.RetryAfter.AsDuration()
+			e.RetryAfter = &d
+		}
+		return e
+	case messages.ErrorKind_ERROR_KIND_DENIED:
+		return &DeniedError{Detail: f.Detail, Status: status}
+	case messages.ErrorKind_ERROR_KIND_INVALID:
+		return &InvalidError{Detail: f.Detail, Status: status}
+	case messages.ErrorKind_ERROR_KIND_RESTORE_FAILED:
+		return &RestoreFailedError{Detail: f.Detail}
+	case messages.ErrorKind_ERROR_KIND_WRITE_FAILED:
+		return &WriteFailedError{Detail: f.Detail}
+	case messages.ErrorKind_ERROR_KIND_PROVIDER:
+		return &ProviderError{Provider: Provider(f.Provider), Detail: f.Detail}
+	case messages.ErrorKind_ERROR_KIND_UNSUPPORTED:
+		return ErrUnsupported
+	case messages.ErrorKind_ERROR_KIND_UNKNOWN_PROVIDER:
+		e := &UnknownProviderError{Provider: Provider(f.Provider)}
+		for _, p := range f.Configured {
+			e.Configured = append(e.Configured, Provider(p))
+		}
+		return e
+	}
+	if k := KindFromCode(f.Kind); k != "" {
+		return sentinelOf(k)
+	}
+	return errors.New(f.Message)
+}
+
+// HandleMessage encodes h without its private state.
+func HandleMessage(h Handle) *messages.Handle {
+	return &messages.Handle{Provider: string(h.Provider), Name: h.Name, InstanceId: h.InstanceID}
+}
+
+// HandleFromMessage decodes a handle; its Private is nil.
+func HandleFromMessage(m *messages.Handle) Handle {
+	return Handle{Provider: Provider(m.GetProvider()), Name: m.GetName(), InstanceID: m.GetInstanceId()}
+}
+
+// CommandMessage encodes c without its private state.
+func CommandMessage(c Command) *messages.CommandRef {
+	return &messages.CommandRef{Provider: string(c.Provider), Ref: string(c.Ref)}
+}
+
+// CommandFromMessage decodes a command reference; its Private is nil.
+func CommandFromMessage(m *messages.CommandRef) Command {
+	return Command{Provider: Provider(m.GetProvider()), Ref: Ref(m.GetRef())}
+}
+
+// CmdMessage encodes a command line.
+func CmdMessage(c Cmd) *messages.Cmd {
+	m := &messages.Cmd{Path: c.Path, Args: c.Args, Dir: c.Dir}
+	for _, e := range c.Env {
+		m.Env = append(m.Env, &messages.EnvVar{Name: e.Name, Value: e.Value})
+	}
+	return m
+}
+
+// CmdFromMessage decodes a command line.
+func CmdFromMessage(m *messages.Cmd) Cmd {
+	c := Cmd{Path: m.GetPath(), Args: m.GetArgs(), Dir: m.GetDir()}
+	for _, e := range m.GetEnv() {
+		c.Env = append(c.Env, EnvVar{Name: e.GetName(), Value: e.GetValue()})
+	}
+	return c
+}
+
+// statusCodes maps each status to its wire code.
+var statusCodes = map[Status]messages.Status{
+	StatusRunning:   messages.Status_STATUS_RUNNING,
+	StatusSuspended: messages.Status_STATUS_SUSPENDED,
+	StatusUnknown:   messages.Status_STATUS_UNKNOWN,
+}
+
+// InfoMessage encodes an Info.
+func InfoMessage(i Info) *messages.Info {
+	code, ok := statusCodes[i.Status]
+	if !ok {
+		code = messages.Status_STATUS_UNKNOWN
+	}
+	return &messages.Info{Status: code, Raw: i.Raw}
+}
+
+// InfoFromMessage decodes an Info; an unrecognised status is unknown.
+func InfoFromMessage(m *messages.Info) Info {
+	i := Info{Status: StatusUnknown, Raw: m.GetRaw()}
+	for s, code := range statusCodes {
+		if code == m.GetStatus() {
+			i.Status = s
+		}
+	}
+	return i
+}
+
+// SessionMessage encodes a Session.
+func SessionMessage(s Session) *messages.Session {
+	return &messages.Session{
+		Id: s.ID, Name: s.Name, Command: s.Command, Tty: s.TTY,
+		CreatedAt: timestampOf(s.CreatedAt), LastActivityAt: timestampOf(s.LastActivityAt),
+	}
+}
+
+// SessionFromMessage decodes a Session.
+func SessionFromMessage(m *messages.Session) Session {
+	return Session{
+		ID: m.GetId(), Name: m.GetName(), Command: m.GetCommand(), TTY: m.GetTty(),
+		CreatedAt: timeOf(m.GetCreatedAt()), LastActivityAt: timeOf(m.GetLastActivityAt()),
+	}
+}
+
+// CheckpointMessage encodes a Checkpoint.
+func CheckpointMessage(c Checkpoint) *messages.Checkpoint {
+	return &messages.Checkpoint{Id: c.ID, Comment: c.Comment, CreatedAt: timestampOf(c.CreatedAt)}
+}
+
+// CheckpointFromMessage decodes a Checkpoint.
+func CheckpointFromMessage(m *messages.Checkpoint) Checkpoint {
+	return Checkpoint{ID: m.GetId(), Comment: m.GetComment(), CreatedAt: timeOf(m.GetCreatedAt())}
+}
+
+// PreviewMessage encodes a Preview, token included: it is for the caller
+// who exposed the port and must not be logged.
+func PreviewMessage(p Preview) *messages.Preview {
+	return &messages.Preview{Url: p.URL, Port: int32(p.Port), Token: p.Token.Reveal(), ExpiresAt: timestampOf(p.ExpiresAt)}
+}
+
+// PreviewFromMessage decodes a Preview.
+func PreviewFromMessage(m *messages.Preview) Preview {
+	return Preview{URL: m.GetUrl(), Port: int(m.GetPort()), Token: NewSecret(m.GetToken()), ExpiresAt: timeOf(m.GetExpiresAt())}
+}
+
+// TerminateModeMessage encodes a mode ("" stays unspecified, i.e. graceful).
+func TerminateModeMessage(m TerminateMode) messages.TerminateMode {
+	switch m {
+	case TerminateGraceful:
+		return messages.TerminateMode_TERMINATE_MODE_GRACEFUL
+	case TerminateForce:
+		return messages.TerminateMode_TERMINATE_MODE_FORCE
+	}
+	return messages.TerminateMode_TERMINATE_MODE_UNSPECIFIED
+}
+
+// TerminateModeFromMessage decodes a mode.
+func TerminateModeFromMessage(m messages.TerminateMode) TerminateMode {
+	switch m {
+	case messages.TerminateMode_TERMINATE_MODE_GRACEFUL:
+		return TerminateGraceful
+	case messages.TerminateMode_TERMINATE_MODE_FORCE:
+		return TerminateForce
+	}
+	return ""
+}
+
+// DurationMessage encodes an optional duration; nil stays absent.
+func DurationMessage(d *time.Duration) *durationpb.Duration {
+	if d == nil {
+		return nil
+	}
+	return durationpb.New(*d)
+}
+
+// DurationFromMessage decodes an optional duration; absent is nil.
+func DurationFromMessage(m *durationpb.Duration) *time.Duration {
+	if m == nil {
+		return nil
+	}
+	d := m.AsDuration()
+	return &d
+}
+
+// FileModeFromMessage decodes permission bits.
+func FileModeFromMessage(mode uint32) fs.FileMode { return fs.FileMode(mode) & fs.ModePerm }
+
+// timestampOf encodes t; the zero time stays absent.
+func timestampOf(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
+}
+
+// timeOf decodes a timestamp; absent is the zero time.
+func timeOf(ts *timestamppb.Timestamp) time.Time {
+	if ts == nil {
+		return time.Time{}
+	}
+	return ts.AsTime()
+}
