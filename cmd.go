@@ -1,16 +1,28 @@
 package paddock
 
 import (
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/rs/zerolog"
 )
 
-// EnvVar is one environment variable of a command.
+// EnvVar is one environment variable of a command. Its JSON form shows the
+// name and "[redacted]" for the value, since env values often carry secrets;
+// decoding JSON reads the value normally.
 type EnvVar struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
+}
+
+// MarshalJSON encodes the name and a redacted value.
+func (e EnvVar) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	}{e.Name, redacted})
 }
 
 // Cmd is a command to run: an argv, never a shell line. Path is the program
@@ -94,3 +106,6 @@ func (c Cmd) MarshalZerologObject(e *zerolog.Event) {
 		e.Str("dir", c.Dir)
 	}
 }
+
+// LogValue logs the command line and env names through log/slog.
+func (c Cmd) LogValue() slog.Value { return slog.StringValue(c.String()) }

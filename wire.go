@@ -60,7 +60,7 @@ func FailureOf(err error) *messages.Failure {
 	f := &messages.Failure{}
 	var op *OpError
 	if errors.As(err, &op) {
-		f.Op, f.Provider, f.Name = op.Op, string(op.Provider), op.Name
+		f.Op, f.OpProvider, f.Name = op.Op, string(op.Provider), op.Name
 	}
 	var (
 		execTimeout *ExecTimeoutError
@@ -118,21 +118,23 @@ func ErrorOf(f *messages.Failure) error {
 	}
 	err := bareErrorOf(f)
 	if f.Op != "" {
-		return &OpError{Op: f.Op, Provider: Provider(f.Provider), Name: f.Name, Err: err}
+		return &OpError{Op: f.Op, Provider: Provider(f.OpProvider), Name: f.Name, Err: err}
 	}
 	return err
 }
 
-// bareErrorOf decodes a failure's error without its op wrapping.
+// bareErrorOf decodes a failure's error without its op wrapping. A failure
+// of a taxonomy kind that carries no data decodes to that kind's sentinel.
 func bareErrorOf(f *messages.Failure) error {
 	status := int(f.Status)
+	noData := f.Detail == "" && status == 0 && f.Provider == "" && f.RetryAfter == nil && f.ExecTimeout == nil
+	if k := KindFromCode(f.Kind); k != "" && noData && k != KindRateLimited {
+		return sentinelOf(k)
+	}
 	switch f.Kind {
 	case messages.ErrorKind_ERROR_KIND_UNAVAILABLE:
 		if f.ExecTimeout != nil {
 			return &ExecTimeoutError{Timeout: f.ExecTimeout.AsDuration()}
-		}
-		if f.Detail == "" && status == 0 {
-			return ErrUnavailable
 		}
 		return &UnavailableError{Detail: f.Detail, Status: status}
 	case messages.ErrorKind_ERROR_KIND_RATE_LIMITED:

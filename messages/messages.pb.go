@@ -561,11 +561,12 @@ type Failure struct {
 	Status        int32                  `protobuf:"varint,3,opt,name=status,proto3" json:"status,omitempty"`                             // HTTP status, when there was one
 	RetryAfter    *durationpb.Duration   `protobuf:"bytes,4,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`    // rate_limited hint; absent = none
 	ExecTimeout   *durationpb.Duration   `protobuf:"bytes,5,opt,name=exec_timeout,json=execTimeout,proto3" json:"exec_timeout,omitempty"` // set for exec_timeout: the original timeout
-	Provider      string                 `protobuf:"bytes,6,opt,name=provider,proto3" json:"provider,omitempty"`                          // provider errors, unknown provider
+	Provider      string                 `protobuf:"bytes,6,opt,name=provider,proto3" json:"provider,omitempty"`                          // provider errors, unknown provider: the provider named
 	Configured    []string               `protobuf:"bytes,7,rep,name=configured,proto3" json:"configured,omitempty"`                      // unknown provider: the configured set
 	Op            string                 `protobuf:"bytes,8,opt,name=op,proto3" json:"op,omitempty"`                                      // the operation, when wrapped
-	Name          string                 `protobuf:"bytes,9,opt,name=name,proto3" json:"name,omitempty"`                                  // the sandbox name, when wrapped
-	Message       string                 `protobuf:"bytes,10,opt,name=message,proto3" json:"message,omitempty"`                           // the text of an error outside the taxonomy
+	OpProvider    string                 `protobuf:"bytes,9,opt,name=op_provider,json=opProvider,proto3" json:"op_provider,omitempty"`    // the provider the operation ran on, when wrapped
+	Name          string                 `protobuf:"bytes,10,opt,name=name,proto3" json:"name,omitempty"`                                 // the sandbox name, when wrapped
+	Message       string                 `protobuf:"bytes,11,opt,name=message,proto3" json:"message,omitempty"`                           // the text of an error outside the taxonomy
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -652,6 +653,13 @@ func (x *Failure) GetConfigured() []string {
 func (x *Failure) GetOp() string {
 	if x != nil {
 		return x.Op
+	}
+	return ""
+}
+
+func (x *Failure) GetOpProvider() string {
+	if x != nil {
+		return x.OpProvider
 	}
 	return ""
 }
@@ -4379,7 +4387,7 @@ const file_messages_proto_rawDesc = "" +
 	"\x04kind\x18\x06 \x01(\x0e2\x1e.paddock.messages.v1.ErrorKindR\x04kind\"(\n" +
 	"\x06Credit\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\f\n" +
-	"\x01n\x18\x02 \x01(\rR\x01n\"\xe1\x02\n" +
+	"\x01n\x18\x02 \x01(\rR\x01n\"\x82\x03\n" +
 	"\aFailure\x122\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1e.paddock.messages.v1.ErrorKindR\x04kind\x12\x16\n" +
 	"\x06detail\x18\x02 \x01(\tR\x06detail\x12\x16\n" +
@@ -4391,10 +4399,12 @@ const file_messages_proto_rawDesc = "" +
 	"\n" +
 	"configured\x18\a \x03(\tR\n" +
 	"configured\x12\x0e\n" +
-	"\x02op\x18\b \x01(\tR\x02op\x12\x12\n" +
-	"\x04name\x18\t \x01(\tR\x04name\x12\x18\n" +
-	"\amessage\x18\n" +
-	" \x01(\tR\amessage\"/\n" +
+	"\x02op\x18\b \x01(\tR\x02op\x12\x1f\n" +
+	"\vop_provider\x18\t \x01(\tR\n" +
+	"opProvider\x12\x12\n" +
+	"\x04name\x18\n" +
+	" \x01(\tR\x04name\x12\x18\n" +
+	"\amessage\x18\v \x01(\tR\amessage\"/\n" +
 	"\x03Pid\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"Y\n" +
