@@ -208,11 +208,7 @@ func TestExecOptsValidation(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			err := paddock.ExecOpts{Timeout: tc.timeout}.Validate()
-			if tc.ok {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorIs(t, err, paddock.ErrInvalid)
+			requireValidity(t, tc.ok, err)
 		})
 	}
 }
@@ -232,11 +228,7 @@ func TestSpawnOptsValidation(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			err := paddock.SpawnOpts{Name: tc.name}.Validate()
-			if tc.ok {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorIs(t, err, paddock.ErrInvalid)
+			requireValidity(t, tc.ok, err)
 		})
 	}
 }
@@ -260,11 +252,7 @@ func TestCmdValidation(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			err := tc.cmd.Validate()
-			if tc.ok {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorIs(t, err, paddock.ErrInvalid)
+			requireValidity(t, tc.ok, err)
 		})
 	}
 	assert.Equal(t, "sh -c echo ready; exec cat", paddock.NewCmd("sh", "-c", "echo ready; exec cat").Line())
@@ -293,11 +281,7 @@ func TestNetworkPolicyValidation(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			err := paddock.NetworkPolicy{Allow: tc.allow}.Validate()
-			if tc.ok {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorIs(t, err, paddock.ErrInvalid)
+			requireValidity(t, tc.ok, err)
 		})
 	}
 }
@@ -363,4 +347,14 @@ func TestSandboxNamesAndPaths(t *testing.T) {
 			}
 		})
 	}
+}
+
+// requireValidity requires err to be nil when ok, else an invalid error.
+func requireValidity(t *testing.T, ok bool, err error) {
+	t.Helper()
+	if ok {
+		require.NoError(t, err)
+		return
+	}
+	require.ErrorIs(t, err, paddock.ErrInvalid)
 }
