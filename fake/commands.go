@@ -1,0 +1,152 @@
+package fake
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/paddockhq/paddock"
+)
+
+// Exec evaluates the script without running anything (contract 8.4): stdout
+// in script order, stderr only when merged, the first exit code (default 0),
+// nothing after a terminal instruction, and closed_before_exit for a drop.
+// A timeout of zero answers the timeout error before anything else; any
+// other timeout is moot, since evaluation is instantaneous.
+func (a *Adapter) Exec(_ context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
+	if err := opts.Validate(); err != nil {
+		return paddock.ExecResult{}, err
+	}
+	if dl := paddock.StartExecDeadline(opts.Timeout, nil); dl.Finite() && dl.Expired() {
+		return paddock.ExecResult{}, dl.Err()
+	}
+	script, err := parseScript(cmd)
+	if err != nil {
+		return paddock.ExecResult{}, err
+	}
+	a.mu.Lock()
+	_, err = a.lookup(h.Name)
+	a.mu.Unlock()
+	if err != nil {
+		return paddock.ExecResult{}, err
+	}
+	return evaluate(script, opts.StderrToStdout)
+}
+
+// Spawn starts the script as a session "fake-sess-<n>" and returns its
+// first subscriber, registered before the first event can be emitted. With
+// opts.Name set and a live session of that name in the sandbox, it attaches
+// to that session instead of starting another. stdin, tty and detachable
+// are ignored: every fake command is a detachable session.
+func (a *Adapter) Spawn(_ context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Name != "" {
+		if err := a.require(paddock.CapNamedSpawn); err != nil {
+			return nil, err
+		}
+	}
+	script, err := parseScript(cmd)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sb, err := a.lookup(h.Name)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Name != "" {
+		for _, s := range sb.sessions {
+			if s.name == opts.Name && s.live() {
+				return s.subscribe(s.id), nil
+			}
+		}
+	}
+	a.nextSession++
+	id := "fake-sess-" + strconv.FormatUint(a.nextSession, 10)
+	s := newSession(id, opts.Name, cmd, a.now)
+	st := s.subscribe(id)
+	sb.sessions[id] = s
+	go s.run(script)
+	return st, nil
+}
+
+// ListSessions lists every session of the sandbox, finished ones too.
+func (a *Adapter) ListSessions(_ context.Context, h paddock.Handle) ([]paddock.Session, error) {
+	if err := paddock.CheckSessions(a); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sb, err := a.lookup(h.Name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]paddock.Session, 0, len(sb.sessions))
+	for _, s := range sb.sessions {
+		out = append(out, s.info())
+	}
+	return out, nil
+}
+
+// Attach replays every buffered event of the session in order, then either
+// its recorded terminal event or its live events, under a new subscription.
+// ErrNotFound for an unknown sandbox or session.
+func (a *Adapter) Attach(_ context.Context, h paddock.Handle, sessionID string, _ paddock.AttachOpts) (paddock.Stream, error) {
+	if err := paddock.CheckSessions(a); err != nil {
+		return nil, err
+	}
+	s, err := a.session(h, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return s.subscribe(sessionID), nil
+}
+
+// session looks a session up under the handle's sandbox.
+func (a *Adapter) session(h paddock.Handle, sessionID string) (*session, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sb, err := a.lookup(h.Name)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := sb.sessions[sessionID]
+	if !ok {
+		return nil, paddock.ErrNotFound
+	}
+	return s, nil
+}
+
+// TerminateSession stops one session of this sandbox (contract 8.5). An
+// absent session is ok in graceful mode and unconfirmed in force mode. A
+// present one is killed and confirmed dead; if it had not ended, its
+// subscribers receive exit 137. A finished session keeps its result, and
+// concurrent terminations yield one terminal event.
+func (a *Adapter) TerminateSession(_ context.Context, h paddock.Handle, sessionID string, opts paddock.TerminateOpts) error {
+	opts, err := paddock.ValidateTermination(sessionID, opts)
+	if err != nil {
+		return err
+	}
+	if err := a.require(paddock.CapTerminateSession); err != nil {
+		return err
+	}
+	if opts.Mode == paddock.TerminateForce {
+		if err := a.require(paddock.CapForceTerminateSession); err != nil {
+			return err
+		}
+	}
+	s, err := a.session(h, sessionID)
+	if err != nil {
+		if opts.Mode == paddock.TerminateForce {
+			return paddock.ErrTerminationUnconfirmed
+		}
+		return nil
+	}
+	s.stop(paddock.Exit(killedExitCode))
+	return nil
+}
+
+// killedExitCode is the exit code a terminated session reports (128+SIGKILL).
+const killedExitCode = 137
