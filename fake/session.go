@@ -19,13 +19,13 @@ type session struct {
 	now     func() time.Time
 
 	mu       sync.Mutex
-	buffer   []paddock.Event         // output events, in emission order
-	terminal *paddock.Event          // the recorded exit or error
-	subs     map[*stream]struct{}    // current subscribers
-	stdin    []stdinItem             // writes waiting for the runner
-	ended    bool                    // the runner stopped: no more stdin is taken
-	killed   bool                    // a kill was asked: the runner emits nothing more
-	active   time.Time               // last emission or stdin write
+	buffer   []paddock.Event      // output events, in emission order
+	terminal *paddock.Event       // the recorded exit or error
+	subs     map[*stream]struct{} // current subscribers
+	stdin    []stdinItem          // writes waiting for the runner
+	ended    bool                 // the runner stopped: no more stdin is taken
+	killed   bool                 // a kill was asked: the runner emits nothing more
+	active   time.Time            // last emission or stdin write
 
 	stdinReady chan struct{} // poked when stdin arrives (capacity 1)
 	kill       chan struct{} // closed to stop the runner

@@ -16,8 +16,8 @@ type stream struct {
 
 	mu       sync.Mutex
 	queue    []paddock.Event
-	finished bool // the terminal event was handed out
-	closed   bool // detached locally
+	finished bool          // the terminal event was handed out
+	closed   bool          // detached locally
 	ready    chan struct{} // poked on push and close (capacity 1)
 }
 

@@ -1,0 +1,174 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/fake"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// broken wraps the fake and breaks one promise at a time.
+type broken struct {
+	*fake.Adapter
+	spawnStream  func(paddock.Stream) paddock.Stream // wraps every spawned stream
+	attachStream func(paddock.Stream) paddock.Stream // wraps every attached stream
+	get          func(error) error                   // rewrites Get's error
+}
+
+func (b *broken) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o paddock.SpawnOpts) (paddock.Stream, error) {
+	st, err := b.Adapter.Spawn(ctx, h, cmd, o)
+	if err != nil || b.spawnStream == nil {
+		return st, err
+	}
+	return b.spawnStream(st), nil
+}
+
+func (b *broken) Attach(ctx context.Context, h paddock.Handle, id string, o paddock.AttachOpts) (paddock.Stream, error) {
+	st, err := b.Adapter.Attach(ctx, h, id, o)
+	if err != nil || b.attachStream == nil {
+		return st, err
+	}
+	return b.attachStream(st), nil
+}
+
+func (b *broken) Get(ctx context.Context, h paddock.Handle) (paddock.Info, error) {
+	info, err := b.Adapter.Get(ctx, h)
+	if b.get != nil {
+		err = b.get(err)
+	}
+	return info, err
+}
+
+// streamFunc overrides a stream's Next and WriteStdin.
+type streamFunc struct {
+	paddock.Stream
+	next  func(ctx context.Context) (paddock.Event, error)
+	write func(ctx context.Context, p []byte) error
+}
+
+func (s *streamFunc) Next(ctx context.Context) (paddock.Event, error) {
+	if s.next != nil {
+		return s.next(ctx)
+	}
+	return s.Stream.Next(ctx)
+}
+
+func (s *streamFunc) WriteStdin(ctx context.Context, p []byte) error {
+	if s.write != nil {
+		return s.write(ctx, p)
+	}
+	return s.Stream.WriteStdin(ctx, p)
+}
+
+// secondExit sends another exit after the first instead of ending.
+func secondExit(st paddock.Stream) paddock.Stream {
+	exited := false
+	return &streamFunc{Stream: st, next: func(ctx context.Context) (paddock.Event, error) {
+		if exited {
+			return paddock.Exit(0), nil
+		}
+		ev, err := st.Next(ctx)
+		exited = err == nil && ev.Kind == paddock.EventExit
+		return ev, err
+	}}
+}
+
+// dropAsExit turns a close without an exit into a made-up exit 0.
+func dropAsExit(st paddock.Stream) paddock.Stream {
+	return &streamFunc{Stream: st, next: func(ctx context.Context) (paddock.Event, error) {
+		ev, err := st.Next(ctx)
+		if err == nil && ev.Kind == paddock.EventError {
+			return paddock.Exit(0), nil
+		}
+		return ev, err
+	}}
+}
+
+// skipFirstChunk loses the first event of the replay.
+func skipFirstChunk(st paddock.Stream) paddock.Stream {
+	skipped := false
+	return &streamFunc{Stream: st, next: func(ctx context.Context) (paddock.Event, error) {
+		if !skipped {
+			skipped = true
+			if _, err := st.Next(ctx); err != nil {
+				return paddock.Event{}, err
+			}
+		}
+		return st.Next(ctx)
+	}}
+}
+
+// stdinAlwaysOK answers every stdin write with success, even after exit.
+func stdinAlwaysOK(st paddock.Stream) paddock.Stream {
+	return &streamFunc{Stream: st, write: func(ctx context.Context, p []byte) error {
+		if err := st.WriteStdin(ctx, p); err != nil && !errors.Is(err, paddock.ErrCommandExited) {
+			return err
+		}
+		return nil
+	}}
+}
+
+func TestTheSuiteCatchesBrokenAdapters(t *testing.T) {
+	tests := map[string]struct {
+		breakIt  func(b *broken)
+		caughtBy []string // cases that must fail
+	}{
+		"a second exit": {
+			breakIt:  func(b *broken) { b.spawnStream = secondExit },
+			caughtBy: []string{"12 frames then exactly one terminal", "15 stdin round trip and EOF", "18f force termination kills and is uncertain for an unknown id"},
+		},
+		"a drop turned into exit 0": {
+			breakIt:  func(b *broken) { b.spawnStream = dropAsExit },
+			caughtBy: []string{"13 close without exit is an error"},
+		},
+		"attach skipping the first chunk": {
+			breakIt:  func(b *broken) { b.attachStream = skipFirstChunk },
+			caughtBy: []string{"17 Attach replays from the start then tails"},
+		},
+		"get answering unavailable for a missing sandbox": {
+			breakIt: func(b *broken) {
+				b.get = func(err error) error {
+					if errors.Is(err, paddock.ErrNotFound) {
+						return &paddock.UnavailableError{Detail: "http", Status: 503}
+					}
+					return err
+				}
+			},
+			caughtBy: []string{"06 Get of a never-created name is not_found", "07 Destroy tolerates absence and is definitive"},
+		},
+		"stdin writes after exit answered ok": {
+			breakIt:  func(b *broken) { b.spawnStream = stdinAlwaysOK },
+			caughtBy: []string{"14 WriteStdin after exit is command_exited", "16 StopCommand is total"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			f := fake.New()
+			t.Cleanup(f.Reset)
+			b := &broken{Adapter: f}
+			tc.breakIt(b)
+			rec := newRecorder(t)
+			run(rec, Config{Adapter: b, Fixtures: FakeFixtures()})
+			assert.ElementsMatch(t, tc.caughtBy, rec.failed(), "exactly the right cases catch it")
+			for _, c := range tc.caughtBy {
+				require.Contains(t, rec.results, c)
+				assert.NotEmpty(t, rec.results[c].logs, "%s says why it failed", c)
+			}
+		})
+	}
+}
+
+func TestTheSuitePassesTheFakeThroughTheRecorder(t *testing.T) {
+	// The control: the recorder itself reports no failure for a correct
+	// adapter, so the failures above come from the breakage alone.
+	f := fake.New()
+	t.Cleanup(f.Reset)
+	rec := newRecorder(t)
+	run(rec, Config{Adapter: f, Fixtures: FakeFixtures()})
+	assert.Empty(t, rec.failed())
+	assert.Len(t, rec.order, 24)
+}
