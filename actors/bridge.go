@@ -1,0 +1,143 @@
+package actors
+
+import (
+	"context"
+	"sync"
+
+	"github.com/anthdm/hollywood/actor"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/messages"
+)
+
+// Stream is a spawned or attached command for plain-Go callers: its frames
+// (*messages.Stdout, *messages.Stderr, then one *messages.Exit or
+// *messages.Error) arrive on C, which closes after the terminal frame, or
+// at once after Close. Reading C is what grants the command flow-control
+// credit: a consumer that stops reading stops the command's reading too.
+type Stream struct {
+	rt        *Runtime
+	cmd       paddock.Command
+	sessionID string
+	out       chan messages.Frame
+	bridge    *actor.PID
+	closing   chan struct{}
+	closeOnce sync.Once
+}
+
+// C delivers the frames in order.
+func (s *Stream) C() <-chan messages.Frame { return s.out }
+
+// Command is the command reference (for WriteStdin, StopCommand, ...).
+func (s *Stream) Command() paddock.Command { return s.cmd }
+
+// SessionID is the session a spawn started or attached to ("" when the
+// adapter made none).
+func (s *Stream) SessionID() string { return s.sessionID }
+
+// WriteStdin writes p to the command's stdin.
+func (s *Stream) WriteStdin(ctx context.Context, p []byte) error {
+	return s.rt.WriteStdin(ctx, s.cmd, p)
+}
+
+// CloseStdin sends EOF to the command's stdin.
+func (s *Stream) CloseStdin(ctx context.Context) error { return s.rt.CloseStdin(ctx, s.cmd) }
+
+// Close detaches locally (StopCommand): C closes without a terminal frame
+// and the remote command keeps running. It is idempotent.
+func (s *Stream) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+		defer cancel()
+		_ = s.rt.StopCommand(ctx, s.cmd)
+		s.rt.engine.Poison(s.bridge)
+	})
+	return nil
+}
+
+// delivery is a frame with the command actor that sent it.
+type delivery struct {
+	f    messages.Frame
+	from *actor.PID
+}
+
+// bridgeActor is the owner actor of a plain-Go Stream: it queues the frames
+// for the stream's pump goroutine, which hands them to the consumer and
+// credits the command as they are taken.
+type bridgeActor struct {
+	rt       *Runtime
+	queue    chan delivery
+	pumpDone <-chan struct{}
+	closed   bool
+}
+
+// Receive queues frames and finishes after the terminal one.
+func (b *bridgeActor) Receive(c *actor.Context) {
+	switch m := c.Message().(type) {
+	case messages.Frame:
+		if b.closed {
+			return
+		}
+		select {
+		case b.queue <- delivery{f: m, from: c.Sender()}: // never waits while credits are honoured
+		case <-b.pumpDone:
+		}
+		if messages.IsTerminal(m) {
+			b.close()
+			c.Engine().Poison(c.PID())
+		}
+	case actor.Stopped:
+		b.close()
+		b.rt.bridges.Delete(c.PID().ID)
+	}
+}
+
+func (b *bridgeActor) close() {
+	if !b.closed {
+		b.closed = true
+		close(b.queue)
+	}
+}
+
+// newStreamBridge spawns a bridge and its pump; the caller sets cmd once
+// the command exists.
+func (rt *Runtime) newStreamBridge() *Stream {
+	window := rt.cfg.Window
+	queue := make(chan delivery, window+2)
+	pumpDone := make(chan struct{})
+	s := &Stream{rt: rt, out: make(chan messages.Frame), closing: make(chan struct{})}
+	s.bridge = rt.engine.Spawn(func() actor.Receiver {
+		return &bridgeActor{rt: rt, queue: queue, pumpDone: pumpDone}
+	}, bridgeKind, append(rt.actorOpts(), actor.WithID(rt.newID()), actor.WithInboxSize(commandInbox))...)
+	rt.bridges.Store(s.bridge.ID, s.bridge)
+	rt.goTracked(func() {
+		defer close(pumpDone)
+		pump(rt.pumpCtx, rt.engine, queue, s.out, s.closing, window)
+	})
+	return s
+}
+
+// pump hands queued frames to the consumer in order, credits the command
+// for each half window taken, and closes out after the terminal frame,
+// on Close, or when the runtime's pumps are cancelled.
+func pump(ctx context.Context, e *actor.Engine, queue <-chan delivery, out chan<- messages.Frame, closing <-chan struct{}, window int) {
+	defer close(out)
+	batch := uint32(max(window/2, 1))
+	var owed uint32
+	for d := range queue {
+		select {
+		case out <- d.f:
+		case <-closing:
+			return
+		case <-ctx.Done():
+			return
+		}
+		if messages.IsTerminal(d.f) {
+			return
+		}
+		if owed++; owed >= batch {
+			e.Send(d.from, &messages.Credit{Ref: d.f.GetRef(), N: owed})
+			owed = 0
+		}
+	}
+}

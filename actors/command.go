@@ -1,0 +1,354 @@
+package actors
+
+import (
+	"context"
+
+	"github.com/anthdm/hollywood/actor"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/messages"
+	"github.com/paddockhq/paddock/supervisor"
+	"google.golang.org/protobuf/proto"
+)
+
+// commandActor owns one subscription: the adapter's stream, the reader and
+// writer goroutines over it, and the frame guard. It is the one funnel of
+// frames to its owner, so they arrive in order, with seq from 1 and exactly
+// one terminal frame after all output. It sends at most window output frames
+// its owner has not credited, and stops reading the stream until credit
+// arrives, so a slow owner costs bounded memory.
+type commandActor struct {
+	rt       *Runtime
+	ref      paddock.Ref
+	provider paddock.Provider
+	stream   paddock.Stream
+	owner    *actor.PID
+	window   int
+	guard    *supervisor.Guard
+
+	self, root *actor.PID
+	ctx        context.Context
+	cancel     context.CancelFunc
+	permits    chan struct{} // one per stream read the reader may make
+	unacked    int           // output frames sent and not yet credited
+
+	launched bool
+	ended    bool // the terminal frame was sent
+	detached bool
+	reported bool // the root was told this command is done
+
+	queue   []stdinReq    // stdin requests waiting for the writer
+	writing *stdinReq     // the request the writer is carrying out
+	writes  chan stdinReq // to the writer goroutine (capacity 1; used only when it is idle)
+}
+
+// stdinReq is one WriteStdin or CloseStdin request.
+type stdinReq struct {
+	id      string
+	replyTo *actor.PID
+	data    []byte
+	close   bool
+}
+
+func newCommand(rt *Runtime, ref paddock.Ref, p paddock.Provider, st paddock.Stream, owner *actor.PID, window int) actor.Producer {
+	return func() actor.Receiver {
+		c := &commandActor{rt: rt, ref: ref, provider: p, stream: st, owner: owner, window: window}
+		c.guard = supervisor.NewGuard(string(ref), c.violation)
+		return c
+	}
+}
+
+// violation reports a frame-contract breach by the adapter.
+func (a *commandActor) violation(v supervisor.Violation) {
+	a.rt.log.Warn().Str("ref", v.Ref).Str("violation", v.What).Str("event", v.Kind).
+		Str("provider", string(a.provider)).Msg("adapter broke the frame contract; dropped")
+	a.rt.engine.BroadcastEvent(v)
+}
+
+// Receive handles launch, stream reports, credits, stdin and detach.
+func (a *commandActor) Receive(c *actor.Context) {
+	switch m := c.Message().(type) {
+	case actor.Started:
+		a.self, a.root = c.PID(), c.Parent()
+	case launch:
+		a.launch(c)
+	case readerEvent:
+		a.send(c, a.guard.Event(m.ev))
+	case readerEnd:
+		a.send(c, a.guard.End(m.err))
+	case readerPanic:
+		a.send(c, a.guard.Fail(supervisor.ReasonAdapterPanic, supervisor.PanicText(m.v), messages.ErrorKind_ERROR_KIND_UNAVAILABLE))
+	case *messages.Credit:
+		a.credit(int(m.GetN()))
+	case *messages.WriteStdinRequest:
+		a.stdin(c, stdinReq{id: m.GetId(), replyTo: c.Sender(), data: m.GetData()})
+	case *messages.CloseStdinRequest:
+		a.stdin(c, stdinReq{id: m.GetId(), replyTo: c.Sender(), close: true})
+	case stdinDone:
+		a.writing = nil
+		a.answer(c, m.req, m.err)
+		a.nextWrite()
+	case writerPanic:
+		a.writing = nil
+		a.answer(c, m.req, &paddock.WriteFailedError{Detail: supervisor.ReasonAdapterPanic})
+		a.send(c, a.guard.Fail(supervisor.ReasonAdapterPanic, supervisor.PanicText(m.v), messages.ErrorKind_ERROR_KIND_UNAVAILABLE))
+	case *messages.StopCommandRequest:
+		a.detach(c)
+		a.reply(c, c.Sender(), &messages.StopCommandReply{Id: m.GetId()})
+	case detachCommand:
+		a.detach(c)
+	case actor.Stopped:
+		a.stopped(c)
+	}
+}
+
+// OnPanic turns a panic in this actor into the owner's one terminal frame;
+// the actor then finishes through the root like any other.
+func (a *commandActor) OnPanic(c *actor.Context, v any) bool {
+	a.send(c, a.guard.Fail(supervisor.ReasonAdapterPanic, supervisor.PanicText(v), messages.ErrorKind_ERROR_KIND_UNAVAILABLE))
+	if !a.ended {
+		a.finish(c)
+	}
+	return false
+}
+
+// launch starts the reader and the writer; a second launch does nothing.
+func (a *commandActor) launch(c *actor.Context) {
+	if a.launched || a.ended || a.detached {
+		return
+	}
+	a.launched = true
+	a.ctx, a.cancel = context.WithCancel(a.rt.opsCtx)
+	a.permits = make(chan struct{}, a.window)
+	for range a.window {
+		a.permits <- struct{}{}
+	}
+	a.writes = make(chan stdinReq, 1)
+	a.startReader(c.Engine())
+	a.startWriter(c.Engine())
+}
+
+// startReader reads the stream, one read per permit, reporting each event
+// to the actor, until the terminal event, the stream's end, or cancel. It
+// owns the stream's local end and closes it when it returns.
+func (a *commandActor) startReader(e *actor.Engine) {
+	st, ctx, permits, self := a.stream, a.ctx, a.permits, a.self
+	a.rt.goTracked(func() {
+		defer closeQuietly(st)
+		defer func() {
+			if v := recover(); v != nil {
+				e.Send(self, readerPanic{v})
+			}
+		}()
+		for {
+			select {
+			case <-permits:
+			case <-ctx.Done():
+				return
+			}
+			ev, err := st.Next(ctx)
+			if ctx.Err() != nil {
+				return // detached or stopped: nobody wants more
+			}
+			if err != nil {
+				e.Send(self, readerEnd{err})
+				return
+			}
+			e.Send(self, readerEvent{ev})
+			if ev.Kind.Terminal() {
+				return
+			}
+		}
+	})
+}
+
+// closeQuietly closes a stream, absorbing a panicking Close.
+func closeQuietly(st paddock.Stream) {
+	defer func() { _ = recover() }()
+	_ = st.Close()
+}
+
+// startWriter carries out stdin requests one at a time, in order.
+func (a *commandActor) startWriter(e *actor.Engine) {
+	st, ctx, writes, self := a.stream, a.ctx, a.writes, a.self
+	a.rt.goTracked(func() {
+		for {
+			select {
+			case req := <-writes:
+				writeOne(ctx, e, self, st, req)
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+}
+
+// writeOne performs one stdin request and reports it, or its panic.
+func writeOne(ctx context.Context, e *actor.Engine, self *actor.PID, st paddock.Stream, req stdinReq) {
+	defer func() {
+		if v := recover(); v != nil {
+			e.Send(self, writerPanic{req: req, v: v})
+		}
+	}()
+	var err error
+	if req.close {
+		err = st.CloseStdin(ctx)
+	} else {
+		err = st.WriteStdin(ctx, req.data)
+	}
+	e.Send(self, stdinDone{req: req, err: err})
+}
+
+// send forwards a frame from the guard to the owner (nil: dropped) and
+// finishes the command after its terminal frame.
+func (a *commandActor) send(c *actor.Context, f messages.Frame) {
+	if f == nil || a.detached {
+		return
+	}
+	c.Send(a.owner, f)
+	if messages.IsTerminal(f) {
+		a.finish(c)
+		return
+	}
+	a.unacked++
+}
+
+// credit lets the reader make n more reads.
+func (a *commandActor) credit(n int) {
+	if n <= 0 || a.permits == nil {
+		return
+	}
+	a.unacked = max(a.unacked-n, 0)
+	for range min(n, a.window) {
+		select {
+		case a.permits <- struct{}{}:
+		default:
+			return // the owner credited more than was sent
+		}
+	}
+}
+
+// stdin queues a stdin request, or answers it when the command can take no
+// more: after a detach both are command_exited; after the exit a write is
+// command_exited and a close is ok.
+func (a *commandActor) stdin(c *actor.Context, req stdinReq) {
+	switch {
+	case a.detached:
+		a.answer(c, req, paddock.ErrCommandExited)
+	case a.ended:
+		a.answer(c, req, nil)
+	default:
+		a.queue = append(a.queue, req)
+		a.nextWrite()
+	}
+}
+
+// nextWrite hands the next queued request to the writer when it is idle.
+func (a *commandActor) nextWrite() {
+	if a.writing != nil || len(a.queue) == 0 || a.writes == nil {
+		return
+	}
+	req := a.queue[0]
+	a.queue = a.queue[1:]
+	a.writing = &req
+	a.writes <- req // never blocks: the writer is idle and the channel has room
+}
+
+// answer replies to a stdin request. Once the command has ended or been
+// detached, a write has exited whatever the stream said; a close after the
+// exit is ok.
+func (a *commandActor) answer(c *actor.Context, req stdinReq, err error) {
+	switch {
+	case a.detached:
+		err = paddock.ErrCommandExited
+	case a.ended && !req.close:
+		err = paddock.ErrCommandExited
+	case a.ended:
+		err = nil
+	}
+	var f *messages.Failure
+	if err != nil {
+		op := "write_stdin"
+		if req.close {
+			op = "close_stdin"
+		}
+		f = paddock.FailureOf(&paddock.OpError{Op: op, Provider: a.provider, Err: err})
+	}
+	var reply proto.Message = &messages.WriteStdinReply{Id: req.id, Failure: f}
+	if req.close {
+		reply = &messages.CloseStdinReply{Id: req.id, Failure: f}
+	}
+	a.reply(c, req.replyTo, reply)
+}
+
+func (a *commandActor) reply(c *actor.Context, to *actor.PID, msg proto.Message) {
+	if to != nil {
+		c.Send(to, msg)
+	}
+}
+
+// finish stops reading after the terminal frame, answers queued stdin, and
+// tells the root, which stops this actor.
+func (a *commandActor) finish(c *actor.Context) {
+	a.ended = true
+	a.stopGoroutines()
+	for _, req := range a.queue {
+		a.answer(c, req, nil)
+	}
+	a.queue = nil
+	a.report(c)
+}
+
+// detach ends this subscription locally, like StopCommand: no further frame
+// (not even a terminal one) goes to the owner, and the remote command keeps
+// running.
+func (a *commandActor) detach(c *actor.Context) {
+	if a.detached {
+		return
+	}
+	a.detached = true
+	a.stopGoroutines()
+	if !a.launched {
+		closeQuietly(a.stream)
+	}
+	for _, req := range a.queue {
+		a.answer(c, req, nil)
+	}
+	a.queue = nil
+	a.report(c)
+}
+
+func (a *commandActor) stopGoroutines() {
+	if a.cancel != nil {
+		a.cancel()
+	}
+}
+
+// report tells the root this command is done, once.
+func (a *commandActor) report(c *actor.Context) {
+	if a.reported {
+		return
+	}
+	a.reported = true
+	c.Send(a.root, commandDone{ref: a.ref, detached: a.detached})
+}
+
+// stopped is the last word: a subscriber that saw no terminal frame gets
+// Error{stopped_before_exit}, every pending request is answered, and the
+// goroutines are cancelled.
+func (a *commandActor) stopped(c *actor.Context) {
+	if !a.detached {
+		a.send(c, a.guard.Fail(supervisor.ReasonStoppedBeforeExit, "", messages.ErrorKind_ERROR_KIND_UNAVAILABLE))
+	}
+	a.stopGoroutines()
+	if !a.launched {
+		closeQuietly(a.stream)
+	}
+	if a.writing != nil {
+		a.answer(c, *a.writing, paddock.ErrCommandExited)
+		a.writing = nil
+	}
+	for _, req := range a.queue {
+		a.answer(c, req, paddock.ErrCommandExited)
+	}
+	a.queue = nil
+}

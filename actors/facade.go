@@ -1,0 +1,389 @@
+package actors
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/messages"
+	"google.golang.org/protobuf/proto"
+)
+
+// stopTimeout bounds the StopCommand a Stream's Close makes.
+const stopTimeout = 5 * time.Second
+
+// reply is what every reply message has.
+type reply interface {
+	proto.Message
+	GetFailure() *messages.Failure
+}
+
+// do sends one request through the root and decodes the reply's failure.
+// A call that could not complete is wrapped with op, provider and name.
+func do[R reply](ctx context.Context, rt *Runtime, op string, p paddock.Provider, name string, build func(id string) proto.Message) (R, error) {
+	r, err := call[R](ctx, rt, build)
+	if err != nil {
+		return r, &paddock.OpError{Op: op, Provider: p, Name: name, Err: err}
+	}
+	return r, paddock.ErrorOf(r.GetFailure())
+}
+
+// adapter looks a provider up for the calls that need no actor, wrapping
+// the loud unknown-provider error.
+func (rt *Runtime) adapter(op string, p paddock.Provider, name string) (paddock.Adapter, error) {
+	a, err := rt.cfg.Adapters.Lookup(p)
+	if err != nil {
+		return nil, &paddock.OpError{Op: op, Provider: p, Name: name, Err: err}
+	}
+	return a, nil
+}
+
+// BuildHandle returns the handle of name on provider p, without I/O.
+func (rt *Runtime) BuildHandle(p paddock.Provider, name string) (paddock.Handle, error) {
+	a, err := rt.adapter("build_handle", p, name)
+	if err != nil {
+		return paddock.Handle{}, err
+	}
+	return a.BuildHandle(name), nil
+}
+
+// Capabilities returns what provider p's adapter advertises now.
+func (rt *Runtime) Capabilities(p paddock.Provider) (paddock.CapabilitySet, error) {
+	a, err := rt.adapter("capabilities", p, "")
+	if err != nil {
+		return paddock.CapabilitySet{}, err
+	}
+	return a.Capabilities(), nil
+}
+
+// Supports reports whether provider p's adapter advertises c now.
+func (rt *Runtime) Supports(p paddock.Provider, c paddock.Capability) (bool, error) {
+	a, err := rt.adapter("supports", p, "")
+	if err != nil {
+		return false, err
+	}
+	return paddock.Supports(a, c), nil
+}
+
+// HostPath maps an in-sandbox path as the handle's adapter sees it.
+func (rt *Runtime) HostPath(h paddock.Handle, path string) (string, error) {
+	a, err := rt.adapter("host_path", h.Provider, h.Name)
+	if err != nil {
+		return "", err
+	}
+	return paddock.HostPath(a, h, path), nil
+}
+
+// Create makes (or adopts) the sandbox called name on provider p.
+func (rt *Runtime) Create(ctx context.Context, p paddock.Provider, name string, opts paddock.CreateOpts) (paddock.Handle, error) {
+	r, err := do[*messages.CreateReply](ctx, rt, "create", p, name, func(id string) proto.Message {
+		return &messages.CreateRequest{Id: id, Provider: string(p), Name: name, Params: opts.Params}
+	})
+	if err != nil {
+		return paddock.Handle{}, err
+	}
+	return paddock.HandleFromMessage(r.GetHandle()), nil
+}
+
+// CreateNew makes one creation attempt that never adopts; ErrNotSupported
+// where the adapter has none.
+func (rt *Runtime) CreateNew(ctx context.Context, p paddock.Provider, name string, opts paddock.CreateNewOpts) (paddock.Handle, error) {
+	r, err := do[*messages.CreateNewReply](ctx, rt, "create_new", p, name, func(id string) proto.Message {
+		return &messages.CreateNewRequest{Id: id, Provider: string(p), Name: name,
+			Timeout: paddock.DurationMessage(opts.Timeout), WaitForCapacity: opts.WaitForCapacity}
+	})
+	if err != nil {
+		return paddock.Handle{}, err
+	}
+	return paddock.HandleFromMessage(r.GetHandle()), nil
+}
+
+// Get reports the sandbox's status; ErrNotFound only for definite absence.
+func (rt *Runtime) Get(ctx context.Context, h paddock.Handle) (paddock.Info, error) {
+	r, err := do[*messages.GetReply](ctx, rt, "get", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.GetRequest{Id: id, Handle: paddock.HandleMessage(h)}
+	})
+	if err != nil {
+		return paddock.Info{}, err
+	}
+	return paddock.InfoFromMessage(r.GetInfo()), nil
+}
+
+// Destroy removes the sandbox; an absent one is fine.
+func (rt *Runtime) Destroy(ctx context.Context, h paddock.Handle) error {
+	_, err := do[*messages.DestroyReply](ctx, rt, "destroy", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.DestroyRequest{Id: id, Handle: paddock.HandleMessage(h)}
+	})
+	return err
+}
+
+// DestroyOnce makes one bounded deletion attempt; ErrNotSupported where the
+// adapter has none.
+func (rt *Runtime) DestroyOnce(ctx context.Context, h paddock.Handle, opts paddock.DestroyOnceOpts) error {
+	_, err := do[*messages.DestroyOnceReply](ctx, rt, "destroy_once", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.DestroyOnceRequest{Id: id, Handle: paddock.HandleMessage(h), Timeout: paddock.DurationMessage(opts.Timeout)}
+	})
+	return err
+}
+
+// ListAllNames returns every sandbox name of provider p, or ErrTruncated.
+func (rt *Runtime) ListAllNames(ctx context.Context, p paddock.Provider) ([]string, error) {
+	r, err := do[*messages.ListReply](ctx, rt, "list", p, "", func(id string) proto.Message {
+		return &messages.ListRequest{Id: id, Provider: string(p)}
+	})
+	return r.GetNames(), err
+}
+
+// Suspend parks the sandbox.
+func (rt *Runtime) Suspend(ctx context.Context, h paddock.Handle) error {
+	_, err := do[*messages.SuspendReply](ctx, rt, "suspend", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.SuspendRequest{Id: id, Handle: paddock.HandleMessage(h)}
+	})
+	return err
+}
+
+// Resume wakes the sandbox and returns a usable handle.
+func (rt *Runtime) Resume(ctx context.Context, h paddock.Handle) (paddock.Handle, error) {
+	r, err := do[*messages.ResumeReply](ctx, rt, "resume", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.ResumeRequest{Id: id, Handle: paddock.HandleMessage(h)}
+	})
+	if err != nil {
+		return paddock.Handle{}, err
+	}
+	return paddock.HandleFromMessage(r.GetHandle()), nil
+}
+
+// Exec runs cmd to completion through a command stream (contract section
+// 6): one monotonic deadline from opts.Timeout, checked before dispatch,
+// on every frame and after the exit; the error reports the original
+// timeout. A nonzero exit is data; an Error frame is an error and the
+// partial output is discarded.
+func (rt *Runtime) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
+	r, err := do[*messages.ExecReply](ctx, rt, "exec", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.ExecRequest{Id: id, Handle: paddock.HandleMessage(h), Cmd: paddock.CmdMessage(cmd),
+			Timeout: paddock.DurationMessage(opts.Timeout), StderrToStdout: opts.StderrToStdout}
+	})
+	if err != nil {
+		return paddock.ExecResult{}, err
+	}
+	return paddock.ExecResult{Output: r.GetOutput(), ExitCode: int(r.GetExitCode())}, nil
+}
+
+// Spawn starts cmd and returns a plain-Go Stream of its frames.
+func (rt *Runtime) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (*Stream, error) {
+	s := rt.newStreamBridge()
+	c, session, err := rt.SpawnTo(ctx, s.bridge, h, cmd, opts, 0)
+	if err != nil {
+		rt.engine.Poison(s.bridge)
+		return nil, err
+	}
+	s.cmd, s.sessionID = c, session
+	return s, nil
+}
+
+// SpawnTo starts cmd with owner as the recipient of its frames, with window
+// output frames in flight before owner must grant credit (0 = the
+// runtime's window; see Credits). It returns the command and its session
+// id.
+func (rt *Runtime) SpawnTo(ctx context.Context, owner *actor.PID, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts, window int) (paddock.Command, string, error) {
+	r, err := do[*messages.SpawnReply](ctx, rt, "spawn", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.SpawnRequest{Id: id, Handle: paddock.HandleMessage(h), Cmd: paddock.CmdMessage(cmd),
+			Owner: messages.PidOf(owner), Stdin: opts.Stdin, Tty: opts.TTY, Detachable: opts.Detachable,
+			SessionName: opts.Name, Window: uint32(max(window, 0))}
+	})
+	if err != nil {
+		return paddock.Command{}, "", err
+	}
+	return paddock.CommandFromMessage(r.GetCommand()), r.GetSessionId(), nil
+}
+
+// Attach rejoins a session with a plain-Go Stream: its output from byte
+// zero, then live output or its recorded end.
+func (rt *Runtime) Attach(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.AttachOpts) (*Stream, error) {
+	s := rt.newStreamBridge()
+	c, err := rt.AttachTo(ctx, s.bridge, h, sessionID, opts, 0)
+	if err != nil {
+		rt.engine.Poison(s.bridge)
+		return nil, err
+	}
+	s.cmd, s.sessionID = c, sessionID
+	return s, nil
+}
+
+// AttachTo rejoins a session with owner as the recipient of its frames.
+func (rt *Runtime) AttachTo(ctx context.Context, owner *actor.PID, h paddock.Handle, sessionID string, opts paddock.AttachOpts, window int) (paddock.Command, error) {
+	r, err := do[*messages.AttachReply](ctx, rt, "attach", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.AttachRequest{Id: id, Handle: paddock.HandleMessage(h), SessionId: sessionID,
+			Owner: messages.PidOf(owner), Stdin: opts.Stdin, Window: uint32(max(window, 0))}
+	})
+	if err != nil {
+		return paddock.Command{}, err
+	}
+	return paddock.CommandFromMessage(r.GetCommand()), nil
+}
+
+// WriteStdin writes p to the command's stdin, in order with other writes;
+// ErrCommandExited after its exit or after StopCommand.
+func (rt *Runtime) WriteStdin(ctx context.Context, c paddock.Command, p []byte) error {
+	data := bytes.Clone(p) // the caller may reuse p once we return, even on a timeout
+	_, err := do[*messages.WriteStdinReply](ctx, rt, "write_stdin", c.Provider, "", func(id string) proto.Message {
+		return &messages.WriteStdinRequest{Id: id, Command: paddock.CommandMessage(c), Data: data}
+	})
+	return err
+}
+
+// CloseStdin sends EOF to the command's stdin; ok after its exit,
+// ErrCommandExited after StopCommand.
+func (rt *Runtime) CloseStdin(ctx context.Context, c paddock.Command) error {
+	_, err := do[*messages.CloseStdinReply](ctx, rt, "close_stdin", c.Provider, "", func(id string) proto.Message {
+		return &messages.CloseStdinRequest{Id: id, Command: paddock.CommandMessage(c)}
+	})
+	return err
+}
+
+// StopCommand detaches this subscription locally; the remote command keeps
+// running and stays attachable. It succeeds for any command, repeatedly.
+func (rt *Runtime) StopCommand(ctx context.Context, c paddock.Command) error {
+	_, err := do[*messages.StopCommandReply](ctx, rt, "stop_command", c.Provider, "", func(id string) proto.Message {
+		return &messages.StopCommandRequest{Id: id, Command: paddock.CommandMessage(c)}
+	})
+	return err
+}
+
+// ListSessions lists the sandbox's sessions, finished ones included.
+func (rt *Runtime) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock.Session, error) {
+	r, err := do[*messages.ListSessionsReply](ctx, rt, "list_sessions", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.ListSessionsRequest{Id: id, Handle: paddock.HandleMessage(h)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]paddock.Session, 0, len(r.GetSessions()))
+	for _, s := range r.GetSessions() {
+		out = append(out, paddock.SessionFromMessage(s))
+	}
+	return out, nil
+}
+
+// TerminateSession stops one session, with the facade's order of checks.
+func (rt *Runtime) TerminateSession(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.TerminateOpts) error {
+	_, err := do[*messages.TerminateSessionReply](ctx, rt, "terminate_session", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.TerminateSessionRequest{Id: id, Handle: paddock.HandleMessage(h), SessionId: sessionID,
+			Timeout: paddock.DurationMessage(opts.Timeout), Mode: paddock.TerminateModeMessage(opts.Mode)}
+	})
+	return err
+}
+
+// ApplyNetworkPolicy applies the complete egress policy; an empty allow
+// list denies all egress.
+func (rt *Runtime) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p paddock.NetworkPolicy) error {
+	_, err := do[*messages.ApplyNetworkPolicyReply](ctx, rt, "apply_network_policy", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.ApplyNetworkPolicyRequest{Id: id, Handle: paddock.HandleMessage(h), Allow: p.Allow}
+	})
+	return err
+}
+
+// PublicURL returns the sandbox's URL, or paddock.ErrUnsupported.
+func (rt *Runtime) PublicURL(ctx context.Context, h paddock.Handle) (string, error) {
+	r, err := do[*messages.PublicURLReply](ctx, rt, "public_url", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.PublicURLRequest{Id: id, Handle: paddock.HandleMessage(h)}
+	})
+	return r.GetUrl(), err
+}
+
+// CreateCheckpoint saves the sandbox; ErrNotSupported without CapCheckpoint.
+func (rt *Runtime) CreateCheckpoint(ctx context.Context, h paddock.Handle, opts paddock.CheckpointOpts) (string, error) {
+	r, err := do[*messages.CreateCheckpointReply](ctx, rt, "create_checkpoint", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.CreateCheckpointRequest{Id: id, Handle: paddock.HandleMessage(h), Comment: opts.Comment}
+	})
+	return r.GetCheckpointId(), err
+}
+
+// CreateCheckpointOnce makes one bounded checkpoint tied to an operation id.
+func (rt *Runtime) CreateCheckpointOnce(ctx context.Context, h paddock.Handle, opts paddock.CheckpointOnceOpts) (string, error) {
+	r, err := do[*messages.CreateCheckpointOnceReply](ctx, rt, "create_checkpoint_once", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.CreateCheckpointOnceRequest{Id: id, Handle: paddock.HandleMessage(h),
+			Timeout: paddock.DurationMessage(opts.Timeout), OperationId: opts.OperationID}
+	})
+	return r.GetCheckpointId(), err
+}
+
+// RestoreCheckpoint restores a checkpoint.
+func (rt *Runtime) RestoreCheckpoint(ctx context.Context, h paddock.Handle, checkpointID string) error {
+	_, err := do[*messages.RestoreCheckpointReply](ctx, rt, "restore_checkpoint", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.RestoreCheckpointRequest{Id: id, Handle: paddock.HandleMessage(h), CheckpointId: checkpointID}
+	})
+	return err
+}
+
+// ListCheckpoints lists the sandbox's checkpoints.
+func (rt *Runtime) ListCheckpoints(ctx context.Context, h paddock.Handle) ([]paddock.Checkpoint, error) {
+	r, err := do[*messages.ListCheckpointsReply](ctx, rt, "list_checkpoints", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.ListCheckpointsRequest{Id: id, Handle: paddock.HandleMessage(h)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]paddock.Checkpoint, 0, len(r.GetCheckpoints()))
+	for _, c := range r.GetCheckpoints() {
+		out = append(out, paddock.CheckpointFromMessage(c))
+	}
+	return out, nil
+}
+
+// Expose makes a port reachable as a signed, expiring preview.
+func (rt *Runtime) Expose(ctx context.Context, h paddock.Handle, port int, opts paddock.ExposeOpts) (paddock.Preview, error) {
+	r, err := do[*messages.ExposeReply](ctx, rt, "expose", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.ExposeRequest{Id: id, Handle: paddock.HandleMessage(h), Port: int32(port), Ttl: paddock.DurationMessage(&opts.TTL)}
+	})
+	if err != nil {
+		return paddock.Preview{}, err
+	}
+	return paddock.PreviewFromMessage(r.GetPreview()), nil
+}
+
+// Revoke ends a preview early.
+func (rt *Runtime) Revoke(ctx context.Context, h paddock.Handle, p paddock.Preview) error {
+	_, err := do[*messages.RevokeReply](ctx, rt, "revoke", h.Provider, h.Name, func(id string) proto.Message {
+		return &messages.RevokeRequest{Id: id, Handle: paddock.HandleMessage(h), Preview: paddock.PreviewMessage(p)}
+	})
+	return err
+}
+
+// WriteFile streams r into path, creating parent directories. Files go
+// straight to the adapter from the caller's goroutine, so any size streams
+// through without being held in memory (an actor sending WriteFileRequest
+// carries the bytes in the message instead).
+func (rt *Runtime) WriteFile(ctx context.Context, h paddock.Handle, path string, mode fs.FileMode, r io.Reader) error {
+	a, err := rt.adapter("write_file", h.Provider, h.Name)
+	if err != nil {
+		return err
+	}
+	if err := paddock.CheckPath(path); err != nil {
+		return &paddock.OpError{Op: "write_file", Provider: h.Provider, Name: h.Name, Err: err}
+	}
+	if err := a.WriteFile(ctx, h, path, mode, r); err != nil {
+		return &paddock.OpError{Op: "write_file", Provider: h.Provider, Name: h.Name, Err: err}
+	}
+	return nil
+}
+
+// ReadFile streams the file at path from the adapter.
+func (rt *Runtime) ReadFile(ctx context.Context, h paddock.Handle, path string) (io.ReadCloser, error) {
+	a, err := rt.adapter("read_file", h.Provider, h.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := paddock.CheckPath(path); err != nil {
+		return nil, &paddock.OpError{Op: "read_file", Provider: h.Provider, Name: h.Name, Err: err}
+	}
+	rc, err := a.ReadFile(ctx, h, path)
+	if err != nil {
+		return nil, &paddock.OpError{Op: "read_file", Provider: h.Provider, Name: h.Name, Err: err}
+	}
+	return rc, nil
+}

@@ -1,0 +1,64 @@
+package actors_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/fake"
+	"github.com/paddockhq/paddock/messages"
+	"github.com/stretchr/testify/require"
+)
+
+var ctx = context.Background()
+
+// startFake starts a runtime over a fresh fake, stopped when the test ends.
+func startFake(t testing.TB, cfg ...func(*actors.Config)) (*actors.Runtime, *fake.Adapter) {
+	t.Helper()
+	f := fake.New()
+	c := actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: f}}
+	for _, fn := range cfg {
+		fn(&c)
+	}
+	rt, err := actors.Start(c)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, rt.Shutdown(sctx))
+		f.Reset()
+	})
+	return rt, f
+}
+
+// frame waits up to a second for the stream's next frame.
+func frame(t testing.TB, s *actors.Stream) messages.Frame {
+	t.Helper()
+	select {
+	case f, ok := <-s.C():
+		require.True(t, ok, "the stream closed")
+		return f
+	case <-time.After(5 * time.Second):
+		require.FailNow(t, "no frame within 5s")
+	}
+	return nil
+}
+
+// all reads every frame until the channel closes.
+func all(t testing.TB, s *actors.Stream) []messages.Frame {
+	t.Helper()
+	var out []messages.Frame
+	for {
+		select {
+		case f, ok := <-s.C():
+			if !ok {
+				return out
+			}
+			out = append(out, f)
+		case <-time.After(5 * time.Second):
+			require.FailNow(t, "the stream did not end within 5s")
+		}
+	}
+}

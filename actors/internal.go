@@ -1,0 +1,80 @@
+package actors
+
+import (
+	"github.com/anthdm/hollywood/actor"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/messages"
+)
+
+// Messages between the runtime's own actors and goroutines. They never leave
+// the process, so they are plain Go values, not protobuf.
+
+// streamOpened tells the root that an adapter opened a stream for a spawn,
+// an attach or an exec; the root then starts its command actor.
+type streamOpened struct {
+	stream   paddock.Stream
+	provider paddock.Provider // the provider tag the caller used
+	owner    *actor.PID       // receives the frames (nil for exec: the collector)
+	window   int
+	replyTo  *actor.PID
+	reqID    string
+	attach   bool
+	exec     *execJob // set for exec
+}
+
+// execJob is what an exec collector needs.
+type execJob struct {
+	deadline paddock.ExecDeadline
+	merge    bool
+	op       string
+	handle   paddock.Handle
+}
+
+// execCall carries an ExecRequest to its sandbox actor with the deadline the
+// root fixed when the request arrived.
+type execCall struct {
+	req      *messages.ExecRequest
+	deadline paddock.ExecDeadline
+}
+
+// commandDone tells the root that a command actor is finished: it sent its
+// terminal frame, or was detached. The root then stops it.
+type commandDone struct {
+	ref      paddock.Ref
+	detached bool
+}
+
+// detachCommand detaches a command whose owner stopped, exactly like
+// StopCommand but with nobody to answer.
+type detachCommand struct{}
+
+// launch starts a command actor's reading: commands never start in Started,
+// so nothing can ever run twice.
+type launch struct{}
+
+// handleUpdate refreshes a sandbox actor's handle (and its private state)
+// after Create, CreateNew or Resume.
+type handleUpdate struct{ h paddock.Handle }
+
+// sandboxGone tells the root that a sandbox was destroyed, so its actor can
+// stop.
+type sandboxGone struct {
+	key string
+	pid *actor.PID
+}
+
+// Reports of a command actor's goroutines.
+type (
+	readerEvent struct{ ev paddock.Event }
+	readerEnd   struct{ err error }
+	readerPanic struct{ v any }
+	stdinDone   struct {
+		req stdinReq
+		err error
+	}
+	writerPanic struct {
+		req stdinReq
+		v   any
+	}
+	deadlineHit struct{}
+)

@@ -1,0 +1,344 @@
+package actors
+
+import (
+	"github.com/anthdm/hollywood/actor"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/messages"
+	"github.com/paddockhq/paddock/supervisor"
+	"google.golang.org/protobuf/proto"
+)
+
+// root is the runtime's root actor: it routes every request (unknown
+// provider first, then the sandbox actor of the handle), keeps the table of
+// live and recently finished commands, starts command actors on explicit
+// launch, and detaches the commands of owners that stop. Provider calls never
+// run here.
+type root struct {
+	rt        *Runtime
+	watchdog  *actor.PID
+	sandboxes map[string]*actor.PID
+	commands  map[paddock.Ref]*liveCommand
+	finished  *finishedRefs
+	owners    map[string]*ownerRefs // owner PID ID -> its live commands
+}
+
+// liveCommand is a command actor and its owner.
+type liveCommand struct {
+	pid   *actor.PID
+	owner *actor.PID
+}
+
+// ownerRefs is one owner's live commands.
+type ownerRefs struct {
+	pid  *actor.PID
+	refs map[paddock.Ref]struct{}
+}
+
+func newRoot(rt *Runtime) actor.Producer {
+	return func() actor.Receiver {
+		return &root{
+			rt:        rt,
+			sandboxes: map[string]*actor.PID{},
+			commands:  map[paddock.Ref]*liveCommand{},
+			finished:  newFinishedRefs(rt.cfg.FinishedRefs),
+			owners:    map[string]*ownerRefs{},
+		}
+	}
+}
+
+// OnPanic keeps the root running: a bug in routing one message must not take
+// every command down.
+func (r *root) OnPanic(*actor.Context, any) bool { return false }
+
+// Receive routes one message.
+func (r *root) Receive(c *actor.Context) {
+	switch m := c.Message().(type) {
+	case actor.Started:
+		r.watchdog = c.SpawnChild(supervisor.NewWatchdog(), "watchdog", r.rt.actorOpts()...)
+	case *messages.CreateRequest:
+		r.toSandbox(c, m, paddock.Provider(m.GetProvider()), m.GetName())
+	case *messages.CreateNewRequest:
+		r.toSandbox(c, m, paddock.Provider(m.GetProvider()), m.GetName())
+	case *messages.ListRequest:
+		r.list(c, m)
+	case *messages.ExecRequest:
+		r.exec(c, m)
+	case handleRequest:
+		h := m.GetHandle()
+		r.toSandbox(c, m, paddock.Provider(h.GetProvider()), h.GetName())
+	case *messages.WriteStdinRequest:
+		r.writeStdin(c, m)
+	case *messages.CloseStdinRequest:
+		r.closeStdin(c, m)
+	case *messages.StopCommandRequest:
+		r.stopCommand(c, m)
+	case *streamOpened:
+		r.startCommand(c, m)
+	case commandDone:
+		r.commandDone(c, m)
+	case sandboxGone:
+		if r.sandboxes[m.key] == m.pid {
+			delete(r.sandboxes, m.key)
+			c.Engine().Poison(m.pid)
+		}
+	case supervisor.OwnerDown:
+		r.ownerDown(c, m)
+	}
+}
+
+// handleRequest is every request addressed by a sandbox handle.
+type handleRequest interface {
+	proto.Message
+	GetId() string
+	GetHandle() *messages.Handle
+}
+
+// reply answers the request's sender, if it has one.
+func (r *root) reply(c *actor.Context, msg proto.Message) {
+	if c.Sender() != nil {
+		c.Send(c.Sender(), msg)
+	}
+}
+
+// fail answers req with err.
+func (r *root) fail(c *actor.Context, req proto.Message, op string, p paddock.Provider, name string, err error) {
+	r.reply(c, failureReply(req, paddock.FailureOf(&paddock.OpError{Op: op, Provider: p, Name: name, Err: err})))
+}
+
+// adapter looks the provider up, answering the loud unknown-provider error
+// itself when it is not registered.
+func (r *root) adapter(c *actor.Context, req proto.Message, p paddock.Provider, name string) (paddock.Adapter, bool) {
+	a, err := r.rt.cfg.Adapters.Lookup(p)
+	if err != nil {
+		r.fail(c, req, opName(req), p, name, err)
+		return nil, false
+	}
+	return a, true
+}
+
+// toSandbox forwards req to the sandbox actor of p/name, spawning it on
+// first use, with the original sender kept for the reply.
+func (r *root) toSandbox(c *actor.Context, req proto.Message, p paddock.Provider, name string) {
+	a, ok := r.adapter(c, req, p, name)
+	if !ok {
+		return
+	}
+	if err := paddock.CheckCreate(name); err != nil {
+		r.fail(c, req, opName(req), p, name, err)
+		return
+	}
+	c.Engine().SendWithSender(r.sandbox(c, a, p, name), req, c.Sender())
+}
+
+// sandbox returns the sandbox actor of p/name, spawning it if needed. Its id
+// is deterministic: <root>/sandbox/<provider>/<name>.
+func (r *root) sandbox(c *actor.Context, a paddock.Adapter, p paddock.Provider, name string) *actor.PID {
+	key := string(p) + "/" + name
+	if pid, ok := r.sandboxes[key]; ok {
+		return pid
+	}
+	pid := c.SpawnChild(newSandbox(r.rt, a, p, name, key), "sandbox", append(r.rt.actorOpts(), actor.WithID(key))...)
+	r.sandboxes[key] = pid
+	return pid
+}
+
+// list runs ListAllNames on a goroutine of its own.
+func (r *root) list(c *actor.Context, m *messages.ListRequest) {
+	p := paddock.Provider(m.GetProvider())
+	a, ok := r.adapter(c, m, p, "")
+	if !ok {
+		return
+	}
+	replyTo, e := c.Sender(), c.Engine()
+	r.rt.goTracked(func() {
+		reply := guardedServe(m, func() proto.Message {
+			names, err := a.ListAllNames(r.rt.opsCtx)
+			if err != nil {
+				return failureReply(m, paddock.FailureOf(&paddock.OpError{Op: "list", Provider: p, Err: err}))
+			}
+			return &messages.ListReply{Id: m.GetId(), Names: names}
+		})
+		e.Send(replyTo, reply)
+	})
+}
+
+// exec fixes the exec's one deadline now and answers a timeout that has
+// already expired (a zero timeout) without dispatching anything.
+func (r *root) exec(c *actor.Context, m *messages.ExecRequest) {
+	h := m.GetHandle()
+	p, name := paddock.Provider(h.GetProvider()), h.GetName()
+	a, ok := r.adapter(c, m, p, name)
+	if !ok {
+		return
+	}
+	opts := paddock.ExecOpts{Timeout: paddock.DurationFromMessage(m.GetTimeout())}
+	if err := opts.Validate(); err != nil {
+		r.fail(c, m, "exec", p, name, err)
+		return
+	}
+	dl := paddock.StartExecDeadline(opts.Timeout, r.rt.cfg.Clock)
+	if dl.Finite() && dl.Expired() {
+		r.fail(c, m, "exec", p, name, dl.Err())
+		return
+	}
+	if err := paddock.CheckCreate(name); err != nil {
+		r.fail(c, m, "exec", p, name, err)
+		return
+	}
+	c.Engine().SendWithSender(r.sandbox(c, a, p, name), &execCall{req: m, deadline: dl}, c.Sender())
+}
+
+// startCommand starts the command actor of an opened stream, and for an
+// exec its collector, then launches it and answers the caller.
+func (r *root) startCommand(c *actor.Context, m *streamOpened) {
+	ref := paddock.Ref(r.rt.newID())
+	owner := m.owner
+	if m.exec != nil {
+		owner = c.SpawnChild(newExecCollector(r.rt, m, ref), "exec",
+			append(r.rt.actorOpts(), actor.WithID(string(ref)), actor.WithInboxSize(commandInbox))...)
+	}
+	pid := c.SpawnChild(newCommand(r.rt, ref, m.provider, m.stream, owner, m.window), "cmd",
+		append(r.rt.actorOpts(), actor.WithID(string(ref)), actor.WithInboxSize(commandInbox))...)
+	r.commands[ref] = &liveCommand{pid: pid, owner: owner}
+	r.watchOwner(c, owner, ref)
+	c.Send(pid, launch{})
+	if m.exec != nil {
+		return // the collector answers
+	}
+	cmd := &messages.CommandRef{Provider: string(m.provider), Ref: string(ref)}
+	var reply proto.Message = &messages.SpawnReply{Id: m.reqID, Command: cmd, SessionId: m.stream.SessionID()}
+	if m.attach {
+		reply = &messages.AttachReply{Id: m.reqID, Command: cmd}
+	}
+	c.Engine().Send(m.replyTo, reply)
+}
+
+// watchOwner asks the watchdog about owner's stop, once per owner.
+func (r *root) watchOwner(c *actor.Context, owner *actor.PID, ref paddock.Ref) {
+	o := r.owners[owner.GetID()]
+	if o == nil {
+		o = &ownerRefs{pid: owner, refs: map[paddock.Ref]struct{}{}}
+		r.owners[owner.GetID()] = o
+		c.Send(r.watchdog, supervisor.Watch{Target: owner, Watcher: c.PID()})
+	}
+	o.refs[ref] = struct{}{}
+}
+
+// commandDone retires a finished command and stops its actor. Requests the
+// root forwarded earlier sit ahead of the poison pill, so each is answered.
+func (r *root) commandDone(c *actor.Context, m commandDone) {
+	cmd, ok := r.commands[m.ref]
+	if !ok {
+		return
+	}
+	delete(r.commands, m.ref)
+	r.finished.add(m.ref, m.detached)
+	if o := r.owners[cmd.owner.GetID()]; o != nil {
+		delete(o.refs, m.ref)
+		if len(o.refs) == 0 {
+			delete(r.owners, cmd.owner.GetID())
+			c.Send(r.watchdog, supervisor.Unwatch{Target: cmd.owner, Watcher: c.PID()})
+		}
+	}
+	c.Engine().Poison(cmd.pid)
+}
+
+// ownerDown detaches every command of an owner that stopped, exactly like
+// StopCommand: the remote process keeps running and stays attachable.
+func (r *root) ownerDown(c *actor.Context, m supervisor.OwnerDown) {
+	o := r.owners[m.PID.GetID()]
+	if o == nil {
+		return
+	}
+	for ref := range o.refs {
+		if cmd := r.commands[ref]; cmd != nil {
+			c.Send(cmd.pid, detachCommand{})
+		}
+	}
+}
+
+// command finds a live command for a stdin or stop request, answering the
+// unknown-provider error itself.
+func (r *root) command(c *actor.Context, req proto.Message, ref *messages.CommandRef) (*liveCommand, bool) {
+	if _, ok := r.adapter(c, req, paddock.Provider(ref.GetProvider()), ""); !ok {
+		return nil, false
+	}
+	return r.commands[paddock.Ref(ref.GetRef())], true
+}
+
+// writeStdin forwards to a live command; a finished, detached or unknown
+// one has exited.
+func (r *root) writeStdin(c *actor.Context, m *messages.WriteStdinRequest) {
+	cmd, ok := r.command(c, m, m.GetCommand())
+	switch {
+	case !ok:
+	case cmd != nil:
+		c.Engine().SendWithSender(cmd.pid, m, c.Sender())
+	default:
+		r.fail(c, m, "write_stdin", paddock.Provider(m.GetCommand().GetProvider()), "", paddock.ErrCommandExited)
+	}
+}
+
+// closeStdin forwards to a live command; closing stdin of a finished
+// command that is still subscribed is ok; detached or unknown, it has
+// exited.
+func (r *root) closeStdin(c *actor.Context, m *messages.CloseStdinRequest) {
+	cmd, ok := r.command(c, m, m.GetCommand())
+	switch {
+	case !ok:
+	case cmd != nil:
+		c.Engine().SendWithSender(cmd.pid, m, c.Sender())
+	case r.finished.subscribed(paddock.Ref(m.GetCommand().GetRef())):
+		r.reply(c, &messages.CloseStdinReply{Id: m.GetId()})
+	default:
+		r.fail(c, m, "close_stdin", paddock.Provider(m.GetCommand().GetProvider()), "", paddock.ErrCommandExited)
+	}
+}
+
+// stopCommand forwards to a live command; for any other it is ok.
+func (r *root) stopCommand(c *actor.Context, m *messages.StopCommandRequest) {
+	cmd, ok := r.command(c, m, m.GetCommand())
+	switch {
+	case !ok:
+	case cmd != nil:
+		c.Engine().SendWithSender(cmd.pid, m, c.Sender())
+	default:
+		r.finished.detach(paddock.Ref(m.GetCommand().GetRef()))
+		r.reply(c, &messages.StopCommandReply{Id: m.GetId()})
+	}
+}
+
+// finishedRefs remembers the most recent finished commands and whether each
+// was detached, within a fixed capacity.
+type finishedRefs struct {
+	max      int
+	detached map[paddock.Ref]bool
+	order    []paddock.Ref
+}
+
+func newFinishedRefs(max int) *finishedRefs {
+	return &finishedRefs{max: max, detached: map[paddock.Ref]bool{}}
+}
+
+func (f *finishedRefs) add(ref paddock.Ref, detached bool) {
+	if _, ok := f.detached[ref]; !ok {
+		f.order = append(f.order, ref)
+	}
+	f.detached[ref] = detached
+	for len(f.order) > f.max {
+		delete(f.detached, f.order[0])
+		f.order = f.order[1:]
+	}
+}
+
+// subscribed reports a finished command that was not detached.
+func (f *finishedRefs) subscribed(ref paddock.Ref) bool {
+	detached, ok := f.detached[ref]
+	return ok && !detached
+}
+
+func (f *finishedRefs) detach(ref paddock.Ref) {
+	if _, ok := f.detached[ref]; ok {
+		f.detached[ref] = true
+	}
+}

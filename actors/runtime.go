@@ -1,0 +1,205 @@
+package actors
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/supervisor"
+	"github.com/rs/zerolog"
+)
+
+// Defaults of Config.
+const (
+	DefaultWindow       = 64
+	DefaultName         = "default"
+	DefaultFinishedRefs = 4096
+	commandInbox        = 64 // small inboxes for short-lived actors (hollywood notes 2.7)
+)
+
+// Config configures a Runtime. The zero value of each field takes its
+// default; Adapters is required.
+type Config struct {
+	// Adapters maps each provider to its adapter; the whole map, never
+	// merged with a default.
+	Adapters paddock.Registry
+	// Logger receives the runtime's structured logs; the zero Logger is
+	// silent.
+	Logger zerolog.Logger
+	// Engine embeds the runtime in the caller's hollywood engine; nil = a
+	// local engine of its own.
+	Engine *actor.Engine
+	// Name names the root actor, paddock/<Name>; two runtimes on one engine
+	// need different names. Default "default".
+	Name string
+	// Window is how many output frames a command sends before its owner
+	// grants credit. Default 64.
+	Window int
+	// Clock is the time source of exec deadlines; nil = the system clock.
+	Clock paddock.Clock
+	// FinishedRefs is how many finished commands the runtime remembers, to
+	// answer late stdin and stop calls precisely. Default 4096.
+	FinishedRefs int
+}
+
+// Runtime is a running Paddock: a root actor on a hollywood engine with a
+// sandbox actor per handle and a command actor per spawned or attached
+// command. Every method is safe for concurrent use; blocking calls take a
+// context and return taxonomy errors wrapped in *paddock.OpError.
+type Runtime struct {
+	cfg     Config
+	engine  *actor.Engine
+	root    *actor.PID
+	replies *replyBox
+	log     zerolog.Logger
+
+	refPrefix string
+	nextID    atomic.Uint64
+
+	opsCtx     context.Context // ends provider calls, readers, writers and timers
+	opsCancel  context.CancelFunc
+	pumpCtx    context.Context // ends the plain-Go stream pumps
+	pumpCancel context.CancelFunc
+	wg         sync.WaitGroup // every goroutine the runtime starts
+	bridges    sync.Map       // bridge PID ID -> *actor.PID, live plain-Go streams
+
+	stopping     atomic.Bool
+	stopped      chan struct{}
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// Start validates cfg and starts a runtime.
+func Start(cfg Config) (*Runtime, error) {
+	if len(cfg.Adapters.Providers()) == 0 {
+		return nil, &paddock.InvalidError{Detail: "runtime config: no adapters"}
+	}
+	if cfg.Window < 0 || cfg.FinishedRefs < 0 {
+		return nil, &paddock.InvalidError{Detail: "runtime config: negative window or finished-ref count"}
+	}
+	if cfg.Window == 0 {
+		cfg.Window = DefaultWindow
+	}
+	if cfg.FinishedRefs == 0 {
+		cfg.FinishedRefs = DefaultFinishedRefs
+	}
+	if cfg.Name == "" {
+		cfg.Name = DefaultName
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = paddock.SystemClock()
+	}
+	e := cfg.Engine
+	if e == nil {
+		var err error
+		if e, err = actor.NewEngine(actor.NewEngineConfig()); err != nil {
+			return nil, &paddock.UnavailableError{Detail: "starting the actor engine: " + err.Error()}
+		}
+	}
+	if e.Registry.GetPID(rootKind, cfg.Name) != nil {
+		return nil, &paddock.InvalidError{Detail: fmt.Sprintf("a runtime named %q already runs on this engine", cfg.Name)}
+	}
+	rt := &Runtime{
+		cfg: cfg, engine: e, log: cfg.Logger.With().Str("runtime", cfg.Name).Logger(),
+		refPrefix: randomPrefix(), stopped: make(chan struct{}),
+	}
+	rt.opsCtx, rt.opsCancel = context.WithCancel(context.Background())
+	rt.pumpCtx, rt.pumpCancel = context.WithCancel(context.Background())
+	rt.replies = newReplyBox(actor.NewPID(e.Address(), repliesKind+"/"+cfg.Name))
+	e.SpawnProc(rt.replies)
+	rt.root = e.Spawn(newRoot(rt), rootKind, append(rt.actorOpts(), actor.WithID(cfg.Name))...)
+	rt.log.Debug().Str("root", rt.root.ID).Msg("runtime started")
+	return rt, nil
+}
+
+// Actor kinds of the runtime's top-level processes.
+const (
+	rootKind    = "paddock"
+	repliesKind = "paddock-replies"
+	bridgeKind  = "paddock-bridge"
+)
+
+// actorOpts are the options every runtime actor carries: the recover
+// middleware, and no reliance on hollywood's restarts.
+func (rt *Runtime) actorOpts() []actor.OptFunc {
+	return []actor.OptFunc{actor.WithMiddleware(supervisor.Recover(rt.log)), actor.WithMaxRestarts(0)}
+}
+
+// PID is the root actor: send it any request of package messages.
+func (rt *Runtime) PID() *actor.PID { return rt.root }
+
+// Engine is the hollywood engine the runtime runs on.
+func (rt *Runtime) Engine() *actor.Engine { return rt.engine }
+
+// Window is the default flow-control window of commands.
+func (rt *Runtime) Window() int { return rt.cfg.Window }
+
+// newID returns a process-unique id for a request or a command ref.
+func (rt *Runtime) newID() string {
+	return rt.refPrefix + "-" + strconv.FormatUint(rt.nextID.Add(1), 10)
+}
+
+// randomPrefix keeps refs of different runtimes (and runs) apart.
+func randomPrefix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return hex.EncodeToString(b)
+}
+
+// goTracked runs f on a goroutine that Shutdown waits for.
+func (rt *Runtime) goTracked(f func()) {
+	rt.wg.Add(1)
+	go func() {
+		defer rt.wg.Done()
+		f()
+	}()
+}
+
+// Shutdown stops the runtime: every live command's subscribers receive
+// exactly one terminal frame (Error{stopped_before_exit} where no exit was
+// seen), in-flight provider calls are cancelled, and every goroutine the
+// runtime started is waited for, all within ctx. Remote processes of
+// detachable commands keep running. Later calls return the first result.
+func (rt *Runtime) Shutdown(ctx context.Context) error {
+	rt.shutdownOnce.Do(func() { rt.shutdownErr = rt.shutdown(ctx) })
+	return rt.shutdownErr
+}
+
+// shutdownGrace bounds the wait for goroutines once ctx has expired.
+const shutdownGrace = time.Second
+
+func (rt *Runtime) shutdown(ctx context.Context) error {
+	rt.stopping.Store(true)
+	<-rt.engine.PoisonCtx(ctx, rt.root).Done()
+	rt.opsCancel()
+	rt.bridges.Range(func(_, v any) bool {
+		rt.engine.Poison(v.(*actor.PID))
+		return true
+	})
+	done := make(chan struct{})
+	go func() { rt.wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = &paddock.UnavailableError{Detail: "shutdown: " + ctx.Err().Error()}
+		rt.pumpCancel()
+		select {
+		case <-done:
+		case <-time.After(shutdownGrace):
+			err = &paddock.UnavailableError{Detail: "shutdown: goroutines still running after the deadline (an adapter ignores cancellation)"}
+		}
+	}
+	rt.pumpCancel()
+	rt.engine.Registry.Remove(rt.replies.PID())
+	close(rt.stopped)
+	rt.log.Debug().Err(err).Msg("runtime stopped")
+	return err
+}
