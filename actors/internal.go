@@ -63,6 +63,9 @@ type sandboxGone struct {
 	pid *actor.PID
 }
 
+// sandboxStopped tells the root that a stopped sandbox actor is gone.
+type sandboxStopped struct{ key string }
+
 // Reports of a command actor's goroutines.
 type (
 	readerEvent struct{ ev paddock.Event }

@@ -17,6 +17,7 @@ type root struct {
 	rt        *Runtime
 	watchdog  *actor.PID
 	sandboxes map[string]*actor.PID
+	stopping  map[string][]held // sandbox actors being stopped, and the requests held for their successor
 	commands  map[paddock.Ref]*liveCommand
 	finished  *finishedRefs
 	owners    map[string]*ownerRefs // owner PID ID -> its live commands
@@ -39,6 +40,7 @@ func newRoot(rt *Runtime) actor.Producer {
 		return &root{
 			rt:        rt,
 			sandboxes: map[string]*actor.PID{},
+			stopping:  map[string][]held{},
 			commands:  map[paddock.Ref]*liveCommand{},
 			finished:  newFinishedRefs(rt.cfg.FinishedRefs),
 			owners:    map[string]*ownerRefs{},
@@ -77,10 +79,9 @@ func (r *root) Receive(c *actor.Context) {
 	case commandDone:
 		r.commandDone(c, m)
 	case sandboxGone:
-		if r.sandboxes[m.key] == m.pid {
-			delete(r.sandboxes, m.key)
-			c.Engine().Poison(m.pid)
-		}
+		r.stopSandbox(c, m)
+	case sandboxStopped:
+		r.sandboxStopped(c, m)
 	case supervisor.OwnerDown:
 		r.ownerDown(c, m)
 	}
@@ -127,11 +128,33 @@ func (r *root) toSandbox(c *actor.Context, req proto.Message, p paddock.Provider
 		r.fail(c, req, opName(req), p, name, err)
 		return
 	}
-	c.Engine().SendWithSender(r.sandbox(c, a, p, name), req, c.Sender())
+	r.forward(c, a, p, name, req)
 }
 
-// sandbox returns the sandbox actor of p/name, spawning it if needed. Its id
-// is deterministic: <root>/sandbox/<provider>/<name>.
+// held is a request waiting for a sandbox actor to be respawned.
+type held struct {
+	msg    any
+	a      paddock.Adapter
+	p      paddock.Provider
+	name   string
+	sender *actor.PID
+}
+
+// forward sends msg, with the original sender, to the sandbox actor of
+// p/name, spawning it on first use: its id is deterministic,
+// <root>/sandbox/<provider>/<name>. While the previous actor of that id is
+// still stopping the request is held, since hollywood would hand a new spawn
+// the dying actor's PID.
+func (r *root) forward(c *actor.Context, a paddock.Adapter, p paddock.Provider, name string, msg any) {
+	key := string(p) + "/" + name
+	if queue, ok := r.stopping[key]; ok {
+		r.stopping[key] = append(queue, held{msg: msg, a: a, p: p, name: name, sender: c.Sender()})
+		return
+	}
+	c.Engine().SendWithSender(r.sandbox(c, a, p, name), msg, c.Sender())
+}
+
+// sandbox returns the live sandbox actor of p/name, spawning it if needed.
 func (r *root) sandbox(c *actor.Context, a paddock.Adapter, p paddock.Provider, name string) *actor.PID {
 	key := string(p) + "/" + name
 	if pid, ok := r.sandboxes[key]; ok {
@@ -140,6 +163,32 @@ func (r *root) sandbox(c *actor.Context, a paddock.Adapter, p paddock.Provider, 
 	pid := c.SpawnChild(newSandbox(r.rt, a, p, name, key), "sandbox", append(r.rt.actorOpts(), actor.WithID(key))...)
 	r.sandboxes[key] = pid
 	return pid
+}
+
+// stopSandbox stops the actor of a destroyed sandbox (requests forwarded
+// before stay ahead of its poison pill) and holds new requests until it
+// has gone.
+func (r *root) stopSandbox(c *actor.Context, m sandboxGone) {
+	if r.sandboxes[m.key] != m.pid {
+		return
+	}
+	delete(r.sandboxes, m.key)
+	r.stopping[m.key] = nil
+	stopped := c.Engine().Poison(m.pid)
+	e, self := c.Engine(), c.PID()
+	r.rt.goTracked(func() {
+		<-stopped.Done()
+		e.Send(self, sandboxStopped{key: m.key})
+	})
+}
+
+// sandboxStopped replays the held requests to a fresh actor.
+func (r *root) sandboxStopped(c *actor.Context, m sandboxStopped) {
+	queue := r.stopping[m.key]
+	delete(r.stopping, m.key)
+	for _, h := range queue {
+		c.Engine().SendWithSender(r.sandbox(c, h.a, h.p, h.name), h.msg, h.sender)
+	}
 }
 
 // list runs ListAllNames on a goroutine of its own.
@@ -185,7 +234,7 @@ func (r *root) exec(c *actor.Context, m *messages.ExecRequest) {
 		r.fail(c, m, "exec", p, name, err)
 		return
 	}
-	c.Engine().SendWithSender(r.sandbox(c, a, p, name), &execCall{req: m, deadline: dl}, c.Sender())
+	r.forward(c, a, p, name, &execCall{req: m, deadline: dl})
 }
 
 // startCommand starts the command actor of an opened stream, and for an
