@@ -49,9 +49,9 @@ type stdinReq struct {
 	close   bool
 }
 
-func newCommand(rt *Runtime, ref paddock.Ref, p paddock.Provider, st paddock.Stream, owner *actor.PID, window int) actor.Producer {
+func newCommand(rt *Runtime, ref paddock.Ref, p paddock.Provider, st paddock.Stream, owner *actor.PID, window int, root *actor.PID) actor.Producer {
 	return func() actor.Receiver {
-		c := &commandActor{rt: rt, ref: ref, provider: p, stream: st, owner: owner, window: window}
+		c := &commandActor{rt: rt, ref: ref, provider: p, stream: st, owner: owner, window: window, root: root}
 		c.guard = supervisor.NewGuard(string(ref), c.violation)
 		return c
 	}
@@ -68,7 +68,7 @@ func (a *commandActor) violation(v supervisor.Violation) {
 func (a *commandActor) Receive(c *actor.Context) {
 	switch m := c.Message().(type) {
 	case actor.Started:
-		a.self, a.root = c.PID(), c.Parent()
+		a.self = c.PID()
 	case launch:
 		a.launch(c)
 	case readerEvent:
@@ -231,15 +231,12 @@ func (a *commandActor) credit(n int) {
 // more: after a detach both are command_exited; after the exit a write is
 // command_exited and a close is ok.
 func (a *commandActor) stdin(c *actor.Context, req stdinReq) {
-	switch {
-	case a.detached:
-		a.answer(c, req, paddock.ErrCommandExited)
-	case a.ended:
-		a.answer(c, req, nil)
-	default:
-		a.queue = append(a.queue, req)
-		a.nextWrite()
+	if a.detached || a.ended {
+		a.refuse(c, req)
+		return
 	}
+	a.queue = append(a.queue, req)
+	a.nextWrite()
 }
 
 // nextWrite hands the next queued request to the writer when it is idle.
@@ -253,18 +250,8 @@ func (a *commandActor) nextWrite() {
 	a.writes <- req // never blocks: the writer is idle and the channel has room
 }
 
-// answer replies to a stdin request. Once the command has ended or been
-// detached, a write has exited whatever the stream said; a close after the
-// exit is ok.
+// answer replies to a stdin request with err.
 func (a *commandActor) answer(c *actor.Context, req stdinReq, err error) {
-	switch {
-	case a.detached:
-		err = paddock.ErrCommandExited
-	case a.ended && !req.close:
-		err = paddock.ErrCommandExited
-	case a.ended:
-		err = nil
-	}
 	var f *messages.Failure
 	if err != nil {
 		op := "write_stdin"
@@ -280,6 +267,17 @@ func (a *commandActor) answer(c *actor.Context, req stdinReq, err error) {
 	a.reply(c, req.replyTo, reply)
 }
 
+// refuse answers a stdin request that never reached the stream: after a
+// detach, writes and closes have exited; after the exit a write has exited
+// and a close is ok.
+func (a *commandActor) refuse(c *actor.Context, req stdinReq) {
+	var err error
+	if a.detached || !req.close {
+		err = paddock.ErrCommandExited
+	}
+	a.answer(c, req, err)
+}
+
 func (a *commandActor) reply(c *actor.Context, to *actor.PID, msg proto.Message) {
 	if to != nil {
 		c.Send(to, msg)
@@ -291,10 +289,7 @@ func (a *commandActor) reply(c *actor.Context, to *actor.PID, msg proto.Message)
 func (a *commandActor) finish(c *actor.Context) {
 	a.ended = true
 	a.stopGoroutines()
-	for _, req := range a.queue {
-		a.answer(c, req, nil)
-	}
-	a.queue = nil
+	a.refuseQueued(c)
 	a.report(c)
 }
 
@@ -310,10 +305,7 @@ func (a *commandActor) detach(c *actor.Context) {
 	if !a.launched {
 		closeQuietly(a.stream)
 	}
-	for _, req := range a.queue {
-		a.answer(c, req, nil)
-	}
-	a.queue = nil
+	a.refuseQueued(c)
 	a.report(c)
 }
 
@@ -325,8 +317,8 @@ func (a *commandActor) stopGoroutines() {
 
 // report tells the root this command is done, once.
 func (a *commandActor) report(c *actor.Context) {
-	if a.reported {
-		return
+	if a.reported || a.rt.stopping.Load() {
+		return // the root stops everything itself during a shutdown
 	}
 	a.reported = true
 	c.Send(a.root, commandDone{ref: a.ref, detached: a.detached})
@@ -343,12 +335,17 @@ func (a *commandActor) stopped(c *actor.Context) {
 	if !a.launched {
 		closeQuietly(a.stream)
 	}
-	if a.writing != nil {
-		a.answer(c, *a.writing, paddock.ErrCommandExited)
+	if a.writing != nil { // its outcome will never be reported now
+		a.answer(c, *a.writing, &paddock.UnavailableError{Detail: supervisor.ReasonStoppedBeforeExit})
 		a.writing = nil
 	}
+	a.refuseQueued(c)
+}
+
+// refuseQueued refuses every request still waiting for the writer.
+func (a *commandActor) refuseQueued(c *actor.Context) {
 	for _, req := range a.queue {
-		a.answer(c, req, paddock.ErrCommandExited)
+		a.refuse(c, req)
 	}
 	a.queue = nil
 }

@@ -18,6 +18,7 @@ import (
 // remote process is not proven stopped).
 type execCollector struct {
 	rt      *Runtime
+	root    *actor.PID
 	job     *execJob
 	replyTo *actor.PID
 	reqID   string
@@ -28,9 +29,9 @@ type execCollector struct {
 	cancel  context.CancelFunc
 }
 
-func newExecCollector(rt *Runtime, so *streamOpened, _ paddock.Ref) actor.Producer {
+func newExecCollector(rt *Runtime, so *streamOpened, root *actor.PID) actor.Producer {
 	return func() actor.Receiver {
-		return &execCollector{rt: rt, job: so.exec, replyTo: so.replyTo, reqID: so.reqID, credits: NewCredits(so.window)}
+		return &execCollector{rt: rt, root: root, job: so.exec, replyTo: so.replyTo, reqID: so.reqID, credits: NewCredits(so.window)}
 	}
 }
 
@@ -106,7 +107,8 @@ func (x *execCollector) failure(err error) *messages.Failure {
 	return paddock.FailureOf(&paddock.OpError{Op: x.job.op, Provider: x.job.handle.Provider, Name: x.job.handle.Name, Err: err})
 }
 
-// answer replies once, then stops the collector.
+// answer replies once, then asks the root to stop the collector (its stop
+// detaches a command still running after a timeout).
 func (x *execCollector) answer(c *actor.Context, reply *messages.ExecReply) {
 	if x.replied {
 		return
@@ -114,7 +116,9 @@ func (x *execCollector) answer(c *actor.Context, reply *messages.ExecReply) {
 	x.replied = true
 	x.send(c, reply)
 	x.out = nil
-	c.Engine().Poison(c.PID())
+	if !x.rt.stopping.Load() {
+		c.Send(x.root, collectorDone{pid: c.PID()})
+	}
 }
 
 func (x *execCollector) send(c *actor.Context, reply *messages.ExecReply) {

@@ -1,7 +1,10 @@
 package actors_test
 
 import (
+	"bytes"
 	"context"
+	"runtime/pprof"
+	"strconv"
 	"testing"
 	"time"
 
@@ -27,7 +30,11 @@ func startFake(t testing.TB, cfg ...func(*actors.Config)) (*actors.Runtime, *fak
 	t.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		require.NoError(t, rt.Shutdown(sctx))
+		if err := rt.Shutdown(sctx); err != nil {
+			var buf bytes.Buffer
+			_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
+			t.Fatalf("shutdown: %v\n%s", err, buf.String())
+		}
 		f.Reset()
 	})
 	return rt, f
@@ -61,4 +68,10 @@ func all(t testing.TB, s *actors.Stream) []messages.Frame {
 			require.FailNow(t, "the stream did not end within 5s")
 		}
 	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
 }

@@ -63,6 +63,10 @@ type sandboxGone struct {
 	pid *actor.PID
 }
 
+// collectorDone tells the root that an exec collector answered its request
+// and can be stopped.
+type collectorDone struct{ pid *actor.PID }
+
 // sandboxStopped tells the root that a stopped sandbox actor is gone.
 type sandboxStopped struct{ key string }
 

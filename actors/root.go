@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"context"
+
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/messages"
@@ -13,14 +15,22 @@ import (
 // live and recently finished commands, starts command actors on explicit
 // launch, and detaches the commands of owners that stop. Provider calls never
 // run here.
+//
+// The actors it starts are top-level processes with ids under its own
+// (<root>/sandbox/<provider>/<name>, <root>/cmd/<ref>, ...), not hollywood
+// children: hollywood's parent stop poisons every child and waits, and a
+// child that is already stopping never acknowledges that second pill, so the
+// wait would never end. The root is the one party that stops them, once
+// each, and only it waits.
 type root struct {
-	rt        *Runtime
-	watchdog  *actor.PID
-	sandboxes map[string]*actor.PID
-	stopping  map[string][]held // sandbox actors being stopped, and the requests held for their successor
-	commands  map[paddock.Ref]*liveCommand
-	finished  *finishedRefs
-	owners    map[string]*ownerRefs // owner PID ID -> its live commands
+	rt         *Runtime
+	watchdog   *actor.PID
+	sandboxes  map[string]*actor.PID
+	stopping   map[string][]held // sandbox actors being stopped, and the requests held for their successor
+	commands   map[paddock.Ref]*liveCommand
+	collectors map[string]*actor.PID // live exec collectors by PID id
+	finished   *finishedRefs
+	owners     map[string]*ownerRefs // owner PID ID -> its live commands
 }
 
 // liveCommand is a command actor and its owner.
@@ -38,12 +48,13 @@ type ownerRefs struct {
 func newRoot(rt *Runtime) actor.Producer {
 	return func() actor.Receiver {
 		return &root{
-			rt:        rt,
-			sandboxes: map[string]*actor.PID{},
-			stopping:  map[string][]held{},
-			commands:  map[paddock.Ref]*liveCommand{},
-			finished:  newFinishedRefs(rt.cfg.FinishedRefs),
-			owners:    map[string]*ownerRefs{},
+			rt:         rt,
+			sandboxes:  map[string]*actor.PID{},
+			stopping:   map[string][]held{},
+			collectors: map[string]*actor.PID{},
+			commands:   map[paddock.Ref]*liveCommand{},
+			finished:   newFinishedRefs(rt.cfg.FinishedRefs),
+			owners:     map[string]*ownerRefs{},
 		}
 	}
 }
@@ -56,7 +67,9 @@ func (r *root) OnPanic(*actor.Context, any) bool { return false }
 func (r *root) Receive(c *actor.Context) {
 	switch m := c.Message().(type) {
 	case actor.Started:
-		r.watchdog = c.SpawnChild(supervisor.NewWatchdog(), "watchdog", r.rt.actorOpts()...)
+		r.watchdog = r.spawn(c, supervisor.NewWatchdog(), "watchdog", "0")
+	case actor.Stopped:
+		r.stopAll(c)
 	case *messages.CreateRequest:
 		r.toSandbox(c, m, paddock.Provider(m.GetProvider()), m.GetName())
 	case *messages.CreateNewRequest:
@@ -82,6 +95,11 @@ func (r *root) Receive(c *actor.Context) {
 		r.stopSandbox(c, m)
 	case sandboxStopped:
 		r.sandboxStopped(c, m)
+	case collectorDone:
+		if _, ok := r.collectors[m.pid.GetID()]; ok {
+			delete(r.collectors, m.pid.GetID())
+			c.Engine().Poison(m.pid)
+		}
 	case supervisor.OwnerDown:
 		r.ownerDown(c, m)
 	}
@@ -160,9 +178,44 @@ func (r *root) sandbox(c *actor.Context, a paddock.Adapter, p paddock.Provider, 
 	if pid, ok := r.sandboxes[key]; ok {
 		return pid
 	}
-	pid := c.SpawnChild(newSandbox(r.rt, a, p, name, key), "sandbox", append(r.rt.actorOpts(), actor.WithID(key))...)
+	pid := r.spawn(c, newSandbox(r.rt, a, p, name, key, c.PID()), "sandbox", key)
 	r.sandboxes[key] = pid
 	return pid
+}
+
+// spawn starts one of the root's actors as <root>/<kind>/<id>.
+func (r *root) spawn(c *actor.Context, p actor.Producer, kind, id string, opts ...actor.OptFunc) *actor.PID {
+	opts = append(append(r.rt.actorOpts(), actor.WithID(id)), opts...)
+	return c.Engine().Spawn(p, c.PID().ID+"/"+kind, opts...)
+}
+
+// stopAll stops every actor the root started and still owns, once each, and
+// waits for them on a tracked goroutine (bounded by Shutdown's context).
+// Commands first: their Stopped sends each live subscriber its terminal frame.
+func (r *root) stopAll(c *actor.Context) {
+	e := c.Engine()
+	var stops []context.Context
+	for _, cmd := range r.commands {
+		stops = append(stops, e.Poison(cmd.pid))
+	}
+	for _, pid := range r.collectors {
+		stops = append(stops, e.Poison(pid))
+	}
+	for _, pid := range r.sandboxes {
+		stops = append(stops, e.Poison(pid))
+	}
+	stops = append(stops, e.Poison(r.watchdog))
+	deadline, done := r.rt.shutdownCtx(), r.rt.actorsDone
+	r.rt.goTracked(func() {
+		defer close(done)
+		for _, s := range stops {
+			select {
+			case <-s.Done():
+			case <-deadline.Done():
+				return
+			}
+		}
+	})
 }
 
 // stopSandbox stops the actor of a destroyed sandbox (requests forwarded
@@ -243,11 +296,10 @@ func (r *root) startCommand(c *actor.Context, m *streamOpened) {
 	ref := paddock.Ref(r.rt.newID())
 	owner := m.owner
 	if m.exec != nil {
-		owner = c.SpawnChild(newExecCollector(r.rt, m, ref), "exec",
-			append(r.rt.actorOpts(), actor.WithID(string(ref)), actor.WithInboxSize(commandInbox))...)
+		owner = r.spawn(c, newExecCollector(r.rt, m, c.PID()), "exec", string(ref), actor.WithInboxSize(commandInbox))
+		r.collectors[owner.ID] = owner
 	}
-	pid := c.SpawnChild(newCommand(r.rt, ref, m.provider, m.stream, owner, m.window), "cmd",
-		append(r.rt.actorOpts(), actor.WithID(string(ref)), actor.WithInboxSize(commandInbox))...)
+	pid := r.spawn(c, newCommand(r.rt, ref, m.provider, m.stream, owner, m.window, c.PID()), "cmd", string(ref), actor.WithInboxSize(commandInbox))
 	r.commands[ref] = &liveCommand{pid: pid, owner: owner}
 	r.watchOwner(c, owner, ref)
 	c.Send(pid, launch{})

@@ -71,7 +71,9 @@ type Runtime struct {
 	bridges    sync.Map       // bridge PID ID -> *actor.PID, live plain-Go streams
 
 	stopping     atomic.Bool
+	stopCtx      atomic.Pointer[context.Context] // Shutdown's context, for the root's final wait
 	stopped      chan struct{}
+	actorsDone   chan struct{} // closed once the root's actors have stopped
 	shutdownOnce sync.Once
 	shutdownErr  error
 }
@@ -108,7 +110,7 @@ func Start(cfg Config) (*Runtime, error) {
 	}
 	rt := &Runtime{
 		cfg: cfg, engine: e, log: cfg.Logger.With().Str("runtime", cfg.Name).Logger(),
-		refPrefix: randomPrefix(), stopped: make(chan struct{}),
+		refPrefix: randomPrefix(), stopped: make(chan struct{}), actorsDone: make(chan struct{}),
 	}
 	rt.opsCtx, rt.opsCancel = context.WithCancel(context.Background())
 	rt.pumpCtx, rt.pumpCancel = context.WithCancel(context.Background())
@@ -175,9 +177,22 @@ func (rt *Runtime) Shutdown(ctx context.Context) error {
 // shutdownGrace bounds the wait for goroutines once ctx has expired.
 const shutdownGrace = time.Second
 
+// shutdownCtx is the context Shutdown was given (Background before).
+func (rt *Runtime) shutdownCtx() context.Context {
+	if c := rt.stopCtx.Load(); c != nil {
+		return *c
+	}
+	return context.Background()
+}
+
 func (rt *Runtime) shutdown(ctx context.Context) error {
+	rt.stopCtx.Store(&ctx)
 	rt.stopping.Store(true)
 	<-rt.engine.PoisonCtx(ctx, rt.root).Done()
+	select { // every command's terminal frame is sent before its actor stops
+	case <-rt.actorsDone:
+	case <-ctx.Done():
+	}
 	rt.opsCancel()
 	rt.bridges.Range(func(_, v any) bool {
 		rt.engine.Poison(v.(*actor.PID))

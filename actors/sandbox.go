@@ -25,12 +25,13 @@ type sandboxActor struct {
 	provider paddock.Provider
 	name     string
 	key      string
+	root     *actor.PID
 	cached   paddock.Handle
 }
 
-func newSandbox(rt *Runtime, a paddock.Adapter, p paddock.Provider, name, key string) actor.Producer {
+func newSandbox(rt *Runtime, a paddock.Adapter, p paddock.Provider, name, key string, root *actor.PID) actor.Producer {
 	return func() actor.Receiver {
-		return &sandboxActor{rt: rt, a: a, provider: p, name: name, key: key}
+		return &sandboxActor{rt: rt, a: a, provider: p, name: name, key: key, root: root}
 	}
 }
 
@@ -59,7 +60,7 @@ type opCall struct {
 // dispatch runs serve on a tracked goroutine and sends its reply, if any,
 // to the request's sender.
 func (s *sandboxActor) dispatch(c *actor.Context, req proto.Message, serve func(opCall) proto.Message) {
-	cl := opCall{ctx: s.rt.opsCtx, h: s.handle(req), e: c.Engine(), self: c.PID(), root: c.Parent(), replyTo: c.Sender()}
+	cl := opCall{ctx: s.rt.opsCtx, h: s.handle(req), e: c.Engine(), self: c.PID(), root: s.root, replyTo: c.Sender()}
 	s.rt.goTracked(func() {
 		if reply := guardedServe(req, func() proto.Message { return serve(cl) }); reply != nil && cl.replyTo != nil {
 			cl.e.Send(cl.replyTo, reply)

@@ -60,12 +60,16 @@ func (v *View) Create(ctx context.Context, name string, o paddock.CreateOpts) (p
 func (v *View) CreateNew(ctx context.Context, name string, o paddock.CreateNewOpts) (paddock.Handle, error) {
 	return v.rt.CreateNew(ctx, v.p, name, o)
 }
-func (v *View) Get(ctx context.Context, h paddock.Handle) (paddock.Info, error) { return v.rt.Get(ctx, h) }
-func (v *View) Destroy(ctx context.Context, h paddock.Handle) error          { return v.rt.Destroy(ctx, h) }
+func (v *View) Get(ctx context.Context, h paddock.Handle) (paddock.Info, error) {
+	return v.rt.Get(ctx, h)
+}
+func (v *View) Destroy(ctx context.Context, h paddock.Handle) error { return v.rt.Destroy(ctx, h) }
 func (v *View) DestroyOnce(ctx context.Context, h paddock.Handle, o paddock.DestroyOnceOpts) error {
 	return v.rt.DestroyOnce(ctx, h, o)
 }
-func (v *View) ListAllNames(ctx context.Context) ([]string, error) { return v.rt.ListAllNames(ctx, v.p) }
+func (v *View) ListAllNames(ctx context.Context) ([]string, error) {
+	return v.rt.ListAllNames(ctx, v.p)
+}
 func (v *View) Suspend(ctx context.Context, h paddock.Handle) error { return v.rt.Suspend(ctx, h) }
 func (v *View) Resume(ctx context.Context, h paddock.Handle) (paddock.Handle, error) {
 	return v.rt.Resume(ctx, h)
