@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/clocktest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestExecDeadline(t *testing.T) {
 	t.Run("zero timeout is expired before anything starts", func(t *testing.T) {
-		dl := paddock.StartExecDeadline(paddock.Duration(0), newFakeClock())
+		dl := paddock.StartExecDeadline(paddock.Duration(0), clocktest.New())
 		assert.True(t, dl.Finite())
 		assert.True(t, dl.Expired())
 		var et *paddock.ExecTimeoutError
@@ -19,7 +20,7 @@ func TestExecDeadline(t *testing.T) {
 		assert.Equal(t, time.Duration(0), et.Timeout)
 	})
 	t.Run("infinite never expires", func(t *testing.T) {
-		clock := newFakeClock()
+		clock := clocktest.New()
 		dl := paddock.StartExecDeadline(nil, clock)
 		clock.Advance(1000 * time.Hour)
 		assert.False(t, dl.Finite())
@@ -28,7 +29,7 @@ func TestExecDeadline(t *testing.T) {
 		assert.Nil(t, dl.C(), "a nil channel blocks forever in a select")
 	})
 	t.Run("remaining shrinks; the error keeps the original timeout", func(t *testing.T) {
-		clock := newFakeClock()
+		clock := clocktest.New()
 		dl := paddock.StartExecDeadline(paddock.Duration(100*time.Millisecond), clock)
 		assert.Equal(t, 100*time.Millisecond, dl.Remaining())
 		clock.Advance(60 * time.Millisecond)
@@ -46,7 +47,7 @@ func TestExecDeadline(t *testing.T) {
 		assert.True(t, paddock.IsTransient(dl.Err()))
 	})
 	t.Run("C waits only the remaining budget", func(t *testing.T) {
-		clock := newFakeClock()
+		clock := clocktest.New()
 		dl := paddock.StartExecDeadline(paddock.Duration(time.Second), clock)
 		clock.Advance(700 * time.Millisecond)
 		<-dl.C()

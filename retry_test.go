@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/clocktest"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,7 +55,7 @@ func TestWithBackoffAttempts(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			calls := 0
 			err := paddock.WithBackoff(context.Background(), failing(&calls, tc.errs...),
-				paddock.BackoffOpts{Attempts: tc.attempts, Clock: newFakeClock()})
+				paddock.BackoffOpts{Attempts: tc.attempts, Clock: clocktest.New()})
 			assert.Equal(t, tc.wantCalls, calls)
 			switch {
 			case name == "unknown provider is not retried":
@@ -74,20 +75,20 @@ func TestWithBackoffReturnsLastErrorUnchanged(t *testing.T) {
 	calls := 0
 	err := paddock.WithBackoff(context.Background(),
 		failing(&calls, &paddock.UnavailableError{Detail: "first"}, &paddock.UnavailableError{Detail: "second"}, last),
-		paddock.BackoffOpts{Clock: newFakeClock()})
+		paddock.BackoffOpts{Clock: clocktest.New()})
 	assert.Same(t, last, err)
 }
 
 func TestWithBackoffCustomClassifier(t *testing.T) {
 	calls := 0
 	err := paddock.WithBackoff(context.Background(), failing(&calls, paddock.ErrNotFound, paddock.ErrNotFound),
-		paddock.BackoffOpts{Clock: newFakeClock(), Retriable: func(error) bool { return true }})
+		paddock.BackoffOpts{Clock: clocktest.New(), Retriable: func(error) bool { return true }})
 	require.NoError(t, err)
 	assert.Equal(t, 3, calls)
 }
 
 func TestWithBackoffDelays(t *testing.T) {
-	clock := newFakeClock()
+	clock := clocktest.New()
 	calls := 0
 	errs := make([]error, 9)
 	for i := range errs {
@@ -98,7 +99,7 @@ func TestWithBackoffDelays(t *testing.T) {
 	// With the top draw every delay equals its ceiling: 250, 500, 1000, 2000 (cap), 2000, 2000.
 	assert.Equal(t, []time.Duration{250, 500, 1000, 2000, 2000, 2000}, msList(clock.Delays()))
 
-	clock = newFakeClock()
+	clock = clocktest.New()
 	calls = 0
 	_ = paddock.WithBackoff(context.Background(), failing(&calls, errs...),
 		paddock.BackoffOpts{Attempts: 4, Clock: clock, Rand: func(int64) int64 { return 0 }})
@@ -117,7 +118,7 @@ func msList(ds []time.Duration) []time.Duration {
 func TestWithBackoffDelayBoundsOverManyDraws(t *testing.T) {
 	const draws = 2000
 	rnd := rand.New(rand.NewPCG(1, 2))
-	clock := newFakeClock()
+	clock := clocktest.New()
 	for i := 0; i < draws; i++ {
 		calls := 0
 		_ = paddock.WithBackoff(context.Background(),
@@ -160,7 +161,7 @@ func TestWithBackoffPanics(t *testing.T) {
 				panic("boom")
 			}
 			return nil
-		}, paddock.BackoffOpts{Clock: newFakeClock(), Retriable: func(error) bool { return false }})
+		}, paddock.BackoffOpts{Clock: clocktest.New(), Retriable: func(error) bool { return false }})
 		require.NoError(t, err)
 		assert.Equal(t, 3, calls)
 	})
@@ -171,23 +172,23 @@ func TestWithBackoffPanics(t *testing.T) {
 			_ = paddock.WithBackoff(context.Background(), func(context.Context) error {
 				calls++
 				panic(sentinel)
-			}, paddock.BackoffOpts{Clock: newFakeClock()})
+			}, paddock.BackoffOpts{Clock: clocktest.New()})
 		})
 		assert.Equal(t, 3, calls)
 	})
 	t.Run("a single attempt panics straight through", func(t *testing.T) {
 		assert.PanicsWithValue(t, "once", func() {
 			_ = paddock.WithBackoff(context.Background(), func(context.Context) error { panic("once") },
-				paddock.BackoffOpts{Attempts: 1, Clock: newFakeClock()})
+				paddock.BackoffOpts{Attempts: 1, Clock: clocktest.New()})
 		})
 	})
 }
 
 func TestWithBackoffContextCancellation(t *testing.T) {
 	t.Run("ends the wait at once", func(t *testing.T) {
-		clock := newFakeClock()
-		clock.frozen = true // the delay never elapses on its own
-		clock.asked = make(chan time.Duration, 1)
+		clock := clocktest.Frozen() // the delay never elapses on its own
+		asked := make(chan time.Duration, 1)
+		clock.NotifyAfter(asked)
 		ctx, cancel := context.WithCancel(context.Background())
 		calls := 0
 		done := make(chan error, 1)
@@ -195,7 +196,7 @@ func TestWithBackoffContextCancellation(t *testing.T) {
 			done <- paddock.WithBackoff(ctx, failing(&calls, paddock.ErrUnavailable, paddock.ErrUnavailable),
 				paddock.BackoffOpts{Clock: clock})
 		}()
-		<-clock.asked // WithBackoff is waiting now
+		<-asked // WithBackoff is waiting now
 		cancel()
 		select {
 		case err := <-done:
@@ -210,7 +211,7 @@ func TestWithBackoffContextCancellation(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		calls := 0
-		err := paddock.WithBackoff(ctx, failing(&calls), paddock.BackoffOpts{Clock: newFakeClock()})
+		err := paddock.WithBackoff(ctx, failing(&calls), paddock.BackoffOpts{Clock: clocktest.New()})
 		require.ErrorIs(t, err, context.Canceled)
 		assert.Zero(t, calls)
 	})
@@ -233,7 +234,7 @@ func TestWithBackoffOptionValidation(t *testing.T) {
 		})
 	}
 	calls := 0
-	clock := newFakeClock()
+	clock := clocktest.New()
 	_ = paddock.WithBackoff(context.Background(), failing(&calls, paddock.ErrUnavailable),
 		paddock.BackoffOpts{Base: time.Millisecond, Clock: clock, Rand: func(n int64) int64 { return n - 1 }})
 	assert.Equal(t, []time.Duration{time.Millisecond}, clock.Delays(), "base 1ms is the smallest allowed")
@@ -243,7 +244,7 @@ func TestWithBackoffLogsEachRetry(t *testing.T) {
 	var buf bytes.Buffer
 	calls := 0
 	_ = paddock.WithBackoff(context.Background(), failing(&calls, paddock.ErrUnavailable, paddock.ErrUnavailable),
-		paddock.BackoffOpts{Label: "get sandbox", Clock: newFakeClock(), Logger: zerolog.New(&buf),
+		paddock.BackoffOpts{Label: "get sandbox", Clock: clocktest.New(), Logger: zerolog.New(&buf),
 			Rand: func(n int64) int64 { return n - 1 }})
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	require.Len(t, lines, 2)
@@ -261,6 +262,6 @@ func TestWithBackoffLogsEachRetry(t *testing.T) {
 func TestWithBackoffIsQuietByDefault(t *testing.T) {
 	// The zero Logger writes nothing; this only proves no panic and no global use.
 	calls := 0
-	err := paddock.WithBackoff(context.Background(), failing(&calls, paddock.ErrUnavailable), paddock.BackoffOpts{Clock: newFakeClock()})
+	err := paddock.WithBackoff(context.Background(), failing(&calls, paddock.ErrUnavailable), paddock.BackoffOpts{Clock: clocktest.New()})
 	require.NoError(t, err)
 }

@@ -1,0 +1,168 @@
+package actors_test
+
+import (
+	"context"
+	"io"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/fake"
+	"github.com/paddockhq/paddock/internal/clocktest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// timed is a fake whose commands can move a manual clock, to place an event
+// just after the exec deadline, and which counts what reaches it.
+type timed struct {
+	*fake.Adapter
+	clock *clocktest.Manual
+	calls atomic.Int64
+}
+
+// timedStream yields its events, advancing the clock by skew[i] before
+// event i.
+type timedStream struct {
+	clock  *clocktest.Manual
+	events []paddock.Event
+	skew   []time.Duration
+	i      int
+}
+
+func (s *timedStream) Next(ctx context.Context) (paddock.Event, error) {
+	if s.i >= len(s.events) {
+		return paddock.Event{}, io.EOF
+	}
+	s.clock.Advance(s.skew[s.i])
+	s.i++
+	return s.events[s.i-1], nil
+}
+func (s *timedStream) WriteStdin(context.Context, []byte) error { return nil }
+func (s *timedStream) CloseStdin(context.Context) error         { return nil }
+func (s *timedStream) Close() error                             { return nil }
+func (s *timedStream) SessionID() string                        { return "" }
+
+func (a *timed) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o paddock.SpawnOpts) (paddock.Stream, error) {
+	a.calls.Add(1)
+	out, exit := paddock.Stdout([]byte("out")), paddock.Exit(0)
+	switch cmd.Path {
+	case "exits-late": // the exit arrives just after the deadline
+		return &timedStream{clock: a.clock, events: []paddock.Event{out, exit}, skew: []time.Duration{0, 101 * time.Millisecond}}, nil
+	case "outputs-late": // output arrives after the deadline, the exit right behind it
+		return &timedStream{clock: a.clock, events: []paddock.Event{out, exit}, skew: []time.Duration{101 * time.Millisecond, 0}}, nil
+	case "in-time":
+		return &timedStream{clock: a.clock, events: []paddock.Event{out, exit}, skew: []time.Duration{40 * time.Millisecond, 40 * time.Millisecond}}, nil
+	case "starts-slowly":
+		a.clock.Advance(time.Second)
+		return &timedStream{clock: a.clock, events: []paddock.Event{out, exit}, skew: []time.Duration{0, 0}}, nil
+	}
+	return a.Adapter.Spawn(ctx, h, cmd, o)
+}
+
+func (a *timed) Get(ctx context.Context, h paddock.Handle) (paddock.Info, error) {
+	a.calls.Add(1)
+	return a.Adapter.Get(ctx, h)
+}
+
+func startTimed(t *testing.T) (*actors.Runtime, *timed, paddock.Handle) {
+	a := &timed{Adapter: fake.New(), clock: clocktest.Frozen()}
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": a}, Clock: a.clock})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
+	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	return rt, a, h
+}
+
+func TestExecDeadline(t *testing.T) {
+	ms100 := paddock.Duration(100 * time.Millisecond)
+	t.Run("timeout 0 answers without dispatching anything", func(t *testing.T) {
+		rt, a, h := startTimed(t)
+		_, err := rt.Exec(ctx, h, paddock.NewCmd("emit", "out:x"), paddock.ExecOpts{Timeout: paddock.Duration(0)})
+		var et *paddock.ExecTimeoutError
+		require.ErrorAs(t, err, &et)
+		assert.Equal(t, time.Duration(0), et.Timeout)
+		assert.Zero(t, a.calls.Load(), "the adapter was not asked anything")
+		var op *paddock.OpError
+		require.ErrorAs(t, err, &op)
+		assert.Equal(t, "exec", op.Op)
+	})
+	t.Run("an exit just after the deadline is the timeout, not success", func(t *testing.T) {
+		rt, _, h := startTimed(t)
+		_, err := rt.Exec(ctx, h, paddock.NewCmd("exits-late"), paddock.ExecOpts{Timeout: ms100})
+		var et *paddock.ExecTimeoutError
+		require.ErrorAs(t, err, &et)
+		assert.Equal(t, 100*time.Millisecond, et.Timeout, "the original timeout is reported")
+	})
+	t.Run("queued frames do not win against an expired budget", func(t *testing.T) {
+		rt, _, h := startTimed(t)
+		_, err := rt.Exec(ctx, h, paddock.NewCmd("outputs-late"), paddock.ExecOpts{Timeout: ms100})
+		require.ErrorIs(t, err, paddock.ErrExecTimeout)
+	})
+	t.Run("time spent starting counts", func(t *testing.T) {
+		rt, _, h := startTimed(t)
+		_, err := rt.Exec(ctx, h, paddock.NewCmd("starts-slowly"), paddock.ExecOpts{Timeout: ms100})
+		require.ErrorIs(t, err, paddock.ErrExecTimeout)
+	})
+	t.Run("a timely finite exec equals an infinite one", func(t *testing.T) {
+		rt, _, h := startTimed(t)
+		finite, err := rt.Exec(ctx, h, paddock.NewCmd("in-time"), paddock.ExecOpts{Timeout: ms100})
+		require.NoError(t, err)
+		infinite, err := rt.Exec(ctx, h, paddock.NewCmd("in-time"), paddock.ExecOpts{})
+		require.NoError(t, err)
+		assert.Equal(t, infinite, finite)
+		assert.Equal(t, "out", string(finite.Output))
+	})
+	t.Run("the timer fires while nothing arrives", func(t *testing.T) {
+		rt, _ := startFake(t) // real clock
+		h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+		require.NoError(t, err)
+		start := time.Now()
+		_, err = rt.Exec(ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.ExecOpts{Timeout: paddock.Duration(30 * time.Millisecond)})
+		require.ErrorIs(t, err, paddock.ErrExecTimeout)
+		assert.Less(t, time.Since(start), 5*time.Second)
+	})
+	t.Run("a negative timeout is invalid", func(t *testing.T) {
+		rt, a, h := startTimed(t)
+		_, err := rt.Exec(ctx, h, paddock.NewCmd("emit"), paddock.ExecOpts{Timeout: paddock.Duration(-time.Second)})
+		require.ErrorIs(t, err, paddock.ErrInvalid)
+		assert.Zero(t, a.calls.Load())
+	})
+}
+
+func TestExecResults(t *testing.T) {
+	rt, _ := startFake(t)
+	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	tests := map[string]struct {
+		instrs []string
+		merge  bool
+		out    string
+		code   int
+		err    error
+	}{
+		"stdout only":             {[]string{"out:a", "err:b", "out:c", "exit:4"}, false, "ac", 4, nil},
+		"stderr merged in order":  {[]string{"out:a", "err:b", "out:c", "exit:4"}, true, "abc", 4, nil},
+		"an error frame discards": {[]string{"out:partial", "drop"}, false, "", 0, paddock.ErrClosedBeforeExit},
+		"an invalid command":      {[]string{"teleport"}, false, "", 0, paddock.ErrInvalid},
+		"nonzero exit is data":    {[]string{"exit:7"}, false, "", 7, nil},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			res, err := rt.Exec(ctx, h, paddock.NewCmd("emit", tc.instrs...), paddock.ExecOpts{StderrToStdout: tc.merge})
+			if tc.err != nil {
+				require.ErrorIs(t, err, tc.err)
+				assert.Empty(t, res.Output)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.out, string(res.Output))
+			assert.Equal(t, tc.code, res.ExitCode)
+		})
+	}
+	_, err = rt.Exec(ctx, paddock.Handle{Provider: "fake", Name: "missing"}, paddock.NewCmd("emit"), paddock.ExecOpts{})
+	require.ErrorIs(t, err, paddock.ErrNotFound)
+}

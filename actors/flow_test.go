@@ -1,0 +1,185 @@
+package actors_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"io"
+	"runtime"
+	"runtime/metrics"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/fake"
+	"github.com/paddockhq/paddock/messages"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const chunkSize = 32 << 10
+
+// firehose is a fake whose "firehose" command streams a fixed number of
+// 32 KiB chunks as fast as it is read, then exits 0. Chunk i starts with i
+// (big-endian) and continues with a fixed pattern.
+type firehose struct {
+	*fake.Adapter
+	chunks int
+}
+
+func (f *firehose) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o paddock.SpawnOpts) (paddock.Stream, error) {
+	if cmd.Path != "firehose" {
+		return f.Adapter.Spawn(ctx, h, cmd, o)
+	}
+	return &hoseStream{total: f.chunks}, nil
+}
+
+var pattern = bytes.Repeat([]byte("0123456789abcdef"), chunkSize/16)
+
+// chunk returns chunk i, freshly allocated (frames are never reused).
+func chunk(i int) []byte {
+	b := make([]byte, chunkSize)
+	copy(b, pattern)
+	binary.BigEndian.PutUint64(b, uint64(i))
+	return b
+}
+
+type hoseStream struct {
+	next, total int
+	read        atomic.Int64 // chunks handed out
+}
+
+func (s *hoseStream) Next(ctx context.Context) (paddock.Event, error) {
+	if err := ctx.Err(); err != nil {
+		return paddock.Event{}, err
+	}
+	switch {
+	case s.next < s.total:
+		s.next++
+		s.read.Add(1)
+		return paddock.Stdout(chunk(s.next - 1)), nil
+	case s.next == s.total:
+		s.next++
+		return paddock.Exit(0), nil
+	}
+	return paddock.Event{}, io.EOF
+}
+func (s *hoseStream) WriteStdin(context.Context, []byte) error { return paddock.ErrCommandExited }
+func (s *hoseStream) CloseStdin(context.Context) error         { return nil }
+func (s *hoseStream) Close() error                             { return nil }
+func (s *hoseStream) SessionID() string                        { return "" }
+
+// heapWatch samples the live heap until stopped and reports the peak.
+func heapWatch() (stop func() uint64) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 { close(done); <-finished; return peak.Load() }
+}
+
+func heapNow() uint64 {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
+}
+
+// TestFlowControlBoundsMemory streams 512 MiB to a consumer that reads
+// slower than the command produces: the command reads only as credit
+// returns, so the heap stays bounded, and every byte arrives in order.
+func TestFlowControlBoundsMemory(t *testing.T) {
+	const total = 512 << 20
+	hose := &firehose{Adapter: fake.New(), chunks: total / chunkSize}
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": hose}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
+	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+
+	base := heapNow()
+	stop := heapWatch()
+	s, err := rt.Spawn(ctx, h, paddock.NewCmd("firehose"), paddock.SpawnOpts{})
+	require.NoError(t, err)
+	received, i := 0, 0
+	for f := range s.C() {
+		out, ok := f.(*messages.Stdout)
+		if !ok {
+			assert.Equal(t, "exit:0", terminalText(f))
+			continue
+		}
+		if !bytes.Equal(chunk(i), out.GetData()) {
+			require.Failf(t, "out of order or corrupt", "chunk %d differs", i)
+		}
+		received += len(out.GetData())
+		i++
+		if i%16 == 0 {
+			time.Sleep(200 * time.Microsecond) // the consumer is the slow side
+		}
+	}
+	peak := stop()
+	require.Equal(t, total, received, "every byte arrives")
+	growth := int64(peak) - int64(base)
+	t.Logf("streamed %d MiB; heap peak %.1f MiB above a %.1f MiB base", total>>20, float64(growth)/(1<<20), float64(base)/(1<<20))
+	assert.Less(t, growth, int64(64<<20), "a fast command and a slow owner cost bounded memory")
+}
+
+// TestFlowControlHoldsTheReader proves the command stops reading when its
+// owner grants no credit: with a window of 8, an owner that never credits
+// receives 8 output frames, and the stream is read no further.
+func TestFlowControlHoldsTheReader(t *testing.T) {
+	hose := &firehose{Adapter: fake.New(), chunks: 1000}
+	var stream *hoseStream
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": &capture{firehose: hose, got: &stream}}, Window: 8})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
+	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+
+	var frames atomic.Int64
+	owner := rt.Engine().SpawnFunc(func(c *actor.Context) {
+		if _, ok := c.Message().(messages.Frame); ok {
+			frames.Add(1) // and never grants credit
+		}
+	}, "stingy")
+	defer rt.Engine().Poison(owner)
+	_, _, err = rt.SpawnTo(ctx, owner, h, paddock.NewCmd("firehose"), paddock.SpawnOpts{}, 0)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return frames.Load() == 8 }, 5*time.Second, time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	assert.EqualValues(t, 8, frames.Load(), "no frame beyond the window")
+	assert.EqualValues(t, 8, stream.read.Load(), "and no read beyond it either")
+}
+
+// capture records the firehose stream it hands out.
+type capture struct {
+	*firehose
+	got **hoseStream
+}
+
+func (c *capture) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o paddock.SpawnOpts) (paddock.Stream, error) {
+	st, err := c.firehose.Spawn(ctx, h, cmd, o)
+	if hs, ok := st.(*hoseStream); ok {
+		*c.got = hs
+	}
+	return st, err
+}

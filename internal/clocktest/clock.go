@@ -1,0 +1,75 @@
+// Package clocktest is a manual paddock.Clock for tests, so nothing sleeps:
+// a Manual clock's After either fires at once (advancing the clock by the
+// delay) or, frozen, never fires by itself.
+package clocktest
+
+import (
+	"sync"
+	"time"
+)
+
+// Manual is a paddock.Clock under the test's control. The zero value is not
+// usable; call New.
+type Manual struct {
+	mu     sync.Mutex
+	now    time.Time
+	delays []time.Duration
+	frozen bool
+	asked  chan time.Duration
+}
+
+// New returns a clock at a fixed instant whose After fires at once.
+func New() *Manual { return &Manual{now: time.Unix(1_700_000_000, 0)} }
+
+// Frozen returns a clock whose After never fires on its own.
+func Frozen() *Manual {
+	c := New()
+	c.frozen = true
+	return c
+}
+
+// NotifyAfter makes every After call send its delay to ch (for a test that
+// must know a wait began).
+func (c *Manual) NotifyAfter(ch chan time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.asked = ch
+}
+
+// Now returns the clock's instant.
+func (c *Manual) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward.
+func (c *Manual) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// After records d; unless frozen it advances the clock by d and fires.
+func (c *Manual) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	c.delays = append(c.delays, d)
+	ch := make(chan time.Time, 1)
+	if !c.frozen {
+		c.now = c.now.Add(d)
+		ch <- c.now
+	}
+	asked := c.asked
+	c.mu.Unlock()
+	if asked != nil {
+		asked <- d
+	}
+	return ch
+}
+
+// Delays returns every delay After was asked for, in order.
+func (c *Manual) Delays() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.delays...)
+}
