@@ -1,0 +1,366 @@
+package actors_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/fake"
+	"github.com/paddockhq/paddock/messages"
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestUnknownProviderFailsLoudlyEverywhere(t *testing.T) {
+	rt, _ := startFake(t)
+	h := paddock.Handle{Provider: "nope", Name: "box"}
+	c := paddock.Command{Provider: "nope", Ref: "r"}
+	calls := map[string]func() error{
+		"BuildHandle":  func() error { _, err := rt.BuildHandle("nope", "box"); return err },
+		"Supports":     func() error { _, err := rt.Supports("nope", paddock.CapAttach); return err },
+		"HostPath":     func() error { _, err := rt.HostPath(h, "/x"); return err },
+		"Create":       func() error { _, err := rt.Create(ctx, "nope", "box", paddock.CreateOpts{}); return err },
+		"CreateNew":    func() error { _, err := rt.CreateNew(ctx, "nope", "box", paddock.CreateNewOpts{}); return err },
+		"Get":          func() error { _, err := rt.Get(ctx, h); return err },
+		"Destroy":      func() error { return rt.Destroy(ctx, h) },
+		"DestroyOnce":  func() error { return rt.DestroyOnce(ctx, h, paddock.DestroyOnceOpts{}) },
+		"List":         func() error { _, err := rt.ListAllNames(ctx, "nope"); return err },
+		"Suspend":      func() error { return rt.Suspend(ctx, h) },
+		"Resume":       func() error { _, err := rt.Resume(ctx, h); return err },
+		"Exec":         func() error { _, err := rt.Exec(ctx, h, paddock.NewCmd("x"), paddock.ExecOpts{}); return err },
+		"Spawn":        func() error { _, err := rt.Spawn(ctx, h, paddock.NewCmd("x"), paddock.SpawnOpts{}); return err },
+		"Attach":       func() error { _, err := rt.Attach(ctx, h, "s", paddock.AttachOpts{}); return err },
+		"WriteStdin":   func() error { return rt.WriteStdin(ctx, c, []byte("x")) },
+		"CloseStdin":   func() error { return rt.CloseStdin(ctx, c) },
+		"StopCommand":  func() error { return rt.StopCommand(ctx, c) },
+		"ListSessions": func() error { _, err := rt.ListSessions(ctx, h); return err },
+		"TerminateSession": func() error {
+			return rt.TerminateSession(ctx, h, "s", paddock.TerminateOpts{})
+		},
+		"ApplyNetworkPolicy": func() error { return rt.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{}) },
+		"PublicURL":          func() error { _, err := rt.PublicURL(ctx, h); return err },
+		"CreateCheckpoint":   func() error { _, err := rt.CreateCheckpoint(ctx, h, paddock.CheckpointOpts{}); return err },
+		"RestoreCheckpoint":  func() error { return rt.RestoreCheckpoint(ctx, h, "cp") },
+		"ListCheckpoints":    func() error { _, err := rt.ListCheckpoints(ctx, h); return err },
+		"CreateCheckpointOnce": func() error {
+			_, err := rt.CreateCheckpointOnce(ctx, h, paddock.CheckpointOnceOpts{OperationID: "op"})
+			return err
+		},
+		"WriteFile": func() error { return rt.WriteFile(ctx, h, "/f", 0o644, strings.NewReader("x")) },
+		"ReadFile":  func() error { _, err := rt.ReadFile(ctx, h, "/f"); return err },
+		"Expose":    func() error { _, err := rt.Expose(ctx, h, 80, paddock.ExposeOpts{}); return err },
+		"Revoke":    func() error { return rt.Revoke(ctx, h, paddock.Preview{}) },
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			err := call()
+			var unknown *paddock.UnknownProviderError
+			require.ErrorAs(t, err, &unknown)
+			assert.Equal(t, paddock.Provider("nope"), unknown.Provider)
+			assert.Equal(t, []paddock.Provider{"fake"}, unknown.Configured)
+		})
+	}
+}
+
+func TestOptionalOperationsNeverFallBack(t *testing.T) {
+	// A fake with no optional capability, and an adapter lacking the
+	// optional methods altogether.
+	f := fake.New(fake.WithCapabilities(paddock.NewCapabilitySet(paddock.CapAttach)))
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": f, "bare": bare{f}}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)); f.Reset() })
+	for _, p := range []paddock.Provider{"fake", "bare"} {
+		h, err := rt.Create(ctx, p, "box", paddock.CreateOpts{})
+		require.NoError(t, err)
+		h.Provider = p
+		_, err = rt.CreateNew(ctx, p, "fresh", paddock.CreateNewOpts{})
+		require.ErrorIs(t, err, paddock.ErrNotSupported, "%s CreateNew", p)
+		require.ErrorIs(t, rt.DestroyOnce(ctx, h, paddock.DestroyOnceOpts{}), paddock.ErrNotSupported, "%s DestroyOnce", p)
+		_, err = rt.CreateCheckpointOnce(ctx, h, paddock.CheckpointOnceOpts{OperationID: "op"})
+		require.ErrorIs(t, err, paddock.ErrNotSupported)
+		require.ErrorIs(t, rt.TerminateSession(ctx, h, "s", paddock.TerminateOpts{}), paddock.ErrNotSupported)
+		_, err = rt.Expose(ctx, h, 80, paddock.ExposeOpts{})
+		require.ErrorIs(t, err, paddock.ErrNotSupported)
+		_, err = rt.CreateCheckpoint(ctx, h, paddock.CheckpointOpts{})
+		require.ErrorIs(t, err, paddock.ErrNotSupported)
+		require.ErrorIs(t, rt.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{}), paddock.ErrNotSupported)
+		_, err = rt.Spawn(ctx, h, paddock.NewCmd("emit"), paddock.SpawnOpts{TTY: true})
+		require.ErrorIs(t, err, paddock.ErrNotSupported, "tty without the capability")
+		_, err = rt.Spawn(ctx, h, paddock.NewCmd("emit"), paddock.SpawnOpts{Name: "dev"})
+		require.ErrorIs(t, err, paddock.ErrNotSupported, "a name without named_spawn")
+		_, err = rt.Get(ctx, h)
+		require.NoError(t, err, "CreateNew did not fall back to Create: the fresh name does not exist")
+		_, err = rt.Get(ctx, paddock.Handle{Provider: p, Name: "fresh"})
+		require.ErrorIs(t, err, paddock.ErrNotFound)
+	}
+	require.ErrorIs(t, rt.TerminateSession(ctx, paddock.Handle{Provider: "fake", Name: "box"}, "../x", paddock.TerminateOpts{}),
+		paddock.ErrTerminationRequest, "validation comes before the capability check")
+}
+
+// bare exposes only the required operations of a fake.
+type bare struct{ f *fake.Adapter }
+
+func (b bare) Provider() paddock.Provider          { return "bare" }
+func (b bare) Capabilities() paddock.CapabilitySet { return b.f.Capabilities() }
+func (b bare) BuildHandle(name string) paddock.Handle {
+	return paddock.Handle{Provider: "bare", Name: name}
+}
+func (b bare) Create(ctx context.Context, n string, o paddock.CreateOpts) (paddock.Handle, error) {
+	_, err := b.f.Create(ctx, "bare-"+n, o)
+	return b.BuildHandle(n), err
+}
+func (b bare) Get(ctx context.Context, h paddock.Handle) (paddock.Info, error) {
+	return b.f.Get(ctx, b.h(h))
+}
+func (b bare) Destroy(ctx context.Context, h paddock.Handle) error { return b.f.Destroy(ctx, b.h(h)) }
+func (b bare) ListAllNames(ctx context.Context) ([]string, error)  { return b.f.ListAllNames(ctx) }
+func (b bare) Suspend(ctx context.Context, h paddock.Handle) error { return b.f.Suspend(ctx, b.h(h)) }
+func (b bare) Resume(ctx context.Context, h paddock.Handle) (paddock.Handle, error) {
+	return b.f.Resume(ctx, b.h(h))
+}
+func (b bare) WriteFile(ctx context.Context, h paddock.Handle, p string, m fs.FileMode, r io.Reader) error {
+	return b.f.WriteFile(ctx, b.h(h), p, m, r)
+}
+func (b bare) ReadFile(ctx context.Context, h paddock.Handle, p string) (io.ReadCloser, error) {
+	return b.f.ReadFile(ctx, b.h(h), p)
+}
+func (b bare) Exec(ctx context.Context, h paddock.Handle, c paddock.Cmd, o paddock.ExecOpts) (paddock.ExecResult, error) {
+	return b.f.Exec(ctx, b.h(h), c, o)
+}
+func (b bare) Spawn(ctx context.Context, h paddock.Handle, c paddock.Cmd, o paddock.SpawnOpts) (paddock.Stream, error) {
+	return b.f.Spawn(ctx, b.h(h), c, o)
+}
+func (b bare) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock.Session, error) {
+	return b.f.ListSessions(ctx, b.h(h))
+}
+func (b bare) Attach(ctx context.Context, h paddock.Handle, id string, o paddock.AttachOpts) (paddock.Stream, error) {
+	return b.f.Attach(ctx, b.h(h), id, o)
+}
+func (b bare) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p paddock.NetworkPolicy) error {
+	return b.f.ApplyNetworkPolicy(ctx, b.h(h), p)
+}
+func (b bare) PublicURL(ctx context.Context, h paddock.Handle) (string, error) {
+	return b.f.PublicURL(ctx, b.h(h))
+}
+func (b bare) CreateCheckpoint(ctx context.Context, h paddock.Handle, o paddock.CheckpointOpts) (string, error) {
+	return b.f.CreateCheckpoint(ctx, b.h(h), o)
+}
+func (b bare) RestoreCheckpoint(ctx context.Context, h paddock.Handle, id string) error {
+	return b.f.RestoreCheckpoint(ctx, b.h(h), id)
+}
+func (b bare) h(h paddock.Handle) paddock.Handle { h.Name = "bare-" + h.Name; return h }
+
+func TestStdinAndStopSemantics(t *testing.T) {
+	rt, f := startFake(t)
+	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+
+	done, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:x"), paddock.SpawnOpts{Stdin: true})
+	require.NoError(t, err)
+	all(t, done)
+	require.ErrorIs(t, done.WriteStdin(ctx, []byte("late")), paddock.ErrCommandExited, "a write after the exit")
+	require.NoError(t, done.CloseStdin(ctx), "closing stdin of an exited command is ok")
+	require.NoError(t, rt.StopCommand(ctx, done.Command()))
+	require.NoError(t, rt.StopCommand(ctx, done.Command()), "stop is repeatable")
+	require.ErrorIs(t, done.CloseStdin(ctx), paddock.ErrCommandExited, "after StopCommand")
+
+	live, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Stdin: true})
+	require.NoError(t, err)
+	frame(t, live)
+	require.NoError(t, live.Close())
+	require.NoError(t, live.Close(), "Close is idempotent")
+	assert.Empty(t, all(t, live), "after a detach the channel closes with no terminal frame")
+	assert.True(t, f.SessionLive("box", live.SessionID()), "the command keeps running")
+	require.ErrorIs(t, live.WriteStdin(ctx, []byte("x")), paddock.ErrCommandExited, "a detached command takes no stdin")
+	require.NoError(t, rt.StopCommand(ctx, paddock.Command{Provider: "fake", Ref: "never-existed"}), "stop of an unknown ref is ok")
+	require.ErrorIs(t, rt.WriteStdin(ctx, paddock.Command{Provider: "fake", Ref: "never-existed"}, []byte("x")), paddock.ErrCommandExited)
+
+	att, err := rt.Attach(ctx, h, live.SessionID(), paddock.AttachOpts{Stdin: true})
+	require.NoError(t, err)
+	assert.Equal(t, "ready", string(frame(t, att).(*messages.Stdout).GetData()), "a new attacher replays")
+	assert.NotEqual(t, live.Command().Ref, att.Command().Ref, "an attach gets a fresh ref")
+	require.NoError(t, att.WriteStdin(ctx, []byte("via-attach")))
+	assert.Equal(t, "echo:via-attach", string(frame(t, att).(*messages.Stdout).GetData()))
+	require.NoError(t, rt.TerminateSession(ctx, h, live.SessionID(), paddock.TerminateOpts{}))
+	rest := all(t, att)
+	require.Len(t, rest, 1)
+	assert.Equal(t, "exit:137", terminalText(rest[0]))
+}
+
+func TestWritesArriveInOrder(t *testing.T) {
+	rt, _ := startFake(t)
+	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "stay"), paddock.SpawnOpts{Stdin: true})
+	require.NoError(t, err)
+	const n = 200
+	for i := range n {
+		require.NoError(t, s.WriteStdin(ctx, []byte(itoa(i))))
+	}
+	for i := range n {
+		assert.Equal(t, "echo:"+itoa(i), string(frame(t, s).(*messages.Stdout).GetData()))
+	}
+	require.NoError(t, s.CloseStdin(ctx))
+	assert.Len(t, all(t, s), 1)
+}
+
+func TestCallsHonourTheContext(t *testing.T) {
+	rt, _ := startFake(t)
+	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = rt.Exec(cctx, h, paddock.NewCmd("emit", "stay"), paddock.ExecOpts{})
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, err, paddock.ErrUnavailable)
+	assert.True(t, paddock.IsTransient(err))
+}
+
+func TestConfigAndLifecycle(t *testing.T) {
+	_, err := actors.Start(actors.Config{})
+	require.ErrorIs(t, err, paddock.ErrInvalid, "no adapters")
+	_, err = actors.Start(actors.Config{Adapters: paddock.Registry{"fake": fake.New()}, Window: -1})
+	require.ErrorIs(t, err, paddock.ErrInvalid)
+
+	e, err := actor.NewEngine(actor.NewEngineConfig())
+	require.NoError(t, err)
+	f := fake.New()
+	one, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": f}, Engine: e})
+	require.NoError(t, err)
+	_, err = actors.Start(actors.Config{Adapters: paddock.Registry{"fake": f}, Engine: e})
+	require.ErrorIs(t, err, paddock.ErrInvalid, "two runtimes of one name on one engine")
+	two, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": f}, Engine: e, Name: "second"})
+	require.NoError(t, err)
+	assert.Same(t, e, two.Engine(), "embedded in the caller's engine")
+	require.NoError(t, one.Shutdown(ctx))
+	require.NoError(t, one.Shutdown(ctx), "Shutdown is idempotent")
+	_, err = one.Get(ctx, paddock.Handle{Provider: "fake", Name: "x"})
+	require.ErrorIs(t, err, paddock.ErrUnavailable, "a stopped runtime refuses calls")
+	h, err := two.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	require.NoError(t, err, "the other runtime on the engine is untouched")
+	require.NoError(t, two.Destroy(ctx, h))
+	require.NoError(t, two.Shutdown(ctx))
+}
+
+func TestFiles(t *testing.T) {
+	rt, f := startFake(t)
+	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	big := bytes.Repeat([]byte("x"), 5<<20)
+	require.NoError(t, rt.WriteFile(ctx, h, "/a/b/big", 0o644, bytes.NewReader(big)))
+	rc, err := rt.ReadFile(ctx, h, "/a/b/big")
+	require.NoError(t, err)
+	got, err := io.ReadAll(rc)
+	require.NoError(t, err)
+	require.NoError(t, rc.Close())
+	assert.Equal(t, big, got)
+	_, err = rt.ReadFile(ctx, h, "relative")
+	require.ErrorIs(t, err, paddock.ErrInvalid)
+	stored, ok := f.File("box", "/a/b/big")
+	require.True(t, ok)
+	assert.Len(t, stored, len(big))
+}
+
+func TestNothingIsLoggedByDefault(t *testing.T) {
+	// The zero Logger is silent; an injected one receives the runtime's
+	// lines, and a violation is one of them.
+	var logs bytes.Buffer
+	a := &scripted{Adapter: fake.New()}
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": a}, Logger: zerolog.New(&logs)})
+	require.NoError(t, err)
+	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	s, err := rt.Spawn(ctx, h, paddock.NewCmd("two-exits"), paddock.SpawnOpts{})
+	require.NoError(t, err)
+	all(t, s)
+	require.NoError(t, rt.Shutdown(ctx))
+	assert.Contains(t, logs.String(), "adapter broke the frame contract")
+	assert.Contains(t, logs.String(), `"violation":"duplicate_terminal"`)
+}
+
+// TestActorsUseTheMessages drives the runtime purely with messages from an
+// actor: requests to the root, replies to the sender, frames to the owner.
+func TestActorsUseTheMessages(t *testing.T) {
+	rt, _ := startFake(t)
+	got := make(chan any, 64)
+	credits := actors.NewCredits(0)
+	client := rt.Engine().SpawnFunc(func(c *actor.Context) {
+		switch m := c.Message().(type) {
+		case messages.Frame:
+			credits.Consumed(c, m)
+			got <- m
+		case interface{ GetId() string }:
+			got <- m
+		case start:
+			c.Send(rt.PID(), &messages.CreateRequest{Id: "1", Provider: "fake", Name: "box"})
+		case spawnIt:
+			c.Send(rt.PID(), &messages.SpawnRequest{Id: "2", Handle: &messages.Handle{Provider: "fake", Name: "box"},
+				Cmd: paddock.CmdMessage(paddock.NewCmd("emit", "out:a", "exit:5"))})
+		case unknownIt:
+			c.Send(rt.PID(), &messages.GetRequest{Id: "3", Handle: &messages.Handle{Provider: "nope", Name: "box"}})
+		}
+	}, "client")
+	defer rt.Engine().Poison(client)
+
+	next := func() any {
+		select {
+		case m := <-got:
+			return m
+		case <-time.After(5 * time.Second):
+			t.Fatal("nothing arrived")
+		}
+		return nil
+	}
+	rt.Engine().Send(client, start{})
+	created := next().(*messages.CreateReply)
+	assert.Equal(t, "1", created.GetId())
+	assert.Nil(t, created.GetFailure())
+	assert.Equal(t, "box", created.GetHandle().GetName())
+
+	rt.Engine().Send(client, spawnIt{})
+	var seen []string
+	for len(seen) < 3 {
+		switch m := next().(type) {
+		case *messages.SpawnReply:
+			assert.Equal(t, "2", m.GetId())
+			seen = append(seen, "reply")
+		case *messages.Stdout:
+			seen = append(seen, "stdout:"+string(m.GetData()))
+		case *messages.Exit:
+			seen = append(seen, "exit")
+			assert.Equal(t, int32(5), m.GetCode())
+		}
+	}
+	assert.Equal(t, []string{"stdout:a", "exit"}, without(seen, "reply"), "frames reach the sender as owner, in order")
+
+	rt.Engine().Send(client, unknownIt{})
+	failed := next().(*messages.GetReply)
+	err := paddock.ErrorOf(failed.GetFailure())
+	var unknown *paddock.UnknownProviderError
+	require.True(t, errors.As(err, &unknown), "the failure crosses as a taxonomy kind: %v", err)
+}
+
+type (
+	start     struct{}
+	spawnIt   struct{}
+	unknownIt struct{}
+)
+
+func without(xs []string, drop string) []string {
+	var out []string
+	for _, x := range xs {
+		if x != drop {
+			out = append(out, x)
+		}
+	}
+	return out
+}
