@@ -2,6 +2,7 @@ package actors_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"io"
@@ -28,20 +29,24 @@ const chunkSize = 32 << 10
 type firehose struct {
 	*fake.Adapter
 	chunks int
+	size   int // bytes per chunk; 0 = chunkSize
 }
 
 func (f *firehose) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o paddock.SpawnOpts) (paddock.Stream, error) {
 	if cmd.Path != "firehose" {
 		return f.Adapter.Spawn(ctx, h, cmd, o)
 	}
-	return &hoseStream{total: f.chunks}, nil
+	return &hoseStream{total: f.chunks, size: f.size}, nil
 }
 
 var pattern = bytes.Repeat([]byte("0123456789abcdef"), chunkSize/16)
 
 // chunk returns chunk i, freshly allocated (frames are never reused).
-func chunk(i int) []byte {
-	b := make([]byte, chunkSize)
+func chunk(i int) []byte { return sizedChunk(i, chunkSize) }
+
+// sizedChunk returns chunk i of size bytes (at least 8).
+func sizedChunk(i, size int) []byte {
+	b := make([]byte, size)
 	copy(b, pattern)
 	binary.BigEndian.PutUint64(b, uint64(i))
 	return b
@@ -49,6 +54,7 @@ func chunk(i int) []byte {
 
 type hoseStream struct {
 	next, total int
+	size        int
 	read        atomic.Int64 // chunks handed out
 }
 
@@ -60,7 +66,7 @@ func (s *hoseStream) Next(ctx context.Context) (paddock.Event, error) {
 	case s.next < s.total:
 		s.next++
 		s.read.Add(1)
-		return paddock.Stdout(chunk(s.next - 1)), nil
+		return paddock.Stdout(sizedChunk(s.next-1, cmp.Or(s.size, chunkSize))), nil
 	case s.next == s.total:
 		s.next++
 		return paddock.Exit(0), nil
