@@ -125,6 +125,11 @@ func pump(ctx context.Context, e *actor.Engine, queue <-chan delivery, out chan<
 	batch := uint32(max(window/2, 1))
 	var owed uint32
 	for d := range queue {
+		select { // a closed stream hands nothing more over, even to a waiting reader
+		case <-closing:
+			return
+		default:
+		}
 		select {
 		case out <- d.f:
 		case <-closing:

@@ -2,6 +2,8 @@ package actors
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
@@ -85,7 +87,15 @@ func (a *commandActor) Receive(c *actor.Context) {
 		a.stdin(c, stdinReq{id: m.GetId(), replyTo: c.Sender(), close: true})
 	case stdinDone:
 		a.writing = nil
-		a.answer(c, m.req, m.err)
+		err := m.err
+		if (a.ended || a.detached) && a.ctx.Err() != nil && errors.Is(err, a.ctx.Err()) {
+			err = paddock.ErrCommandExited // cut short by our own cancellation
+		}
+		a.answer(c, m.req, err)
+		if a.ended || a.detached {
+			a.report(c) // it waited for this write's real result
+			return
+		}
 		a.nextWrite()
 	case writerPanic:
 		a.writing = nil
@@ -127,11 +137,16 @@ func (a *commandActor) launch(c *actor.Context) {
 	a.startWriter(c.Engine())
 }
 
+// drainGrace is how long the reader keeps reading after the terminal event,
+// to catch (and report) an adapter that sends more.
+const drainGrace = 50 * time.Millisecond
+
 // startReader reads the stream, one read per permit, reporting each event
 // to the actor, until the terminal event, the stream's end, or cancel. It
 // owns the stream's local end and closes it when it returns.
 func (a *commandActor) startReader(e *actor.Engine) {
-	st, ctx, permits, self := a.stream, a.ctx, a.permits, a.self
+	st, ctx, permits, self, ref := a.stream, a.ctx, a.permits, a.self, string(a.ref)
+	report := a.violation
 	a.rt.goTracked(func() {
 		defer closeQuietly(st)
 		defer func() {
@@ -155,10 +170,30 @@ func (a *commandActor) startReader(e *actor.Engine) {
 			}
 			e.Send(self, readerEvent{ev})
 			if ev.Kind.Terminal() {
+				drainAfterTerminal(a.rt.opsCtx, st, ref, report)
 				return
 			}
 		}
 	})
+}
+
+// drainAfterTerminal reads, for a short grace, whatever an adapter sends
+// after its terminal event: each such event breaks the contract, and is
+// reported and dropped, never forwarded.
+func drainAfterTerminal(parent context.Context, st paddock.Stream, ref string, report func(supervisor.Violation)) {
+	ctx, cancel := context.WithTimeout(parent, drainGrace)
+	defer cancel()
+	for {
+		ev, err := st.Next(ctx)
+		if err != nil {
+			return
+		}
+		what := supervisor.ViolationLateOutput
+		if ev.Kind.Terminal() {
+			what = supervisor.ViolationDuplicateTerminal
+		}
+		report(supervisor.Violation{Ref: ref, What: what, Kind: ev.Kind.String()})
+	}
 }
 
 // closeQuietly closes a stream, absorbing a panicking Close.
@@ -315,10 +350,12 @@ func (a *commandActor) stopGoroutines() {
 	}
 }
 
-// report tells the root this command is done, once.
+// report tells the root this command is done, once, and only when no
+// stdin write is in flight: that write is answered with its real result
+// first, since the root stops this actor on the report.
 func (a *commandActor) report(c *actor.Context) {
-	if a.reported || a.rt.stopping.Load() {
-		return // the root stops everything itself during a shutdown
+	if a.reported || a.rt.stopping.Load() || a.writing != nil {
+		return // (during a shutdown the root stops everything itself)
 	}
 	a.reported = true
 	c.Send(a.root, commandDone{ref: a.ref, detached: a.detached})
@@ -328,7 +365,7 @@ func (a *commandActor) report(c *actor.Context) {
 // Error{stopped_before_exit}, every pending request is answered, and the
 // goroutines are cancelled.
 func (a *commandActor) stopped(c *actor.Context) {
-	if !a.detached {
+	if !a.detached && !a.guard.Done() {
 		a.send(c, a.guard.Fail(supervisor.ReasonStoppedBeforeExit, "", messages.ErrorKind_ERROR_KIND_UNAVAILABLE))
 	}
 	a.stopGoroutines()

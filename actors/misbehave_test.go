@@ -5,6 +5,7 @@ import (
 	"io"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
@@ -140,6 +141,12 @@ func watchEvents(t *testing.T, e *actor.Engine) *engineEvents {
 
 type eventsReady struct{}
 
+func (e *engineEvents) snapshot() []supervisor.Violation {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]supervisor.Violation(nil), e.violations...)
+}
+
 func (e *engineEvents) deadLetters() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -186,13 +193,15 @@ func TestMisbehavingAdapterStreams(t *testing.T) {
 			res, err := rt.Exec(ctx, h, paddock.NewCmd("emit", "out:alive"), paddock.ExecOpts{})
 			require.NoError(t, err)
 			assert.Equal(t, "alive", string(res.Output))
+			if tc.violation != "" {
+				// Events reach subscribers asynchronously.
+				require.Eventually(t, func() bool { return len(events.snapshot()) == 1 }, 2*time.Second, time.Millisecond)
+				assert.Equal(t, tc.violation, events.snapshot()[0].What)
+				assert.Equal(t, string(s.Command().Ref), events.snapshot()[0].Ref)
+			}
 			events.mu.Lock()
 			defer events.mu.Unlock()
 			assert.Zero(t, events.restarts, "no ActorRestartedEvent for our actors")
-			if tc.violation != "" {
-				require.Len(t, events.violations, 1)
-				assert.Equal(t, tc.violation, events.violations[0].What)
-			}
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"io/fs"
+	"sync/atomic"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/messages"
@@ -154,18 +155,22 @@ func EventOf(f messages.Frame) paddock.Event {
 func StreamOf(s *Stream) paddock.Stream { return &streamView{s: s} }
 
 type streamView struct {
-	s    *Stream
-	done bool
+	s      *Stream
+	done   bool
+	closed atomic.Bool
 }
 
 func (v *streamView) Next(ctx context.Context) (paddock.Event, error) {
-	if v.done {
+	if v.done || v.closed.Load() {
 		return paddock.Event{}, io.EOF
 	}
 	select {
 	case f, ok := <-v.s.C():
 		if !ok {
 			v.done = true
+			return paddock.Event{}, io.EOF
+		}
+		if v.closed.Load() {
 			return paddock.Event{}, io.EOF
 		}
 		ev := EventOf(f)
@@ -177,5 +182,8 @@ func (v *streamView) Next(ctx context.Context) (paddock.Event, error) {
 }
 func (v *streamView) WriteStdin(ctx context.Context, p []byte) error { return v.s.WriteStdin(ctx, p) }
 func (v *streamView) CloseStdin(ctx context.Context) error           { return v.s.CloseStdin(ctx) }
-func (v *streamView) Close() error                                   { return v.s.Close() }
-func (v *streamView) SessionID() string                              { return v.s.SessionID() }
+func (v *streamView) Close() error {
+	v.closed.Store(true)
+	return v.s.Close()
+}
+func (v *streamView) SessionID() string { return v.s.SessionID() }

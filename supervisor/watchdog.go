@@ -69,6 +69,7 @@ func (w *Watchdog) Receive(c *actor.Context) {
 		}
 		w.watch(c, msg)
 	case Unwatch:
+		w.dropHeld(msg)
 		if set := w.watchers[msg.Target.GetID()]; set != nil {
 			delete(set, msg.Watcher.GetID())
 			if len(set) == 0 {
@@ -82,6 +83,17 @@ func (w *Watchdog) Receive(c *actor.Context) {
 			c.Send(watcher, OwnerDown{PID: msg.PID})
 		}
 	}
+}
+
+// dropHeld forgets held watches that an Unwatch withdraws.
+func (w *Watchdog) dropHeld(u Unwatch) {
+	kept := w.held[:0]
+	for _, h := range w.held {
+		if h.Target.GetID() != u.Target.GetID() || h.Watcher.GetID() != u.Watcher.GetID() {
+			kept = append(kept, h)
+		}
+	}
+	w.held = kept
 }
 
 // watch records a watch, or answers at once when the target is gone or not

@@ -1,0 +1,85 @@
+package actors_test
+
+import (
+	"testing"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/fake"
+	"github.com/paddockhq/paddock/messages"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The facade tests of contract 8.6: the fake registered under each hosted
+// provider's slot, every call dispatched on the tag the caller passes.
+func TestFacadeDispatchesOnTheTag(t *testing.T) {
+	for _, p := range []paddock.Provider{paddock.ProviderSprites, paddock.ProviderE2B, paddock.ProviderDaytona} {
+		t.Run(string(p), func(t *testing.T) {
+			f := fake.New()
+			rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{p: f}})
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)); f.Reset() })
+
+			h, err := rt.Create(ctx, p, "box", paddock.CreateOpts{})
+			require.NoError(t, err)
+			assert.Equal(t, paddock.ProviderFake, h.Provider, "the fake tags its own handles")
+			_, err = rt.Get(ctx, h)
+			var unknown *paddock.UnknownProviderError
+			require.ErrorAs(t, err, &unknown, "the fake tag is not registered here")
+			h.Provider = p
+
+			res, err := rt.Exec(ctx, h, paddock.NewCmd("emit", "out:out", "err:err", "exit:4"), paddock.ExecOpts{StderrToStdout: true})
+			require.NoError(t, err)
+			assert.Equal(t, "outerr", string(res.Output))
+			assert.Equal(t, 4, res.ExitCode)
+
+			s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "stay"), paddock.SpawnOpts{Stdin: true})
+			require.NoError(t, err)
+			assert.Equal(t, p, s.Command().Provider, "commands carry the caller's tag")
+			require.NoError(t, s.WriteStdin(ctx, []byte("in"+"put")))
+			assert.Equal(t, "echo:input", string(frame(t, s).(*messages.Stdout).GetData()))
+			require.NoError(t, s.CloseStdin(ctx))
+			assert.Equal(t, []string{"exit:0"}, terminals(all(t, s)))
+
+			runner, err := rt.Spawn(ctx, h, paddock.NewCmd("runner", "stay"), paddock.SpawnOpts{Stdin: true})
+			require.NoError(t, err)
+			sessions, err := rt.ListSessions(ctx, h)
+			require.NoError(t, err)
+			var id string
+			for _, sess := range sessions {
+				if sess.Command == "runner stay" {
+					id = sess.ID
+				}
+			}
+			require.NotEmpty(t, id, "found by its command line")
+			att, err := rt.Attach(ctx, h, id, paddock.AttachOpts{Stdin: true})
+			require.NoError(t, err)
+			assert.NotEqual(t, runner.Command().Ref, att.Command().Ref)
+			require.NoError(t, runner.CloseStdin(ctx))
+			assert.Equal(t, []string{"exit:0"}, terminals(all(t, runner)))
+			assert.Equal(t, []string{"exit:0"}, terminals(all(t, att)), "both refs get the exit")
+
+			_, err = rt.CreateCheckpoint(ctx, h, paddock.CheckpointOpts{})
+			require.ErrorIs(t, err, paddock.ErrNotSupported)
+			require.ErrorIs(t, rt.RestoreCheckpoint(ctx, h, "cp"), paddock.ErrNotSupported)
+			path, err := rt.HostPath(h, "/w/x")
+			require.NoError(t, err)
+			assert.Equal(t, "/w/x", path)
+
+			require.NoError(t, rt.Destroy(ctx, h))
+			_, err = rt.Get(ctx, h)
+			require.ErrorIs(t, err, paddock.ErrNotFound)
+		})
+	}
+}
+
+func terminals(fs []messages.Frame) []string {
+	var out []string
+	for _, f := range fs {
+		if messages.IsTerminal(f) {
+			out = append(out, terminalText(f))
+		}
+	}
+	return out
+}
