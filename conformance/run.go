@@ -98,7 +98,7 @@ func (s *suite) cases() []testCase {
 		testCase{"17 Attach replays from the start then tails", s.gate(paddock.CapAttach, attachReplays, sessionsRefused)},
 		testCase{"18 TerminateSession stops a detached session and keeps the sandbox", s.gate(paddock.CapTerminateSession, terminateKeepsSandbox, terminateRefused)},
 		testCase{"18f force termination kills and is uncertain for an unknown id", s.gate(paddock.CapForceTerminateSession, forceTerminate, forceTerminateRefused)},
-		testCase{"19 empty allow list is accepted", s.gate(paddock.CapNetworkPolicy, policyAccepted, policyRefused)},
+		testCase{"19 network policy follows the capability", s.gate(paddock.CapNetworkPolicy, policyAccepted, policyRefused)},
 		testCase{"20 checkpoints follow the capability", s.gate(paddock.CapCheckpoint, checkpointWorks, checkpointRefused)},
 		testCase{"21 files round trip, with parents and 4 MiB streamed", filesRoundTrip},
 		testCase{"22 named spawn returns the live session", s.gate(paddock.CapNamedSpawn, namedSpawn, namedSpawnRefused)},

@@ -1,0 +1,211 @@
+package local
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/rs/zerolog"
+)
+
+// Isolation says how commands are contained.
+type Isolation string
+
+// The isolation modes.
+const (
+	// IsolationAuto uses namespaces where the host allows them and runs
+	// unisolated otherwise, saying so once in the log and in Info.Raw.
+	IsolationAuto Isolation = "auto"
+	// IsolationNamespaces requires namespaces: without them commands fail
+	// with an invalid error rather than run uncontained.
+	IsolationNamespaces Isolation = "namespaces"
+	// IsolationNone runs commands as plain host processes in their own
+	// process groups.
+	IsolationNone Isolation = "none"
+)
+
+// Defaults of the options.
+const (
+	DefaultProcessLimit     = 512
+	DefaultFileSizeLimit    = 4 << 30
+	DefaultFinishedSessions = 1000
+	// exitGrace is how long output is still read after an unisolated
+	// command's leader exits, while background processes may hold its
+	// pipes; then they are cut and the exit recorded.
+	exitGrace = 250 * time.Millisecond
+)
+
+// Adapter runs sandboxes as directories on this machine and commands as
+// host processes. Use New; every method is safe for concurrent use.
+type Adapter struct {
+	root         string
+	log          zerolog.Logger
+	isolation    Isolation
+	processLimit int
+	fileLimit    int64
+	keepFinished int
+
+	probe       sync.Once
+	isolated    bool   // the outcome of the probe
+	isolatedWhy string // why not, when not
+	cgroupRoot  string
+
+	mu       sync.Mutex
+	sessions map[string]*session // live sessions this adapter supervises, by sandbox dir + id
+	creating map[string]bool     // sandbox dirs with a named spawn in progress
+	closed   bool
+	wg       sync.WaitGroup // session supervisors
+}
+
+// Option configures New.
+type Option func(*Adapter)
+
+// WithRoot puts sandboxes under dir. Default: paddock/local under the
+// user's cache directory (or the temp directory when there is none).
+func WithRoot(dir string) Option { return func(a *Adapter) { a.root = dir } }
+
+// WithLogger sets the logger; default silent.
+func WithLogger(l zerolog.Logger) Option { return func(a *Adapter) { a.log = l } }
+
+// WithIsolation sets the isolation mode; default IsolationAuto.
+func WithIsolation(i Isolation) Option { return func(a *Adapter) { a.isolation = i } }
+
+// WithProcessLimit caps the processes of one isolated command tree;
+// default 512.
+func WithProcessLimit(n int) Option { return func(a *Adapter) { a.processLimit = n } }
+
+// WithFileSizeLimit caps the size of any file an isolated command writes;
+// default 4 GiB.
+func WithFileSizeLimit(bytes int64) Option { return func(a *Adapter) { a.fileLimit = bytes } }
+
+// WithFinishedSessions is how many finished sessions each sandbox keeps for
+// attach and listing; older ones are pruned. Default 1000.
+func WithFinishedSessions(n int) Option { return func(a *Adapter) { a.keepFinished = n } }
+
+// New returns a local adapter. Invalid options are reported as an
+// *paddock.InvalidError.
+func New(opts ...Option) (*Adapter, error) {
+	a := &Adapter{
+		isolation: IsolationAuto, processLimit: DefaultProcessLimit, fileLimit: DefaultFileSizeLimit,
+		keepFinished: DefaultFinishedSessions, sessions: map[string]*session{}, creating: map[string]bool{},
+	}
+	for _, o := range opts {
+		o(a)
+	}
+	switch a.isolation {
+	case IsolationAuto, IsolationNamespaces, IsolationNone:
+	default:
+		return nil, &paddock.InvalidError{Detail: "local: unknown isolation " + string(a.isolation)}
+	}
+	if a.processLimit <= 0 || a.fileLimit <= 0 || a.keepFinished <= 0 {
+		return nil, &paddock.InvalidError{Detail: "local: limits must be positive"}
+	}
+	if a.root == "" {
+		a.root = defaultRoot()
+	}
+	abs, err := filepath.Abs(a.root)
+	if err != nil {
+		return nil, &paddock.InvalidError{Detail: "local: root: " + err.Error()}
+	}
+	a.root = abs
+	return a, nil
+}
+
+// defaultRoot is paddock/local under the user's cache directory.
+func defaultRoot() string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "paddock", "local")
+	}
+	return filepath.Join(os.TempDir(), "paddock-local")
+}
+
+// Root is the directory holding the sandboxes.
+func (a *Adapter) Root() string { return a.root }
+
+// Compile-time checks of the interfaces the adapter implements.
+var (
+	_ paddock.Adapter           = (*Adapter)(nil)
+	_ paddock.CreateNewer       = (*Adapter)(nil)
+	_ paddock.DestroyOncer      = (*Adapter)(nil)
+	_ paddock.SessionTerminator = (*Adapter)(nil)
+	_ paddock.HostPather        = (*Adapter)(nil)
+)
+
+// Provider returns "local".
+func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderLocal }
+
+// Capabilities are exactly what the conformance suite proves of this adapter.
+func (a *Adapter) Capabilities() paddock.CapabilitySet {
+	return paddock.NewCapabilitySet(
+		paddock.CapSuspend, paddock.CapAttach, paddock.CapTTY, paddock.CapTerminateSession,
+		paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce, paddock.CapNamedSpawn,
+	)
+}
+
+// BuildHandle returns {local, name}.
+func (a *Adapter) BuildHandle(name string) paddock.Handle {
+	return paddock.Handle{Provider: paddock.ProviderLocal, Name: name}
+}
+
+// Isolated reports whether commands run in namespaces, probing the host on
+// first use, and why not when they do not.
+func (a *Adapter) Isolated() (bool, string) {
+	a.probe.Do(a.probeIsolation)
+	return a.isolated, a.isolatedWhy
+}
+
+// probeIsolation decides once whether commands can be isolated.
+func (a *Adapter) probeIsolation() {
+	switch {
+	case a.isolation == IsolationNone:
+		a.isolatedWhy = "disabled by configuration"
+	case !namespacesSupported:
+		a.isolatedWhy = "namespaces need Linux"
+	default:
+		st, err := startProcess(startSpec{argv: []string{"true"}, env: []string{"PATH=" + cleanPath}, dir: "/", isolated: true, network: true})
+		if err == nil {
+			_ = st.cmd.Wait()
+			st.closeOurs()
+			a.isolated = true
+			a.cgroupRoot = pidsCgroupRoot()
+			return
+		}
+		a.isolatedWhy = err.Error()
+	}
+	if a.isolation == IsolationAuto {
+		a.log.Warn().Str("reason", a.isolatedWhy).Msg("local: commands run without namespace isolation")
+	}
+}
+
+// requireIsolation answers an invalid error when namespaces were required
+// but are unavailable.
+func (a *Adapter) requireIsolation() error {
+	ok, why := a.Isolated()
+	if !ok && a.isolation == IsolationNamespaces {
+		return &paddock.InvalidError{Detail: "local: namespace isolation required but unavailable: " + why}
+	}
+	return nil
+}
+
+// Close stops every command this adapter supervises (their sessions record
+// the kill) and waits for its goroutines. Sandboxes stay on disk.
+func (a *Adapter) Close() error {
+	a.mu.Lock()
+	a.closed = true
+	live := make([]*session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		live = append(live, s)
+	}
+	a.mu.Unlock()
+	for _, s := range live {
+		s.kill()
+	}
+	a.wg.Wait()
+	return nil
+}
+
+// errClosed is the answer of a closed adapter.
+var errClosed = errors.New("local adapter closed")

@@ -1,0 +1,66 @@
+package local_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/adapters/local"
+	"github.com/paddockhq/paddock/conformance"
+	"github.com/stretchr/testify/require"
+)
+
+// newLocal returns an adapter over a fresh root, closed when the test ends.
+func newLocal(t testing.TB, opts ...local.Option) *local.Adapter {
+	t.Helper()
+	a, err := local.New(append([]local.Option{local.WithRoot(t.TempDir())}, opts...)...)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, a.Close()) })
+	return a
+}
+
+// isolationModes are the modes every conformance run covers.
+func isolationModes(t *testing.T) map[string]local.Option {
+	modes := map[string]local.Option{"unisolated": local.WithIsolation(local.IsolationNone)}
+	probe, err := local.New(local.WithRoot(t.TempDir()))
+	require.NoError(t, err)
+	if ok, why := probe.Isolated(); ok {
+		modes["namespaces"] = local.WithIsolation(local.IsolationNamespaces)
+	} else {
+		t.Logf("namespace isolation is unavailable here (%s); only the unisolated mode runs", why)
+	}
+	require.NoError(t, probe.Close())
+	return modes
+}
+
+func shellConfig() conformance.Config {
+	return conformance.Config{Fixtures: conformance.ShellFixtures(), FrameTimeout: 5 * time.Second}
+}
+
+func TestConformance(t *testing.T) {
+	for mode, opt := range isolationModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			cfg := shellConfig()
+			cfg.Adapter = newLocal(t, opt)
+			conformance.Run(t, cfg)
+		})
+	}
+}
+
+func TestConformanceThroughTheRuntime(t *testing.T) {
+	for mode, opt := range isolationModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			a := newLocal(t, opt)
+			rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderLocal: a}})
+			require.NoError(t, err)
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				require.NoError(t, rt.Shutdown(ctx))
+			})
+			conformance.RunRuntime(t, rt, paddock.ProviderLocal, shellConfig())
+		})
+	}
+}

@@ -1,0 +1,180 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/paddockhq/paddock"
+)
+
+// Files live in the sandbox's fs directory. A path is sandbox-absolute
+// ("/data/in.txt" is <sandbox>/fs/data/in.txt; the path HostPath returns is
+// accepted too) and may not leave that directory: a ".." segment, or a
+// symbolic link whose target is outside, is refused as invalid before any
+// byte is read or written outside. Symlinks are resolved by os.Root, which
+// confines every step of the walk to the directory.
+
+// errEscape is a path that would leave the sandbox.
+var errEscape = errors.New("path escapes the sandbox")
+
+// sandboxRelative turns a sandbox path into a clean path relative to the
+// sandbox's files; any ".." segment is refused.
+func sandboxRelative(p string) (string, error) {
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." {
+			return "", errEscape
+		}
+	}
+	rel := strings.TrimPrefix(path.Clean("/"+p), "/")
+	if rel == "" {
+		rel = "."
+	}
+	return rel, nil
+}
+
+// filesDir is the directory of the sandbox's files.
+func (a *Adapter) filesDir(name string) string { return filepath.Join(a.dirOf(name), fsDir) }
+
+// relative maps a caller's path (sandbox-absolute, or a HostPath of this
+// sandbox) to a path relative to its files, or an invalid error.
+func (a *Adapter) relative(name, p string) (string, error) {
+	if err := paddock.CheckPath(p); err != nil {
+		return "", err
+	}
+	files := a.filesDir(name)
+	if rest, ok := strings.CutPrefix(p, files+"/"); ok {
+		p = "/" + rest
+	}
+	rel, err := sandboxRelative(p)
+	if err != nil {
+		return "", pathInvalid(err)
+	}
+	return rel, nil
+}
+
+func pathInvalid(err error) error {
+	return &paddock.InvalidError{Detail: paddock.DetailPath + ": " + err.Error()}
+}
+
+// HostPath is where a process of the sandbox sees path: inside the
+// sandbox's files directory. An invalid path is returned unchanged.
+func (a *Adapter) HostPath(h paddock.Handle, p string) string {
+	rel, err := a.relative(h.Name, p)
+	if err != nil {
+		return p
+	}
+	return filepath.Join(a.filesDir(h.Name), rel)
+}
+
+// openFiles opens the sandbox's files directory as an os.Root.
+func (a *Adapter) openFiles(name string) (*os.Root, error) {
+	if _, err := a.readMeta(name); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(a.filesDir(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, paddock.ErrNotFound
+	}
+	if err != nil {
+		return nil, unavailable("opening the sandbox's files", err)
+	}
+	return root, nil
+}
+
+// fileError maps a confined file operation's failure.
+func fileError(err error) error {
+	switch {
+	case isEscape(err):
+		return pathInvalid(errEscape)
+	case errors.Is(err, fs.ErrNotExist):
+		return paddock.ErrNotFound
+	case errors.Is(err, fs.ErrExist), isDirError(err):
+		return pathInvalid(err)
+	}
+	return unavailable("file", err)
+}
+
+// isEscape recognises os.Root's refusal of a path leaving the root. The
+// standard library offers no sentinel for it, only this text.
+func isEscape(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
+}
+
+func isDirError(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "is a directory")
+}
+
+// WriteFile streams r into path, creating parent directories.
+func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, p string, mode fs.FileMode, r io.Reader) error {
+	rel, err := a.relative(h.Name, p)
+	if err != nil {
+		return err
+	}
+	root, err := a.openFiles(h.Name)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if dir := path.Dir(rel); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return fileError(err)
+		}
+	}
+	if mode.Perm() == 0 {
+		mode = 0o644
+	}
+	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode.Perm())
+	if err != nil {
+		return fileError(err)
+	}
+	_, err = io.Copy(f, ctxReader{ctx, r})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return unavailable("write", err)
+	}
+	return nil
+}
+
+// ReadFile streams the file at path.
+func (a *Adapter) ReadFile(_ context.Context, h paddock.Handle, p string) (io.ReadCloser, error) {
+	rel, err := a.relative(h.Name, p)
+	if err != nil {
+		return nil, err
+	}
+	root, err := a.openFiles(h.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.Open(rel)
+	if err != nil {
+		return nil, fileError(err)
+	}
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		f.Close()
+		return nil, pathInvalid(errors.New("not a regular file"))
+	}
+	return f, nil
+}
+
+// ctxReader stops a copy when its context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

@@ -1,0 +1,110 @@
+//go:build linux
+
+package local
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// procStat reads /proc/<pid>/stat: the state letter, the process group and
+// the start time (clock ticks since boot), which with the pid identifies a
+// process across pid reuse.
+func procStat(pid int) (state byte, pgrp int, start uint64, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	i := bytes.LastIndexByte(b, ')') // the command name may hold spaces and parentheses
+	if i < 0 || i+2 >= len(b) {
+		return 0, 0, 0, false
+	}
+	f := strings.Fields(string(b[i+2:]))
+	// f[0] is field 3 (state); pgrp is field 5; starttime is field 22.
+	if len(f) < 20 {
+		return 0, 0, 0, false
+	}
+	pgrp, _ = strconv.Atoi(f[2])
+	start, _ = strconv.ParseUint(f[19], 10, 64)
+	return f[0][0], pgrp, start, true
+}
+
+// processStart returns a live process's start time, or ok=false.
+func processStart(pid int) (uint64, bool) {
+	state, _, start, ok := procStat(pid)
+	return start, ok && state != 'Z'
+}
+
+// sameProcess reports whether pid is still the process that started at
+// start (0 = unknown: any live process of that pid).
+func sameProcess(pid int, start uint64) bool {
+	got, ok := processStart(pid)
+	return ok && (start == 0 || got == start)
+}
+
+// allPIDs lists the pids in /proc.
+func allPIDs() []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	pids := make([]int, 0, len(entries))
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// groupMembers lists the live (not zombie) processes of process group pgid.
+func groupMembers(pgid int) []int {
+	var out []int
+	for _, pid := range allPIDs() {
+		if state, pgrp, _, ok := procStat(pid); ok && pgrp == pgid && state != 'Z' {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// pidNamespace returns the pid-namespace link of a process ("" if gone).
+func pidNamespace(pid int) string {
+	link, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return link
+}
+
+// namespaceMembers lists the live processes in the pid namespace ns.
+func namespaceMembers(ns string) []int {
+	if ns == "" {
+		return nil
+	}
+	var out []int
+	for _, pid := range allPIDs() {
+		if pidNamespace(pid) == ns {
+			if state, _, _, ok := procStat(pid); ok && state != 'Z' {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// selfStart is this process's start time.
+func selfStart() uint64 {
+	start, _ := processStart(os.Getpid())
+	return start
+}
+
+// signalAll sends sig to each pid, ignoring those already gone.
+func signalAll(pids []int, sig syscall.Signal) {
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, sig)
+	}
+}

@@ -1,0 +1,292 @@
+package local
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/paddockhq/paddock"
+)
+
+// Files of a session directory.
+const (
+	sessionFile = "session.json"
+	journalFile = "journal"
+	doneFile    = "done" // exists once the journal holds its terminal record
+)
+
+// sessionRecord is session.json: what a later runtime needs to find, and
+// if need be kill, the session's processes.
+type sessionRecord struct {
+	ID         string    `json:"id"`
+	Name       string    `json:"name,omitempty"`
+	Command    string    `json:"command"`
+	TTY        bool      `json:"tty,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	Isolated   bool      `json:"isolated"`
+	PID        int       `json:"pid"`       // the leader (the shim when isolated)
+	PIDStart   uint64    `json:"pid_start"` // its start time, against pid reuse
+	PGID       int       `json:"pgid"`
+	NS         string    `json:"ns,omitempty"` // the pid namespace when isolated
+	OwnerPID   int       `json:"owner_pid"`    // the process supervising it
+	OwnerStart uint64    `json:"owner_start"`
+}
+
+// session is a command this adapter supervises: its process, the readers
+// of its output, and the journal they append to. Subscribers read the
+// journal, so replay and live output are one path.
+type session struct {
+	a     *Adapter
+	key   string // sandbox dir + "/" + id
+	sbDir string
+	dir   string
+	rec   sessionRecord
+	proc  *started
+	out   *os.File // the journal, append-only
+
+	mu      sync.Mutex
+	size    int64         // bytes of whole records in the journal
+	done    bool          // the terminal record is written
+	changed chan struct{} // closed (and replaced) on every append
+	broken  error         // a journal write failed
+	stdinMu sync.Mutex
+	stdinEOF bool
+
+	exited   chan struct{} // closed once the terminal record is written
+	killOnce sync.Once
+}
+
+// newSessionID is time-ordered, so listings and pruning sort by age.
+func newSessionID() string {
+	return fmt.Sprintf("s-%016x-%s", time.Now().UnixNano(), randomID("")[:6])
+}
+
+// startSession starts spec as a new session of the sandbox in sbDir.
+func (a *Adapter) startSession(sbDir, name string, cmd paddock.Cmd, spec startSpec) (*session, error) {
+	id := newSessionID()
+	dir := filepath.Join(sbDir, sessionsDir, id)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, paddock.ErrNotFound // destroyed meanwhile
+		}
+		return nil, unavailable("spawn", err)
+	}
+	out, err := os.OpenFile(filepath.Join(dir, journalFile), os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, unavailable("spawn", err)
+	}
+	var removeCgroup func()
+	if spec.isolated && a.cgroupRoot != "" {
+		if spec.cgroup, removeCgroup, err = newPidsCgroup(a.cgroupRoot, id, a.processLimit); err != nil {
+			a.log.Warn().Err(err).Msg("local: no process-limit cgroup for this command")
+		}
+	}
+	proc, err := startProcess(spec)
+	if err != nil {
+		out.Close()
+		_ = os.RemoveAll(dir)
+		if removeCgroup != nil {
+			removeCgroup()
+		}
+		return nil, startError(err)
+	}
+	s := &session{
+		a: a, key: sbDir + "/" + id, sbDir: sbDir, dir: dir, proc: proc, out: out,
+		changed: make(chan struct{}), exited: make(chan struct{}),
+		rec: sessionRecord{
+			ID: id, Name: name, Command: cmd.Line(), TTY: spec.tty, CreatedAt: time.Now().UTC(),
+			Isolated: spec.isolated, PID: proc.pid, PIDStart: proc.start, PGID: proc.pgid, NS: proc.ns,
+			OwnerPID: os.Getpid(), OwnerStart: selfStart(),
+		},
+	}
+	if err := writeJSON(filepath.Join(dir, sessionFile), s.rec, true); err != nil {
+		a.log.Warn().Err(err).Msg("local: session record not written; a later runtime cannot recover it")
+	}
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		s.kill()
+		_ = proc.cmd.Wait()
+		proc.closeOurs()
+		return nil, unavailable("spawn", errClosed)
+	}
+	a.sessions[s.key] = s
+	a.wg.Add(1)
+	a.mu.Unlock()
+	go s.supervise(removeCgroup)
+	return s, nil
+}
+
+// startError maps a start failure: the command's own fault is invalid.
+func startError(err error) error {
+	if errors.Is(err, errStart) {
+		return &paddock.InvalidError{Detail: paddock.DetailCommand + ": " + err.Error()}
+	}
+	return unavailable("start", err)
+}
+
+// supervise reads the output into the journal, waits for the command, and
+// writes the terminal record after all output.
+func (s *session) supervise(removeCgroup func()) {
+	defer s.a.wg.Done()
+	var readers sync.WaitGroup
+	read := func(f *os.File, kind byte) {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			readAllInto(f, func(p []byte) { s.append(kind, p) })
+		}()
+	}
+	read(s.proc.stdout, recStdout)
+	if s.proc.stderr != nil {
+		read(s.proc.stderr, recStderr)
+	}
+	waitErr := s.proc.cmd.Wait()
+	drainOrCut(s.rec, s.proc, &readers)
+	s.proc.closeOurs()
+	record := errorRecord(paddock.DetailClosedBeforeExit)
+	var exited *exec.ExitError
+	if ps := s.proc.cmd.ProcessState; ps != nil && (waitErr == nil || errors.As(waitErr, &exited)) {
+		record = exitRecord(exitCode(ps))
+	}
+	s.finish(record)
+	if removeCgroup != nil {
+		removeCgroup()
+	}
+	s.a.retire(s)
+}
+
+// append writes one output record and wakes the subscribers.
+func (s *session) append(kind byte, p []byte) {
+	s.write(encodeRecord(kind, p), false)
+}
+
+// finish writes the terminal record.
+func (s *session) finish(record []byte) {
+	s.write(record, true)
+	_ = s.out.Close()
+	_ = os.WriteFile(filepath.Join(s.dir, doneFile), nil, 0o644)
+	close(s.exited)
+}
+
+func (s *session) write(record []byte, terminal bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return
+	}
+	if s.broken == nil {
+		if _, err := s.out.Write(record); err != nil {
+			s.broken = err
+			s.a.log.Error().Err(err).Str("session", s.rec.ID).Msg("local: journal write failed; output is lost")
+		} else {
+			s.size += int64(len(record))
+		}
+	}
+	s.done = terminal
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// snapshot is what a subscriber needs to read on: the published size,
+// whether it is final, and the channel that announces the next append.
+func (s *session) snapshot() (size int64, done bool, changed <-chan struct{}, broken error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.size, s.done, s.changed, s.broken
+}
+
+// kill ends the command at once.
+func (s *session) kill() {
+	s.killOnce.Do(func() { s.signal(syscall.SIGKILL) })
+}
+
+// signal sends sig to the command: to the shim (which forwards it) when
+// isolated, else to the whole process group.
+func (s *session) signal(sig syscall.Signal) {
+	if s.rec.Isolated {
+		_ = syscall.Kill(s.rec.PID, sig)
+		return
+	}
+	_ = syscall.Kill(-s.rec.PGID, sig)
+}
+
+// members lists the session's live processes.
+func (rec sessionRecord) members() []int {
+	if rec.Isolated {
+		if !sameProcess(rec.PID, rec.PIDStart) {
+			return nil
+		}
+		return namespaceMembers(rec.NS)
+	}
+	var out []int
+	for _, pid := range groupMembers(rec.PGID) {
+		if start, ok := processStart(pid); ok && start >= rec.PIDStart {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// retire forgets a finished session and prunes the sandbox's oldest
+// finished sessions beyond the kept number.
+func (a *Adapter) retire(s *session) {
+	a.mu.Lock()
+	delete(a.sessions, s.key)
+	a.mu.Unlock()
+	a.prune(s.sbDir)
+}
+
+func (a *Adapter) prune(sbDir string) {
+	entries, err := os.ReadDir(filepath.Join(sbDir, sessionsDir))
+	if err != nil {
+		return
+	}
+	var finished []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(sbDir, sessionsDir, e.Name(), doneFile)); err == nil {
+			finished = append(finished, e.Name())
+		}
+	}
+	sort.Strings(finished) // ids are time-ordered
+	for len(finished) > a.keepFinished {
+		_ = os.RemoveAll(filepath.Join(sbDir, sessionsDir, finished[0]))
+		finished = finished[1:]
+	}
+}
+
+// live returns this adapter's live sessions of the sandbox in sbDir.
+func (a *Adapter) live(sbDir string) []*session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []*session
+	for key, s := range a.sessions {
+		if strings.HasPrefix(key, sbDir+"/") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// readRecord reads a session's session.json.
+func readRecord(dir string) (sessionRecord, error) {
+	b, err := os.ReadFile(filepath.Join(dir, sessionFile))
+	if err != nil {
+		return sessionRecord{}, err
+	}
+	var rec sessionRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return sessionRecord{}, err
+	}
+	return rec, nil
+}

@@ -1,0 +1,176 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/paddockhq/paddock"
+)
+
+// confirmPoll is how often termination checks that processes are gone.
+const confirmPoll = 5 * time.Millisecond
+
+// TerminateSession stops one session. Graceful: SIGTERM to its process
+// group (through the shim when isolated), up to the timeout, then SIGKILL;
+// force: SIGKILL at once. It succeeds only once every process of the
+// session is confirmed gone. A finished session keeps its result; an
+// unknown one is gone (graceful) or uncertain (force).
+func (a *Adapter) TerminateSession(ctx context.Context, h paddock.Handle, id string, opts paddock.TerminateOpts) error {
+	opts, err := paddock.ValidateTermination(id, opts)
+	if err != nil {
+		return err
+	}
+	sbDir := a.dirOf(h.Name)
+	a.mu.Lock()
+	s := a.sessions[sbDir+"/"+id]
+	a.mu.Unlock()
+	if s != nil {
+		return a.terminateLive(ctx, s, opts)
+	}
+	dir := filepath.Join(sbDir, sessionsDir, id)
+	rec, err := readRecord(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if opts.Mode == paddock.TerminateForce {
+			return paddock.ErrTerminationUnconfirmed
+		}
+		return nil
+	}
+	if err != nil {
+		return &paddock.UnavailableError{Detail: paddock.DetailTerminationUnconfirmed}
+	}
+	if _, err := os.Stat(filepath.Join(dir, doneFile)); err == nil {
+		return nil // finished: it keeps its result
+	}
+	a.recover(dir, rec) // its runtime is gone: kill and record
+	return terminateRecord(ctx, rec, opts)
+}
+
+// terminateLive ends a session this adapter supervises and waits for its
+// terminal record and for every process to be gone.
+func (a *Adapter) terminateLive(ctx context.Context, s *session, opts paddock.TerminateOpts) error {
+	if s.isDone() {
+		return nil
+	}
+	if opts.Mode == paddock.TerminateForce {
+		s.signal(syscall.SIGKILL)
+	} else {
+		s.signal(syscall.SIGTERM)
+		select {
+		case <-s.exited:
+		case <-time.After(*opts.Timeout):
+		case <-ctx.Done():
+			return &paddock.UnavailableError{Detail: paddock.DetailTerminationUnconfirmed}
+		}
+		s.signal(syscall.SIGKILL)
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(paddock.TerminateTransportAllowance):
+		return &paddock.UnavailableError{Detail: paddock.DetailTerminationTimeout}
+	case <-ctx.Done():
+		return &paddock.UnavailableError{Detail: paddock.DetailTerminationUnconfirmed}
+	}
+	return confirmGone(ctx, s.rec, paddock.TerminateTransportAllowance)
+}
+
+// terminateRecord ends a session known only from its record (another
+// runtime's).
+func terminateRecord(ctx context.Context, rec sessionRecord, opts paddock.TerminateOpts) error {
+	if opts.Mode == paddock.TerminateForce {
+		signalAll(rec.members(), syscall.SIGKILL)
+		return confirmGone(ctx, rec, paddock.TerminateTransportAllowance)
+	}
+	signalAll(rec.members(), syscall.SIGTERM)
+	if confirmGone(ctx, rec, *opts.Timeout) == nil {
+		return nil
+	}
+	signalAll(rec.members(), syscall.SIGKILL)
+	return confirmGone(ctx, rec, paddock.TerminateTransportAllowance)
+}
+
+// confirmGone polls until no process of the session is left.
+func confirmGone(ctx context.Context, rec sessionRecord, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for len(rec.members()) > 0 {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return &paddock.UnavailableError{Detail: paddock.DetailTerminationUnconfirmed}
+		}
+		time.Sleep(confirmPoll)
+	}
+	return nil
+}
+
+// killSandbox kills every process of the sandbox in sbDir and waits (within
+// ctx) until the sessions this adapter supervises have recorded their end.
+func (a *Adapter) killSandbox(ctx context.Context, sbDir string) {
+	live := a.live(sbDir)
+	for _, s := range live {
+		s.kill()
+	}
+	for _, rec := range a.unsupervised(sbDir) {
+		signalAll(rec.members(), syscall.SIGKILL)
+	}
+	for _, s := range live {
+		select {
+		case <-s.exited:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// signalSandbox sends sig to every process of the sandbox. For SIGSTOP it
+// rescans until a pass finds nobody new, so a process forked meanwhile is
+// stopped too.
+func (a *Adapter) signalSandbox(sbDir string, sig syscall.Signal) {
+	recs := a.unsupervised(sbDir)
+	for _, s := range a.live(sbDir) {
+		recs = append(recs, s.rec)
+	}
+	signalled := map[int]bool{}
+	for pass := 0; pass < 5; pass++ {
+		fresh := 0
+		for _, rec := range recs {
+			for _, pid := range rec.members() {
+				if !signalled[pid] {
+					signalled[pid] = true
+					fresh++
+					_ = syscall.Kill(pid, sig)
+				}
+			}
+		}
+		if fresh == 0 || sig != syscall.SIGSTOP {
+			return
+		}
+	}
+}
+
+// unsupervised returns the records of the sandbox's unfinished sessions
+// that this adapter does not supervise (another runtime's, or orphans).
+func (a *Adapter) unsupervised(sbDir string) []sessionRecord {
+	root := filepath.Join(sbDir, sessionsDir)
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []sessionRecord
+	for _, e := range entries {
+		if _, ok := a.sessions[sbDir+"/"+e.Name()]; ok {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(root, e.Name(), doneFile)); err == nil {
+			continue
+		}
+		if rec, err := readRecord(filepath.Join(root, e.Name())); err == nil {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
