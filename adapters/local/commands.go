@@ -121,7 +121,6 @@ func (a *Adapter) Spawn(_ context.Context, h paddock.Handle, cmd paddock.Cmd, op
 	return subscribe(s, s.dir, s.rec.ID, opts.Stdin || opts.Name != "")
 }
 
-
 // lockName takes the lock of one session name in one sandbox.
 func (a *Adapter) lockName(key string) (unlock func()) {
 	for {

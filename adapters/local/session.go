@@ -53,12 +53,12 @@ type session struct {
 	proc  *started
 	out   *os.File // the journal, append-only
 
-	mu      sync.Mutex
-	size    int64         // bytes of whole records in the journal
-	done    bool          // the terminal record is written
-	changed chan struct{} // closed (and replaced) on every append
-	broken  error         // a journal write failed
-	stdinMu sync.Mutex
+	mu       sync.Mutex
+	size     int64         // bytes of whole records in the journal
+	done     bool          // the terminal record is written
+	changed  chan struct{} // closed (and replaced) on every append
+	broken   error         // a journal write failed
+	stdinMu  sync.Mutex
 	stdinEOF bool
 
 	exited   chan struct{} // closed once the terminal record is written

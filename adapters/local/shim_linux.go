@@ -184,7 +184,6 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
-
 // envValue returns the last value of key in an environment list.
 func envValue(env []string, key string) string {
 	v := ""
