@@ -5,6 +5,9 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock"
 )
@@ -43,6 +46,45 @@ func encodeRecord(kind byte, data []byte) []byte {
 	binary.BigEndian.PutUint32(b[1:], uint32(len(data)))
 	copy(b[recHeader:], data)
 	return b
+}
+
+// writeRecord appends one record with a single writev, header and data
+// without a copy.
+func writeRecord(f *os.File, kind byte, data []byte) error {
+	var hdr [recHeader]byte
+	hdr[0] = kind
+	binary.BigEndian.PutUint32(hdr[1:], uint32(len(data)))
+	iov := [][]byte{hdr[:], data}
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var werr error
+	if err := raw.Write(func(fd uintptr) bool {
+		for len(iov) > 0 {
+			n, err := unix.Writev(int(fd), iov)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				werr = err
+				return true
+			}
+			for n > 0 && len(iov) > 0 { // a short write: skip what went out
+				if n >= len(iov[0]) {
+					n -= len(iov[0])
+					iov = iov[1:]
+					continue
+				}
+				iov[0] = iov[0][n:]
+				n = 0
+			}
+		}
+		return true
+	}); err != nil {
+		return err
+	}
+	return werr
 }
 
 // exitRecord and errorRecord are the terminal records.
@@ -108,6 +150,12 @@ func (r *journalReader) next(limit int64) (kind byte, data []byte, ok bool, err 
 	return kind, data, true, nil
 }
 
+// skipTo drops read-ahead and continues at off (after records served from
+// memory).
+func (r *journalReader) skipTo(off int64) {
+	r.pos, r.buf = off, r.buf[:0]
+}
+
 // fill reads ahead until want bytes are buffered, never past limit.
 func (r *journalReader) fill(want int, limit int64) bool {
 	for len(r.buf) < want {
@@ -117,7 +165,7 @@ func (r *journalReader) fill(want int, limit int64) bool {
 		}
 		chunk := int(min(avail, int64(max(want-len(r.buf), 64<<10))))
 		start := len(r.buf)
-		r.buf = append(r.buf, make([]byte, chunk)...)
+		r.buf = slices.Grow(r.buf, chunk)[:start+chunk]
 		n, err := r.f.ReadAt(r.buf[start:], r.pos+int64(start))
 		r.buf = r.buf[:start+n]
 		if err != nil && !errors.Is(err, io.EOF) {

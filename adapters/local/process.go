@@ -64,7 +64,9 @@ func startProcess(spec startSpec) (*started, error) {
 			return nil, err
 		}
 		cmd.Args = []string{"paddock-init"}
-		cmd.Env = []string{shimEnv + "=1", shimConfigEnv + "=" + string(cfg)}
+		// GORACE: a program built with -race would otherwise sleep a second
+		// at every shim exit. The command itself gets spec.env only.
+		cmd.Env = []string{shimEnv + "=1", shimConfigEnv + "=" + string(cfg), "GORACE=atexit_sleep_ms=0"}
 		if status, statusW, err = os.Pipe(); err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,13 +54,15 @@ type session struct {
 	proc  *started
 	out   *os.File // the journal, append-only
 
-	mu       sync.Mutex
-	size     int64         // bytes of whole records in the journal
-	done     bool          // the terminal record is written
-	changed  chan struct{} // closed (and replaced) on every append
-	broken   error         // a journal write failed
-	stdinMu  sync.Mutex
-	stdinEOF bool
+	mu        sync.Mutex
+	size      int64         // bytes of whole records in the journal
+	done      bool          // the terminal record is written
+	changed   chan struct{} // closed (and replaced) on every append
+	broken    error         // a journal write failed
+	tail      []tailRecord  // the newest records, for subscribers that keep up
+	tailBytes int
+	stdinMu   sync.Mutex
+	stdinEOF  bool
 
 	exited   chan struct{} // closed once the terminal record is written
 	killOnce sync.Once
@@ -166,36 +169,69 @@ func (s *session) supervise(removeCgroup func()) {
 	s.a.retire(s)
 }
 
-// append writes one output record and wakes the subscribers.
+// tailRecord is one journal record kept in memory.
+type tailRecord struct {
+	off  int64
+	kind byte
+	data []byte
+}
+
+// maxTail bounds the memory of a session's in-memory tail.
+const maxTail = 4 << 20
+
+// append writes one output record (p is copied) and wakes the subscribers.
 func (s *session) append(kind byte, p []byte) {
-	s.write(encodeRecord(kind, p), false)
+	s.write(kind, bytes.Clone(p), false)
 }
 
 // finish writes the terminal record.
 func (s *session) finish(record []byte) {
-	s.write(record, true)
+	s.write(record[0], record[recHeader:], true)
 	_ = s.out.Close()
 	_ = os.WriteFile(filepath.Join(s.dir, doneFile), nil, 0o644)
 	close(s.exited)
 }
 
-func (s *session) write(record []byte, terminal bool) {
+// write appends one record to the journal and to the in-memory tail.
+func (s *session) write(kind byte, data []byte, terminal bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
 		return
 	}
 	if s.broken == nil {
-		if _, err := s.out.Write(record); err != nil {
+		if err := writeRecord(s.out, kind, data); err != nil {
 			s.broken = err
 			s.a.log.Error().Err(err).Str("session", s.rec.ID).Msg("local: journal write failed; output is lost")
 		} else {
-			s.size += int64(len(record))
+			s.tail = append(s.tail, tailRecord{off: s.size, kind: kind, data: data})
+			s.tailBytes += len(data)
+			for s.tailBytes > maxTail && len(s.tail) > 1 {
+				s.tailBytes -= len(s.tail[0].data)
+				s.tail = s.tail[1:]
+			}
+			s.size += int64(recHeader + len(data))
 		}
 	}
 	s.done = terminal
 	close(s.changed)
 	s.changed = make(chan struct{})
+}
+
+// fromTail returns a copy of the record at journal offset off if the
+// in-memory tail still holds it.
+func (s *session) fromTail(off int64) (kind byte, data []byte, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.tail) == 0 || off < s.tail[0].off {
+		return 0, nil, false
+	}
+	i := sort.Search(len(s.tail), func(i int) bool { return s.tail[i].off >= off })
+	if i == len(s.tail) || s.tail[i].off != off {
+		return 0, nil, false
+	}
+	r := s.tail[i]
+	return r.kind, bytes.Clone(r.data), true
 }
 
 // snapshot is what a subscriber needs to read on: the published size,

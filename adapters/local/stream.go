@@ -67,7 +67,7 @@ func (st *stream) read() (ev paddock.Event, ok bool, wait <-chan struct{}, err e
 		return paddock.Event{}, false, nil, io.EOF
 	}
 	limit, done, changed, broken := st.limit()
-	kind, data, got, rerr := st.jr.next(limit)
+	kind, data, got, rerr := st.nextRecord(limit)
 	switch {
 	case rerr != nil || (!got && broken != nil):
 		st.finished = true
@@ -86,6 +86,18 @@ func (st *stream) read() (ev paddock.Event, ok bool, wait <-chan struct{}, err e
 		return paddock.Failed(&paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit}), true, nil, nil
 	}
 	return paddock.Event{}, false, changed, nil
+}
+
+// nextRecord takes the next record from the session's in-memory tail when
+// it still holds it (a subscriber that keeps up), else from the journal.
+func (st *stream) nextRecord(limit int64) (kind byte, data []byte, ok bool, err error) {
+	if st.s != nil && st.jr.pos < limit {
+		if kind, data, ok := st.s.fromTail(st.jr.pos); ok {
+			st.jr.skipTo(st.jr.pos + int64(recHeader+len(data)))
+			return kind, data, true, nil
+		}
+	}
+	return st.jr.next(limit)
 }
 
 // limit is how far the journal may be read now.
@@ -114,6 +126,8 @@ func (st *stream) WriteStdin(ctx context.Context, p []byte) error {
 		return paddock.ErrCommandExited
 	case st.s == nil:
 		return st.notOurs()
+	case st.s.isDone():
+		return paddock.ErrCommandExited
 	case !st.stdin:
 		return &paddock.WriteFailedError{Detail: "stdin was not requested for this subscription"}
 	}

@@ -1,0 +1,29 @@
+package local
+
+import "github.com/paddockhq/paddock"
+
+// CountProcesses counts the live processes of a session (test hook).
+func (a *Adapter) CountProcesses(h paddock.Handle, id string) int {
+	a.mu.Lock()
+	s := a.sessions[a.dirOf(h.Name)+"/"+id]
+	a.mu.Unlock()
+	if s != nil {
+		return len(s.rec.members())
+	}
+	rec, err := readRecord(a.dirOf(h.Name) + "/" + sessionsDir + "/" + id)
+	if err != nil {
+		return 0
+	}
+	return len(rec.members())
+}
+
+// SessionRecord is a session's record (test hook).
+type SessionRecord = sessionRecord
+
+// ReadSessionRecord reads a session's record.
+func (a *Adapter) ReadSessionRecord(h paddock.Handle, id string) (SessionRecord, error) {
+	return readRecord(a.dirOf(h.Name) + "/" + sessionsDir + "/" + id)
+}
+
+// CountMembers counts the live processes a record names.
+func CountMembers(rec SessionRecord) int { return len(rec.members()) }
