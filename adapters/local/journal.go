@@ -7,8 +7,6 @@ import (
 	"os"
 	"slices"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/paddockhq/paddock"
 )
 
@@ -46,45 +44,6 @@ func encodeRecord(kind byte, data []byte) []byte {
 	binary.BigEndian.PutUint32(b[1:], uint32(len(data)))
 	copy(b[recHeader:], data)
 	return b
-}
-
-// writeRecord appends one record with a single writev, header and data
-// without a copy.
-func writeRecord(f *os.File, kind byte, data []byte) error {
-	var hdr [recHeader]byte
-	hdr[0] = kind
-	binary.BigEndian.PutUint32(hdr[1:], uint32(len(data)))
-	iov := [][]byte{hdr[:], data}
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var werr error
-	if err := raw.Write(func(fd uintptr) bool {
-		for len(iov) > 0 {
-			n, err := unix.Writev(int(fd), iov)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil {
-				werr = err
-				return true
-			}
-			for n > 0 && len(iov) > 0 { // a short write: skip what went out
-				if n >= len(iov[0]) {
-					n -= len(iov[0])
-					iov = iov[1:]
-					continue
-				}
-				iov[0] = iov[0][n:]
-				n = 0
-			}
-		}
-		return true
-	}); err != nil {
-		return err
-	}
-	return werr
 }
 
 // exitRecord and errorRecord are the terminal records.
