@@ -214,6 +214,9 @@ func (a *Adapter) recover(dir string, rec sessionRecord) {
 	}
 	f.Close()
 	signalAll(rec.members(), syscall.SIGKILL)
+	if err := confirmGone(context.Background(), rec, paddock.TerminateTransportAllowance); err != nil {
+		a.log.Warn().Str("session", rec.ID).Msg("local: processes of a recovered session are still there")
+	}
 	terminal, size, err := scanJournal(filepath.Join(dir, journalFile))
 	if err == nil && !terminal {
 		if j, err := os.OpenFile(filepath.Join(dir, journalFile), os.O_WRONLY, 0); err == nil {

@@ -257,16 +257,17 @@ func (s *session) signal(sig syscall.Signal) {
 	_ = syscall.Kill(-s.rec.PGID, sig)
 }
 
-// members lists the session's live processes.
+// members lists the session's live processes: those of its pid namespace
+// (isolated; the shim may already be gone while the namespace is torn
+// down) or of its process group, started no earlier than its leader, so a
+// reused namespace inode or group id never names a stranger.
 func (rec sessionRecord) members() []int {
+	candidates := groupMembers(rec.PGID)
 	if rec.Isolated {
-		if !sameProcess(rec.PID, rec.PIDStart) {
-			return nil
-		}
-		return namespaceMembers(rec.NS)
+		candidates = namespaceMembers(rec.NS)
 	}
 	var out []int
-	for _, pid := range groupMembers(rec.PGID) {
+	for _, pid := range candidates {
 		if start, ok := processStart(pid); ok && start >= rec.PIDStart {
 			out = append(out, pid)
 		}
