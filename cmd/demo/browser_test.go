@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// screenshotPath is where the browser test leaves its screenshot: the repo's
+// test output folder (ignored by git).
+var screenshotPath = filepath.Join("..", "..", "artifacts", "demo-console.png")
+
+// chromium finds the browser; outside CI a machine without it skips the
+// browser test (loudly), in CI it is a failure.
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("Chromium is not installed; .ci/run installs Debian's chromium")
+	}
+	t.Skip("SKIPPED: no Chromium on this machine (apt-get install -y chromium); CI runs this test")
+	return ""
+}
+
+// TestConsoleInChromium drives the console like a first-time user.
+func TestConsoleInChromium(t *testing.T) {
+	exe := chromium(t)
+	c, base := startConsole(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	tab1, cancelTab1 := chromedp.NewContext(allocCtx)
+	defer cancelTab1()
+	// The first call starts the browser: it takes no timeout (it would
+	// bound the browser's life); the steps after it do.
+	require.NoError(t, chromedp.Do(tab1, chromedp.Navigate(c.url(strings.TrimPrefix(base, "http://")))))
+	ctx, cancel := context.WithTimeout(tab1, 90*time.Second)
+	defer cancel()
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	poll := func(expr string) chromedp.Action[chromedp.Void] { return chromedp.Poll[chromedp.Void](expr) }
+	text := func(ctx context.Context, sel string) string {
+		v, err := chromedp.Run(ctx, chromedp.Text(css(sel)))
+		require.NoError(t, err)
+		return v
+	}
+	eval := func(ctx context.Context, expr string) any {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[any](expr))
+		require.NoError(t, err)
+		return v
+	}
+
+	longRun := `sh -c 'for i in $(seq 1 2000); do echo line-$i; done; for i in $(seq 1 20); do echo err-$i >&2; done; exit 3'`
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(css(`#providers li`)),
+		chromedp.SetValue(css(`#provider`), "local"),
+		chromedp.SetValue(css(`#sandbox-name`), "ui"),
+		chromedp.Click(css(`#create-sandbox`)),
+		chromedp.WaitVisible(css(`#sandboxes li[data-name="ui"].selected`)),
+		chromedp.SetValue(css(`#command`), longRun),
+		chromedp.Click(css(`#run`)),
+		chromedp.WaitVisible(css(`.view .status.exit-nonzero`)),
+	))
+	assert.Equal(t, "exit 3", text(ctx, `.view .status`))
+	assert.EqualValues(t, 2000, eval(ctx, `document.querySelectorAll('.view .line.stdout').length`))
+	assert.Equal(t, "line-2000", eval(ctx, `[...document.querySelectorAll('.view .line.stdout')].pop().textContent`), "the page shows line 2,000")
+	assert.EqualValues(t, 20, eval(ctx, `document.querySelectorAll('.view .line.stderr').length`), "the stderr lines are marked as stderr")
+
+	// A long-running session, started in the first tab.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(css(`#command`), `sh -c 'echo ready; exec cat'`),
+		chromedp.Click(css(`#with-stdin`)),
+		chromedp.Click(css(`#run`)),
+		poll(`document.querySelector('.view .status').textContent.includes('session')`),
+	))
+
+	// A second tab attaches to it.
+	tab2, cancelTab2 := chromedp.NewContext(tab1)
+	defer cancelTab2()
+	require.NoError(t, chromedp.Do(tab2, chromedp.Navigate(base+"/")))
+	ctx2, cancel2 := context.WithTimeout(tab2, 60*time.Second)
+	defer cancel2()
+	require.NoError(t, chromedp.Do(ctx2,
+		chromedp.WaitVisible(css(`#providers li`)),
+		chromedp.SetValue(css(`#provider`), "local"),
+		poll(`document.querySelector('#provider').dispatchEvent(new Event('change'))`),
+		chromedp.WaitVisible(css(`#sandboxes li[data-name="ui"] button.select`)),
+		chromedp.Click(css(`#sandboxes li[data-name="ui"] button.select`)),
+		poll(`[...document.querySelectorAll('#sessions li')].some(li => li.textContent.includes('exec cat'))`),
+		poll(`[...document.querySelectorAll('#sessions li')].find(li => li.textContent.includes('exec cat')).querySelector('button.attach').click() || true`),
+		poll(`document.querySelector('.view .output')?.textContent.includes('ready')`),
+	))
+	assert.Equal(t, "ready", strings.TrimSpace(text(ctx2, `.view .output`)), "the replay from the start")
+	require.NoError(t, chromedp.Do(ctx2,
+		chromedp.SetValue(css(`.view .stdin-input`), "ping"),
+		chromedp.Click(css(`.view .send`)),
+		poll(`document.querySelector('.view .output').textContent.includes('ping')`),
+	))
+	assert.Equal(t, "readyping", strings.ReplaceAll(text(ctx2, `.view .output`), "\n", ""), "stdin echoed live")
+	require.NoError(t, chromedp.Do(ctx2,
+		chromedp.Click(css(`.view .terminate`)),
+		poll(`!document.querySelector('.view .status').classList.contains('running')`),
+	))
+	assert.Equal(t, "exit 143", text(ctx2, `.view .status`), "the terminal frame after a graceful terminate (SIGTERM)")
+
+	require.NoError(t, os.MkdirAll(filepath.Dir(screenshotPath), 0o755))
+	for path, tab := range map[string]context.Context{screenshotPath: ctx2, strings.Replace(screenshotPath, ".png", "-run.png", 1): ctx} {
+		png, err := chromedp.Run(tab, chromedp.FullScreenshot(100)) // quality 100 encodes PNG
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, png, 0o644))
+	}
+	abs, _ := filepath.Abs(screenshotPath)
+	t.Logf("screenshots: %s and its -run twin", abs)
+}

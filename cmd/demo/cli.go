@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/messages"
+	"github.com/rs/zerolog"
+)
+
+// Exit codes of the CLI besides the command's own.
+const (
+	exitUsage = 2   // bad flags or arguments
+	exitError = 125 // the command's fate is unknown (an error frame), or an operation failed
+)
+
+// run is the whole program: it returns the process exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serveCommand(ctx, args, stdout, stderr)
+	case "run", "sessions", "attach", "terminate":
+		return cliCommand(ctx, cmd, args, stdin, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "demo: unknown command %q (serve, run, sessions, attach, terminate)\n", cmd)
+	return exitUsage
+}
+
+// cliOptions are the flags every CLI command takes.
+type cliOptions struct {
+	provider string
+	sandbox  string
+	root     string
+	force    bool
+	timeout  time.Duration
+}
+
+func cliCommand(ctx context.Context, cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o cliOptions
+	fs.StringVar(&o.provider, "provider", "local", "provider to use")
+	fs.StringVar(&o.sandbox, "sandbox", "demo", "sandbox name (created if missing)")
+	fs.StringVar(&o.root, "root", "", "local provider root (default: the user's cache directory)")
+	if cmd == "terminate" {
+		fs.BoolVar(&o.force, "force", false, "SIGKILL at once instead of SIGTERM first")
+		fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "graceful stop allowance")
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	rest := fs.Args()
+	reg, closeReg, err := registry(o.root, zerolog.Nop())
+	if err != nil {
+		fmt.Fprintln(stderr, "demo:", err)
+		return exitError
+	}
+	defer closeReg()
+	rt, err := actors.Start(actors.Config{Adapters: reg})
+	if err != nil {
+		fmt.Fprintln(stderr, "demo:", err)
+		return exitError
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = rt.Shutdown(sctx)
+	}()
+	h, err := rt.Create(ctx, paddock.Provider(o.provider), o.sandbox, paddock.CreateOpts{})
+	if err != nil {
+		fmt.Fprintln(stderr, "demo:", err)
+		return exitError
+	}
+	h.Provider = paddock.Provider(o.provider)
+	switch cmd {
+	case "run":
+		if len(rest) == 0 {
+			fmt.Fprintln(stderr, "usage: demo run [-provider P] [-sandbox NAME] -- CMD ARGS...")
+			return exitUsage
+		}
+		s, err := rt.Spawn(ctx, h, paddock.NewCmd(rest[0], rest[1:]...), paddock.SpawnOpts{Stdin: true, Detachable: true})
+		if err != nil {
+			fmt.Fprintln(stderr, "demo:", err)
+			return exitError
+		}
+		go forwardStdin(ctx, s, stdin)
+		return follow(ctx, s, stdout, stderr)
+	case "sessions":
+		return listSessions(ctx, rt, h, stdout, stderr)
+	case "attach":
+		if len(rest) != 1 {
+			fmt.Fprintln(stderr, "usage: demo attach [-provider P] [-sandbox NAME] SESSION")
+			return exitUsage
+		}
+		s, err := rt.Attach(ctx, h, rest[0], paddock.AttachOpts{Stdin: true})
+		if err != nil {
+			fmt.Fprintln(stderr, "demo:", err)
+			return exitError
+		}
+		go forwardStdin(ctx, s, stdin)
+		return follow(ctx, s, stdout, stderr)
+	default: // terminate
+		if len(rest) != 1 {
+			fmt.Fprintln(stderr, "usage: demo terminate [-force] [-timeout D] SESSION")
+			return exitUsage
+		}
+		mode := paddock.TerminateGraceful
+		if o.force {
+			mode = paddock.TerminateForce
+		}
+		if err := rt.TerminateSession(ctx, h, rest[0], paddock.TerminateOpts{Timeout: paddock.Duration(o.timeout.Truncate(time.Millisecond)), Mode: mode}); err != nil {
+			fmt.Fprintln(stderr, "demo:", err)
+			return exitError
+		}
+		fmt.Fprintln(stdout, "terminated", rest[0])
+		return 0
+	}
+}
+
+// follow copies a stream's output to the terminal and returns the exit code
+// it ended with; an Error frame (unknown fate) is 125, its reason on stderr.
+func follow(ctx context.Context, s *actors.Stream, stdout, stderr io.Writer) int {
+	for {
+		select {
+		case f, ok := <-s.C():
+			if !ok {
+				fmt.Fprintln(stderr, "demo: the stream ended without a terminal frame")
+				return exitError
+			}
+			switch f := f.(type) {
+			case *messages.Stdout:
+				_, _ = stdout.Write(f.GetData())
+			case *messages.Stderr:
+				_, _ = stderr.Write(f.GetData())
+			case *messages.Exit:
+				return int(f.GetCode())
+			case *messages.Error:
+				fmt.Fprintf(stderr, "demo: %s %s\n", f.GetReason(), f.GetDetail())
+				return exitError
+			}
+		case <-ctx.Done():
+			_ = s.Close() // detach: the session keeps running and stays attachable
+			fmt.Fprintf(stderr, "demo: detached from session %s\n", s.SessionID())
+			return 130
+		}
+	}
+}
+
+// forwardStdin writes our stdin to the command, then closes its stdin.
+func forwardStdin(ctx context.Context, s *actors.Stream, stdin io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := stdin.Read(buf)
+		if n > 0 {
+			if werr := s.WriteStdin(ctx, buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				_ = s.CloseStdin(ctx)
+			}
+			return
+		}
+	}
+}
+
+func listSessions(ctx context.Context, rt *actors.Runtime, h paddock.Handle, stdout, stderr io.Writer) int {
+	sessions, err := rt.ListSessions(ctx, h)
+	if err != nil {
+		fmt.Fprintln(stderr, "demo:", err)
+		return exitError
+	}
+	for _, s := range sessions {
+		fmt.Fprintf(stdout, "%s\t%s\t%s\n", s.ID, s.CreatedAt.Format(time.RFC3339), s.Command)
+	}
+	return 0
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// cli runs the demo's CLI in-process and returns its exit code and output.
+func cli(t *testing.T, root string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), append(args[:1:1], append([]string{"-root", root}, args[1:]...)...), strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestCLIExitsWithTheCommandsCode(t *testing.T) {
+	root := t.TempDir()
+	for _, code := range []string{"0", "1", "42"} {
+		t.Run("exit "+code, func(t *testing.T) {
+			got, out, errOut := cli(t, root, "run", "--", "sh", "-c", "echo out; echo err >&2; exit "+code)
+			assert.Equal(t, atoi(code), got)
+			assert.Equal(t, "out\n", out, "stdout to stdout")
+			assert.Equal(t, "err\n", errOut, "stderr to stderr")
+		})
+	}
+	t.Run("a dropped stream exits 125", func(t *testing.T) {
+		got, out, errOut := cli(t, root, "run", "-provider", "fake", "--", "emit", "out:partial", "drop")
+		assert.Equal(t, 125, got)
+		assert.Equal(t, "partial", out)
+		assert.Contains(t, errOut, "closed_before_exit")
+	})
+	t.Run("stdin reaches the command", func(t *testing.T) {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{"run", "-root", root, "--", "tr", "a-z", "A-Z"}, strings.NewReader("shout\n"), &out, &errOut)
+		assert.Equal(t, 0, code)
+		assert.Equal(t, "SHOUT\n", out.String())
+	})
+	t.Run("usage errors exit 2", func(t *testing.T) {
+		got, _, _ := cli(t, root, "run")
+		assert.Equal(t, 2, got)
+		got, _, _ = cli(t, root, "nonsense")
+		assert.Equal(t, 2, got)
+	})
+	t.Run("an unknown provider fails loudly", func(t *testing.T) {
+		got, _, errOut := cli(t, root, "run", "-provider", "nope", "--", "true")
+		assert.Equal(t, 125, got)
+		assert.Contains(t, errOut, `unknown sandbox provider "nope"`)
+	})
+}
+
+func TestCLISessions(t *testing.T) {
+	root := t.TempDir()
+	code, _, _ := cli(t, root, "run", "--", "sh", "-c", "echo first; exit 7")
+	require.Equal(t, 7, code)
+	code, out, _ := cli(t, root, "sessions")
+	require.Equal(t, 0, code)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 1)
+	id := strings.Fields(lines[0])[0]
+	assert.Contains(t, lines[0], "sh -c echo first; exit 7")
+
+	code, out, _ = cli(t, root, "attach", id)
+	assert.Equal(t, 7, code, "attach replays and ends with the recorded exit")
+	assert.Equal(t, "first\n", out)
+	code, out, _ = cli(t, root, "terminate", id)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "terminated "+id)
+	code, _, errOut := cli(t, root, "attach", "s-missing")
+	assert.Equal(t, 125, code)
+	assert.Contains(t, errOut, "not found")
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/rs/zerolog"
+)
+
+//go:embed web
+var webFiles embed.FS
+
+// tokenCookie carries the console's token after the first visit.
+const tokenCookie = "paddock_token"
+
+// console serves the web console of one runtime.
+type console struct {
+	rt        *actors.Runtime
+	providers []paddock.Provider
+	token     string
+	log       zerolog.Logger
+}
+
+func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address (loopback unless you mean otherwise)")
+	root := fs.String("root", "", "local provider root (default: the user's cache directory)")
+	verbose := fs.Bool("v", false, "log to stderr")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	log := zerolog.Nop()
+	if *verbose {
+		log = zerolog.New(zerolog.ConsoleWriter{Out: stderr}).With().Timestamp().Logger()
+	}
+	reg, closeReg, err := registry(*root, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "demo:", err)
+		return exitError
+	}
+	defer closeReg()
+	rt, err := actors.Start(actors.Config{Adapters: reg, Logger: log})
+	if err != nil {
+		fmt.Fprintln(stderr, "demo:", err)
+		return exitError
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = rt.Shutdown(sctx)
+	}()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "demo:", err)
+		return exitError
+	}
+	c := newConsole(rt, reg, log)
+	if _, err := rt.Create(ctx, paddock.ProviderLocal, "demo", paddock.CreateOpts{}); err != nil {
+		fmt.Fprintln(stderr, "demo: creating the demo sandbox:", err)
+	}
+	fmt.Fprintf(stdout, "Paddock console: open %s\n", c.url(ln.Addr().String()))
+	fmt.Fprintln(stdout, "(listening on loopback only; the token keeps other local users out; Ctrl-C stops)")
+	if err := c.serve(ctx, ln); err != nil {
+		fmt.Fprintln(stderr, "demo:", err)
+		return exitError
+	}
+	return 0
+}
+
+func newConsole(rt *actors.Runtime, reg paddock.Registry, log zerolog.Logger) *console {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return &console{rt: rt, providers: reg.Providers(), token: hex.EncodeToString(b), log: log}
+}
+
+// url is the address to open, token included.
+func (c *console) url(addr string) string { return "http://" + addr + "/?token=" + c.token }
+
+// serve runs the console on ln until ctx ends.
+func (c *console) serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: c.handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// handler is the console's routes behind the token check.
+func (c *console) handler() http.Handler {
+	static, _ := fs.Sub(webFiles, "web")
+	mux := http.NewServeMux()
+	mux.Handle("GET /", http.FileServer(http.FS(static)))
+	mux.HandleFunc("GET /api/providers", c.providersAPI)
+	mux.HandleFunc("GET /api/sandboxes", c.listSandboxes)
+	mux.HandleFunc("POST /api/sandboxes", c.createSandbox)
+	mux.HandleFunc("DELETE /api/sandboxes", c.destroySandbox)
+	mux.HandleFunc("GET /api/sessions", c.listSessions)
+	mux.HandleFunc("POST /api/terminate", c.terminate)
+	mux.HandleFunc("GET /ws", c.socket)
+	return c.guard(mux)
+}
+
+// guard admits a request only from a loopback Host (against DNS rebinding)
+// and with the token: the cookie, a Bearer header, or ?token= on the first
+// visit, which sets the cookie and redirects to a URL without it.
+func (c *console) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host) {
+			http.Error(w, "forbidden host", http.StatusForbidden)
+			return
+		}
+		if q := r.URL.Query().Get("token"); q != "" && c.valid(q) && r.Method == http.MethodGet && r.URL.Path == "/" {
+			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: c.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+			return
+		}
+		if !c.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="paddock"`)
+			http.Error(w, "unauthorized: open the URL the demo printed", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (c *console) authorized(r *http.Request) bool {
+	if ck, err := r.Cookie(tokenCookie); err == nil && c.valid(ck.Value) {
+		return true
+	}
+	if h := r.Header.Get("Authorization"); len(h) > 7 && h[:7] == "Bearer " && c.valid(h[7:]) {
+		return true
+	}
+	return false
+}
+
+func (c *console) valid(t string) bool {
+	return subtle.ConstantTimeCompare([]byte(t), []byte(c.token)) == 1
+}
+
+// loopbackHost reports a Host header naming this machine's loopback.
+func loopbackHost(host string) bool {
+	h, _, err := net.SplitHostPort(host)
+	if err != nil {
+		h = host
+	}
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// writeJSON answers v, or the error with a status from its kind.
+func writeJSON(w http.ResponseWriter, v any, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	if err != nil {
+		status := http.StatusBadGateway
+		switch {
+		case errors.Is(err, paddock.ErrNotFound):
+			status = http.StatusNotFound
+		case errors.Is(err, paddock.ErrInvalid):
+			status = http.StatusBadRequest
+		case errors.Is(err, paddock.ErrNotSupported):
+			status = http.StatusNotImplemented
+		case errors.Is(err, paddock.ErrDenied):
+			status = http.StatusForbidden
+		}
+		var unknown *paddock.UnknownProviderError
+		if errors.As(err, &unknown) {
+			status = http.StatusBadRequest
+		}
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error(), "kind": string(paddock.KindOf(err))})
+		return
+	}
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (c *console) providersAPI(w http.ResponseWriter, _ *http.Request) {
+	type provider struct {
+		Name         string                `json:"name"`
+		Capabilities paddock.CapabilitySet `json:"capabilities"`
+	}
+	out := []provider{}
+	for _, p := range c.providers {
+		caps, err := c.rt.Capabilities(p)
+		if err == nil {
+			out = append(out, provider{Name: string(p), Capabilities: caps})
+		}
+	}
+	writeJSON(w, out, nil)
+}
+
+func (c *console) handle(r *http.Request) paddock.Handle {
+	return paddock.Handle{Provider: paddock.Provider(r.URL.Query().Get("provider")), Name: r.URL.Query().Get("name")}
+}
+
+func (c *console) listSandboxes(w http.ResponseWriter, r *http.Request) {
+	names, err := c.rt.ListAllNames(r.Context(), paddock.Provider(r.URL.Query().Get("provider")))
+	if names == nil {
+		names = []string{}
+	}
+	writeJSON(w, names, err)
+}
+
+func (c *console) createSandbox(w http.ResponseWriter, r *http.Request) {
+	var req struct{ Provider, Name string }
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil {
+		writeJSON(w, nil, &paddock.InvalidError{Detail: "request body: " + err.Error()})
+		return
+	}
+	h, err := c.rt.Create(r.Context(), paddock.Provider(req.Provider), req.Name, paddock.CreateOpts{})
+	writeJSON(w, h, err)
+}
+
+func (c *console) destroySandbox(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, map[string]bool{"ok": true}, c.rt.Destroy(r.Context(), c.handle(r)))
+}
+
+func (c *console) listSessions(w http.ResponseWriter, r *http.Request) {
+	sessions, err := c.rt.ListSessions(r.Context(), c.handle(r))
+	if sessions == nil {
+		sessions = []paddock.Session{}
+	}
+	writeJSON(w, sessions, err)
+}
+
+func (c *console) terminate(w http.ResponseWriter, r *http.Request) {
+	var req struct{ Provider, Name, Session, Mode string }
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil {
+		writeJSON(w, nil, &paddock.InvalidError{Detail: "request body: " + err.Error()})
+		return
+	}
+	h := paddock.Handle{Provider: paddock.Provider(req.Provider), Name: req.Name}
+	err := c.rt.TerminateSession(r.Context(), h, req.Session, paddock.TerminateOpts{Mode: paddock.TerminateMode(req.Mode)})
+	writeJSON(w, map[string]bool{"ok": true}, err)
+}

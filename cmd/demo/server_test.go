@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// startConsole serves a console on a loopback port until the test ends.
+func startConsole(t *testing.T) (*console, string) {
+	t.Helper()
+	reg, closeReg, err := registry(t.TempDir(), zerolog.Nop())
+	require.NoError(t, err)
+	rt, err := actors.Start(actors.Config{Adapters: reg})
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	c := newConsole(rt, reg, zerolog.Nop())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		require.NoError(t, rt.Shutdown(sctx))
+		closeReg()
+	})
+	return c, "http://" + ln.Addr().String()
+}
+
+func TestTheTokenIsRequired(t *testing.T) {
+	c, base := startConsole(t)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, path := range []string{"/", "/app.js", "/api/providers", "/ws"} {
+		res, err := client.Get(base + path)
+		require.NoError(t, err)
+		res.Body.Close()
+		assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "%s without the token", path)
+	}
+	res, err := client.Get(base + "/api/providers?token=wrong")
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "a wrong token")
+
+	// The socket refuses the upgrade too.
+	_, resp, err := websocket.DefaultDialer.Dial(strings.Replace(base, "http", "ws", 1)+"/ws", nil)
+	require.Error(t, err)
+	require.NotNil(t, resp)
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+
+	// The printed URL sets a cookie and redirects to a URL without the token.
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	res, err = browser.Get(c.url(strings.TrimPrefix(base, "http://")))
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "/", res.Request.URL.Path)
+	assert.Empty(t, res.Request.URL.RawQuery, "the token leaves the address bar")
+	res, err = browser.Get(base + "/api/providers")
+	require.NoError(t, err)
+	var providers []struct{ Name string }
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&providers))
+	res.Body.Close()
+	names := []string{}
+	for _, p := range providers {
+		names = append(names, p.Name)
+	}
+	assert.ElementsMatch(t, []string{"fake", "local"}, names)
+
+	req, _ := http.NewRequest(http.MethodGet, base+"/api/providers", nil)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	res, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode, "a bearer header works for API clients")
+
+	req, _ = http.NewRequest(http.MethodGet, base+"/api/providers", nil)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Host = "evil.example:80"
+	res, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusForbidden, res.StatusCode, "a foreign Host is refused (DNS rebinding)")
+}

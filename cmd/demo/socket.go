@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/messages"
+)
+
+// A terminal view in the page is one WebSocket. Its first message opens a
+// stream (run or attach); frames go to the browser as they come, and the
+// browser sends stdin, close-stdin and detach. The socket is written by one
+// goroutine that takes the next frame only once the previous one is on the
+// wire, so a slow browser slows the command's reading (the runtime's
+// credits), and the server's memory does not grow.
+
+// clientMessage is what the page sends.
+type clientMessage struct {
+	Op       string   `json:"op"` // run, attach, stdin, close_stdin, detach
+	Provider string   `json:"provider,omitempty"`
+	Sandbox  string   `json:"sandbox,omitempty"`
+	Argv     []string `json:"argv,omitempty"`
+	Stdin    bool     `json:"stdin,omitempty"`
+	Session  string   `json:"session,omitempty"`
+	Data     string   `json:"data,omitempty"`
+}
+
+// serverMessage is what the page receives.
+type serverMessage struct {
+	Type         string `json:"type"` // started, stdout, stderr, exit, error, failed
+	Ref          string `json:"ref,omitempty"`
+	Session      string `json:"session,omitempty"`
+	Seq          uint64 `json:"seq,omitempty"`
+	Data         string `json:"data,omitempty"`
+	Code         int32  `json:"code"`
+	OutputFrames uint64 `json:"output_frames,omitempty"`
+	Reason       string `json:"reason,omitempty"`
+	Detail       string `json:"detail,omitempty"`
+}
+
+var upgrader = websocket.Upgrader{
+	ReadBufferSize: 32 << 10, WriteBufferSize: 32 << 10,
+	// Same origin only: the page this console served.
+	CheckOrigin: func(r *http.Request) bool {
+		u, err := url.Parse(r.Header.Get("Origin"))
+		return err == nil && strings.EqualFold(u.Host, r.Host)
+	},
+}
+
+const socketWriteWait = 30 * time.Second
+
+func (c *console) socket(w http.ResponseWriter, r *http.Request) {
+	conn, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader answered
+	}
+	defer conn.Close()
+	conn.SetReadLimit(1 << 20)
+	var first clientMessage
+	if err := conn.ReadJSON(&first); err != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := c.open(ctx, first)
+	if err != nil {
+		_ = conn.WriteJSON(serverMessage{Type: "failed", Detail: err.Error()})
+		return
+	}
+	defer s.Close() // leaving the page detaches; the session stays attachable
+	var wmu sync.Mutex
+	send := func(m serverMessage) error {
+		wmu.Lock()
+		defer wmu.Unlock()
+		_ = conn.SetWriteDeadline(time.Now().Add(socketWriteWait))
+		return conn.WriteJSON(m)
+	}
+	if err := send(serverMessage{Type: "started", Ref: string(s.Command().Ref), Session: s.SessionID()}); err != nil {
+		return
+	}
+	go c.readClient(ctx, conn, s, send, cancel)
+	for {
+		select {
+		case f, ok := <-s.C():
+			if !ok {
+				return
+			}
+			if err := send(frameMessage(f)); err != nil || messages.IsTerminal(f) {
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// open starts the stream the page asked for.
+func (c *console) open(ctx context.Context, m clientMessage) (*actors.Stream, error) {
+	h := paddock.Handle{Provider: paddock.Provider(m.Provider), Name: m.Sandbox}
+	switch m.Op {
+	case "run":
+		if len(m.Argv) == 0 {
+			return nil, &paddock.InvalidError{Detail: "an empty command"}
+		}
+		return c.rt.Spawn(ctx, h, paddock.NewCmd(m.Argv[0], m.Argv[1:]...), paddock.SpawnOpts{Stdin: m.Stdin, Detachable: true})
+	case "attach":
+		return c.rt.Attach(ctx, h, m.Session, paddock.AttachOpts{Stdin: true})
+	}
+	return nil, &paddock.InvalidError{Detail: "the first message must be run or attach"}
+}
+
+// readClient carries out the page's stdin and detach requests.
+func (c *console) readClient(ctx context.Context, conn *websocket.Conn, s *actors.Stream, send func(serverMessage) error, cancel func()) {
+	defer cancel()
+	for {
+		var m clientMessage
+		if err := conn.ReadJSON(&m); err != nil {
+			return
+		}
+		var err error
+		switch m.Op {
+		case "stdin":
+			err = s.WriteStdin(ctx, []byte(m.Data))
+		case "close_stdin":
+			err = s.CloseStdin(ctx)
+		case "detach":
+			return
+		}
+		if err != nil {
+			_ = send(serverMessage{Type: "failed", Detail: err.Error()})
+		}
+	}
+}
+
+// frameMessage turns a frame into what the page shows.
+func frameMessage(f messages.Frame) serverMessage {
+	switch f := f.(type) {
+	case *messages.Stdout:
+		return serverMessage{Type: "stdout", Seq: f.GetSeq(), Data: string(f.GetData())}
+	case *messages.Stderr:
+		return serverMessage{Type: "stderr", Seq: f.GetSeq(), Data: string(f.GetData())}
+	case *messages.Exit:
+		return serverMessage{Type: "exit", Seq: f.GetSeq(), Code: f.GetCode(), OutputFrames: f.GetOutputFrames()}
+	case *messages.Error:
+		return serverMessage{Type: "error", Seq: f.GetSeq(), Reason: f.GetReason(), Detail: f.GetDetail(), OutputFrames: f.GetOutputFrames()}
+	}
+	return serverMessage{Type: "failed", Detail: "unknown frame"}
+}
