@@ -61,22 +61,12 @@ func cliCommand(ctx context.Context, cmd string, args []string, stdin io.Reader,
 		return exitUsage
 	}
 	rest := fs.Args()
-	reg, closeReg, err := registry(o.root, zerolog.Nop())
+	rt, _, stop, err := startRuntime(o.root, zerolog.Nop())
 	if err != nil {
 		fmt.Fprintln(stderr, "demo:", err)
 		return exitError
 	}
-	defer closeReg()
-	rt, err := actors.Start(actors.Config{Adapters: reg})
-	if err != nil {
-		fmt.Fprintln(stderr, "demo:", err)
-		return exitError
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = rt.Shutdown(sctx)
-	}()
+	defer stop()
 	h, err := rt.Create(ctx, paddock.Provider(o.provider), o.sandbox, paddock.CreateOpts{})
 	if err != nil {
 		fmt.Fprintln(stderr, "demo:", err)

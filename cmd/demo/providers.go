@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"time"
+
+	"github.com/paddockhq/paddock/actors"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/local"
@@ -26,4 +30,25 @@ func registry(localRoot string, log zerolog.Logger) (paddock.Registry, func(), e
 		paddock.ProviderFake:  fake.New(),
 	}
 	return reg, func() { _ = l.Close() }, nil
+}
+
+// startRuntime starts a runtime over the demo's providers; stop shuts both
+// down.
+func startRuntime(localRoot string, log zerolog.Logger) (rt *actors.Runtime, reg paddock.Registry, stop func(), err error) {
+	reg, closeReg, err := registry(localRoot, log)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rt, err = actors.Start(actors.Config{Adapters: reg, Logger: log})
+	if err != nil {
+		closeReg()
+		return nil, nil, nil, err
+	}
+	stop = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = rt.Shutdown(ctx)
+		closeReg()
+	}
+	return rt, reg, stop, nil
 }

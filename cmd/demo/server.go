@@ -48,22 +48,12 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *verbose {
 		log = zerolog.New(zerolog.ConsoleWriter{Out: stderr}).With().Timestamp().Logger()
 	}
-	reg, closeReg, err := registry(*root, log)
+	rt, reg, stop, err := startRuntime(*root, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "demo:", err)
 		return exitError
 	}
-	defer closeReg()
-	rt, err := actors.Start(actors.Config{Adapters: reg, Logger: log})
-	if err != nil {
-		fmt.Fprintln(stderr, "demo:", err)
-		return exitError
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = rt.Shutdown(sctx)
-	}()
+	defer stop()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "demo:", err)

@@ -8,10 +8,8 @@ import (
 	"net/http/cookiejar"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/paddockhq/paddock/actors"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,9 +18,7 @@ import (
 // startConsole serves a console on a loopback port until the test ends.
 func startConsole(t *testing.T) (*console, string) {
 	t.Helper()
-	reg, closeReg, err := registry(t.TempDir(), zerolog.Nop())
-	require.NoError(t, err)
-	rt, err := actors.Start(actors.Config{Adapters: reg})
+	rt, reg, stop, err := startRuntime(t.TempDir(), zerolog.Nop())
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -33,10 +29,7 @@ func startConsole(t *testing.T) (*console, string) {
 	t.Cleanup(func() {
 		cancel()
 		<-done
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		require.NoError(t, rt.Shutdown(sctx))
-		closeReg()
+		stop()
 	})
 	return c, "http://" + ln.Addr().String()
 }
