@@ -1,0 +1,204 @@
+package sprites
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/httpx"
+)
+
+// execMaxRun is max_run_after_disconnect for Exec: a command whose exec
+// was abandoned (a timeout) does not run on for ever.
+const execMaxRun = 10 * time.Second
+
+// dial opens an exec or attach WebSocket; a refused upgrade is normalised
+// from its status and body.
+func (a *Adapter) dial(ctx context.Context, path string, q url.Values) (*websocket.Conn, error) {
+	if a.cfg.Token.IsZero() {
+		return nil, errNoToken
+	}
+	base := strings.TrimRight(a.cfg.BaseURL, "/")
+	switch {
+	case strings.HasPrefix(base, "https://"):
+		base = "wss://" + strings.TrimPrefix(base, "https://")
+	case strings.HasPrefix(base, "http://"):
+		base = "ws://" + strings.TrimPrefix(base, "http://")
+	}
+	u := base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	dialer := websocket.Dialer{HandshakeTimeout: a.cfg.Timeout, Proxy: http.ProxyFromEnvironment,
+		ReadBufferSize: 1 << 16, WriteBufferSize: 1 << 16}
+	header := http.Header{"Authorization": {"Bearer " + a.cfg.Token.Reveal()}}
+	conn, res, err := dialer.DialContext(ctx, u, header)
+	if err != nil {
+		if res != nil {
+			defer res.Body.Close()
+			body, _ := io.ReadAll(io.LimitReader(res.Body, 1<<16))
+			return nil, statusError(res.StatusCode, res.Header, body)
+		}
+		return nil, httpx.Transport(err)
+	}
+	conn.SetReadLimit(16 << 20)
+	return conn, nil
+}
+
+// execQuery is the exec parameters: argv as repeated cmd (argv[0]
+// included), path, env (which replaces the sprite's default environment
+// when given), dir, tty, stdin and max_run_after_disconnect.
+func execQuery(cmd paddock.Cmd, tty, stdin bool, maxRun time.Duration) url.Values {
+	q := url.Values{}
+	for _, arg := range cmd.Argv() {
+		q.Add("cmd", arg)
+	}
+	q.Set("path", cmd.Path)
+	for _, e := range cmd.Env {
+		q.Add("env", e.Name+"="+e.Value)
+	}
+	if cmd.Dir != "" {
+		q.Set("dir", cmd.Dir)
+	}
+	q.Set("tty", strconv.FormatBool(tty))
+	q.Set("stdin", strconv.FormatBool(stdin))
+	q.Set("max_run_after_disconnect", maxRun.String())
+	return q
+}
+
+// start opens a command stream and waits for its session info.
+func (a *Adapter) start(ctx context.Context, path string, q url.Values, tty bool) (*stream, error) {
+	conn, err := a.dial(ctx, path, q)
+	if err != nil {
+		return nil, err
+	}
+	st := newStream(conn, tty)
+	info, err := st.awaitInfo(ctx, a.cfg.Timeout)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	st.sessionID, st.tty = info.ID, info.TTY
+	return st, nil
+}
+
+// Spawn starts cmd as a detachable session (it runs on after a local Close
+// for MaxRunAfterDisconnect; 0 = until it ends) and returns once the
+// session exists. Named spawn is not offered.
+func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
+	if err := cmd.Validate(); err != nil {
+		return nil, err
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Name != "" {
+		return nil, paddock.ErrNotSupported
+	}
+	return a.start(ctx, spritePath(h.Name, "exec"), execQuery(cmd, opts.TTY, opts.Stdin, a.cfg.MaxRunAfterDisconnect), opts.TTY)
+}
+
+// Attach rejoins a live session: session info, the scrollback, then live
+// output. An unknown or finished session is not_found.
+func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.AttachOpts) (paddock.Stream, error) {
+	if !paddock.ValidSessionID(sessionID) {
+		return nil, &paddock.InvalidError{Detail: paddock.DetailSessionID}
+	}
+	return a.start(ctx, spritePath(h.Name, "exec", escape(sessionID)), url.Values{"stdin": {strconv.FormatBool(opts.Stdin)}}, false)
+}
+
+// Exec runs cmd to completion over one WebSocket: stdout, and stderr when
+// merged, in arrival order; a nonzero exit is data; a socket that ends
+// without an exit is closed_before_exit, its output discarded.
+func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
+	if err := paddock.CheckExec(cmd, opts); err != nil {
+		return paddock.ExecResult{}, err
+	}
+	dl := paddock.StartExecDeadline(opts.Timeout, nil)
+	if dl.Finite() && dl.Expired() {
+		return paddock.ExecResult{}, dl.Err()
+	}
+	if dl.Finite() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, dl.Remaining())
+		defer cancel()
+	}
+	st, err := a.start(ctx, spritePath(h.Name, "exec"), execQuery(cmd, false, false, execMaxRun), false)
+	if err != nil {
+		if dl.Finite() && dl.Expired() {
+			return paddock.ExecResult{}, dl.Err()
+		}
+		return paddock.ExecResult{}, err
+	}
+	defer st.Close()
+	var out bytes.Buffer
+	for {
+		ev, err := st.Next(ctx)
+		if err != nil {
+			if dl.Finite() && dl.Expired() {
+				return paddock.ExecResult{}, dl.Err()
+			}
+			return paddock.ExecResult{}, httpx.Transport(err)
+		}
+		switch ev.Kind {
+		case paddock.EventStdout:
+			out.Write(ev.Data)
+		case paddock.EventStderr:
+			if opts.StderrToStdout {
+				out.Write(ev.Data)
+			}
+		case paddock.EventExit:
+			if dl.Finite() && dl.Expired() {
+				return paddock.ExecResult{}, dl.Err()
+			}
+			return paddock.ExecResult{Output: out.Bytes(), ExitCode: ev.Code}, nil
+		case paddock.EventError:
+			return paddock.ExecResult{}, ev.Err
+		}
+	}
+}
+
+// sessionEntry is one element of the session list.
+type sessionEntry struct {
+	ID           json.RawMessage `json:"id"`
+	Command      string          `json:"command"`
+	Created      time.Time       `json:"created"`
+	LastActivity time.Time       `json:"last_activity"`
+	TTY          bool            `json:"tty"`
+}
+
+// ListSessions lists the sprite's live sessions (Sprites drops a session
+// from its list once it ends). The object form is read, and a bare array
+// is accepted.
+func (a *Adapter) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock.Session, error) {
+	status, header, data, err := a.call(ctx, a.client, http.MethodGet, spritePath(h.Name, "exec"), nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, statusError(status, header, data)
+	}
+	var entries []sessionEntry
+	var wrapped struct {
+		Sessions []sessionEntry `json:"sessions"`
+	}
+	if json.Unmarshal(data, &wrapped) == nil && wrapped.Sessions != nil {
+		entries = wrapped.Sessions
+	} else if err := json.Unmarshal(data, &entries); err != nil {
+		return nil, &paddock.ProviderError{Provider: paddock.ProviderSprites, Detail: "malformed session list"}
+	}
+	out := make([]paddock.Session, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, paddock.Session{ID: jsonID(e.ID), Command: e.Command, CreatedAt: e.Created,
+			LastActivityAt: e.LastActivity, TTY: e.TTY})
+	}
+	return out, nil
+}

@@ -1,0 +1,312 @@
+package sprites
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/httpx"
+)
+
+// maxListPages is how many pages ListAllNames walks before it refuses with
+// ErrTruncated rather than return a partial view.
+const maxListPages = 40
+
+// spriteObject is the part of a sprite the adapter reads.
+type spriteObject struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	URL    string `json:"url"`
+}
+
+var _ interface {
+	paddock.Adapter
+	paddock.CreateNewer
+	paddock.DestroyOncer
+	paddock.CheckpointOncer
+	paddock.CheckpointLister
+	paddock.SessionTerminator
+} = (*Adapter)(nil)
+
+// Provider returns "sprites".
+func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderSprites }
+
+// Capabilities are every capability Sprites offers; the checkpoint ones only
+// while CheckpointCreation is on.
+func (a *Adapter) Capabilities() paddock.CapabilitySet {
+	caps := paddock.NewCapabilitySet(
+		paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapTTY, paddock.CapPublicURL,
+		paddock.CapTerminateSession, paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce,
+	)
+	if a.cfg.CheckpointCreation {
+		caps = caps.With(paddock.CapCheckpoint, paddock.CapCreateCheckpointOnce)
+	}
+	return caps
+}
+
+// BuildHandle returns {sprites, name}.
+func (a *Adapter) BuildHandle(name string) paddock.Handle {
+	return paddock.Handle{Provider: paddock.ProviderSprites, Name: name}
+}
+
+// createBody reads the creation parameters: wait_for_capacity (true or
+// false), and the machine config ram_mb, cpus, storage_gb (integers) and
+// region.
+func createBody(name string, opts paddock.CreateOpts) (map[string]any, error) {
+	body := map[string]any{"name": name}
+	config := map[string]any{}
+	for k, v := range opts.Params {
+		switch k {
+		case "wait_for_capacity":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, &paddock.InvalidError{Detail: paddock.DetailCreateOptions + ": wait_for_capacity is true or false"}
+			}
+			body[k] = b
+		case "ram_mb", "cpus", "storage_gb":
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return nil, &paddock.InvalidError{Detail: paddock.DetailCreateOptions + ": " + k + " is a positive integer"}
+			}
+			config[k] = n
+		case "region":
+			config[k] = v
+		default:
+			return nil, &paddock.InvalidError{Detail: paddock.DetailCreateOptions + ": unknown parameter " + strconv.Quote(k)}
+		}
+	}
+	if len(config) > 0 {
+		body["config"] = config
+	}
+	return body, nil
+}
+
+// Create makes the sprite, or adopts it when the name exists (409). After a
+// fresh create the URL is made public when PublicURLs is on; that write is
+// best effort (a failure is logged, the create still succeeds).
+func (a *Adapter) Create(ctx context.Context, name string, opts paddock.CreateOpts) (paddock.Handle, error) {
+	if err := paddock.CheckCreate(name); err != nil {
+		return paddock.Handle{}, err
+	}
+	body, err := createBody(name, opts)
+	if err != nil {
+		return paddock.Handle{}, err
+	}
+	status, header, data, err := a.call(ctx, a.client, http.MethodPost, "/v1/sprites", nil, body)
+	switch {
+	case err != nil:
+		return paddock.Handle{}, err
+	case status == http.StatusConflict:
+		return a.BuildHandle(name), nil // adopt; the URL setting is left alone
+	case status < 200 || status > 299:
+		return paddock.Handle{}, statusError(status, header, data)
+	}
+	if *a.cfg.PublicURLs {
+		if err := a.setURLAuth(ctx, name, "public"); err != nil {
+			a.log.Warn().Str("sprite", name).Str("error", err.Error()).Msg("sprites: making the URL public failed; the sprite was created")
+		}
+	}
+	return a.BuildHandle(name), nil
+}
+
+// setURLAuth writes the sprite's URL setting.
+func (a *Adapter) setURLAuth(ctx context.Context, name, auth string) error {
+	return a.jsonCall(ctx, http.MethodPut, spritePath(name), nil, map[string]any{"url_settings": map[string]string{"auth": auth}}, nil)
+}
+
+// get reads the sprite object and its raw body.
+func (a *Adapter) get(ctx context.Context, name string) (spriteObject, []byte, error) {
+	status, header, data, err := a.call(ctx, a.client, http.MethodGet, spritePath(name), nil, nil)
+	if err != nil {
+		return spriteObject{}, nil, err
+	}
+	if status != http.StatusOK {
+		return spriteObject{}, nil, statusError(status, header, data)
+	}
+	var obj spriteObject
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return spriteObject{}, nil, &paddock.ProviderError{Provider: paddock.ProviderSprites, Detail: "malformed sprite: " + err.Error()}
+	}
+	return obj, data, nil
+}
+
+// statusOf maps a sprite's status word: running/ready/active are running;
+// suspended/paused/stopped, and the parked states warm and cold, are
+// suspended; anything else is unknown.
+func statusOf(state string) paddock.Status {
+	if state == "warm" || state == "cold" {
+		return paddock.StatusSuspended
+	}
+	return paddock.StatusOf(paddock.ProviderSprites, state)
+}
+
+// Get reports the sprite's status; Raw is the provider's object. Only a 404
+// is not_found; a 5xx (even for an absent sprite) is unavailable.
+func (a *Adapter) Get(ctx context.Context, h paddock.Handle) (paddock.Info, error) {
+	obj, raw, err := a.get(ctx, h.Name)
+	if err != nil {
+		return paddock.Info{}, err
+	}
+	return paddock.Info{Status: statusOf(obj.Status), Raw: raw}, nil
+}
+
+// Destroy deletes the sprite; absent (404) is fine.
+func (a *Adapter) Destroy(ctx context.Context, h paddock.Handle) error {
+	status, header, data, err := a.call(ctx, a.client, http.MethodDelete, spritePath(h.Name), nil, nil)
+	if err != nil {
+		return err
+	}
+	if status == http.StatusNotFound || (status >= 200 && status <= 299) {
+		return nil
+	}
+	return statusError(status, header, data)
+}
+
+// ListAllNames walks the pages while has_more and a continuation token
+// come back, and refuses (ErrTruncated) past 40 pages.
+func (a *Adapter) ListAllNames(ctx context.Context) ([]string, error) {
+	names := []string{}
+	token := ""
+	for page := 0; page < maxListPages; page++ {
+		q := url.Values{}
+		if token != "" {
+			q.Set("continuation_token", token)
+		}
+		var res struct {
+			Sprites []spriteObject `json:"sprites"`
+			HasMore bool           `json:"has_more"`
+			Next    *string        `json:"next_continuation_token"`
+		}
+		if err := a.jsonCall(ctx, http.MethodGet, "/v1/sprites", q, nil, &res); err != nil {
+			return nil, err
+		}
+		for _, s := range res.Sprites {
+			names = append(names, s.Name)
+		}
+		if !res.HasMore || res.Next == nil || *res.Next == "" {
+			return names, nil
+		}
+		token = *res.Next
+	}
+	return nil, paddock.ErrTruncated
+}
+
+// Suspend confirms the sprite exists: Sprites parks idle sprites itself.
+func (a *Adapter) Suspend(ctx context.Context, h paddock.Handle) error {
+	_, _, err := a.get(ctx, h.Name)
+	return err
+}
+
+// Resume probes the sprite; the next command wakes it.
+func (a *Adapter) Resume(ctx context.Context, h paddock.Handle) (paddock.Handle, error) {
+	if _, _, err := a.get(ctx, h.Name); err != nil {
+		return paddock.Handle{}, err
+	}
+	return h, nil
+}
+
+// PublicURL returns the sprite's URL, or ErrUnsupported when it has none.
+func (a *Adapter) PublicURL(ctx context.Context, h paddock.Handle) (string, error) {
+	obj, _, err := a.get(ctx, h.Name)
+	if err != nil {
+		return "", err
+	}
+	if obj.URL == "" {
+		return "", paddock.ErrUnsupported
+	}
+	return obj.URL, nil
+}
+
+// rule is one egress rule.
+type rule struct {
+	Domain string `json:"domain"`
+	Action string `json:"action"`
+}
+
+// policyRules compiles an allow list: each domain allowed, and an empty
+// list a standalone deny of "*" (Sprites reads no rules as no enforcement).
+func policyRules(p paddock.NetworkPolicy) []rule {
+	if len(p.Allow) == 0 {
+		return []rule{{Domain: "*", Action: "deny"}}
+	}
+	rules := make([]rule, 0, len(p.Allow))
+	for _, d := range p.Allow {
+		rules = append(rules, rule{Domain: d, Action: "allow"})
+	}
+	return rules
+}
+
+// ApplyNetworkPolicy sets the egress policy, on a client of its own with
+// the long policy timeout (a booting sprite answers late).
+func (a *Adapter) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p paddock.NetworkPolicy) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	status, header, data, err := a.call(ctx, a.policy, http.MethodPost, spritePath(h.Name, "policy", "network"), nil, map[string]any{"rules": policyRules(p)})
+	if err != nil {
+		return err
+	}
+	if status < 200 || status > 299 {
+		return statusError(status, header, data)
+	}
+	return nil
+}
+
+// WriteFile streams r to path, creating parent directories.
+func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, path string, mode fs.FileMode, r io.Reader) error {
+	if err := paddock.CheckPath(path); err != nil {
+		return err
+	}
+	if mode.Perm() == 0 {
+		mode = 0o644
+	}
+	q := url.Values{"path": {path}, "workingDir": {"/"}, "mode": {"0" + strconv.FormatUint(uint64(mode.Perm()), 8)}, "mkdirParents": {"true"}}
+	req, err := a.newRequest(ctx, http.MethodPut, spritePath(h.Name, "fs", "write"), q, r)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	res, err := a.streamClient().Do(req)
+	if err != nil {
+		return httpx.Transport(err)
+	}
+	defer res.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(res.Body, maxBody))
+	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusCreated {
+		return statusError(res.StatusCode, res.Header, data)
+	}
+	return nil
+}
+
+// ReadFile streams the file at path; a missing file is not_found.
+func (a *Adapter) ReadFile(ctx context.Context, h paddock.Handle, path string) (io.ReadCloser, error) {
+	if err := paddock.CheckPath(path); err != nil {
+		return nil, err
+	}
+	req, err := a.newRequest(ctx, http.MethodGet, spritePath(h.Name, "fs", "read"), url.Values{"path": {path}, "workingDir": {"/"}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := a.streamClient().Do(req)
+	if err != nil {
+		return nil, httpx.Transport(err)
+	}
+	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusPartialContent {
+		defer res.Body.Close()
+		data, _ := io.ReadAll(io.LimitReader(res.Body, maxBody))
+		return nil, statusError(res.StatusCode, res.Header, data)
+	}
+	return res.Body, nil
+}
+
+// streamClient is the client for streamed bodies: no overall timeout (a
+// large file takes what it takes; the caller's context bounds it).
+func (a *Adapter) streamClient() *http.Client {
+	return &http.Client{Transport: a.client.Transport}
+}

@@ -1,0 +1,216 @@
+// Package spritestest is a loopback Sprites API for tests: REST, exec and
+// attach over WebSocket with real processes (or the scripted drop command)
+// behind them, sessions that outlive a disconnect and replay on attach,
+// kill, checkpoints, network policy, URL settings and files. It follows the
+// provider's protocol (shared/spec/providers/sprites.md), not any adapter,
+// and can inject the failures that protocol allows, per route and call.
+//
+//	srv := spritestest.NewServer(t)
+//	srv.Fail("POST /v1/sprites", spritestest.RateLimited(2))
+//	a := sprites.New(sprites.Config{Token: paddock.NewSecret(srv.Token()), BaseURL: srv.URL()})
+package spritestest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// SpriteVersion is the Sprite-Version header the server sends.
+const SpriteVersion = "v0.0.1-rc46"
+
+// Request is one request the server received.
+type Request struct {
+	Route      string // e.g. "POST /v1/sprites/{name}/exec/{session}/kill"
+	Method     string
+	Path       string // decoded
+	Query      string
+	Body       string
+	ClientGone bool // the client closed the connection while the server stalled
+}
+
+// Server is a loopback Sprites API. Use NewServer.
+type Server struct {
+	t        testing.TB
+	ts       *httptest.Server
+	token    string
+	exitHold time.Duration
+	warm     time.Duration
+	cold     time.Duration
+	root     string
+
+	mu       sync.Mutex
+	sprites  map[string]*sprite
+	requests []Request
+	faults   map[string][]Fault
+	behave   []ExecBehaviour
+	refuseWS int // upgrades to refuse with 503 after the next create
+	nextPID  int
+	closed   bool
+	wg       sync.WaitGroup // session goroutines
+}
+
+// Option configures NewServer.
+type Option func(*Server)
+
+// WithToken sets the accepted bearer token (default: random).
+func WithToken(token string) Option { return func(s *Server) { s.token = token } }
+
+// WithExitHold sets how long an exec socket stays open after the exit
+// frame before the server closes it (default 5s, as in production).
+func WithExitHold(d time.Duration) Option { return func(s *Server) { s.exitHold = d } }
+
+// WithIdle sets the idle times after which a running sprite reports warm,
+// then cold (defaults 30s and 5m).
+func WithIdle(warm, cold time.Duration) Option {
+	return func(s *Server) { s.warm, s.cold = warm, cold }
+}
+
+// NewServer starts a server on 127.0.0.1, closed when the test ends.
+func NewServer(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s := &Server{t: t, exitHold: 5 * time.Second, warm: 30 * time.Second, cold: 5 * time.Minute,
+		sprites: map[string]*sprite{}, faults: map[string][]Fault{}, nextPID: 19}
+	s.token = randomHex(16)
+	for _, o := range opts {
+		o(s)
+	}
+	dir, err := os.MkdirTemp("", "spritestest-")
+	if err != nil {
+		t.Fatalf("spritestest: %v", err)
+	}
+	s.root = dir
+	s.ts = httptest.NewServer(s.routes())
+	t.Cleanup(s.Close)
+	return s
+}
+
+// URL is the server's base URL.
+func (s *Server) URL() string { return s.ts.URL }
+
+// Token is the bearer token the server accepts.
+func (s *Server) Token() string { return s.token }
+
+// Close stops every session and the server.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	var all []*session
+	for _, sp := range s.sprites {
+		for _, ss := range sp.sessions {
+			all = append(all, ss)
+		}
+	}
+	s.mu.Unlock()
+	for _, ss := range all {
+		ss.shutdown()
+	}
+	s.ts.CloseClientConnections()
+	s.ts.Close()
+	s.wg.Wait()
+	_ = os.RemoveAll(s.root)
+}
+
+// Requests returns every request received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Count returns how many requests matched route.
+func (s *Server) Count(route string) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if r.Route == route {
+			n++
+		}
+	}
+	return n
+}
+
+// record logs a request and returns its index.
+func (s *Server) record(route string, r *http.Request, body []byte) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, Request{Route: route, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Body: string(body)})
+	return len(s.requests) - 1
+}
+
+func (s *Server) clientGone(i int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests[i].ClientGone = true
+}
+
+// authorised checks the bearer token.
+func (s *Server) authorised(w http.ResponseWriter, r *http.Request) bool {
+	if r.Header.Get("Authorization") != "Bearer "+s.token {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "authentication failed"})
+		return false
+	}
+	return true
+}
+
+// handler wraps a route: it records the request, checks the token, and
+// applies a queued fault before the route's own behaviour.
+func (s *Server) handler(route string, h func(w http.ResponseWriter, r *http.Request, body []byte)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var body []byte
+		if r.Method != http.MethodPut || !strings.HasSuffix(route, "/fs/write") {
+			body, _ = io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		}
+		i := s.record(route, r, body)
+		if !s.authorised(w, r) {
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, "/v1/sprites/") {
+			w.Header().Set("Sprite-Version", SpriteVersion)
+		}
+		if f, ok := s.takeFault(route); ok && f.apply(s, i, w, r) {
+			return
+		}
+		h(w, r, body)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// resetConn drops a hijacked connection with a TCP reset.
+func resetConn(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		return
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}

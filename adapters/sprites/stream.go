@@ -1,0 +1,221 @@
+package sprites
+
+import (
+	"context"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/paddockhq/paddock"
+)
+
+// WebSocket timings.
+const (
+	pingInterval = 15 * time.Second
+	pongWait     = 45 * time.Second // must exceed the ping interval
+	writeWait    = 10 * time.Second
+	readAhead    = 64 // events read ahead of Next: bounded, so the socket backs up
+)
+
+// stream is one command subscription over its WebSocket. A reader goroutine
+// decodes frames into a bounded channel and ends with the terminal event:
+// the exit, or closed_before_exit when the socket ends first (an exit
+// already read always wins, being read first).
+type stream struct {
+	conn      *websocket.Conn
+	tty       bool
+	sessionID string
+
+	events  chan paddock.Event
+	info    chan sessionInfo // the session info, once
+	done    chan struct{}    // closed by Close
+	stopped sync.WaitGroup   // the reader and the pinger
+
+	wmu      sync.Mutex
+	exited   atomic.Bool // the terminal event was read
+	finished bool        // Next handed out the terminal event
+	once     sync.Once
+}
+
+var _ paddock.Stream = (*stream)(nil)
+
+func newStream(conn *websocket.Conn, tty bool) *stream {
+	st := &stream{conn: conn, tty: tty, events: make(chan paddock.Event, readAhead),
+		info: make(chan sessionInfo, 1), done: make(chan struct{})}
+	_ = conn.SetReadDeadline(time.Now().Add(pongWait))
+	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(pongWait)) })
+	st.stopped.Add(2)
+	go st.read(tty)
+	go st.ping()
+	return st
+}
+
+// read is the reader goroutine.
+func (st *stream) read(tty bool) {
+	defer st.stopped.Done()
+	dec := frameDecoder{tty: tty}
+	infoSent := false
+	for {
+		kind, data, err := st.conn.ReadMessage()
+		if err != nil {
+			if !st.exited.Load() {
+				st.emit(paddock.Failed(&paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit}))
+				st.exited.Store(true)
+			}
+			return
+		}
+		_ = st.conn.SetReadDeadline(time.Now().Add(pongWait))
+		events, info := dec.decode(kind, data)
+		if info != nil && !infoSent {
+			infoSent = true
+			st.info <- *info
+		}
+		for _, ev := range events {
+			if ev.Kind.Terminal() {
+				st.exited.Store(true)
+			}
+			if !st.emit(ev) {
+				return
+			}
+			if ev.Kind.Terminal() {
+				// Done: the server holds the socket a while; we do not wait.
+				_ = st.conn.Close()
+				return
+			}
+		}
+	}
+}
+
+// emit hands an event to Next, or gives up when the stream is closed.
+func (st *stream) emit(ev paddock.Event) bool {
+	select {
+	case st.events <- ev:
+		return true
+	case <-st.done:
+		return false
+	}
+}
+
+// ping keeps the connection alive.
+func (st *stream) ping() {
+	defer st.stopped.Done()
+	t := time.NewTicker(pingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			st.wmu.Lock()
+			err := st.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait))
+			st.wmu.Unlock()
+			if err != nil {
+				return
+			}
+		case <-st.done:
+			return
+		}
+	}
+}
+
+// awaitInfo waits for the session info the server sends first.
+func (st *stream) awaitInfo(ctx context.Context, timeout time.Duration) (sessionInfo, error) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case info := <-st.info:
+		return info, nil
+	case ev := <-st.events:
+		// The socket ended (or the command exited) before the session
+		// info: no session to return.
+		if ev.Kind == paddock.EventError {
+			return sessionInfo{}, ev.Err
+		}
+		return sessionInfo{}, &paddock.ProviderError{Provider: paddock.ProviderSprites, Detail: "output before session_info"}
+	case <-t.C:
+		return sessionInfo{}, &paddock.UnavailableError{Detail: paddock.DetailStartTimeout}
+	case <-ctx.Done():
+		return sessionInfo{}, &paddock.UnavailableError{Detail: paddock.DetailStartTimeout}
+	}
+}
+
+// Next returns the next event; io.EOF after the terminal event or Close.
+func (st *stream) Next(ctx context.Context) (paddock.Event, error) {
+	if st.finished || st.isClosed() {
+		return paddock.Event{}, io.EOF
+	}
+	select {
+	case ev := <-st.events:
+		st.finished = ev.Kind.Terminal()
+		return ev, nil
+	case <-st.done:
+		return paddock.Event{}, io.EOF
+	case <-ctx.Done():
+		return paddock.Event{}, ctx.Err()
+	}
+}
+
+// WriteStdin sends p: prefixed with the stdin stream id, or raw in tty mode.
+func (st *stream) WriteStdin(ctx context.Context, p []byte) error {
+	frame := p
+	if !st.tty {
+		frame = append([]byte{streamStdin}, p...)
+	}
+	return st.write(ctx, frame)
+}
+
+// CloseStdin sends the end of stdin (the EOF frame; Ctrl-D in tty mode). It
+// is ok after the exit.
+func (st *stream) CloseStdin(ctx context.Context) error {
+	if st.exited.Load() && !st.isClosed() {
+		return nil
+	}
+	frame := []byte{streamStdinEOF}
+	if st.tty {
+		frame = []byte{0x04}
+	}
+	return st.write(ctx, frame)
+}
+
+func (st *stream) write(ctx context.Context, frame []byte) error {
+	if st.isClosed() || st.exited.Load() {
+		return paddock.ErrCommandExited
+	}
+	st.wmu.Lock()
+	defer st.wmu.Unlock()
+	deadline := time.Now().Add(writeWait)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = st.conn.SetWriteDeadline(deadline)
+	if err := st.conn.WriteMessage(websocket.BinaryMessage, frame); err != nil {
+		if st.exited.Load() || st.isClosed() {
+			return paddock.ErrCommandExited
+		}
+		return &paddock.WriteFailedError{Detail: "websocket write: " + err.Error()}
+	}
+	return nil
+}
+
+// Close detaches: the socket closes, the remote command keeps running for
+// its max_run_after_disconnect.
+func (st *stream) Close() error {
+	st.once.Do(func() {
+		close(st.done)
+		_ = st.conn.Close()
+		st.stopped.Wait()
+	})
+	return nil
+}
+
+func (st *stream) isClosed() bool {
+	select {
+	case <-st.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// SessionID is the provider's session id.
+func (st *stream) SessionID() string { return st.sessionID }
