@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
@@ -54,12 +55,15 @@ func (a *Adapter) boundedDo(ctx context.Context, method, path string, query url.
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	start := time.Now()
 	res, err := a.bound.Do(req)
 	if err != nil {
+		a.logRequest(method, path, 0, start, err)
 		return 0, nil, false, err
 	}
 	defer res.Body.Close()
 	data, err = budget.Read(res)
+	a.logRequest(method, path, res.StatusCode, start, err)
 	return res.StatusCode, data, true, err
 }
 

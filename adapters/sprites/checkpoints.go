@@ -109,4 +109,3 @@ func (a *Adapter) RestoreCheckpoint(ctx context.Context, h paddock.Handle, check
 func (a *Adapter) stream(ctx context.Context, method, path string, body any) (int, http.Header, []byte, error) {
 	return a.call(ctx, a.streamClient(), method, path, nil, body)
 }
-

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
@@ -77,16 +78,33 @@ func (a *Adapter) call(ctx context.Context, client *http.Client, method, path st
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	start := time.Now()
 	res, err := client.Do(req)
 	if err != nil {
-		return 0, nil, nil, httpx.Transport(err)
+		err = httpx.Transport(err)
+		a.logRequest(method, path, 0, start, err)
+		return 0, nil, nil, err
 	}
 	defer res.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(res.Body, maxBody))
 	if err != nil {
-		return 0, nil, nil, httpx.Transport(err)
+		err = httpx.Transport(err)
+		a.logRequest(method, path, res.StatusCode, start, err)
+		return 0, nil, nil, err
 	}
+	a.logRequest(method, path, res.StatusCode, start, nil)
 	return res.StatusCode, res.Header, data, nil
+}
+
+// logRequest records one request at debug level: what was asked, the
+// status, how long it took. Headers (and so the token) are never logged.
+func (a *Adapter) logRequest(method, path string, status int, start time.Time, err error) {
+	ev := a.log.Debug().Str("provider", string(paddock.ProviderSprites)).Str("method", method).
+		Str("path", path).Int("status", status).Dur("took", time.Since(start))
+	if err != nil {
+		ev = ev.Str("error", err.Error())
+	}
+	ev.Msg("sprites request")
 }
 
 // statusError normalises a non-success answer.

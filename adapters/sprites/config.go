@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/httpx"
 	"github.com/rs/zerolog"
 )
 
@@ -53,6 +54,7 @@ type Adapter struct {
 	client *http.Client // ordinary calls
 	policy *http.Client // the policy call: longer timeout, no pooled connections
 	bound  *http.Client // bounded operations: no redirects, deadline per call
+	keep   keepalive    // exec sockets
 }
 
 // New returns an adapter for cfg.
@@ -89,8 +91,7 @@ func New(cfg Config) *Adapter {
 		log:    cfg.Logger,
 		client: &http.Client{Transport: transport, Timeout: cfg.Timeout},
 		policy: &http.Client{Transport: policyTransport, Timeout: cfg.PolicyTimeout},
-		bound:  &http.Client{Transport: boundTransport, CheckRedirect: noRedirects},
+		bound:  &http.Client{Transport: boundTransport, CheckRedirect: httpx.NoRedirects},
+		keep:   keepalive{ping: pingInterval, wait: pongWait},
 	}
 }
-
-func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

@@ -40,15 +40,21 @@ func (a *Adapter) dial(ctx context.Context, path string, q url.Values) (*websock
 	dialer := websocket.Dialer{HandshakeTimeout: a.cfg.Timeout, Proxy: http.ProxyFromEnvironment,
 		ReadBufferSize: 1 << 16, WriteBufferSize: 1 << 16}
 	header := http.Header{"Authorization": {"Bearer " + a.cfg.Token.Reveal()}}
+	start := time.Now()
 	conn, res, err := dialer.DialContext(ctx, u, header)
 	if err != nil {
 		if res != nil {
 			defer res.Body.Close()
 			body, _ := io.ReadAll(io.LimitReader(res.Body, 1<<16))
-			return nil, statusError(res.StatusCode, res.Header, body)
+			err = statusError(res.StatusCode, res.Header, body)
+			a.logRequest("WS", path, res.StatusCode, start, err)
+			return nil, err
 		}
-		return nil, httpx.Transport(err)
+		err = httpx.Transport(err)
+		a.logRequest("WS", path, 0, start, err)
+		return nil, err
 	}
+	a.logRequest("WS", path, res.StatusCode, start, nil)
 	conn.SetReadLimit(16 << 20)
 	return conn, nil
 }
@@ -80,7 +86,7 @@ func (a *Adapter) start(ctx context.Context, path string, q url.Values, tty bool
 	if err != nil {
 		return nil, err
 	}
-	st := newStream(conn, tty)
+	st := newStream(conn, tty, a.keep)
 	info, err := st.awaitInfo(ctx, a.cfg.Timeout)
 	if err != nil {
 		_ = st.Close()

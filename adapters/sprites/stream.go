@@ -19,6 +19,12 @@ const (
 	readAhead    = 64 // events read ahead of Next: bounded, so the socket backs up
 )
 
+// keepalive is how often a stream pings, and how long it waits for any
+// frame (a pong included) before it gives the socket up.
+type keepalive struct {
+	ping, wait time.Duration
+}
+
 // stream is one command subscription over its WebSocket. A reader goroutine
 // decodes frames into a bounded channel and ends with the terminal event:
 // the exit, or closed_before_exit when the socket ends first (an exit
@@ -27,6 +33,7 @@ type stream struct {
 	conn      *websocket.Conn
 	tty       bool
 	sessionID string
+	keep      keepalive
 
 	events  chan paddock.Event
 	info    chan sessionInfo // the session info, once
@@ -41,11 +48,11 @@ type stream struct {
 
 var _ paddock.Stream = (*stream)(nil)
 
-func newStream(conn *websocket.Conn, tty bool) *stream {
-	st := &stream{conn: conn, tty: tty, events: make(chan paddock.Event, readAhead),
+func newStream(conn *websocket.Conn, tty bool, keep keepalive) *stream {
+	st := &stream{conn: conn, tty: tty, keep: keep, events: make(chan paddock.Event, readAhead),
 		info: make(chan sessionInfo, 1), done: make(chan struct{})}
-	_ = conn.SetReadDeadline(time.Now().Add(pongWait))
-	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(pongWait)) })
+	_ = conn.SetReadDeadline(time.Now().Add(keep.wait))
+	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(keep.wait)) })
 	st.stopped.Add(2)
 	go st.read(tty)
 	go st.ping()
@@ -66,7 +73,7 @@ func (st *stream) read(tty bool) {
 			}
 			return
 		}
-		_ = st.conn.SetReadDeadline(time.Now().Add(pongWait))
+		_ = st.conn.SetReadDeadline(time.Now().Add(st.keep.wait))
 		events, info := dec.decode(kind, data)
 		if info != nil && !infoSent {
 			infoSent = true
@@ -101,7 +108,7 @@ func (st *stream) emit(ev paddock.Event) bool {
 // ping keeps the connection alive.
 func (st *stream) ping() {
 	defer st.stopped.Done()
-	t := time.NewTicker(pingInterval)
+	t := time.NewTicker(st.keep.ping)
 	defer t.Stop()
 	for {
 		select {

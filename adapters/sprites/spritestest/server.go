@@ -52,11 +52,14 @@ type Server struct {
 	sprites  map[string]*sprite
 	requests []Request
 	faults   map[string][]Fault
-	behave   []ExecBehaviour
-	refuseWS int // upgrades to refuse with 503 after the next create
+	scripts  []Script
 	nextPID  int
 	closed   bool
-	wg       sync.WaitGroup // session goroutines
+	done     chan struct{}  // closed by Close
+	wg       sync.WaitGroup // socket handlers and session goroutines
+
+	coldStart    int    // exec upgrades each new sprite refuses with 503
+	capabilities string // X-Sprite-Capabilities of exec upgrades
 }
 
 // Option configures NewServer.
@@ -75,11 +78,20 @@ func WithIdle(warm, cold time.Duration) Option {
 	return func(s *Server) { s.warm, s.cold = warm, cold }
 }
 
+// WithColdStart makes each new sprite refuse its first n exec upgrades
+// with 503, as a freshly created sprite does for a few seconds.
+func WithColdStart(n int) Option { return func(s *Server) { s.coldStart = n } }
+
+// WithCapabilities sets the X-Sprite-Capabilities header of exec upgrades
+// (default "signal").
+func WithCapabilities(c string) Option { return func(s *Server) { s.capabilities = c } }
+
 // NewServer starts a server on 127.0.0.1, closed when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	s := &Server{t: t, exitHold: 5 * time.Second, warm: 30 * time.Second, cold: 5 * time.Minute,
-		sprites: map[string]*sprite{}, faults: map[string][]Fault{}, nextPID: 19}
+		sprites: map[string]*sprite{}, faults: map[string][]Fault{}, nextPID: 19,
+		done: make(chan struct{}), capabilities: "signal"}
 	s.token = randomHex(16)
 	for _, o := range opts {
 		o(s)
@@ -108,6 +120,7 @@ func (s *Server) Close() {
 		return
 	}
 	s.closed = true
+	close(s.done)
 	var all []*session
 	for _, sp := range s.sprites {
 		for _, ss := range sp.sessions {
@@ -165,9 +178,43 @@ func (s *Server) authorised(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// handler wraps a route: it records the request, checks the token, and
+// routes maps every route of the API. The route names (the patterns, with
+// "WS" for upgrades) are what Fail and Count take.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	handle := func(pattern string, h func(http.ResponseWriter, *http.Request, []byte)) {
+		mux.HandleFunc(pattern, s.serve(pattern, h))
+	}
+	handle("POST /v1/sprites", s.createSprite)
+	handle("GET /v1/sprites", s.listSprites)
+	handle("GET /v1/sprites/{name}", s.getSprite)
+	handle("PUT /v1/sprites/{name}", s.updateSprite)
+	handle("DELETE /v1/sprites/{name}", s.deleteSprite)
+	mux.HandleFunc("GET /v1/sprites/{name}/exec", s.execRoute)
+	handle("HEAD /v1/sprites/{name}/exec", func(w http.ResponseWriter, _ *http.Request, _ []byte) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("GET /v1/sprites/{name}/exec/{session}", s.sessionRoute)
+	handle("POST /v1/sprites/{name}/exec/{session}/kill", s.killSession)
+	handle("POST /v1/sprites/{name}/checkpoint", s.createCheckpoint)
+	handle("GET /v1/sprites/{name}/checkpoints", s.listCheckpoints)
+	handle("GET /v1/sprites/{name}/checkpoints/{id}", s.getCheckpoint)
+	handle("POST /v1/sprites/{name}/checkpoints/{id}/restore", s.restoreCheckpoint)
+	handle("GET /v1/sprites/{name}/policy/network", s.getPolicy)
+	handle("POST /v1/sprites/{name}/policy/network", s.setPolicy)
+	handle("PUT /v1/sprites/{name}/fs/write", s.writeFile)
+	handle("GET /v1/sprites/{name}/fs/read", s.readFile)
+	// No control connections: SDK clients fall back to direct exec.
+	handle("/v1/sprites/{name}/control", func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found"})
+	})
+	handle("/", func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found"})
+	})
+	return mux
+}
+
+// serve wraps a route: it records the request, checks the token, and
 // applies a queued fault before the route's own behaviour.
-func (s *Server) handler(route string, h func(w http.ResponseWriter, r *http.Request, body []byte)) http.HandlerFunc {
+func (s *Server) serve(route string, h func(w http.ResponseWriter, r *http.Request, body []byte)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var body []byte
 		if r.Method != http.MethodPut || !strings.HasSuffix(route, "/fs/write") {

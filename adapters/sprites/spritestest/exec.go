@@ -1,0 +1,575 @@
+package spritestest
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// DropCommand is a command the server does not run: it prints its
+// arguments (joined by spaces, then a newline) on stdout, and the socket
+// then closes normally with no exit frame, as a lost connection does.
+const DropCommand = "spritestest-drop"
+
+// client is one exec or attach socket. Messages for it are queued (a slow
+// client never stalls the process or other clients) and written by the
+// handler's goroutine; a reader goroutine passes its input on.
+type client struct {
+	s     *Server
+	conn  *websocket.Conn
+	tty   bool
+	owner bool
+
+	mu    sync.Mutex
+	queue []message
+	wake  chan struct{}
+	gone  chan struct{} // closed when the client's side of the socket ends
+}
+
+func newClient(s *Server, conn *websocket.Conn) *client {
+	return &client{s: s, conn: conn, wake: make(chan struct{}, 1), gone: make(chan struct{})}
+}
+
+// send queues m.
+func (c *client) send(m message) {
+	c.mu.Lock()
+	c.queue = append(c.queue, m)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// writeLoop writes queued messages until the exit has been sent and held,
+// the client leaves, or the server closes.
+func (c *client) writeLoop() {
+	for {
+		c.mu.Lock()
+		batch := c.queue
+		c.queue = nil
+		c.mu.Unlock()
+		for _, m := range batch {
+			_ = c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			if err := c.conn.WriteMessage(m.kind, m.data); err != nil {
+				return
+			}
+			if m.exit {
+				c.endAfterExit()
+				return
+			}
+		}
+		select {
+		case <-c.wake:
+		case <-c.gone:
+			return
+		case <-c.s.done:
+			return
+		}
+	}
+}
+
+// endAfterExit holds the socket open after the exit, as production does
+// (about 5 s), then closes it: with a close frame, except for a TTY
+// attacher, whose socket is dropped with none.
+func (c *client) endAfterExit() {
+	select {
+	case <-time.After(c.s.exitHold):
+	case <-c.gone:
+		return
+	case <-c.s.done:
+		return
+	}
+	if c.tty && !c.owner {
+		return // the handler closes the TCP connection: no close frame
+	}
+	c.closeWith(websocket.CloseNormalClosure)
+}
+
+// closeWith sends a close frame and waits briefly for the client's answer.
+func (c *client) closeWith(code int) {
+	_ = c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, ""), time.Now().Add(time.Second))
+	select {
+	case <-c.gone:
+	case <-time.After(time.Second):
+	case <-c.s.done:
+	}
+}
+
+// readLoop passes the client's input to ss (nil for a script, whose input
+// is read and dropped), and marks the client gone when its side ends.
+func (c *client) readLoop(ss *session) {
+	defer func() {
+		close(c.gone)
+		if ss != nil {
+			ss.unsubscribe(c)
+		}
+	}()
+	c.conn.SetReadLimit(16 << 20)
+	for {
+		kind, data, err := c.conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		if ss == nil {
+			continue
+		}
+		switch kind {
+		case websocket.BinaryMessage:
+			switch {
+			case ss.tty:
+				ss.writeStdin(data)
+			case len(data) == 0:
+			case data[0] == idStdin:
+				ss.writeStdin(data[1:])
+			case data[0] == idStdinEOF:
+				ss.closeStdin()
+			}
+		case websocket.TextMessage:
+			var m struct {
+				Type   string `json:"type"`
+				Cols   uint16 `json:"cols"`
+				Rows   uint16 `json:"rows"`
+				Signal string `json:"signal"`
+			}
+			if json.Unmarshal(data, &m) != nil {
+				continue
+			}
+			switch m.Type {
+			case "resize":
+				ss.resize(m.Rows, m.Cols)
+			case "signal":
+				if sig, _, ok := signalNamed(m.Signal); ok {
+					ss.signal(sig)
+				}
+			}
+		}
+	}
+}
+
+var upgrader = websocket.Upgrader{
+	ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10,
+	CheckOrigin: func(*http.Request) bool { return true },
+}
+
+// upgrade completes the WebSocket handshake, with the capabilities header.
+func (s *Server) upgrade(w http.ResponseWriter, r *http.Request) (*websocket.Conn, bool) {
+	h := http.Header{}
+	if s.capabilities != "" {
+		h.Set("X-Sprite-Capabilities", s.capabilities)
+	}
+	conn, err := upgrader.Upgrade(w, r, h)
+	return conn, err == nil
+}
+
+// track counts a socket handler so Close can wait for it; false when the
+// server is closing.
+func (s *Server) track() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+// execRoute serves GET /v1/sprites/{name}/exec: a WebSocket upgrade starts
+// a command (or attaches, in the legacy ?id= form); a plain GET lists the
+// sessions.
+func (s *Server) execRoute(w http.ResponseWriter, r *http.Request) {
+	if websocket.IsWebSocketUpgrade(r) {
+		s.serve("WS /v1/sprites/{name}/exec", s.execSocket)(w, r)
+		return
+	}
+	s.serve("GET /v1/sprites/{name}/exec", s.listSessions)(w, r)
+}
+
+// sessionRoute serves GET /v1/sprites/{name}/exec/{session}: an upgrade
+// attaches; a plain GET describes a live session.
+func (s *Server) sessionRoute(w http.ResponseWriter, r *http.Request) {
+	if websocket.IsWebSocketUpgrade(r) {
+		s.serve("WS /v1/sprites/{name}/exec/{session}", s.attachSocket)(w, r)
+		return
+	}
+	s.serve("GET /v1/sprites/{name}/exec/{session}", s.getSession)(w, r)
+}
+
+// execSocket starts a command and streams it.
+func (s *Server) execSocket(w http.ResponseWriter, r *http.Request, _ []byte) {
+	p, err := parseExec(r.URL.Query())
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	s.mu.Lock()
+	sp, ok := s.lookup(w, r.PathValue("name"))
+	if !ok {
+		s.mu.Unlock()
+		return
+	}
+	if p.attach != "" {
+		ss := sp.sessions[p.attach]
+		s.mu.Unlock()
+		s.attach(w, r, ss, p.attach)
+		return
+	}
+	if sp.coldStart > 0 {
+		sp.coldStart--
+		s.mu.Unlock()
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "sprite is starting, try again"})
+		return
+	}
+	var script *Script
+	if len(s.scripts) > 0 {
+		script, s.scripts = &s.scripts[0], s.scripts[1:]
+	} else if p.argv[0] == DropCommand {
+		script = dropScript(p.argv[1:])
+	}
+	if p.dir != "" {
+		if info, err := os.Stat(sp.hostPath(p.dir)); err != nil || !info.IsDir() {
+			s.mu.Unlock()
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "working directory does not exist: " + p.dir})
+			return
+		}
+	}
+	id := strconv.Itoa(s.nextPID)
+	s.nextPID++
+	sp.touch()
+	s.mu.Unlock()
+	if !s.track() {
+		return
+	}
+	defer s.wg.Done()
+	conn, ok := s.upgrade(w, r)
+	if !ok {
+		return
+	}
+	defer conn.Close()
+	if script != nil {
+		s.runScript(conn, id, *script)
+		return
+	}
+	ss := s.startSession(sp, id, p)
+	s.stream(conn, ss)
+}
+
+// stream subscribes a socket to ss and serves it until it ends.
+func (s *Server) stream(conn *websocket.Conn, ss *session) {
+	c := newClient(s, conn)
+	ss.subscribe(c)
+	s.goSession(func() { c.readLoop(ss) })
+	c.writeLoop()
+}
+
+// attachSocket is the path form of attach.
+func (s *Server) attachSocket(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.mu.Lock()
+	sp, ok := s.lookup(w, r.PathValue("name"))
+	var ss *session
+	if ok {
+		ss = sp.sessions[r.PathValue("session")]
+	}
+	s.mu.Unlock()
+	if ok {
+		s.attach(w, r, ss, r.PathValue("session"))
+	}
+}
+
+// attach joins a live session: session_info, the scrollback, then live
+// output. An unknown or ended session fails the handshake with 404.
+func (s *Server) attach(w http.ResponseWriter, r *http.Request, ss *session, id string) {
+	if ss == nil {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "session not found: " + id})
+		return
+	}
+	if !s.track() {
+		return
+	}
+	defer s.wg.Done()
+	conn, ok := s.upgrade(w, r)
+	if !ok {
+		return
+	}
+	defer conn.Close()
+	s.stream(conn, ss)
+}
+
+// listSessions is GET /v1/sprites/{name}/exec: the live sessions.
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.mu.Lock()
+	sp, ok := s.lookup(w, r.PathValue("name"))
+	var list []*session
+	if ok {
+		list = sp.sessionList()
+	}
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	sort.Slice(list, func(i, j int) bool {
+		a, _ := strconv.Atoi(list[i].id)
+		b, _ := strconv.Atoi(list[j].id)
+		return a < b
+	})
+	entries := make([]map[string]any, 0, len(list))
+	for _, ss := range list {
+		entries = append(entries, ss.entry())
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": entries, "count": len(entries)})
+}
+
+// getSession is GET /v1/sprites/{name}/exec/{session}.
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.mu.Lock()
+	sp, ok := s.lookup(w, r.PathValue("name"))
+	var ss *session
+	if ok {
+		ss = sp.sessions[r.PathValue("session")]
+	}
+	s.mu.Unlock()
+	switch {
+	case !ok:
+	case ss == nil:
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "session not found: " + r.PathValue("session")})
+	default:
+		writeJSON(w, http.StatusOK, ss.entry())
+	}
+}
+
+// killSession is POST /v1/sprites/{name}/exec/{session}/kill?signal=&
+// timeout=: the signal to the process group, a wait of up to timeout, then
+// SIGKILL, reported as NDJSON ending in complete with the exit code.
+func (s *Server) killSession(w http.ResponseWriter, r *http.Request, _ []byte) {
+	q := r.URL.Query()
+	name := q.Get("signal")
+	if name == "" {
+		name = "SIGTERM"
+	}
+	sig, canon, ok := signalNamed(name)
+	if !ok {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unknown signal: " + name})
+		return
+	}
+	timeout := 10 * time.Second
+	if v := q.Get("timeout"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid timeout: " + v})
+			return
+		}
+		timeout = d
+	}
+	s.mu.Lock()
+	sp, ok := s.lookup(w, r.PathValue("name"))
+	var ss *session
+	if ok {
+		ss = sp.sessions[r.PathValue("session")]
+	}
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	if ss == nil {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "session not found: " + r.PathValue("session")})
+		return
+	}
+	out := startNDJSON(w)
+	pid := ss.pid()
+	out.line(map[string]any{"type": "signal", "message": "Sending " + canon + " to process group " + strconv.Itoa(pid),
+		"signal": canon, "pid": pid})
+	ss.signal(sig)
+	select {
+	case <-ss.done:
+		out.line(map[string]any{"type": "exited", "message": "Process exited"})
+	case <-time.After(timeout):
+		out.line(map[string]any{"type": "timeout", "message": "Timeout after " + timeout.String() + ", sending SIGKILL"})
+		ss.signal(syscall.SIGKILL)
+		select {
+		case <-ss.done:
+			out.line(map[string]any{"type": "killed", "message": "Process killed"})
+		case <-time.After(10 * time.Second):
+			out.line(map[string]any{"type": "error", "message": "Warning: process may not have terminated"})
+			return
+		}
+	}
+	ss.mu.Lock()
+	code := ss.exitCode
+	ss.mu.Unlock()
+	out.line(map[string]any{"type": "complete", "exit_code": code})
+}
+
+// Frame is one WebSocket message a Script sends.
+type Frame struct {
+	Text bool
+	Data []byte
+}
+
+// StdoutFrame is a non-TTY stdout frame.
+func StdoutFrame(s string) Frame { return Frame{Data: append([]byte{idStdout}, s...)} }
+
+// StderrFrame is a non-TTY stderr frame.
+func StderrFrame(s string) Frame { return Frame{Data: append([]byte{idStderr}, s...)} }
+
+// ExitFrame is the non-TTY exit frame [3, code].
+func ExitFrame(code byte) Frame { return Frame{Data: []byte{idExit, code}} }
+
+// BinaryFrame is a binary frame of exactly b (a variant exit, an unknown
+// stream id, an empty frame, raw TTY bytes).
+func BinaryFrame(b ...byte) Frame { return Frame{Data: b} }
+
+// TextFrame is a text frame.
+func TextFrame(s string) Frame { return Frame{Text: true, Data: []byte(s)} }
+
+// ExitTextFrame is the JSON exit message, {"type":"exit","exit_code":N}.
+func ExitTextFrame(code int) Frame {
+	return TextFrame(`{"type":"exit","exit_code":` + strconv.Itoa(code) + `}`)
+}
+
+// End is how a Script's socket ends.
+type End int
+
+const (
+	// EndHold keeps the socket open for the exit hold, then closes it
+	// normally (production after an exit).
+	EndHold End = iota
+	// EndClose sends a normal close (1000) at once.
+	EndClose
+	// EndCloseAbnormal sends close code 1011 at once.
+	EndCloseAbnormal
+	// EndReset drops the TCP connection with a reset and no close frame.
+	EndReset
+	// EndHang sends nothing more and answers no pings until the client
+	// leaves.
+	EndHang
+	// EndSameWrite sends the Frames and a normal close frame in one TCP
+	// write (an exit still in flight when the close arrives).
+	EndSameWrite
+)
+
+// Script replaces the command of the next exec upgrade (on any sprite):
+// nothing runs; the server sends the frames and ends the socket as End
+// says.
+type Script struct {
+	BeforeInfo []Frame // sent before session_info (replay arriving early)
+	NoInfo     bool    // no session_info at all
+	NumericID  bool    // session_id as a JSON number, as older servers sent it
+	TTY        bool    // session_info says tty
+	Frames     []Frame // sent after session_info
+	End        End
+}
+
+// Script queues sc for the next exec upgrade.
+func (s *Server) Script(sc Script) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scripts = append(s.scripts, sc)
+}
+
+// dropScript is DropCommand's behaviour.
+func dropScript(args []string) *Script {
+	text := ""
+	for i, a := range args {
+		if i > 0 {
+			text += " "
+		}
+		text += a
+	}
+	return &Script{Frames: []Frame{StdoutFrame(text + "\n")}, End: EndClose}
+}
+
+// runScript plays sc on conn.
+func (s *Server) runScript(conn *websocket.Conn, id string, sc Script) {
+	c := newClient(s, conn)
+	c.owner = true
+	if sc.End == EndHang {
+		conn.SetPingHandler(func(string) error { return nil }) // a silent server
+	}
+	s.goSession(func() { c.readLoop(nil) })
+	write := func(f Frame) bool {
+		kind := websocket.BinaryMessage
+		if f.Text {
+			kind = websocket.TextMessage
+		}
+		_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		return conn.WriteMessage(kind, f.Data) == nil
+	}
+	for _, f := range sc.BeforeInfo {
+		if !write(f) {
+			return
+		}
+	}
+	if !sc.NoInfo {
+		var sid any = id
+		if sc.NumericID {
+			sid, _ = strconv.Atoi(id)
+		}
+		info, _ := json.Marshal(map[string]any{"type": "session_info", "session_id": sid, "command": "scripted",
+			"created": time.Now().Unix(), "cols": 0, "rows": 0, "is_owner": true, "tty": sc.TTY})
+		if !write(Frame{Text: true, Data: info}) {
+			return
+		}
+	}
+	if sc.End == EndSameWrite {
+		var raw []byte
+		for _, f := range sc.Frames {
+			raw = appendFrame(raw, f)
+		}
+		raw = append(raw, 0x88, 0x02, 0x03, 0xe8) // close 1000
+		_, _ = conn.NetConn().Write(raw)
+		select {
+		case <-c.gone:
+		case <-time.After(time.Second):
+		case <-s.done:
+		}
+		return
+	}
+	for _, f := range sc.Frames {
+		if !write(f) {
+			return
+		}
+	}
+	switch sc.End {
+	case EndHold:
+		c.endAfterExit()
+	case EndClose:
+		c.closeWith(websocket.CloseNormalClosure)
+	case EndCloseAbnormal:
+		c.closeWith(websocket.CloseInternalServerErr)
+	case EndReset:
+		if tc, ok := conn.NetConn().(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+	case EndHang:
+		select {
+		case <-c.gone:
+		case <-s.done:
+		}
+	}
+}
+
+// appendFrame encodes f as an unmasked server frame.
+func appendFrame(b []byte, f Frame) []byte {
+	op := byte(0x82)
+	if f.Text {
+		op = 0x81
+	}
+	b = append(b, op)
+	switch n := len(f.Data); {
+	case n < 126:
+		b = append(b, byte(n))
+	case n < 1<<16:
+		b = append(b, 126, byte(n>>8), byte(n))
+	default:
+		b = append(b, 127, 0, 0, 0, 0, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	return append(b, f.Data...)
+}

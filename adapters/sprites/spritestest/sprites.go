@@ -1,0 +1,373 @@
+package spritestest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// OrgSlug is the organisation every sprite belongs to.
+const OrgSlug = "paddock-test"
+
+// orgID is the organisation part of every sprite URL.
+const orgID = "p4dd0ck"
+
+// nameFormat is the create route's name rule (the name becomes a host
+// name). AddSprite bypasses it.
+var nameFormat = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// sprite is one machine: its object, its files (a directory), its
+// sessions and checkpoints.
+type sprite struct {
+	id         string
+	name       string
+	auth       string // url_settings.auth: "sprite" or "public"
+	config     map[string]any
+	env        map[string]string
+	labels     []string
+	created    time.Time
+	updated    time.Time
+	lastActive time.Time // zero: never active (cold)
+	status     string    // forced by SetStatus; "" = derived from activity
+	dir        string    // the server's directory for this sprite
+	coldStart  int       // exec upgrades still to refuse with 503
+
+	sessions    map[string]*session
+	checkpoints []*checkpoint // oldest first
+	rules       json.RawMessage
+}
+
+// fsDir is the sprite's filesystem root.
+func (sp *sprite) fsDir() string { return filepath.Join(sp.dir, "fs") }
+
+// hostPath maps a sprite path to the server's disk; ".." cannot leave the
+// sprite.
+func (sp *sprite) hostPath(p string) string {
+	return filepath.Join(sp.fsDir(), filepath.Clean("/"+p))
+}
+
+// statusAt is the sprite's status word at now: cold until first activity,
+// running while a session has a client or within the warm delay of the
+// last activity, then warm, then cold.
+func (s *Server) statusAt(sp *sprite, now time.Time) string {
+	if sp.status != "" {
+		return sp.status
+	}
+	last := sp.lastActive
+	for _, ss := range sp.sessions {
+		connected, active := ss.activity()
+		if connected {
+			return "running"
+		}
+		if active.After(last) {
+			last = active
+		}
+	}
+	if last.IsZero() {
+		return "cold"
+	}
+	idle := now.Sub(last)
+	switch {
+	case idle < s.warm:
+		return "running"
+	case idle < s.warm+s.cold:
+		return "warm"
+	}
+	return "cold"
+}
+
+// object renders the sprite as the API does.
+func (s *Server) object(sp *sprite) map[string]any {
+	var lastActive any
+	if !sp.lastActive.IsZero() {
+		lastActive = sp.lastActive.UTC().Format(time.RFC3339)
+	}
+	return map[string]any{
+		"id": sp.id, "name": sp.name, "organization": OrgSlug,
+		"status":       s.statusAt(sp, time.Now()),
+		"url":          fmt.Sprintf("https://%s-%s.sprites.app", sp.name, orgID),
+		"url_settings": map[string]string{"auth": sp.auth},
+		"created_at":   sp.created.UTC().Format(time.RFC3339), "updated_at": sp.updated.UTC().Format(time.RFC3339),
+		"last_started_at": lastActive, "last_active_at": lastActive,
+		"version": nil, "environment_version": nil,
+		"config": sp.config, "environment": sp.env, "labels": sp.labels,
+	}
+}
+
+// newSprite registers a sprite; the caller holds s.mu.
+func (s *Server) newSprite(name, auth string) (*sprite, error) {
+	now := time.Now()
+	sp := &sprite{id: "sprite-" + uuid(), name: name, auth: auth, created: now, updated: now,
+		config:   map[string]any{"ram_mb": 8192, "cpus": 8, "region": "ord", "storage_gb": 100},
+		env:      map[string]string{},
+		labels:   []string{},
+		sessions: map[string]*session{}, coldStart: s.coldStart,
+		rules: json.RawMessage(`[]`)}
+	sp.dir = filepath.Join(s.root, sp.id)
+	if err := os.MkdirAll(filepath.Join(sp.fsDir(), "home", "sprite"), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(sp.fsDir(), "tmp"), 0o777); err != nil {
+		return nil, err
+	}
+	// A new sprite already has v0.
+	if _, err := s.snapshot(sp, ""); err != nil {
+		return nil, err
+	}
+	s.sprites[name] = sp
+	return sp, nil
+}
+
+// AddSprite registers a sprite as if it had been created elsewhere, with
+// any name (the create route's name rule does not apply), and returns its
+// id.
+func (s *Server) AddSprite(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sp, err := s.newSprite(name, "sprite")
+	if err != nil {
+		s.t.Fatalf("spritestest: %v", err)
+	}
+	return sp.id
+}
+
+// lookup finds the named sprite, or answers 404.
+func (s *Server) lookup(w http.ResponseWriter, name string) (*sprite, bool) {
+	sp := s.sprites[name]
+	if sp == nil {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "sprite not found"})
+		return nil, false
+	}
+	return sp, true
+}
+
+// createSprite is POST /v1/sprites.
+func (s *Server) createSprite(w http.ResponseWriter, r *http.Request, body []byte) {
+	var req struct {
+		Name            *string                `json:"name"`
+		WaitForCapacity *bool                  `json:"wait_for_capacity"`
+		URLSettings     *struct{ Auth string } `json:"url_settings"`
+		Config          map[string]any         `json:"config"`
+		Environment     map[string]string      `json:"environment"`
+		Labels          []string               `json:"labels"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string][]string{"errors": {"invalid request body"}})
+		return
+	}
+	if req.Name == nil || !nameFormat.MatchString(*req.Name) {
+		writeJSON(w, http.StatusBadRequest, map[string][]string{"errors": {"invalid sprite name format"}})
+		return
+	}
+	auth := "sprite"
+	if req.URLSettings != nil {
+		if req.URLSettings.Auth != "sprite" && req.URLSettings.Auth != "public" {
+			writeJSON(w, http.StatusBadRequest, map[string][]string{"errors": {"invalid url_settings.auth"}})
+			return
+		}
+		auth = req.URLSettings.Auth
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.sprites[*req.Name]; ok {
+		writeJSON(w, http.StatusConflict, map[string]string{"error": fmt.Sprintf(
+			"A sprite named '%s' already exists. Choose a different name.", *req.Name)})
+		return
+	}
+	sp, err := s.newSprite(*req.Name, auth)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "failed to create sprite"})
+		return
+	}
+	for k, v := range req.Config {
+		sp.config[k] = v
+	}
+	if req.Environment != nil {
+		sp.env = req.Environment
+	}
+	if req.Labels != nil {
+		sp.labels = req.Labels
+	}
+	writeJSON(w, http.StatusCreated, s.object(sp))
+}
+
+// getSprite is GET /v1/sprites/{name}.
+func (s *Server) getSprite(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sp, ok := s.lookup(w, r.PathValue("name")); ok {
+		writeJSON(w, http.StatusOK, s.object(sp))
+	}
+}
+
+// updateSprite is PUT /v1/sprites/{name}: url_settings and labels.
+func (s *Server) updateSprite(w http.ResponseWriter, r *http.Request, body []byte) {
+	var req struct {
+		URLSettings *struct{ Auth string } `json:"url_settings"`
+		Labels      []string               `json:"labels"`
+		ClearLabels bool                   `json:"clear_labels"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid request body"})
+		return
+	}
+	if req.URLSettings != nil && req.URLSettings.Auth != "sprite" && req.URLSettings.Auth != "public" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid url_settings.auth"})
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sp, ok := s.lookup(w, r.PathValue("name"))
+	if !ok {
+		return
+	}
+	if req.URLSettings != nil {
+		sp.auth = req.URLSettings.Auth
+	}
+	if req.ClearLabels {
+		sp.labels = []string{}
+	}
+	if req.Labels != nil {
+		sp.labels = req.Labels
+	}
+	sp.updated = time.Now()
+	writeJSON(w, http.StatusOK, s.object(sp))
+}
+
+// deleteSprite is DELETE /v1/sprites/{name}: its sessions end, its files go.
+func (s *Server) deleteSprite(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.mu.Lock()
+	sp, ok := s.lookup(w, r.PathValue("name"))
+	if !ok {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.sprites, sp.name)
+	sessions := sp.sessionList()
+	s.mu.Unlock()
+	for _, ss := range sessions {
+		ss.shutdown()
+	}
+	_ = os.RemoveAll(sp.dir)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// listSprites is GET /v1/sprites: sorted by name, prefix-filtered, pages of
+// max_results (clamped to 1..50, default 50) chained by an opaque token.
+func (s *Server) listSprites(w http.ResponseWriter, r *http.Request, _ []byte) {
+	q := r.URL.Query()
+	size := 50
+	if v := q.Get("max_results"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid max_results"})
+			return
+		}
+		size = min(max(n, 1), 50)
+	}
+	after := ""
+	if tok := q.Get("continuation_token"); tok != "" {
+		name, ok := decodeToken(tok)
+		if !ok {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid continuation_token"})
+			return
+		}
+		after = name
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var names []string
+	for n := range s.sprites {
+		if strings.HasPrefix(n, q.Get("prefix")) && n > after {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	page := names[:min(size, len(names))]
+	entries := make([]map[string]any, 0, len(page))
+	counts := map[string]int{}
+	for _, sp := range s.sprites {
+		counts[s.statusAt(sp, time.Now())]++
+	}
+	for _, n := range page {
+		entries = append(entries, s.object(s.sprites[n]))
+	}
+	var next any
+	more := len(names) > len(page)
+	if more {
+		next = encodeToken(page[len(page)-1])
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"sprites": entries, "has_more": more, "next_continuation_token": next,
+		"org": map[string]any{"name": OrgSlug, "running": counts["running"], "warm": counts["warm"],
+			"cold": counts["cold"], "running_limit": 10, "warm_limit": 10},
+	})
+}
+
+// encodeToken and decodeToken make the opaque continuation token: the last
+// name of the page, hex-encoded.
+func encodeToken(name string) string { return "tok-" + fmt.Sprintf("%x", name) }
+
+func decodeToken(tok string) (string, bool) {
+	hexed, ok := strings.CutPrefix(tok, "tok-")
+	if !ok {
+		return "", false
+	}
+	var name []byte
+	if _, err := fmt.Sscanf(hexed, "%x", &name); err != nil {
+		return "", false
+	}
+	return string(name), true
+}
+
+// SetStatus forces the status word the named sprite reports ("" returns to
+// the activity-derived lifecycle).
+func (s *Server) SetStatus(name, status string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sp := s.sprites[name]; sp != nil {
+		sp.status = status
+	}
+}
+
+// Status is the status word the named sprite reports now ("" if absent).
+func (s *Server) Status(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sp := s.sprites[name]; sp != nil {
+		return s.statusAt(sp, time.Now())
+	}
+	return ""
+}
+
+// URLAuth is the named sprite's url_settings.auth ("" if absent).
+func (s *Server) URLAuth(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sp := s.sprites[name]; sp != nil {
+		return sp.auth
+	}
+	return ""
+}
+
+// Exists reports whether the named sprite exists.
+func (s *Server) Exists(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sprites[name] != nil
+}
+
+// touch records activity on a sprite; the caller holds s.mu.
+func (sp *sprite) touch() { sp.lastActive = time.Now() }
+
+func uuid() string {
+	b := randomHex(16)
+	return b[0:8] + "-" + b[8:12] + "-" + b[12:16] + "-" + b[16:20] + "-" + b[20:32]
+}
