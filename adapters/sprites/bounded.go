@@ -141,9 +141,8 @@ func (a *Adapter) DestroyOnce(ctx context.Context, h paddock.Handle, opts paddoc
 	}
 	status, _, answered, err = a.boundedDo(ctx, http.MethodGet, path, nil, nil, httpx.NewBudget(deleteBudget))
 	if err != nil {
-		return boundedFailure(ctx, true, err, paddock.DetailDeleteTimeout, paddock.DetailDeleteUnconfirmed, paddock.DetailDeleteUnconfirmed)
+		return boundedFailure(ctx, answered, err, paddock.DetailDeleteTimeout, paddock.DetailDeleteTransportFailed, paddock.DetailDeleteUnconfirmed)
 	}
-	_ = answered
 	if status != http.StatusNotFound {
 		return paddock.ErrDeleteUnconfirmed
 	}

@@ -82,6 +82,9 @@ func New(cfg Config) *Adapter {
 		p.DisableKeepAlives = true // a late reply must never be read by the next call
 		policyTransport = p
 		b := t.Clone()
+		// A fresh connection per request: Go replays a GET that fails on a
+		// reused connection, and a bounded operation sends each request once.
+		b.DisableKeepAlives = true
 		b.ForceAttemptHTTP2 = false
 		b.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // HTTP/1 only
 		boundTransport = b

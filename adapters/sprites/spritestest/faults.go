@@ -16,6 +16,8 @@ type Fault struct {
 	// Body is the raw answer body (default: a JSON error holding private
 	// provider detail, which must never reach an adapter's errors).
 	Body string
+	// Empty sends no body at all (instead of the default).
+	Empty bool
 	// Header is added to the answer (a Location, rate-limit headers...).
 	Header http.Header
 	// Delay stalls before answering, or until the client gives up (which
@@ -76,7 +78,7 @@ func (f Fault) apply(s *Server, i int, w http.ResponseWriter, r *http.Request) b
 		}
 	}
 	body := f.Body
-	if body == "" && f.DeclaredLength == 0 {
+	if body == "" && f.DeclaredLength == 0 && !f.Empty {
 		body = `{"error":"` + PrivateDetail + `"}`
 	}
 	if w.Header().Get("Content-Type") == "" {
@@ -113,8 +115,9 @@ func contentType(body string) string {
 // Status returns a fault answering status with the default private body.
 func Status(status int) Fault { return Fault{Status: status} }
 
-// Body returns a fault answering status with body.
-func Body(status int, body string) Fault { return Fault{Status: status, Body: body} }
+// Body returns a fault answering status with exactly body ("" is an empty
+// body).
+func Body(status int, body string) Fault { return Fault{Status: status, Body: body, Empty: body == ""} }
 
 // Redirect returns a 302 to elsewhere (which must not be followed).
 func Redirect() Fault {

@@ -33,6 +33,7 @@ type Request struct {
 	Route      string // e.g. "POST /v1/sprites/{name}/exec/{session}/kill"
 	Method     string
 	Path       string // decoded
+	RawPath    string // as sent, percent-encoded
 	Query      string
 	Body       string
 	ClientGone bool // the client closed the connection while the server stalled
@@ -159,7 +160,7 @@ func (s *Server) Count(route string) int {
 func (s *Server) record(route string, r *http.Request, body []byte) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests = append(s.requests, Request{Route: route, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Body: string(body)})
+	s.requests = append(s.requests, Request{Route: route, Method: r.Method, Path: r.URL.Path, RawPath: r.URL.EscapedPath(), Query: r.URL.RawQuery, Body: string(body)})
 	return len(s.requests) - 1
 }
 
