@@ -436,7 +436,7 @@ func TestCheckpointOnceAnswers(t *testing.T) {
 		{"two completes", stream(line(`{"type":"complete","data":"y"}`) + line(`{"type":"complete","data":"y"}`)), nil, nil, cpUnconfirmed, "", []string{post}},
 		{"complete then info", stream(line(`{"type":"complete","data":"y"}`) + line(`{"type":"info","data":"x"}`)), nil, nil, cpUnconfirmed, "", []string{post}},
 		{"truncated complete", ptr(truncated(200, goodStream)), nil, nil, cpUnconfirmed, "", []string{post}},
-		{"stream of 65537 bytes", stream(line(`{"type":"info","data":"` + strings.Repeat("d", 65537) + `"}`) + line(`{"type":"complete","data":"y"}`)), nil, nil, cpUnconfirmed, "", []string{post}},
+		{"stream of 65537 bytes", stream(line(`{"type":"info","data":"`+strings.Repeat("d", 65537)+`"}`) + line(`{"type":"complete","data":"y"}`)), nil, nil, cpUnconfirmed, "", []string{post}},
 		// statuses of the listing
 		{"listing 202", stream(goodStream), ptr(spritestest.Body(202, goodListing)), nil, cpUnconfirmed, "", []string{post, list}},
 		{"listing 302", stream(goodStream), ptr(spritestest.Redirect()), nil, cpUnconfirmed, "", []string{post, list}},
