@@ -47,13 +47,14 @@ type Config struct {
 	Transport http.RoundTripper
 }
 
-// Adapter speaks to Sprites. It is safe for concurrent use.
+// Adapter speaks to Sprites. It is safe for concurrent use. No client
+// follows a redirect: the API sends none, and a 3xx is invalid.
 type Adapter struct {
 	cfg    Config
 	log    zerolog.Logger
 	client *http.Client // ordinary calls
 	policy *http.Client // the policy call: longer timeout, no pooled connections
-	bound  *http.Client // bounded operations: no redirects, deadline per call
+	bound  *http.Client // bounded operations: deadline per call, a connection per request
 	keep   keepalive    // exec sockets
 }
 
@@ -92,8 +93,8 @@ func New(cfg Config) *Adapter {
 	return &Adapter{
 		cfg:    cfg,
 		log:    cfg.Logger,
-		client: &http.Client{Transport: transport, Timeout: cfg.Timeout},
-		policy: &http.Client{Transport: policyTransport, Timeout: cfg.PolicyTimeout},
+		client: &http.Client{Transport: transport, Timeout: cfg.Timeout, CheckRedirect: httpx.NoRedirects},
+		policy: &http.Client{Transport: policyTransport, Timeout: cfg.PolicyTimeout, CheckRedirect: httpx.NoRedirects},
 		bound:  &http.Client{Transport: boundTransport, CheckRedirect: httpx.NoRedirects},
 		keep:   keepalive{ping: pingInterval, wait: pongWait},
 	}

@@ -308,5 +308,5 @@ func (a *Adapter) ReadFile(ctx context.Context, h paddock.Handle, path string) (
 // streamClient is the client for streamed bodies: no overall timeout (a
 // large file takes what it takes; the caller's context bounds it).
 func (a *Adapter) streamClient() *http.Client {
-	return &http.Client{Transport: a.client.Transport}
+	return &http.Client{Transport: a.client.Transport, CheckRedirect: httpx.NoRedirects}
 }
