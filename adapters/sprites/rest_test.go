@@ -46,18 +46,27 @@ func TestAuthIsRequiredEverywhere(t *testing.T) {
 	h := wrong.BuildHandle("box")
 	ctx := ctxFor(t, 20*time.Second)
 	calls := map[string]func(a *sprites.Adapter) error{
-		"Create":      func(a *sprites.Adapter) error { _, err := a.Create(ctx, "other", paddock.CreateOpts{}); return err },
-		"Get":         func(a *sprites.Adapter) error { _, err := a.Get(ctx, h); return err },
-		"Destroy":     func(a *sprites.Adapter) error { return a.Destroy(ctx, h) },
-		"ListAll":     func(a *sprites.Adapter) error { _, err := a.ListAllNames(ctx); return err },
-		"Exec":        func(a *sprites.Adapter) error { _, err := a.Exec(ctx, h, paddock.NewCmd("true"), paddock.ExecOpts{}); return err },
-		"Spawn":       func(a *sprites.Adapter) error { _, err := a.Spawn(ctx, h, paddock.NewCmd("true"), paddock.SpawnOpts{}); return err },
-		"Attach":      func(a *sprites.Adapter) error { _, err := a.Attach(ctx, h, "20", paddock.AttachOpts{}); return err },
-		"Sessions":    func(a *sprites.Adapter) error { _, err := a.ListSessions(ctx, h); return err },
-		"Policy":      func(a *sprites.Adapter) error { return a.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{}) },
-		"WriteFile":   func(a *sprites.Adapter) error { return a.WriteFile(ctx, h, "/f", 0o644, strings.NewReader("x")) },
-		"ReadFile":    func(a *sprites.Adapter) error { _, err := a.ReadFile(ctx, h, "/f"); return err },
-		"Checkpoint":  func(a *sprites.Adapter) error { _, err := a.CreateCheckpoint(ctx, h, paddock.CheckpointOpts{}); return err },
+		"Create":  func(a *sprites.Adapter) error { _, err := a.Create(ctx, "other", paddock.CreateOpts{}); return err },
+		"Get":     func(a *sprites.Adapter) error { _, err := a.Get(ctx, h); return err },
+		"Destroy": func(a *sprites.Adapter) error { return a.Destroy(ctx, h) },
+		"ListAll": func(a *sprites.Adapter) error { _, err := a.ListAllNames(ctx); return err },
+		"Exec": func(a *sprites.Adapter) error {
+			_, err := a.Exec(ctx, h, paddock.NewCmd("true"), paddock.ExecOpts{})
+			return err
+		},
+		"Spawn": func(a *sprites.Adapter) error {
+			_, err := a.Spawn(ctx, h, paddock.NewCmd("true"), paddock.SpawnOpts{})
+			return err
+		},
+		"Attach":    func(a *sprites.Adapter) error { _, err := a.Attach(ctx, h, "20", paddock.AttachOpts{}); return err },
+		"Sessions":  func(a *sprites.Adapter) error { _, err := a.ListSessions(ctx, h); return err },
+		"Policy":    func(a *sprites.Adapter) error { return a.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{}) },
+		"WriteFile": func(a *sprites.Adapter) error { return a.WriteFile(ctx, h, "/f", 0o644, strings.NewReader("x")) },
+		"ReadFile":  func(a *sprites.Adapter) error { _, err := a.ReadFile(ctx, h, "/f"); return err },
+		"Checkpoint": func(a *sprites.Adapter) error {
+			_, err := a.CreateCheckpoint(ctx, h, paddock.CheckpointOpts{})
+			return err
+		},
 		"Checkpoints": func(a *sprites.Adapter) error { _, err := a.ListCheckpoints(ctx, h); return err },
 		"Restore":     func(a *sprites.Adapter) error { return a.RestoreCheckpoint(ctx, h, "v0") },
 		"PublicURL":   func(a *sprites.Adapter) error { _, err := a.PublicURL(ctx, h); return err },

@@ -38,6 +38,7 @@ type stream struct {
 	events  chan paddock.Event
 	info    chan sessionInfo // the session info, once
 	done    chan struct{}    // closed by Close
+	ended   chan struct{}    // closed when the reader returns
 	stopped sync.WaitGroup   // the reader and the pinger
 
 	wmu      sync.Mutex
@@ -50,7 +51,7 @@ var _ paddock.Stream = (*stream)(nil)
 
 func newStream(conn *websocket.Conn, tty bool, keep keepalive) *stream {
 	st := &stream{conn: conn, tty: tty, keep: keep, events: make(chan paddock.Event, readAhead),
-		info: make(chan sessionInfo, 1), done: make(chan struct{})}
+		info: make(chan sessionInfo, 1), done: make(chan struct{}), ended: make(chan struct{})}
 	_ = conn.SetReadDeadline(time.Now().Add(keep.wait))
 	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(keep.wait)) })
 	st.stopped.Add(2)
@@ -62,6 +63,7 @@ func newStream(conn *websocket.Conn, tty bool, keep keepalive) *stream {
 // read is the reader goroutine.
 func (st *stream) read(tty bool) {
 	defer st.stopped.Done()
+	defer close(st.ended)
 	dec := frameDecoder{tty: tty}
 	infoSent := false
 	for {
@@ -121,6 +123,8 @@ func (st *stream) ping() {
 			}
 		case <-st.done:
 			return
+		case <-st.ended:
+			return // the socket is finished: nothing to keep alive
 		}
 	}
 }
