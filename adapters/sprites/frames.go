@@ -89,8 +89,8 @@ func (d *frameDecoder) text(data []byte) ([]paddock.Event, *sessionInfo) {
 		return events, info
 	case "exit":
 		code, ok := intField(msg, "exit_code")
-		if !ok {
-			return nil, nil
+		if !ok || code < 0 || code > 255 {
+			return nil, nil // not an exit this protocol can send
 		}
 		d.exited = true
 		return []paddock.Event{paddock.Exit(int(code))}, nil
