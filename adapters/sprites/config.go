@@ -15,6 +15,7 @@ const (
 	DefaultBaseURL       = "https://api.sprites.dev"
 	DefaultTimeout       = 30 * time.Second
 	DefaultPolicyTimeout = 90 * time.Second // a cold sprite takes 20-35 s to answer a policy
+	DefaultWakeAttempts  = 6
 	// maxBody bounds an ordinary JSON answer.
 	maxBody = 16 << 20
 	// retryField is where Sprites puts a 429's retry hint.
@@ -40,6 +41,10 @@ type Config struct {
 	// MaxRunAfterDisconnect is how long a spawned command keeps running with
 	// no client attached; 0 = until it ends.
 	MaxRunAfterDisconnect time.Duration
+	// WakeAttempts is how many times an exec or attach upgrade is tried
+	// while the sprite refuses it with 503, as a new sprite does for a few
+	// seconds (backing off from 250 ms to 2 s); 0 = 6, 1 = no retry.
+	WakeAttempts int
 	// Logger receives the adapter's logs; the zero Logger is silent.
 	Logger zerolog.Logger
 	// Transport replaces the HTTP transport (tests); nil = a clone of the
@@ -68,6 +73,9 @@ func New(cfg Config) *Adapter {
 	}
 	if cfg.PolicyTimeout <= 0 {
 		cfg.PolicyTimeout = DefaultPolicyTimeout
+	}
+	if cfg.WakeAttempts <= 0 {
+		cfg.WakeAttempts = DefaultWakeAttempts
 	}
 	if cfg.PublicURLs == nil {
 		yes := true
@@ -99,3 +107,10 @@ func New(cfg Config) *Adapter {
 		keep:   keepalive{ping: pingInterval, wait: pongWait},
 	}
 }
+
+// String names the adapter and its base URL; no printed form of an adapter
+// shows its token.
+func (a Adapter) String() string { return "sprites.Adapter(" + a.cfg.BaseURL + ")" }
+
+// GoString is String, for %#v.
+func (a Adapter) GoString() string { return a.String() }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -21,11 +22,30 @@ import (
 const execMaxRun = 10 * time.Second
 
 // dial opens an exec or attach WebSocket; a refused upgrade is normalised
-// from its status and body.
+// from its status and body. A 503 refusal is tried again (WakeAttempts in
+// all): a new sprite refuses exec for its first seconds, and a refused
+// upgrade started nothing.
 func (a *Adapter) dial(ctx context.Context, path string, q url.Values) (*websocket.Conn, error) {
 	if a.cfg.Token.IsZero() {
 		return nil, errNoToken
 	}
+	var conn *websocket.Conn
+	err := paddock.WithBackoff(ctx, func(ctx context.Context) error {
+		var err error
+		conn, err = a.dialOnce(ctx, path, q)
+		return err
+	}, paddock.BackoffOpts{Attempts: a.cfg.WakeAttempts, Label: "sprites exec upgrade", Logger: a.log, Retriable: refusedWhileStarting})
+	return conn, err
+}
+
+// refusedWhileStarting is an upgrade refused with 503.
+func refusedWhileStarting(err error) bool {
+	var u *paddock.UnavailableError
+	return errors.As(err, &u) && u.Status == http.StatusServiceUnavailable
+}
+
+// dialOnce makes one upgrade attempt.
+func (a *Adapter) dialOnce(ctx context.Context, path string, q url.Values) (*websocket.Conn, error) {
 	base := strings.TrimRight(a.cfg.BaseURL, "/")
 	switch {
 	case strings.HasPrefix(base, "https://"):

@@ -569,25 +569,42 @@ func TestCheckpointsAndRestore(t *testing.T) {
 	require.True(t, a.Capabilities().Has(paddock.CapCreateCheckpointOnce))
 }
 
-// §13.2 Exec upgrade refused: 503 while a new sprite starts, 401, 404, and
-// 429 with a structured body.
+// §13.2 Exec upgrade refused: 503 while a new sprite starts is waited out
+// (a refused upgrade ran nothing) for WakeAttempts tries; 401, 404 and a
+// structured 429 are answered at once.
 func TestExecUpgradeRefused(t *testing.T) {
+	const route = "WS /v1/sprites/{name}/exec"
 	srv := newServer(t, spritestest.WithColdStart(2))
 	a := newAdapter(t, srv)
 	h := create(t, a, "box")
-	ctx := ctxFor(t, 10*time.Second)
-	for range 2 {
-		_, err := a.Exec(ctx, h, paddock.NewCmd("true"), paddock.ExecOpts{})
-		requireKind(t, err, paddock.ErrUnavailable, "a starting sprite is transient")
-	}
-	res, err := a.Exec(ctx, h, paddock.NewCmd("true"), paddock.ExecOpts{})
-	require.NoError(t, err)
-	require.Equal(t, 0, res.ExitCode)
+	ctx := ctxFor(t, 20*time.Second)
+	res, err := a.Exec(ctx, h, paddock.NewCmd("echo", "awake"), paddock.ExecOpts{})
+	require.NoError(t, err, "the first exec after create waits out the start")
+	require.Equal(t, "awake\n", string(res.Output))
+	require.Equal(t, 3, srv.Count(route), "two refusals, then the command, once")
 
-	const route = "WS /v1/sprites/{name}/exec"
-	srv.Fail(route, spritestest.Status(401))
-	_, err = a.Spawn(ctx, h, paddock.NewCmd("true"), paddock.SpawnOpts{})
-	requireKind(t, err, paddock.ErrDenied)
+	once := newAdapter(t, srv, func(c *sprites.Config) { c.WakeAttempts = 1 })
+	other := create(t, once, "other")
+	for range 2 {
+		srv.Fail(route, spritestest.Status(503))
+	}
+	before := srv.Count(route)
+	_, err = once.Exec(ctx, other, paddock.NewCmd("true"), paddock.ExecOpts{})
+	requireKind(t, err, paddock.ErrUnavailable, "a starting sprite is transient")
+	require.Equal(t, before+1, srv.Count(route), "WakeAttempts 1: no retry")
+	_, err = once.Spawn(ctx, other, paddock.NewCmd("true"), paddock.SpawnOpts{})
+	requireKind(t, err, paddock.ErrUnavailable)
+
+	for _, c := range []struct {
+		fault spritestest.Fault
+		kind  error
+	}{{spritestest.Status(401), paddock.ErrDenied}, {spritestest.Status(404), paddock.ErrNotFound}, {spritestest.Status(500), paddock.ErrUnavailable}} {
+		srv.Fail(route, c.fault)
+		before := srv.Count(route)
+		_, err = a.Spawn(ctx, h, paddock.NewCmd("true"), paddock.SpawnOpts{})
+		requireKind(t, err, c.kind)
+		require.Equal(t, before+1, srv.Count(route), "only 503 is waited out")
+	}
 	_, err = a.Spawn(ctx, a.BuildHandle("absent"), paddock.NewCmd("true"), paddock.SpawnOpts{})
 	requireKind(t, err, paddock.ErrNotFound)
 	srv.Fail(route, spritestest.RateLimited(9))
@@ -688,3 +705,4 @@ func TestExecTimeout(t *testing.T) {
 	_, err = a.Exec(ctx, h, paddock.NewCmd("true"), paddock.ExecOpts{})
 	require.Error(t, err)
 }
+

@@ -129,20 +129,32 @@ func (st *stream) ping() {
 	}
 }
 
-// awaitInfo waits for the session info the server sends first.
+// awaitInfo waits for the session info the server sends first. It never
+// takes an event: the reader hands over the info before any event decoded
+// with or after it, so only a reader that ended without one is looked at.
 func (st *stream) awaitInfo(ctx context.Context, timeout time.Duration) (sessionInfo, error) {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
 	case info := <-st.info:
 		return info, nil
-	case ev := <-st.events:
+	case <-st.ended:
+		select {
+		case info := <-st.info:
+			return info, nil
+		default:
+		}
 		// The socket ended (or the command exited) before the session
 		// info: no session to return.
-		if ev.Kind == paddock.EventError {
-			return sessionInfo{}, ev.Err
+		select {
+		case ev := <-st.events:
+			if ev.Kind == paddock.EventError {
+				return sessionInfo{}, ev.Err
+			}
+			return sessionInfo{}, &paddock.ProviderError{Provider: paddock.ProviderSprites, Detail: "the command ended before session_info"}
+		default:
+			return sessionInfo{}, &paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit}
 		}
-		return sessionInfo{}, &paddock.ProviderError{Provider: paddock.ProviderSprites, Detail: "output before session_info"}
 	case <-t.C:
 		return sessionInfo{}, &paddock.UnavailableError{Detail: paddock.DetailStartTimeout}
 	case <-ctx.Done():

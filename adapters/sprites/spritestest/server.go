@@ -262,3 +262,6 @@ func resetConn(w http.ResponseWriter) {
 	}
 	_ = conn.Close()
 }
+
+// String names the server by its URL (never its token).
+func (s *Server) String() string { return "spritestest.Server(" + s.URL() + ")" }

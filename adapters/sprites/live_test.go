@@ -1,0 +1,42 @@
+package sprites_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/sprites"
+	"github.com/paddockhq/paddock/conformance"
+)
+
+// TestLive runs the conformance suite against the real Sprites API with the
+// token in SPRITES_TOKEN (and SPRITES_BASE_URL, if set). It creates and
+// destroys sprites named paddock-live-<run>-<n>. SPRITES_CHECKPOINTS=1 also
+// runs the checkpoint cases (they write checkpoints on those sprites).
+func TestLive(t *testing.T) {
+	token := os.Getenv("SPRITES_TOKEN")
+	if token == "" {
+		t.Skip("live Sprites test skipped: set SPRITES_TOKEN (and optionally SPRITES_BASE_URL, SPRITES_CHECKPOINTS=1) to run the conformance suite against the real service")
+	}
+	captured.token(token)
+	checkpoints, _ := strconv.ParseBool(os.Getenv("SPRITES_CHECKPOINTS"))
+	a := sprites.New(sprites.Config{
+		Token: paddock.NewSecret(token), BaseURL: os.Getenv("SPRITES_BASE_URL"),
+		CheckpointCreation: checkpoints, Logger: testLogger(),
+	})
+	run := make([]byte, 3)
+	_, _ = rand.Read(run)
+	var n atomic.Int64
+	conformance.Run(t, conformance.Config{
+		Adapter:          a,
+		Fixtures:         conformance.ShellFixtures(),
+		Name:             func() string { return "paddock-live-" + hex.EncodeToString(run) + "-" + strconv.FormatInt(n.Add(1), 10) },
+		FrameTimeout:     60 * time.Second,
+		OperationTimeout: 3 * time.Minute,
+	})
+}

@@ -1,0 +1,54 @@
+package sprites
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/stretchr/testify/require"
+)
+
+// awaitInfo takes the info even when output decoded with it is already
+// waiting, and leaves that output for Next.
+func TestAwaitInfoLeavesTheEvents(t *testing.T) {
+	st := &stream{events: make(chan paddock.Event, readAhead), info: make(chan sessionInfo, 1),
+		done: make(chan struct{}), ended: make(chan struct{})}
+	st.info <- sessionInfo{ID: "20"}
+	st.events <- paddock.Stdout([]byte("first"))
+	st.events <- paddock.Exit(0)
+	close(st.ended)
+	for range 100 { // a select between ready channels picks at random
+		info, err := st.awaitInfo(context.Background(), time.Second)
+		require.NoError(t, err)
+		require.Equal(t, "20", info.ID)
+		require.Len(t, st.events, 2, "no event was taken")
+		st.info <- info
+	}
+}
+
+// A reader that ended without info reports why: its error event, or a
+// command that ended first.
+func TestAwaitInfoAfterTheReaderEnded(t *testing.T) {
+	cases := []struct {
+		name   string
+		events []paddock.Event
+		want   error
+	}{
+		{"closed before anything", []paddock.Event{paddock.Failed(paddock.ErrClosedBeforeExit)}, paddock.ErrClosedBeforeExit},
+		{"an exit before the info", []paddock.Event{paddock.Exit(3)}, paddock.ErrProvider},
+		{"nothing at all", nil, paddock.ErrClosedBeforeExit},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := &stream{events: make(chan paddock.Event, readAhead), info: make(chan sessionInfo, 1),
+				done: make(chan struct{}), ended: make(chan struct{})}
+			for _, ev := range c.events {
+				st.events <- ev
+			}
+			close(st.ended)
+			_, err := st.awaitInfo(context.Background(), time.Second)
+			require.ErrorIs(t, err, c.want)
+		})
+	}
+}
