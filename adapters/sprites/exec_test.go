@@ -705,4 +705,3 @@ func TestExecTimeout(t *testing.T) {
 	_, err = a.Exec(ctx, h, paddock.NewCmd("true"), paddock.ExecOpts{})
 	require.Error(t, err)
 }
-

@@ -33,9 +33,11 @@ func TestLive(t *testing.T) {
 	_, _ = rand.Read(run)
 	var n atomic.Int64
 	conformance.Run(t, conformance.Config{
-		Adapter:          a,
-		Fixtures:         conformance.ShellFixtures(),
-		Name:             func() string { return "paddock-live-" + hex.EncodeToString(run) + "-" + strconv.FormatInt(n.Add(1), 10) },
+		Adapter:  a,
+		Fixtures: conformance.ShellFixtures(),
+		Name: func() string {
+			return "paddock-live-" + hex.EncodeToString(run) + "-" + strconv.FormatInt(n.Add(1), 10)
+		},
 		FrameTimeout:     60 * time.Second,
 		OperationTimeout: 3 * time.Minute,
 	})
