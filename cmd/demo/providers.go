@@ -3,20 +3,24 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"time"
 
-	"github.com/paddockhq/paddock/actors"
-
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/local"
+	"github.com/paddockhq/paddock/adapters/sprites"
 	"github.com/paddockhq/paddock/fake"
 	"github.com/rs/zerolog"
 )
 
 // registry builds the providers the demo offers: local always (the
-// embedded default) and the fake. Adapters for Docker and the hosted
-// providers join here as they land.
-func registry(localRoot string, log zerolog.Logger) (paddock.Registry, func(), error) {
+// embedded default), the fake, and each hosted provider whose credentials
+// getenv finds (Sprites: SPRITES_TOKEN, with SPRITES_BASE_URL and
+// SPRITES_CHECKPOINTS=1 optional). Docker, E2B and Daytona join here as
+// their adapters land.
+func registry(localRoot string, log zerolog.Logger, getenv func(string) string) (paddock.Registry, func(), error) {
 	opts := []local.Option{local.WithLogger(log)}
 	if localRoot != "" {
 		opts = append(opts, local.WithRoot(localRoot))
@@ -29,13 +33,18 @@ func registry(localRoot string, log zerolog.Logger) (paddock.Registry, func(), e
 		paddock.ProviderLocal: l,
 		paddock.ProviderFake:  fake.New(),
 	}
+	if token := getenv("SPRITES_TOKEN"); token != "" {
+		checkpoints, _ := strconv.ParseBool(getenv("SPRITES_CHECKPOINTS"))
+		reg[paddock.ProviderSprites] = sprites.New(sprites.Config{Token: paddock.NewSecret(token),
+			BaseURL: getenv("SPRITES_BASE_URL"), CheckpointCreation: checkpoints, Logger: log})
+	}
 	return reg, func() { _ = l.Close() }, nil
 }
 
 // startRuntime starts a runtime over the demo's providers; stop shuts both
 // down.
 func startRuntime(localRoot string, log zerolog.Logger) (rt *actors.Runtime, reg paddock.Registry, stop func(), err error) {
-	reg, closeReg, err := registry(localRoot, log)
+	reg, closeReg, err := registry(localRoot, log, os.Getenv)
 	if err != nil {
 		return nil, nil, nil, err
 	}
