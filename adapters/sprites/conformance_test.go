@@ -46,7 +46,7 @@ func TestConformanceThroughTheRuntime(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			srv := newServer(t)
 			a := newAdapter(t, srv, edit)
-			rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderSprites: a}})
+			rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderSprites: a}, Logger: testLogger()})
 			require.NoError(t, err)
 			t.Cleanup(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

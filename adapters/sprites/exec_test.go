@@ -705,3 +705,21 @@ func TestExecTimeout(t *testing.T) {
 	_, err = a.Exec(ctx, h, paddock.NewCmd("true"), paddock.ExecOpts{})
 	require.Error(t, err)
 }
+
+// §13.1 Restore restarts the environment: exec is refused (503) briefly
+// again, and waited out.
+func TestExecAfterRestoreWaitsOutTheRestart(t *testing.T) {
+	const route = "WS /v1/sprites/{name}/exec"
+	srv := newServer(t, spritestest.WithColdStart(1))
+	a := newAdapter(t, srv, withCheckpoints)
+	h := create(t, a, "box")
+	ctx := ctxFor(t, 20*time.Second)
+	_, err := a.Exec(ctx, h, paddock.NewCmd("true"), paddock.ExecOpts{})
+	require.NoError(t, err)
+	require.Equal(t, 2, srv.Count(route))
+	require.NoError(t, a.RestoreCheckpoint(ctx, h, "v0"))
+	res, err := a.Exec(ctx, h, paddock.NewCmd("echo", "back"), paddock.ExecOpts{})
+	require.NoError(t, err)
+	require.Equal(t, "back\n", string(res.Output))
+	require.Equal(t, 4, srv.Count(route), "one refusal after the restore, then the command")
+}

@@ -561,3 +561,63 @@ func TestErrorNormalisation(t *testing.T) {
 		require.Contains(t, err.Error(), paddock.DetailTimeout)
 	})
 }
+
+// §13.2 Malformed JSON on the JSON endpoints: unparsable, the wrong
+// top-level type, missing fields. Each is a provider error, never a
+// silently empty answer.
+func TestMalformedJSON(t *testing.T) {
+	calls := []struct {
+		route string
+		call  func(a *sprites.Adapter, h paddock.Handle) error
+	}{
+		{"GET /v1/sprites/{name}", func(a *sprites.Adapter, h paddock.Handle) error {
+			_, err := a.Get(ctxFor(t, 5*time.Second), h)
+			return err
+		}},
+		{"GET /v1/sprites", func(a *sprites.Adapter, _ paddock.Handle) error {
+			_, err := a.ListAllNames(ctxFor(t, 5*time.Second))
+			return err
+		}},
+		{"GET /v1/sprites/{name}/exec", func(a *sprites.Adapter, h paddock.Handle) error {
+			_, err := a.ListSessions(ctxFor(t, 5*time.Second), h)
+			return err
+		}},
+		{"GET /v1/sprites/{name}/checkpoints", func(a *sprites.Adapter, h paddock.Handle) error {
+			_, err := a.ListCheckpoints(ctxFor(t, 5*time.Second), h)
+			return err
+		}},
+	}
+	bodies := map[string]string{"unparsable": "{not json", "wrong top-level type": `"text"`, "truncated": `{"sprites":[`}
+	for _, c := range calls {
+		for name, body := range bodies {
+			t.Run(c.route+"/"+name, func(t *testing.T) {
+				srv := newServer(t)
+				srv.AddSprite("box")
+				a := newAdapter(t, srv, withCheckpoints)
+				srv.Fail(c.route, spritestest.Body(200, body))
+				requireKind(t, c.call(a, a.BuildHandle("box")), paddock.ErrProvider)
+			})
+		}
+	}
+	missing := []struct {
+		route, body string
+		call        func(a *sprites.Adapter, h paddock.Handle) error
+	}{
+		{"GET /v1/sprites", `{}`, calls[1].call},
+		{"GET /v1/sprites", `{"sprites":[{"id":"sprite-1"}]}`, calls[1].call},
+		{"GET /v1/sprites", `[]`, calls[1].call},
+		{"GET /v1/sprites/{name}/exec", `{}`, calls[2].call},
+		{"GET /v1/sprites/{name}/checkpoints", `{}`, calls[3].call},
+		{"GET /v1/sprites/{name}/checkpoints", `[{"comment":"no id"}]`, calls[3].call},
+		{"GET /v1/sprites/{name}", `[]`, calls[0].call},
+	}
+	for _, c := range missing {
+		t.Run(c.route+"/missing fields "+c.body, func(t *testing.T) {
+			srv := newServer(t)
+			srv.AddSprite("box")
+			a := newAdapter(t, srv, withCheckpoints)
+			srv.Fail(c.route, spritestest.Body(200, c.body))
+			requireKind(t, c.call(a, a.BuildHandle("box")), paddock.ErrProvider)
+		})
+	}
+}

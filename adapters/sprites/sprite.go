@@ -179,14 +179,21 @@ func (a *Adapter) ListAllNames(ctx context.Context) ([]string, error) {
 			q.Set("continuation_token", token)
 		}
 		var res struct {
-			Sprites []spriteObject `json:"sprites"`
-			HasMore bool           `json:"has_more"`
-			Next    *string        `json:"next_continuation_token"`
+			Sprites *[]spriteObject `json:"sprites"`
+			HasMore bool            `json:"has_more"`
+			Next    *string         `json:"next_continuation_token"`
 		}
 		if err := a.jsonCall(ctx, http.MethodGet, "/v1/sprites", q, nil, &res); err != nil {
 			return nil, err
 		}
-		for _, s := range res.Sprites {
+		if res.Sprites == nil {
+			// A page without its list is not an empty account.
+			return nil, &paddock.ProviderError{Provider: paddock.ProviderSprites, Detail: "malformed list page: no sprites array"}
+		}
+		for _, s := range *res.Sprites {
+			if s.Name == "" {
+				return nil, &paddock.ProviderError{Provider: paddock.ProviderSprites, Detail: "malformed list page: a sprite without a name"}
+			}
 			names = append(names, s.Name)
 		}
 		if !res.HasMore || res.Next == nil || *res.Next == "" {

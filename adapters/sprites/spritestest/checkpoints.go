@@ -204,6 +204,9 @@ func (s *Server) restoreCheckpoint(w http.ResponseWriter, r *http.Request, _ []b
 		out.line(map[string]any{"type": "error", "error": "restore failed: " + err.Error(), "time": time.Now().UTC().Format(time.RFC3339Nano)})
 		return
 	}
+	s.mu.Lock()
+	sp.coldStart = s.coldStart // the environment restarts: exec is refused briefly again
+	s.mu.Unlock()
 	out.line(event("info", "Container components started successfully"))
 	out.line(event("complete", "Restore from "+c.id+" complete"))
 }

@@ -79,8 +79,9 @@ func WithIdle(warm, cold time.Duration) Option {
 	return func(s *Server) { s.warm, s.cold = warm, cold }
 }
 
-// WithColdStart makes each new sprite refuse its first n exec upgrades
-// with 503, as a freshly created sprite does for a few seconds.
+// WithColdStart makes each new (or just restored) sprite refuse its first
+// n exec upgrades with 503, as a freshly started sprite does for a few
+// seconds.
 func WithColdStart(n int) Option { return func(s *Server) { s.coldStart = n } }
 
 // WithCapabilities sets the X-Sprite-Capabilities header of exec upgrades
