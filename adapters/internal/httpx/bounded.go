@@ -1,7 +1,6 @@
 package httpx
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -40,17 +39,4 @@ func (b *Budget) Read(res *http.Response) ([]byte, error) {
 	}
 	b.left -= int64(len(data))
 	return data, nil
-}
-
-// Do sends req (whose context carries the deadline) with client and reads
-// the body within budget. The response's status comes back with the body;
-// err is a transport or budget failure.
-func Do(ctx context.Context, client *http.Client, req *http.Request, budget *Budget) (int, http.Header, []byte, error) {
-	res, err := client.Do(req.WithContext(ctx))
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	defer res.Body.Close()
-	body, err := budget.Read(res)
-	return res.StatusCode, res.Header, body, err
 }
