@@ -47,6 +47,10 @@ type Config struct {
 	// FinishedRefs is how many finished commands the runtime remembers, to
 	// answer late stdin and stop calls precisely. Default 4096.
 	FinishedRefs int
+	// ReapInterval is how often the runtime runs the Reap of each adapter
+	// that has one (enforcing idle timeouts and maximum ages, removing
+	// orphans). 0 = one minute; negative = never (call Reap yourself).
+	ReapInterval time.Duration
 }
 
 // Runtime is a running Paddock: a root actor on a hollywood engine with a
@@ -117,6 +121,12 @@ func Start(cfg Config) (*Runtime, error) {
 	rt.replies = newReplyBox(actor.NewPID(e.Address(), repliesKind+"/"+cfg.Name))
 	e.SpawnProc(rt.replies)
 	rt.root = e.Spawn(newRoot(rt), rootKind, append(rt.actorOpts(), actor.WithID(cfg.Name))...)
+	if cfg.ReapInterval == 0 {
+		cfg.ReapInterval = DefaultReapInterval
+	}
+	if cfg.ReapInterval > 0 {
+		rt.startReapers(cfg.ReapInterval)
+	}
 	rt.log.Debug().Str("root", rt.root.ID).Msg("runtime started")
 	return rt, nil
 }

@@ -1,0 +1,202 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/client"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/preview"
+	"github.com/rs/zerolog"
+)
+
+// Runtimes an adapter can ask the engine for.
+const (
+	RuntimeAuto  = ""      // runsc when the engine has it, else runc (with a warning)
+	RuntimeRunsc = "runsc" // gVisor; invalid when the engine lacks it, never a fall back
+	RuntimeRunc  = "runc"  // the engine's default: a weaker boundary, chosen visibly
+)
+
+// Defaults of Config and of each sandbox (creation parameters override
+// the per-sandbox ones).
+const (
+	DefaultImage        = "paddock/sandbox:latest"
+	DefaultUser         = "1000:1000"
+	DefaultCPUs         = 2.0
+	DefaultMemoryMB     = 2048
+	DefaultDiskMB       = 1024
+	DefaultMaxProcesses = 256
+	DefaultIdleTimeout  = 15 * time.Minute
+	DefaultMaxAge       = 2 * time.Hour
+	DefaultPreviewTTL   = paddock.DefaultPreviewTTL
+)
+
+// Config configures the adapter; the zero value of each field takes its
+// default. Everything that weakens isolation is a visible field here or a
+// visible creation parameter.
+type Config struct {
+	// Host is the engine address (unix:///var/run/docker.sock,
+	// tcp://...); "" = DOCKER_HOST, else the default socket.
+	Host string
+	// Image is the sandbox image; it must have /bin/sh (busybox is
+	// enough), must not contain /tmp, /workspace or /run/paddock (the
+	// scratch mounts), and needs nc for previews. Default
+	// paddock/sandbox:latest.
+	Image string
+	// Runtime is RuntimeAuto, RuntimeRunsc or RuntimeRunc.
+	Runtime string
+	// User runs every command; numeric uid:gid, never root. Default
+	// 1000:1000.
+	User string
+	// CPUs, MemoryMB, DiskMB and MaxProcesses are the default limits of a
+	// sandbox. DiskMB is scratch space on tmpfs, drawn from the memory
+	// budget: more disk than memory is invalid.
+	CPUs         float64
+	MemoryMB     int64
+	DiskMB       int64
+	MaxProcesses int64
+	// IdleTimeout stops a sandbox nothing used for that long; MaxAge
+	// destroys a sandbox that old. Negative disables the bound. Enforced
+	// by Reap.
+	IdleTimeout time.Duration
+	MaxAge      time.Duration
+	// Owner names this runtime on the sandboxes it creates, so Reap can
+	// find those whose owner is gone; "" = this process
+	// (host/pid/start-time).
+	Owner string
+	// PreviewBaseURL is where the caller mounts Previews() (the URL of
+	// <base>/preview/...); Expose is invalid until it is set.
+	PreviewBaseURL string
+	// PreviewKey signs preview tokens (at least 32 bytes); nil = a random
+	// key of this process.
+	PreviewKey []byte
+	// Logger receives the adapter's logs; the zero Logger is silent.
+	Logger zerolog.Logger
+}
+
+// Adapter runs sandboxes as hardened containers on a Docker engine. It is
+// safe for concurrent use; Close releases the engine client (sandboxes
+// outlive it).
+type Adapter struct {
+	cfg     Config
+	log     zerolog.Logger
+	engine  *client.Client
+	owner   string
+	proxy   *preview.Proxy
+	signer  *preview.Signer
+	runtime struct {
+		once sync.Once
+		name string
+		err  error
+	}
+	stamps stamper
+	bg     sync.WaitGroup // background stamps
+}
+
+// New connects to the engine (lazily: nothing is sent until the first
+// call) with API version negotiation, so an older engine is spoken to in
+// its own version.
+func New(cfg Config) (*Adapter, error) {
+	if cfg.Image == "" {
+		cfg.Image = DefaultImage
+	}
+	if cfg.User == "" {
+		cfg.User = DefaultUser
+	}
+	if err := checkUser(cfg.User); err != nil {
+		return nil, err
+	}
+	switch cfg.Runtime {
+	case RuntimeAuto, RuntimeRunsc, RuntimeRunc:
+	default:
+		return nil, &paddock.InvalidError{Detail: "docker: unknown runtime " + strconv.Quote(cfg.Runtime)}
+	}
+	if cfg.CPUs == 0 {
+		cfg.CPUs = DefaultCPUs
+	}
+	if cfg.MemoryMB == 0 {
+		cfg.MemoryMB = DefaultMemoryMB
+	}
+	if cfg.DiskMB == 0 {
+		cfg.DiskMB = DefaultDiskMB
+	}
+	if cfg.MaxProcesses == 0 {
+		cfg.MaxProcesses = DefaultMaxProcesses
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.MaxAge == 0 {
+		cfg.MaxAge = DefaultMaxAge
+	}
+	if _, err := (limits{CPUs: cfg.CPUs, MemoryMB: cfg.MemoryMB, DiskMB: cfg.DiskMB, MaxProcesses: cfg.MaxProcesses}).check(); err != nil {
+		return nil, err
+	}
+	opts := []client.Opt{client.FromEnv}
+	if cfg.Host != "" {
+		opts = append(opts, client.WithHost(cfg.Host))
+	}
+	engine, err := client.New(opts...)
+	if err != nil {
+		return nil, &paddock.InvalidError{Detail: "docker: engine address: " + err.Error()}
+	}
+	a := &Adapter{cfg: cfg, log: cfg.Logger, engine: engine, owner: cfg.Owner}
+	if a.owner == "" {
+		a.owner = selfOwner()
+	}
+	a.signer = preview.NewRandomSigner()
+	if cfg.PreviewKey != nil {
+		if a.signer, err = preview.NewSigner(cfg.PreviewKey); err != nil {
+			_ = engine.Close()
+			return nil, &paddock.InvalidError{Detail: "docker: " + err.Error()}
+		}
+	}
+	a.proxy = preview.NewProxy(preview.Config{Signer: a.signer, Dial: a.DialPort, Logger: cfg.Logger,
+		Activity: func(name string) { a.touch(a.BuildHandle(name)) }})
+	return a, nil
+}
+
+// Close waits for background work and releases the engine client.
+func (a *Adapter) Close() error {
+	a.stamps.mu.Lock()
+	a.stamps.closed = true
+	a.stamps.mu.Unlock()
+	a.bg.Wait()
+	return a.engine.Close()
+}
+
+// String names the adapter by its engine address.
+func (a *Adapter) String() string { return "docker.Adapter(" + a.engine.DaemonHost() + ")" }
+
+// Ping reports whether the engine answers.
+func (a *Adapter) Ping(ctx context.Context) error {
+	_, err := a.engine.Ping(ctx, client.PingOptions{})
+	return engineError("ping", err)
+}
+
+// checkUser refuses root and anything not numeric uid[:gid] (a name
+// would be resolved inside the image, where "root" may hide behind any
+// name).
+func checkUser(user string) error {
+	uid, gid, hasGID := strings.Cut(user, ":")
+	numeric := func(s string) bool { _, err := strconv.ParseUint(s, 10, 32); return err == nil }
+	if !numeric(uid) || (hasGID && !numeric(gid)) {
+		return &paddock.InvalidError{Detail: "docker: user must be numeric uid[:gid], got " + strconv.Quote(user)}
+	}
+	if n, _ := strconv.ParseUint(uid, 10, 32); n == 0 {
+		return &paddock.InvalidError{Detail: "docker: refusing to run sandboxes as root (uid 0)"}
+	}
+	return nil
+}
+
+// selfOwner names this process: host, pid and start time (so a reused pid
+// is not mistaken for us).
+func selfOwner() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), processStart(os.Getpid()))
+}

@@ -1,0 +1,77 @@
+package docker_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/adapters/docker"
+	"github.com/paddockhq/paddock/conformance"
+	"github.com/stretchr/testify/require"
+)
+
+// fixtures are the shell fixtures plus a dropped transport: the command
+// kills its session's runner (its parent), so no exit is ever recorded.
+func fixtures() conformance.Fixtures {
+	f := conformance.ShellFixtures()
+	drop := paddock.NewCmd("sh", "-c", "echo partial; kill -9 $PPID; sleep 1")
+	f.SpawnDrop = &drop
+	return f
+}
+
+func suiteConfig(a paddock.Adapter) conformance.Config {
+	return conformance.Config{Adapter: a, Fixtures: fixtures(), FrameTimeout: 10 * time.Second, OperationTimeout: time.Minute,
+		PreviewProbe: probePreview}
+}
+
+// probePreview asks the preview proxy whether p's token is accepted: a
+// refusal is 401; an accepted token reaches the sandbox (where nothing
+// listens on the port in the suite, so the proxy answers 502).
+func probePreview(ctx context.Context, p paddock.Preview) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
+	if err != nil {
+		return false, err
+	}
+	p.Authorize(req)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false, err
+	}
+	_ = res.Body.Close()
+	return res.StatusCode != http.StatusUnauthorized, nil
+}
+
+// newPreviewAdapter returns an adapter whose preview proxy is served on a
+// loopback server (PreviewBaseURL points at it).
+func newPreviewAdapter(t testing.TB, edit ...func(*docker.Config)) *docker.Adapter {
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	a := newAdapter(t, append([]func(*docker.Config){func(c *docker.Config) {
+		c.PreviewBaseURL = srv.URL
+		c.PreviewKey = []byte("a test key that is long enough to sign previews")
+	}}, edit...)...)
+	mux.Handle("/preview/", a.Previews())
+	return a
+}
+
+func TestConformance(t *testing.T) {
+	a := newPreviewAdapter(t)
+	conformance.Run(t, suiteConfig(a))
+}
+
+func TestConformanceThroughTheRuntime(t *testing.T) {
+	a := newPreviewAdapter(t)
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderDocker: a}, ReapInterval: -1})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		require.NoError(t, rt.Shutdown(ctx))
+	})
+	conformance.RunRuntime(t, rt, paddock.ProviderDocker, suiteConfig(nil))
+}

@@ -1,0 +1,24 @@
+// Package docker is the Paddock adapter for a Docker engine: each sandbox
+// is a hardened container (gVisor when the engine has it; read-only root,
+// no capabilities, no privilege gain, a non-root user, CPU, memory and
+// process limits, scratch only on size-capped tmpfs drawn from the memory
+// budget, loopback only unless unrestricted egress is asked at creation),
+// and its identity lives in labels alone, so any process can manage any
+// sandbox.
+//
+// Commands run through the engine's exec API. Exec is one attached exec
+// (stdout and stderr demultiplexed, the exit code from the engine, the
+// command killed inside the sandbox past its timeout). Spawn starts a
+// session journaled on the sandbox's scratch space: the command runs
+// under a runner in a process group of its own, its output goes to
+// journal files, and every subscriber (the spawner, each Attach) follows
+// the journal from byte zero, so a session is detachable and replayable,
+// live or finished, until the sandbox stops. TTY sessions run on the
+// exec's terminal instead: listed and terminable, not journaled.
+//
+// Reap enforces idle timeouts (stop), maximum ages (destroy) and removes
+// orphans whose owner runtime is gone, from labels and an activity stamp
+// kept in a root-owned directory the sandbox cannot write. Expose mints a
+// signed preview that Previews() serves, reaching the port through the
+// engine even with no network.
+package docker

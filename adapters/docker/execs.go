@@ -1,0 +1,194 @@
+package docker
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/moby/moby/client"
+	"github.com/paddockhq/paddock"
+)
+
+// Streams of the engine's multiplexed (non-TTY) exec stream: an 8-byte
+// header (stream, three zero bytes, big-endian payload length), then the
+// payload.
+const (
+	muxStdout byte = 1
+	muxStderr byte = 2
+	muxSystem byte = 3 // an engine error
+)
+
+// maxFrame bounds one multiplexed frame (the engine sends at most 32 KiB).
+const maxFrame = 1 << 20
+
+// execSpec is one engine exec.
+type execSpec struct {
+	cmd   []string
+	env   []string
+	dir   string
+	user  string // "" = the sandbox's user
+	stdin bool
+	tty   bool
+}
+
+// attached is an exec whose streams are attached: read through reader
+// (it may already hold bytes), write through conn.
+type attached struct {
+	id     string
+	hj     client.HijackedResponse
+	tty    bool
+	reader *bufio.Reader
+}
+
+// startExec creates and starts an attached exec in the named sandbox.
+func (a *Adapter) startExec(ctx context.Context, sandbox string, e execSpec) (*attached, error) {
+	if e.dir == "" {
+		e.dir = workspace
+	}
+	res, err := a.engine.ExecCreate(ctx, containerName(sandbox), client.ExecCreateOptions{
+		User: e.user, TTY: e.tty, AttachStdin: e.stdin, AttachStdout: true, AttachStderr: true,
+		Env: e.env, WorkingDir: e.dir, Cmd: e.cmd,
+	})
+	if err != nil {
+		return nil, engineError("exec", err)
+	}
+	hj, err := a.engine.ExecAttach(ctx, res.ID, client.ExecAttachOptions{TTY: e.tty})
+	if err != nil {
+		return nil, engineError("exec attach", err)
+	}
+	return &attached{id: res.ID, hj: hj.HijackedResponse, tty: e.tty, reader: hj.Reader}, nil
+}
+
+// close ends the attachment (the exec's process is not stopped by it).
+func (x *attached) close() { x.hj.Close() }
+
+// closeWrite ends the exec's stdin.
+func (x *attached) closeWrite() error { return x.hj.CloseWrite() }
+
+// next reads one chunk: a multiplexed frame, or raw bytes with a TTY
+// (reported as stdout).
+func (x *attached) next(buf []byte) (stream byte, data []byte, err error) {
+	if x.tty {
+		n, err := x.reader.Read(buf)
+		return muxStdout, buf[:n], err
+	}
+	var header [8]byte
+	if _, err := io.ReadFull(x.reader, header[:]); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return 0, nil, io.ErrUnexpectedEOF
+		}
+		return 0, nil, err
+	}
+	size := binary.BigEndian.Uint32(header[4:])
+	if size > maxFrame {
+		return 0, nil, fmt.Errorf("docker exec stream: a frame of %d bytes", size)
+	}
+	data = make([]byte, size)
+	if _, err := io.ReadFull(x.reader, data); err != nil {
+		return 0, nil, io.ErrUnexpectedEOF
+	}
+	return header[0], data, nil
+}
+
+// exitCode waits for the exec to be reported finished and returns its
+// code. The engine may still say running just after the stream ends.
+func (a *Adapter) exitCode(id string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	delay := time.Millisecond
+	for {
+		res, err := a.engine.ExecInspect(ctx, id, client.ExecInspectOptions{})
+		if err != nil {
+			return 0, engineError("exec inspect", err)
+		}
+		if !res.Running {
+			return res.ExitCode, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, &paddock.UnavailableError{Detail: "docker exec inspect: still running after its stream ended"}
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
+// output is what run collected.
+type output struct {
+	stdout, stderr []byte
+	code           int
+}
+
+// maxCollected bounds what run keeps of each stream (internal commands
+// print little; a file read streams instead).
+const maxCollected = 16 << 20
+
+// run executes e to completion, feeding stdin (if any), and collects its
+// output and exit code. ctx bounds it: the attachment is closed when ctx
+// ends.
+func (a *Adapter) run(ctx context.Context, sandbox string, e execSpec, stdin io.Reader) (output, error) {
+	e.stdin = stdin != nil
+	x, err := a.startExec(ctx, sandbox, e)
+	if err != nil {
+		return output{}, err
+	}
+	defer x.close()
+	stop := context.AfterFunc(ctx, x.close)
+	defer stop()
+	copied := make(chan error, 1)
+	if stdin != nil {
+		go func() {
+			_, err := io.Copy(x.hj.Conn, stdin)
+			if cerr := x.closeWrite(); err == nil {
+				err = cerr
+			}
+			copied <- err
+		}()
+	} else {
+		copied <- nil
+	}
+	var out, errOut bytes.Buffer
+	buf := make([]byte, 32<<10)
+	for {
+		stream, data, err := x.next(buf)
+		if len(data) > 0 {
+			switch {
+			case stream == muxStdout && out.Len() < maxCollected:
+				out.Write(data)
+			case (stream == muxStderr || stream == muxSystem) && errOut.Len() < maxCollected:
+				errOut.Write(data)
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return output{}, ctxError(ctx)
+			}
+			if !errors.Is(err, io.EOF) {
+				return output{}, &paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit + ": " + short(err.Error())}
+			}
+			break
+		}
+	}
+	x.close()
+	if err := <-copied; err != nil && ctx.Err() == nil && !errors.Is(err, io.ErrClosedPipe) {
+		a.log.Debug().Str("error", err.Error()).Msg("docker: copying stdin into an exec")
+	}
+	code, err := a.exitCode(x.id)
+	if err != nil {
+		return output{}, err
+	}
+	return output{stdout: out.Bytes(), stderr: errOut.Bytes(), code: code}, nil
+}
+
+// ctxError is the error of an ended context: a deadline is a timeout.
+func ctxError(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &paddock.UnavailableError{Detail: paddock.DetailTimeout}
+	}
+	return &paddock.UnavailableError{Detail: "cancelled"}
+}

@@ -1,0 +1,142 @@
+package docker
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/paddockhq/paddock"
+)
+
+// Previews is the preview proxy: mount it on the caller's server at
+// /preview/ (PreviewBaseURL says where). It reaches a sandbox's port
+// through the engine, so previews work with no network at all.
+func (a *Adapter) Previews() http.Handler { return a.proxy }
+
+// PreviewBootstrap returns a single-use link (relative to PreviewBaseURL's
+// server) that sets p's token as an HttpOnly cookie and opens the preview:
+// for browsers, which cannot send the header.
+func (a *Adapter) PreviewBootstrap(h paddock.Handle, p paddock.Preview) (string, error) {
+	link, err := a.proxy.Bootstrap(p.Token.Reveal(), h.Name, p.Port)
+	if err != nil {
+		return "", &paddock.InvalidError{Detail: paddock.DetailExposeOptions + ": the preview is not valid here"}
+	}
+	return link, nil
+}
+
+// Expose mints a preview of port: a URL under PreviewBaseURL and a token,
+// bound to this sandbox and port, valid for the TTL, sent only as a header.
+// Nothing opens in the sandbox: it keeps no network.
+func (a *Adapter) Expose(ctx context.Context, h paddock.Handle, port int, opts paddock.ExposeOpts) (paddock.Preview, error) {
+	opts, err := paddock.ValidateExpose(port, opts)
+	if err != nil {
+		return paddock.Preview{}, err
+	}
+	if a.cfg.PreviewBaseURL == "" {
+		return paddock.Preview{}, &paddock.InvalidError{Detail: paddock.DetailExposeOptions + ": previews are not configured (Config.PreviewBaseURL)"}
+	}
+	if _, err := a.inspect(ctx, h.Name); err != nil {
+		return paddock.Preview{}, err
+	}
+	token, expires := a.signer.Mint(h.Name, port, opts.TTL)
+	return paddock.Preview{URL: strings.TrimRight(a.cfg.PreviewBaseURL, "/") + a.proxy.Path(h.Name, port),
+		Port: port, Token: paddock.NewSecret(token), ExpiresAt: expires}, nil
+}
+
+// Revoke ends a preview at once (in this process's proxy; expiry bounds it
+// everywhere else).
+func (a *Adapter) Revoke(ctx context.Context, h paddock.Handle, p paddock.Preview) error {
+	if err := a.proxy.Revoke(p.Token.Reveal(), h.Name, p.Port); err != nil {
+		return &paddock.InvalidError{Detail: paddock.DetailExposeOptions + ": not a valid preview of this sandbox and port"}
+	}
+	return nil
+}
+
+// DialPort opens a connection to port on the sandbox's loopback through
+// one exec relaying stdin and stdout (nc inside the sandbox).
+func (a *Adapter) DialPort(ctx context.Context, sandbox string, port int) (net.Conn, error) {
+	x, err := a.startExec(ctx, sandbox, execSpec{cmd: sh(scriptDial, strconv.Itoa(port)), stdin: true})
+	if err != nil {
+		return nil, err
+	}
+	c := &relayConn{x: x, pr: nil}
+	pr, pw := io.Pipe()
+	c.pr = pr
+	c.done = make(chan struct{})
+	go func() {
+		defer close(c.done)
+		buf := make([]byte, 32<<10)
+		for {
+			stream, data, err := x.next(buf)
+			if stream == muxStdout && len(data) > 0 {
+				if _, werr := pw.Write(data); werr != nil {
+					break
+				}
+			}
+			if err != nil {
+				pw.CloseWithError(io.EOF)
+				return
+			}
+		}
+		pw.CloseWithError(io.EOF)
+	}()
+	return c, nil
+}
+
+// relayConn is a sandbox port seen through a relay exec: reads are the
+// relay's stdout, writes its stdin.
+type relayConn struct {
+	x    *attached
+	pr   *io.PipeReader
+	done chan struct{}
+	once sync.Once
+}
+
+func (c *relayConn) Read(p []byte) (int, error)  { return c.pr.Read(p) }
+func (c *relayConn) Write(p []byte) (int, error) { return c.x.hj.Conn.Write(p) }
+
+// CloseWrite ends the relay's stdin (a request body is done).
+func (c *relayConn) CloseWrite() error { return c.x.closeWrite() }
+
+func (c *relayConn) Close() error {
+	c.once.Do(func() {
+		c.x.close()
+		_ = c.pr.Close()
+		<-c.done
+	})
+	return nil
+}
+
+func (c *relayConn) LocalAddr() net.Addr                { return c.x.hj.Conn.LocalAddr() }
+func (c *relayConn) RemoteAddr() net.Addr               { return c.x.hj.Conn.RemoteAddr() }
+func (c *relayConn) SetDeadline(t time.Time) error      { return c.x.hj.Conn.SetDeadline(t) }
+func (c *relayConn) SetReadDeadline(t time.Time) error  { return c.x.hj.Conn.SetReadDeadline(t) }
+func (c *relayConn) SetWriteDeadline(t time.Time) error { return c.x.hj.Conn.SetWriteDeadline(t) }
+
+var errNotSupported = paddock.ErrNotSupported
+
+// ApplyNetworkPolicy is not supported: a sandbox has loopback only, or
+// unrestricted egress when the "egress" creation parameter asks for it.
+func (a *Adapter) ApplyNetworkPolicy(context.Context, paddock.Handle, paddock.NetworkPolicy) error {
+	return errNotSupported
+}
+
+// PublicURL is unsupported: use Expose for a signed preview.
+func (a *Adapter) PublicURL(context.Context, paddock.Handle) (string, error) {
+	return "", paddock.ErrUnsupported
+}
+
+// CreateCheckpoint is not supported (scratch space is tmpfs).
+func (a *Adapter) CreateCheckpoint(context.Context, paddock.Handle, paddock.CheckpointOpts) (string, error) {
+	return "", errNotSupported
+}
+
+// RestoreCheckpoint is not supported.
+func (a *Adapter) RestoreCheckpoint(context.Context, paddock.Handle, string) error {
+	return errNotSupported
+}

@@ -1,0 +1,198 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/paddockhq/paddock"
+)
+
+// stampEvery throttles activity stamps: at most one per sandbox per
+// second (idle bounds are far longer).
+const stampEvery = time.Second
+
+// rootUser runs the stamp: the only root exec the adapter makes, never
+// with caller input.
+const rootUser = "0:0"
+
+// stamper remembers when each sandbox was last stamped, and which stamps
+// are in flight: an exec started while its sandbox is being paused joins
+// the frozen cgroup and stalls the engine (inspect, unpause) until it
+// gives up, so Suspend waits for them and holds new ones back.
+type stamper struct {
+	mu       sync.Mutex
+	last     map[string]time.Time
+	inflight map[string]*sync.WaitGroup
+	held     map[string]int // sandboxes being paused
+	closed   bool
+}
+
+// start reports whether name should be stamped now; if so it records it
+// and counts the stamp in flight until done is called.
+func (s *stamper) start(name string, now time.Time) (done func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.held[name] > 0 || now.Sub(s.last[name]) < stampEvery {
+		return nil, false
+	}
+	if s.last == nil {
+		s.last, s.inflight, s.held = map[string]time.Time{}, map[string]*sync.WaitGroup{}, map[string]int{}
+	}
+	s.last[name] = now
+	wg := s.inflight[name]
+	if wg == nil {
+		wg = &sync.WaitGroup{}
+		s.inflight[name] = wg
+	}
+	wg.Add(1)
+	return wg.Done, true
+}
+
+// hold stops new stamps of name and waits for those in flight; release
+// undoes it.
+func (s *stamper) hold(name string) (release func()) {
+	s.mu.Lock()
+	if s.held == nil {
+		s.last, s.inflight, s.held = map[string]time.Time{}, map[string]*sync.WaitGroup{}, map[string]int{}
+	}
+	s.held[name]++
+	wg := s.inflight[name]
+	s.mu.Unlock()
+	if wg != nil {
+		wg.Wait()
+	}
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.held[name]--; s.held[name] <= 0 {
+			delete(s.held, name)
+		}
+	}
+}
+
+// touch records activity on h, in the background: the host's clock into
+// a root-owned file the sandbox can read but not write, so neither a
+// guest nor its clock can move its idle deadline. Failures are only
+// logged (the idle bound is hygiene; the maximum age is the guarantee).
+func (a *Adapter) touch(h paddock.Handle) {
+	done, ok := a.stamps.start(h.Name, time.Now())
+	if !ok {
+		return
+	}
+	a.bg.Add(1)
+	go func() {
+		defer a.bg.Done()
+		defer done()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		now := strconv.FormatInt(time.Now().UnixNano(), 10)
+		if _, err := a.run(ctx, h.Name, execSpec{cmd: sh(scriptStamp, now), user: rootUser}, nil); err != nil {
+			a.log.Debug().Str("sandbox", h.Name).Str("error", err.Error()).Msg("docker: activity stamp")
+		}
+	}()
+}
+
+// sandboxState reads a running sandbox's activity stamp and owner
+// override (zero and "" when absent).
+func (a *Adapter) sandboxState(ctx context.Context, name string) (time.Time, string) {
+	out, err := a.run(ctx, name, execSpec{cmd: sh(scriptState)}, nil)
+	if err != nil || out.code != 0 {
+		return time.Time{}, ""
+	}
+	lines := strings.SplitN(string(out.stdout), "\n", 3)
+	var stamp time.Time
+	if n, err := strconv.ParseInt(strings.TrimSpace(lines[0]), 10, 64); err == nil && n > 0 {
+		stamp = time.Unix(0, n)
+	}
+	owner := ""
+	if len(lines) > 1 {
+		owner = strings.TrimSpace(lines[1])
+	}
+	return stamp, owner
+}
+
+// claim makes this runtime the owner of an adopted sandbox (labels cannot
+// change, so the claim goes beside the stamp).
+func (a *Adapter) claim(ctx context.Context, name string) {
+	if _, err := a.run(ctx, name, execSpec{cmd: sh(scriptClaim, a.owner), user: rootUser}, nil); err != nil {
+		a.log.Debug().Str("sandbox", name).Str("error", err.Error()).Msg("docker: claiming a sandbox")
+	}
+}
+
+// Reap enforces the lifetime bounds of every Paddock sandbox on the
+// engine, from labels and the activity stamp alone: one older than its
+// maximum age is destroyed; one whose owner runtime ran on this host and
+// is gone is destroyed as an orphan; a running one unused for its idle
+// timeout is stopped. A sandbox without a readable creation time is left
+// alone.
+func (a *Adapter) Reap(ctx context.Context) (paddock.ReapReport, error) {
+	var report paddock.ReapReport
+	res, err := a.engine.ContainerList(ctx, client.ContainerListOptions{All: true,
+		Filters: client.Filters{}.Add("label", labelManaged+"=true")})
+	if err != nil {
+		return report, engineError("list", err)
+	}
+	var errs []error
+	now := time.Now()
+	for _, c := range res.Items {
+		name := c.Labels[labelName]
+		if name == "" || !hasName(c.Names, containerName(name)) {
+			continue
+		}
+		created, err := time.Parse(time.RFC3339Nano, c.Labels[labelCreatedAt])
+		if err != nil {
+			continue // never destroy on missing data
+		}
+		maxAge, _ := time.ParseDuration(c.Labels[labelMaxAge])
+		idle, _ := time.ParseDuration(c.Labels[labelIdleTimeout])
+		remove := func() error {
+			_, err := a.engine.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			if err != nil && !cerrdefs.IsNotFound(err) {
+				return engineError("remove "+name, err)
+			}
+			return nil
+		}
+		if maxAge > 0 && now.Sub(created) > maxAge {
+			if err := remove(); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			report.Destroyed = append(report.Destroyed, name)
+			continue
+		}
+		since, owner := created, c.Labels[labelOwner]
+		if c.State == container.StateRunning {
+			stamp, claimed := a.sandboxState(ctx, name)
+			if stamp.After(since) {
+				since = stamp
+			}
+			if claimed != "" {
+				owner = claimed
+			}
+		}
+		if alive, known := ownerState(owner); known && !alive && owner != a.owner {
+			if err := remove(); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			report.Orphaned = append(report.Orphaned, name)
+			continue
+		}
+		if c.State == container.StateRunning && idle > 0 && now.Sub(since) > idle {
+			zero := 0
+			if _, err := a.engine.ContainerStop(ctx, c.ID, client.ContainerStopOptions{Timeout: &zero}); err != nil && !cerrdefs.IsNotFound(err) {
+				errs = append(errs, engineError("stop "+name, err))
+				continue
+			}
+			report.Stopped = append(report.Stopped, name)
+		}
+	}
+	return report, errors.Join(errs...)
+}

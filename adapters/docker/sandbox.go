@@ -1,0 +1,338 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/paddockhq/paddock"
+)
+
+var _ interface {
+	paddock.Adapter
+	paddock.CreateNewer
+	paddock.DestroyOncer
+	paddock.SessionTerminator
+	paddock.Exposer
+} = (*Adapter)(nil)
+
+// Provider returns "docker".
+func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderDocker }
+
+// Capabilities: suspend (pause), attach, tty, named spawn, session
+// termination in both modes, create-new, destroy-once and expose. No
+// network policy (egress is loopback only, or unrestricted when asked at
+// creation), no public URL, no checkpoints.
+func (a *Adapter) Capabilities() paddock.CapabilitySet {
+	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapAttach, paddock.CapTTY, paddock.CapNamedSpawn,
+		paddock.CapTerminateSession, paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce,
+		paddock.CapExpose)
+}
+
+// BuildHandle returns {docker, name}.
+func (a *Adapter) BuildHandle(name string) paddock.Handle {
+	return paddock.Handle{Provider: paddock.ProviderDocker, Name: name}
+}
+
+// inspect reads a sandbox's container; one not made by Paddock is refused
+// (never adopted).
+func (a *Adapter) inspect(ctx context.Context, name string) (client.ContainerInspectResult, error) {
+	res, err := a.engine.ContainerInspect(ctx, containerName(name), client.ContainerInspectOptions{})
+	if err != nil {
+		return res, engineError("inspect", err)
+	}
+	if res.Container.Config == nil || res.Container.Config.Labels[labelManaged] != "true" || res.Container.Config.Labels[labelName] != name {
+		return res, &paddock.InvalidError{Detail: "docker: container " + containerName(name) + " was not made by Paddock for this name"}
+	}
+	return res, nil
+}
+
+// state is a container's engine state.
+func state(res client.ContainerInspectResult) container.ContainerState {
+	if res.Container.State == nil {
+		return ""
+	}
+	return res.Container.State.Status
+}
+
+// resolveRuntime picks the runtime: runsc when asked (invalid if the
+// engine lacks it), runc when asked, and for auto runsc if registered,
+// else runc with a warning (once).
+func (a *Adapter) resolveRuntime(ctx context.Context, want string) (string, error) {
+	if want == RuntimeRunc {
+		return RuntimeRunc, nil
+	}
+	info, err := a.engine.Info(ctx, client.InfoOptions{})
+	if err != nil {
+		return "", engineError("info", err)
+	}
+	_, has := info.Info.Runtimes[RuntimeRunsc]
+	switch {
+	case has:
+		return RuntimeRunsc, nil
+	case want == RuntimeRunsc:
+		return "", &paddock.InvalidError{Detail: "docker: runtime runsc (gVisor) was asked for and the engine does not have it"}
+	}
+	a.runtime.once.Do(func() {
+		a.log.Warn().Msg("docker: the engine has no runsc (gVisor); sandboxes use runc, a weaker boundary")
+	})
+	return RuntimeRunc, nil
+}
+
+// Create makes the sandbox, or adopts it: an existing sandbox of that name
+// is returned, started (or unpaused) if it is not running. Options apply
+// only when the sandbox is first made.
+func (a *Adapter) Create(ctx context.Context, name string, opts paddock.CreateOpts) (paddock.Handle, error) {
+	if err := paddock.CheckCreate(name); err != nil {
+		return paddock.Handle{}, err
+	}
+	s, err := a.resolveSpec(opts.Params)
+	if err != nil {
+		return paddock.Handle{}, err
+	}
+	h, err := a.adopt(ctx, name)
+	if err == nil || !errors.Is(err, paddock.ErrNotFound) {
+		return h, err
+	}
+	h, err = a.create(ctx, name, s)
+	if err != nil && cerrdefs.IsConflict(errorsCause(err)) {
+		return a.adopt(ctx, name) // another caller won the race
+	}
+	return h, err
+}
+
+// adopt returns the existing sandbox, running.
+func (a *Adapter) adopt(ctx context.Context, name string) (paddock.Handle, error) {
+	res, err := a.inspect(ctx, name)
+	if err != nil {
+		return paddock.Handle{}, err
+	}
+	switch state(res) {
+	case container.StateRunning:
+	case container.StatePaused:
+		if _, err := a.engine.ContainerUnpause(ctx, res.Container.ID, client.ContainerUnpauseOptions{}); err != nil {
+			return paddock.Handle{}, engineError("unpause", err)
+		}
+	default:
+		if _, err := a.engine.ContainerStart(ctx, res.Container.ID, client.ContainerStartOptions{}); err != nil {
+			return paddock.Handle{}, engineError("start", err)
+		}
+	}
+	if res.Container.Config.Labels[labelOwner] != a.owner {
+		a.claim(ctx, name) // this runtime keeps it now: not an orphan of the old owner
+	}
+	h := a.BuildHandle(name)
+	h.InstanceID = res.Container.ID
+	return h, nil
+}
+
+// conflictError keeps the engine's conflict for Create's race check.
+type conflictError struct{ err error }
+
+func (e conflictError) Error() string { return e.err.Error() }
+func (e conflictError) Unwrap() error { return e.err }
+
+func errorsCause(err error) error {
+	if c, ok := err.(conflictError); ok {
+		return c.err
+	}
+	return err
+}
+
+// create makes and starts a new container and checks its scratch space
+// is writable by the sandbox user; a conflict comes back as a
+// conflictError.
+func (a *Adapter) create(ctx context.Context, name string, s spec) (paddock.Handle, error) {
+	runtime, err := a.resolveRuntime(ctx, s.runtime)
+	if err != nil {
+		return paddock.Handle{}, err
+	}
+	if _, err := a.engine.ImageInspect(ctx, s.image); err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return paddock.Handle{}, &paddock.InvalidError{Detail: "docker: image " + s.image + " is not on the engine (pull or import it first)"}
+		}
+		return paddock.Handle{}, engineError("image inspect", err)
+	}
+	cfg, host := a.containerConfig(name, s, runtime, time.Now())
+	res, err := a.engine.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: containerName(name)})
+	if err != nil {
+		if cerrdefs.IsConflict(err) {
+			return paddock.Handle{}, conflictError{err}
+		}
+		return paddock.Handle{}, engineError("create", err)
+	}
+	fail := func(err error) (paddock.Handle, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		_, _ = a.engine.ContainerRemove(rctx, res.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		return paddock.Handle{}, err
+	}
+	if _, err := a.engine.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+		return fail(engineError("start", err))
+	}
+	out, err := a.run(ctx, name, execSpec{cmd: []string{"/bin/sh", "-c", scriptSelfCheck}}, nil)
+	if err != nil {
+		return fail(err)
+	}
+	if out.code != 0 {
+		return fail(&paddock.InvalidError{Detail: "docker: image " + s.image + ": " + short(string(out.stderr)+string(out.stdout))})
+	}
+	a.touch(a.BuildHandle(name))
+	h := a.BuildHandle(name)
+	h.InstanceID = res.ID
+	return h, nil
+}
+
+// CreateNew makes one creation attempt that never adopts: an existing name
+// is already_exists; the handle carries the container id.
+func (a *Adapter) CreateNew(ctx context.Context, name string, opts paddock.CreateNewOpts) (paddock.Handle, error) {
+	opts, err := opts.Resolve()
+	if err != nil {
+		return paddock.Handle{}, err
+	}
+	if err := paddock.CheckCreate(name); err != nil {
+		return paddock.Handle{}, err
+	}
+	s, err := a.resolveSpec(nil)
+	if err != nil {
+		return paddock.Handle{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *opts.Timeout)
+	defer cancel()
+	h, err := a.create(ctx, name, s)
+	switch {
+	case err == nil:
+		return h, nil
+	case cerrdefs.IsConflict(errorsCause(err)):
+		return paddock.Handle{}, paddock.ErrAlreadyExists
+	case ctx.Err() != nil:
+		return paddock.Handle{}, &paddock.UnavailableError{Detail: paddock.DetailCreateTimeout}
+	}
+	return paddock.Handle{}, err
+}
+
+// statusOf maps an engine state: running and restarting are running;
+// paused, exited and created are suspended (Resume or Create starts them
+// again); anything else is unknown.
+func statusOf(s container.ContainerState) paddock.Status {
+	switch s {
+	case container.StateRunning, container.StateRestarting:
+		return paddock.StatusRunning
+	case container.StatePaused, container.StateExited, container.StateCreated:
+		return paddock.StatusSuspended
+	}
+	return paddock.StatusUnknown
+}
+
+// Get reports the sandbox's status; Raw is the engine's inspect answer.
+// Only definite absence is not_found.
+func (a *Adapter) Get(ctx context.Context, h paddock.Handle) (paddock.Info, error) {
+	res, err := a.inspect(ctx, h.Name)
+	if err != nil {
+		return paddock.Info{}, err
+	}
+	return paddock.Info{Status: statusOf(state(res)), Raw: res.Raw}, nil
+}
+
+// Destroy removes the sandbox and everything in it; absence is fine.
+func (a *Adapter) Destroy(ctx context.Context, h paddock.Handle) error {
+	if _, err := a.inspect(ctx, h.Name); err != nil {
+		if errors.Is(err, paddock.ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	_, err := a.engine.ContainerRemove(ctx, containerName(h.Name), client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		return engineError("remove", err)
+	}
+	return nil
+}
+
+// DestroyOnce makes one bounded removal and confirms absence with one
+// inspect: only a definite not-found is success.
+func (a *Adapter) DestroyOnce(ctx context.Context, h paddock.Handle, opts paddock.DestroyOnceOpts) error {
+	opts, err := opts.Resolve()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *opts.Timeout)
+	defer cancel()
+	fail := func(detail string) error {
+		if ctx.Err() != nil {
+			return &paddock.UnavailableError{Detail: paddock.DetailDeleteTimeout}
+		}
+		return &paddock.UnavailableError{Detail: detail}
+	}
+	if _, err := a.inspect(ctx, h.Name); err != nil {
+		if errors.Is(err, paddock.ErrNotFound) {
+			return nil
+		}
+		if errors.Is(err, paddock.ErrInvalid) {
+			return err
+		}
+		return fail(paddock.DetailDeleteTransportFailed)
+	}
+	if _, err := a.engine.ContainerRemove(ctx, containerName(h.Name), client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
+		return fail(paddock.DetailDeleteUnconfirmed)
+	}
+	_, err = a.engine.ContainerInspect(ctx, containerName(h.Name), client.ContainerInspectOptions{})
+	if cerrdefs.IsNotFound(err) {
+		return nil
+	}
+	return fail(paddock.DetailDeleteUnconfirmed)
+}
+
+// ListAllNames lists every Paddock sandbox on the engine, running or not:
+// one complete answer.
+func (a *Adapter) ListAllNames(ctx context.Context) ([]string, error) {
+	res, err := a.engine.ContainerList(ctx, client.ContainerListOptions{All: true,
+		Filters: client.Filters{}.Add("label", labelManaged+"=true")})
+	if err != nil {
+		return nil, engineError("list", err)
+	}
+	names := make([]string, 0, len(res.Items))
+	for _, c := range res.Items {
+		name := c.Labels[labelName]
+		if name == "" || !hasName(c.Names, containerName(name)) {
+			continue // a foreign container wearing our label
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+func hasName(names []string, want string) bool {
+	for _, n := range names {
+		if strings.TrimPrefix(n, "/") == want {
+			return true
+		}
+	}
+	return false
+}
+
+// Suspend freezes every process of the sandbox (pause); it stays in
+// memory and holds its scratch space.
+func (a *Adapter) Suspend(ctx context.Context, h paddock.Handle) error {
+	res, err := a.inspect(ctx, h.Name)
+	if err != nil {
+		return err
+	}
+	if state(res) != container.StateRunning {
+		return nil // paused already, or stopped: nothing runs
+	}
+	release := a.stamps.hold(h.Name)
+	defer release()
+	_, err = a.engine.ContainerPause(ctx, res.Container.ID, client.ContainerPauseOptions{})
+	return engineError("pause", err)
+}
+
+// Resume unpauses the sandbox, or starts it again if it was stopped (an
+// idle stop loses the scratch space: tmpfs).
+func (a *Adapter) Resume(ctx context.Context, h paddock.Handle) (paddock.Handle, error) {
+	return a.adopt(ctx, h.Name)
+}

@@ -1,0 +1,201 @@
+package docker
+
+// The shell the adapter runs inside sandboxes. Every script is run as
+// `sh -c SCRIPT paddock ARG...`: caller data only ever arrives as
+// positional arguments, never spliced into the script text. Variables are
+// prefixed _pd_ so a caller's environment is not disturbed, and PATH is
+// extended for the scripts' own tools but restored for the caller's
+// command. They need only a POSIX sh with busybox-level tools.
+
+// pathPrelude keeps the caller's PATH and finds the scripts' own tools.
+const pathPrelude = `_pd_upath=$PATH; PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH; `
+
+// scriptSelfCheck: the scratch mounts must be writable by the sandbox
+// user (an image that contains /tmp or /workspace gives its own modes to
+// the tmpfs).
+const scriptSelfCheck = pathPrelude + `for _pd_p in /tmp /workspace; do
+  [ -w "$_pd_p" ] || { echo "$_pd_p is not writable by uid $(id -u): the image must not contain /tmp, /workspace or /run/paddock" >&2; exit 1; }
+done`
+
+// scriptLaunch starts a journaled session and returns at once.
+// Args: base id name stdin(0|1) created runner-script ARGV...
+// Prints "started ID", or "existing ID" when name is live already.
+const scriptLaunch = pathPrelude + `_pd_b=$1 _pd_id=$2 _pd_name=$3 _pd_in=$4 _pd_created=$5 _pd_runner=$6; shift 6
+mkdir -p "$_pd_b/s" "$_pd_b/n" || exit 120
+if [ -n "$_pd_name" ]; then
+  _pd_i=0
+  until mkdir "$_pd_b/n/$_pd_name.lock" 2>/dev/null; do
+    _pd_i=$((_pd_i+1)); [ $_pd_i -gt 300 ] && rm -rf "$_pd_b/n/$_pd_name.lock"; sleep 0.01
+  done
+  if [ -f "$_pd_b/n/$_pd_name" ]; then
+    _pd_old=$(cat "$_pd_b/n/$_pd_name")
+    if [ -d "$_pd_b/s/$_pd_old" ] && [ ! -e "$_pd_b/s/$_pd_old/exit" ] && kill -0 "$(cat "$_pd_b/s/$_pd_old/runner" 2>/dev/null)" 2>/dev/null; then
+      rmdir "$_pd_b/n/$_pd_name.lock"; echo "existing $_pd_old"; exit 0
+    fi
+  fi
+fi
+_pd_d=$_pd_b/s/$_pd_id
+mkdir "$_pd_d" || exit 121
+: > "$_pd_d/stdout"; : > "$_pd_d/stderr"
+printf '%s' "$_pd_created" > "$_pd_d/created"
+printf '%s' "$*" > "$_pd_d/cmd"
+[ -n "$_pd_name" ] && printf '%s' "$_pd_name" > "$_pd_d/name"
+[ "$_pd_in" = 1 ] && { mkfifo "$_pd_d/stdin" || exit 122; }
+setsid sh -c "$_pd_runner" paddock "$_pd_d" "$_pd_in" "$_pd_upath" "$@" </dev/null >/dev/null 2>&1 &
+until [ -s "$_pd_d/pid" ] || [ -e "$_pd_d/exit" ]; do sleep 0.002; done
+[ -n "$_pd_name" ] && { echo "$_pd_id" > "$_pd_b/n/$_pd_name"; rmdir "$_pd_b/n/$_pd_name.lock"; }
+echo "started $_pd_id"`
+
+// scriptRunner runs the command of a session (in a session of its own,
+// outside the command's process group, so signals to the group spare
+// it), journals its output, and records its exit code.
+// Args: dir stdin(0|1) caller-PATH ARGV...
+const scriptRunner = `_pd_d=$1 _pd_in=$2 _pd_upath=$3; shift 3
+echo $$ > "$_pd_d/runner"
+_pd_setsid=$(command -v setsid)
+_pd_h=
+if [ "$_pd_in" = 1 ]; then
+  sleep 2147483647 > "$_pd_d/stdin" &
+  _pd_h=$!
+  echo $_pd_h > "$_pd_d/holder"
+  PATH=$_pd_upath "$_pd_setsid" "$@" < "$_pd_d/stdin" >> "$_pd_d/stdout" 2>> "$_pd_d/stderr" &
+else
+  PATH=$_pd_upath "$_pd_setsid" "$@" < /dev/null >> "$_pd_d/stdout" 2>> "$_pd_d/stderr" &
+fi
+_pd_c=$!
+echo $_pd_c > "$_pd_d/pid.tmp" && mv "$_pd_d/pid.tmp" "$_pd_d/pid"
+wait $_pd_c
+_pd_x=$?
+[ -n "$_pd_h" ] && kill $_pd_h 2>/dev/null
+[ -f "$_pd_d/writers" ] && kill $(cat "$_pd_d/writers") 2>/dev/null
+echo $_pd_x > "$_pd_d/exit.tmp" && mv "$_pd_d/exit.tmp" "$_pd_d/exit"`
+
+// scriptFollow streams a session's journal from byte zero (stdout to
+// stdout, stderr to stderr) until the session has ended and all of it is
+// sent; it polls, quickly while output flows, slowly when idle, and ends
+// too when the runner is gone without recording an exit.
+// Args: dir
+const scriptFollow = pathPrelude + `_pd_d=$1 _pd_o=0 _pd_e=0 _pd_s=0.005
+while :; do
+  _pd_fin=0
+  [ -e "$_pd_d/exit" ] && _pd_fin=1
+  if [ $_pd_fin = 0 ] && ! kill -0 "$(cat "$_pd_d/runner" 2>/dev/null)" 2>/dev/null; then
+    [ -e "$_pd_d/exit" ] && _pd_fin=1 || _pd_fin=2
+  fi
+  _pd_m=0
+  _pd_n=$(stat -c %s "$_pd_d/stdout")
+  if [ "$_pd_n" -gt "$_pd_o" ]; then tail -c +$((_pd_o+1)) "$_pd_d/stdout" | head -c $((_pd_n-_pd_o)); _pd_o=$_pd_n; _pd_m=1; fi
+  _pd_n=$(stat -c %s "$_pd_d/stderr")
+  if [ "$_pd_n" -gt "$_pd_e" ]; then tail -c +$((_pd_e+1)) "$_pd_d/stderr" | head -c $((_pd_n-_pd_e)) >&2; _pd_e=$_pd_n; _pd_m=1; fi
+  [ $_pd_fin != 0 ] && exit 0
+  if [ $_pd_m = 1 ]; then _pd_s=0.005; else
+    case $_pd_s in 0.005) _pd_s=0.01;; 0.01) _pd_s=0.02;; 0.02) _pd_s=0.05;; 0.05) _pd_s=0.1;; 0.1) _pd_s=0.25;; esac
+  fi
+  sleep $_pd_s
+done`
+
+// scriptResult prints a session's recorded exit code, or nothing.
+// Args: dir
+const scriptResult = `[ -e "$1/exit" ] && cat "$1/exit"; exit 0`
+
+// scriptProbe says whether a session exists and how: "ok", "tty" or
+// "missing". Args: dir
+const scriptProbe = `if [ ! -d "$1" ]; then echo missing; elif [ -e "$1/tty" ]; then echo tty; else echo ok; fi`
+
+// scriptWriter copies its stdin into a session's stdin (opened read-write,
+// so it never blocks waiting for a reader) and registers itself so the
+// runner can end it.
+// Args: dir
+const scriptWriter = pathPrelude + `[ -p "$1/stdin" ] || { echo "the session has no stdin" >&2; exit 3; }
+[ -e "$1/exit" ] && { echo "the session has ended" >&2; exit 4; }
+echo $$ >> "$1/writers"
+exec cat 1<> "$1/stdin"`
+
+// scriptCloseStdin ends a session's stdin: the holder that kept it open
+// goes, so the command reads end-of-file once the writers are done.
+// Args: dir
+const scriptCloseStdin = `[ -f "$1/holder" ] && kill "$(cat "$1/holder")" 2>/dev/null; exit 0`
+
+// scriptTTY runs a terminal session directly under the exec's TTY (it is
+// listed, not journaled). Args: base id created ARGV...
+const scriptTTY = pathPrelude + `_pd_d=$1/s/$2
+mkdir -p "$_pd_d" && : > "$_pd_d/tty" && printf '%s' "$3" > "$_pd_d/created" || exit 120
+shift 3
+printf '%s' "$*" > "$_pd_d/cmd"
+echo $$ > "$_pd_d/pid"
+PATH=$_pd_upath exec "$@"`
+
+// scriptList prints each session: "ID CREATED TTY MTIME LEN" then LEN
+// bytes of its command line. Args: base
+const scriptList = pathPrelude + `cd "$1/s" 2>/dev/null || exit 0
+for _pd_s in *; do
+  [ -f "$_pd_s/cmd" ] || continue
+  _pd_t=0; [ -e "$_pd_s/tty" ] && _pd_t=1
+  _pd_m=$(stat -c %Y "$_pd_s/cmd" "$_pd_s/stdout" "$_pd_s/stderr" 2>/dev/null | sort -n | tail -n 1)
+  echo "$_pd_s $(cat "$_pd_s/created" 2>/dev/null || echo 0) $_pd_t ${_pd_m:-0} $(wc -c < "$_pd_s/cmd")"
+  cat "$_pd_s/cmd"
+done`
+
+// scriptTerminate stops a session's process group: SIGTERM, up to the
+// timeout, then SIGKILL (force: SIGKILL at once), and succeeds only when
+// no process of the group is left. Exit 0 done (or already ended), 3 no
+// such session, 4 not confirmed. Args: dir mode timeout-ms
+const scriptTerminate = pathPrelude + `_pd_d=$1
+[ -d "$_pd_d" ] || exit 3
+[ -e "$_pd_d/exit" ] && exit 0
+_pd_pg=$(cat "$_pd_d/pid" 2>/dev/null)
+[ -n "$_pd_pg" ] || exit 4
+_pd_gone() { ! kill -0 -$_pd_pg 2>/dev/null; }
+if [ "$2" = force ]; then
+  kill -KILL -$_pd_pg 2>/dev/null
+else
+  kill -TERM -$_pd_pg 2>/dev/null
+  _pd_t=0
+  while ! _pd_gone && [ $_pd_t -lt "$3" ]; do sleep 0.01; _pd_t=$((_pd_t+10)); done
+  _pd_gone || kill -KILL -$_pd_pg 2>/dev/null
+fi
+_pd_t=0
+while ! _pd_gone && [ $_pd_t -lt 3000 ]; do sleep 0.01; _pd_t=$((_pd_t+10)); done
+_pd_gone || exit 4
+_pd_t=0
+while [ ! -e "$_pd_d/exit" ] && kill -0 "$(cat "$_pd_d/runner" 2>/dev/null)" 2>/dev/null && [ $_pd_t -lt 2000 ]; do sleep 0.01; _pd_t=$((_pd_t+10)); done
+exit 0`
+
+// scriptExecKill kills every process of one Exec (they carry its token in
+// their environment, whatever group or session they moved to).
+// Args: token
+const scriptExecKill = pathPrelude + `for _pd_p in /proc/[0-9]*; do
+  tr '\0' '\n' < "$_pd_p/environ" 2>/dev/null | grep -qx "PADDOCK_EXEC=$1" && kill -KILL "${_pd_p#/proc/}" 2>/dev/null
+done
+exit 0`
+
+// scriptWriteFile writes stdin to a file, creating its parents, then sets
+// its mode. Args: path mode(octal)
+const scriptWriteFile = pathPrelude + `mkdir -p "$(dirname "$1")" && cat > "$1" && chmod "$2" "$1"`
+
+// scriptReadFile streams a regular file; exit 3 when there is none.
+// Args: path
+const scriptReadFile = pathPrelude + `[ -f "$1" ] || exit 3
+exec cat "$1"`
+
+// scriptStamp records activity (run as root, in the root-owned state
+// directory the sandbox user cannot write). Args: unix-nanoseconds
+const scriptStamp = `printf '%s' "$1" > ` + stampFile
+
+// scriptClaim records a new owner of an adopted sandbox (as root).
+// Args: owner
+const scriptClaim = `printf '%s' "$1" > ` + stateDir + `/owner`
+
+// scriptState prints the activity stamp and the owner override, a line
+// each (empty when absent).
+const scriptState = `cat ` + stampFile + ` 2>/dev/null; echo; cat ` + stateDir + `/owner 2>/dev/null; echo`
+
+// scriptDial relays stdin and stdout to a port on the sandbox's loopback.
+// Args: port
+const scriptDial = pathPrelude + `command -v nc >/dev/null 2>&1 || { echo "preview: the image has no nc" >&2; exit 127; }
+exec nc 127.0.0.1 "$1"`
+
+// sh builds the argv running script with args.
+func sh(script string, args ...string) []string {
+	return append([]string{"/bin/sh", "-c", script, "paddock"}, args...)
+}

@@ -1,0 +1,285 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/paddockhq/paddock"
+)
+
+// readAhead bounds the events read ahead of Next: past it the engine
+// stream backs up.
+const readAhead = 64
+
+// resultWait bounds learning a session's recorded exit.
+const resultWait = 15 * time.Second
+
+// stream is one subscription to a session: a follower exec replaying the
+// journal from byte zero and then tailing it (or, for a TTY session, the
+// session's own exec). A reader goroutine turns it into events ending in
+// exactly one terminal event: the recorded exit, or closed_before_exit
+// when none was recorded.
+type stream struct {
+	a       *Adapter
+	h       paddock.Handle
+	id      string
+	dir     string
+	tty     bool
+	in      *attached // the followed exec (TTY: the session itself)
+	stdinOK bool      // TTY: the exec has stdin attached
+
+	events chan paddock.Event
+	done   chan struct{}
+	reader sync.WaitGroup
+	once   sync.Once
+
+	exited   atomic.Bool
+	finished bool // Next handed out the terminal event
+
+	wmu         sync.Mutex
+	writer      *attached     // the stdin writer exec, started on first use
+	writerEnded chan struct{} // closed when the writer exec is over
+	writerErr   string
+}
+
+var _ paddock.Stream = (*stream)(nil)
+
+func (a *Adapter) newStream(h paddock.Handle, id string, tty bool, in *attached) *stream {
+	st := &stream{a: a, h: h, id: id, dir: sessionBase + "/s/" + id, tty: tty, in: in,
+		events: make(chan paddock.Event, readAhead), done: make(chan struct{})}
+	st.reader.Add(1)
+	go st.read()
+	return st
+}
+
+// read is the reader goroutine.
+func (st *stream) read() {
+	defer st.reader.Done()
+	buf := make([]byte, 32<<10)
+	for {
+		stream, data, err := st.in.next(buf)
+		if len(data) > 0 {
+			ev := paddock.Stdout(append([]byte(nil), data...))
+			if stream == muxStderr {
+				ev = paddock.Stderr(ev.Data)
+			}
+			if stream == muxStdout || stream == muxStderr {
+				if !st.emit(ev) {
+					return
+				}
+			}
+		}
+		if err == nil {
+			continue
+		}
+		if st.closed() {
+			return // a local detach: no terminal event
+		}
+		ev := st.outcome(err)
+		st.exited.Store(true)
+		st.emit(ev)
+		st.a.touch(st.h)
+		return
+	}
+}
+
+// outcome is the terminal event once the followed stream ended.
+func (st *stream) outcome(streamErr error) paddock.Event {
+	if !errors.Is(streamErr, io.EOF) {
+		return paddock.Failed(paddock.ErrClosedBeforeExit)
+	}
+	if st.tty {
+		code, err := st.a.finished(st.h.Name, st.in.id)
+		if err != nil {
+			return paddock.Failed(err)
+		}
+		return paddock.Exit(code)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), resultWait)
+	defer cancel()
+	go func() { // a Close meanwhile ends the wait
+		select {
+		case <-st.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	out, err := st.a.run(ctx, st.h.Name, execSpec{cmd: sh(scriptResult, st.dir)}, nil)
+	if err != nil || out.code != 0 {
+		return paddock.Failed(paddock.ErrClosedBeforeExit)
+	}
+	code, err := strconv.Atoi(strings.TrimSpace(string(out.stdout)))
+	if err != nil || code < 0 || code > 255 {
+		// The runner went away without recording an exit.
+		return paddock.Failed(paddock.ErrClosedBeforeExit)
+	}
+	return paddock.Exit(code)
+}
+
+func (st *stream) emit(ev paddock.Event) bool {
+	select {
+	case st.events <- ev:
+		return true
+	case <-st.done:
+		return false
+	}
+}
+
+func (st *stream) closed() bool {
+	select {
+	case <-st.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Next returns the next event; io.EOF after the terminal event or Close.
+func (st *stream) Next(ctx context.Context) (paddock.Event, error) {
+	if st.finished || st.closed() {
+		return paddock.Event{}, io.EOF
+	}
+	select {
+	case ev := <-st.events:
+		st.finished = ev.Kind.Terminal()
+		return ev, nil
+	case <-st.done:
+		return paddock.Event{}, io.EOF
+	case <-ctx.Done():
+		return paddock.Event{}, ctx.Err()
+	}
+}
+
+// WriteStdin passes p to the session's stdin: over the TTY, or through a
+// writer exec feeding the session's stdin pipe (any subscriber can write).
+func (st *stream) WriteStdin(ctx context.Context, p []byte) error {
+	if st.closed() || st.exited.Load() {
+		return paddock.ErrCommandExited
+	}
+	if st.tty {
+		if !st.stdinOK {
+			return &paddock.WriteFailedError{Detail: "docker: the session was started without stdin"}
+		}
+		return st.write(st.in, p)
+	}
+	w, err := st.stdinWriter(ctx)
+	if err != nil {
+		return err
+	}
+	return st.write(w, p)
+}
+
+func (st *stream) write(x *attached, p []byte) error {
+	if _, err := x.hj.Conn.Write(p); err != nil {
+		if st.exited.Load() || st.closed() {
+			return paddock.ErrCommandExited
+		}
+		return &paddock.WriteFailedError{Detail: "docker: writing stdin: " + short(err.Error())}
+	}
+	return nil
+}
+
+// stdinWriter returns the writer exec, starting it on first use.
+func (st *stream) stdinWriter(ctx context.Context) (*attached, error) {
+	st.wmu.Lock()
+	defer st.wmu.Unlock()
+	if st.writer != nil {
+		select {
+		case <-st.writerEnded:
+			if st.exited.Load() {
+				return nil, paddock.ErrCommandExited
+			}
+			return nil, &paddock.WriteFailedError{Detail: "docker: " + st.writerErr}
+		default:
+			return st.writer, nil
+		}
+	}
+	w, err := st.a.startExec(ctx, st.h.Name, execSpec{cmd: sh(scriptWriter, st.dir), stdin: true})
+	if err != nil {
+		return nil, &paddock.WriteFailedError{Detail: "docker: starting the stdin writer: " + err.Error()}
+	}
+	st.writer, st.writerEnded = w, make(chan struct{})
+	st.reader.Add(1)
+	go func() {
+		defer st.reader.Done()
+		defer close(st.writerEnded)
+		var msg strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			_, data, err := w.next(buf)
+			if msg.Len() < 512 {
+				msg.Write(data)
+			}
+			if err != nil {
+				break
+			}
+		}
+		st.writerErr = strings.TrimSpace(msg.String())
+		if st.writerErr == "" {
+			st.writerErr = "the stdin writer ended"
+		}
+	}()
+	return w, nil
+}
+
+// CloseStdin ends the session's stdin: the writer is finished (so all it
+// was given has reached the command), then the pipe's holder goes. Fine
+// after the exit.
+func (st *stream) CloseStdin(ctx context.Context) error {
+	if st.exited.Load() {
+		return nil
+	}
+	if st.closed() {
+		return paddock.ErrCommandExited
+	}
+	if st.tty {
+		if !st.stdinOK {
+			return &paddock.WriteFailedError{Detail: "docker: the session was started without stdin"}
+		}
+		return st.write(st.in, []byte{0x04}) // end of input on a terminal
+	}
+	st.wmu.Lock()
+	w, ended := st.writer, st.writerEnded
+	st.wmu.Unlock()
+	if w != nil {
+		_ = w.closeWrite()
+		select {
+		case <-ended:
+		case <-ctx.Done():
+			return &paddock.WriteFailedError{Detail: "docker: closing stdin: " + ctx.Err().Error()}
+		}
+	}
+	out, err := st.a.run(ctx, st.h.Name, execSpec{cmd: sh(scriptCloseStdin, st.dir)}, nil)
+	if err != nil {
+		if st.exited.Load() {
+			return nil
+		}
+		return &paddock.WriteFailedError{Detail: "docker: closing stdin: " + err.Error()}
+	}
+	_ = out
+	return nil
+}
+
+// Close detaches: the session runs on, attachable again.
+func (st *stream) Close() error {
+	st.once.Do(func() {
+		close(st.done)
+		st.in.close()
+		st.wmu.Lock()
+		if st.writer != nil {
+			st.writer.close()
+		}
+		st.wmu.Unlock()
+		st.reader.Wait()
+	})
+	return nil
+}
+
+// SessionID is the session's id.
+func (st *stream) SessionID() string { return st.id }
