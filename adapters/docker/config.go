@@ -96,6 +96,7 @@ type Adapter struct {
 	}
 	stamps stamper
 	bg     sync.WaitGroup // background stamps
+	gates  sync.Map       // sandbox name -> *sync.RWMutex (see execGate)
 }
 
 // New connects to the engine (lazily: nothing is sent until the first

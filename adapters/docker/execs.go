@@ -50,6 +50,9 @@ func (a *Adapter) startExec(ctx context.Context, sandbox string, e execSpec) (*a
 	if e.dir == "" {
 		e.dir = workspace
 	}
+	gate := a.execGate(sandbox)
+	gate.RLock()
+	defer gate.RUnlock()
 	res, err := a.engine.ExecCreate(ctx, containerName(sandbox), client.ExecCreateOptions{
 		User: e.user, TTY: e.tty, AttachStdin: e.stdin, AttachStdout: true, AttachStderr: true,
 		Env: e.env, WorkingDir: e.dir, Cmd: e.cmd,

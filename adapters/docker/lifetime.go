@@ -22,59 +22,25 @@ const stampEvery = time.Second
 // with caller input.
 const rootUser = "0:0"
 
-// stamper remembers when each sandbox was last stamped, and which stamps
-// are in flight: an exec started while its sandbox is being paused joins
-// the frozen cgroup and stalls the engine (inspect, unpause) until it
-// gives up, so Suspend waits for them and holds new ones back.
+// stamper remembers when each sandbox was last stamped.
 type stamper struct {
-	mu       sync.Mutex
-	last     map[string]time.Time
-	inflight map[string]*sync.WaitGroup
-	held     map[string]int // sandboxes being paused
-	closed   bool
+	mu     sync.Mutex
+	last   map[string]time.Time
+	closed bool
 }
 
-// start reports whether name should be stamped now; if so it records it
-// and counts the stamp in flight until done is called.
-func (s *stamper) start(name string, now time.Time) (done func(), ok bool) {
+// due reports whether name should be stamped now, and records it.
+func (s *stamper) due(name string, now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.held[name] > 0 || now.Sub(s.last[name]) < stampEvery {
-		return nil, false
+	if s.closed || now.Sub(s.last[name]) < stampEvery {
+		return false
 	}
 	if s.last == nil {
-		s.last, s.inflight, s.held = map[string]time.Time{}, map[string]*sync.WaitGroup{}, map[string]int{}
+		s.last = map[string]time.Time{}
 	}
 	s.last[name] = now
-	wg := s.inflight[name]
-	if wg == nil {
-		wg = &sync.WaitGroup{}
-		s.inflight[name] = wg
-	}
-	wg.Add(1)
-	return wg.Done, true
-}
-
-// hold stops new stamps of name and waits for those in flight; release
-// undoes it.
-func (s *stamper) hold(name string) (release func()) {
-	s.mu.Lock()
-	if s.held == nil {
-		s.last, s.inflight, s.held = map[string]time.Time{}, map[string]*sync.WaitGroup{}, map[string]int{}
-	}
-	s.held[name]++
-	wg := s.inflight[name]
-	s.mu.Unlock()
-	if wg != nil {
-		wg.Wait()
-	}
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.held[name]--; s.held[name] <= 0 {
-			delete(s.held, name)
-		}
-	}
+	return true
 }
 
 // touch records activity on h, in the background: the host's clock into
@@ -82,14 +48,12 @@ func (s *stamper) hold(name string) (release func()) {
 // guest nor its clock can move its idle deadline. Failures are only
 // logged (the idle bound is hygiene; the maximum age is the guarantee).
 func (a *Adapter) touch(h paddock.Handle) {
-	done, ok := a.stamps.start(h.Name, time.Now())
-	if !ok {
+	if !a.stamps.due(h.Name, time.Now()) {
 		return
 	}
 	a.bg.Add(1)
 	go func() {
 		defer a.bg.Done()
-		defer done()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		now := strconv.FormatInt(time.Now().UnixNano(), 10)

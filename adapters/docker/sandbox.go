@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -325,10 +326,21 @@ func (a *Adapter) Suspend(ctx context.Context, h paddock.Handle) error {
 	if state(res) != container.StateRunning {
 		return nil // paused already, or stopped: nothing runs
 	}
-	release := a.stamps.hold(h.Name)
-	defer release()
+	gate := a.execGate(h.Name)
+	gate.Lock() // no exec of ours is between create and start while it freezes
+	defer gate.Unlock()
 	_, err = a.engine.ContainerPause(ctx, res.Container.ID, client.ContainerPauseOptions{})
 	return engineError("pause", err)
+}
+
+// execGate is a sandbox's pause gate. An exec started while its sandbox
+// is being paused joins the frozen cgroup and stalls the engine (inspect,
+// unpause, remove) for minutes, so each exec holds the gate shared from
+// its creation until it runs, and Suspend holds it alone while it
+// pauses. (Execs from other processes are not covered.)
+func (a *Adapter) execGate(name string) *sync.RWMutex {
+	g, _ := a.gates.LoadOrStore(name, &sync.RWMutex{})
+	return g.(*sync.RWMutex)
 }
 
 // Resume unpauses the sandbox, or starts it again if it was stopped (an
