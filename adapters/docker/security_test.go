@@ -1,0 +1,200 @@
+package docker_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/docker"
+	"github.com/stretchr/testify/require"
+)
+
+// sandbox creates a fresh sandbox with params, destroyed when the test
+// ends.
+func sandbox(t testing.TB, a *docker.Adapter, name string, params map[string]string) paddock.Handle {
+	t.Helper()
+	h, err := a.Create(ctxFor(t, time.Minute), name, paddock.CreateOpts{Params: params})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		require.NoError(t, a.Destroy(ctx, h))
+	})
+	return h
+}
+
+func execOut(t testing.TB, a *docker.Adapter, h paddock.Handle, argv ...string) (string, int) {
+	t.Helper()
+	res, err := a.Exec(ctxFor(t, time.Minute), h, paddock.NewCmd(argv[0], argv[1:]...), paddock.ExecOpts{StderrToStdout: true})
+	require.NoError(t, err)
+	return string(res.Output), res.ExitCode
+}
+
+// The container is what the design says, as the engine reports it.
+func TestContainerIsHardened(t *testing.T) {
+	a := newAdapter(t)
+	h := sandbox(t, a, "hardened", map[string]string{"memory_mb": "128", "disk_mb": "32", "max_processes": "64", "cpus": "0.5"})
+	cli, err := client.New(client.FromEnv)
+	require.NoError(t, err)
+	defer cli.Close()
+	res, err := cli.ContainerInspect(ctxFor(t, 10*time.Second), docker.ContainerName(h.Name), client.ContainerInspectOptions{})
+	require.NoError(t, err)
+	hc := res.Container.HostConfig
+	require.True(t, hc.ReadonlyRootfs)
+	require.Equal(t, []string{"ALL"}, []string(hc.CapDrop))
+	require.Contains(t, hc.SecurityOpt, "no-new-privileges")
+	require.Equal(t, "none", string(hc.NetworkMode))
+	require.EqualValues(t, 128<<20, hc.Memory)
+	require.EqualValues(t, 128<<20, hc.MemorySwap, "no swap above the memory limit")
+	require.EqualValues(t, 64, *hc.PidsLimit)
+	require.EqualValues(t, 5e8, hc.NanoCPUs)
+	require.True(t, *hc.Init)
+	require.Equal(t, "1000:1000", res.Container.Config.User)
+	for path, size := range map[string]string{"/tmp": "size=16777216", "/workspace": "size=16777216", "/run/paddock": "size=65536"} {
+		require.Contains(t, hc.Tmpfs[path], size, path)
+		require.Contains(t, hc.Tmpfs[path], "nosuid,nodev", path)
+	}
+	require.Contains(t, hc.Tmpfs["/workspace"], "noexec", "an executable workspace is opt-in")
+	require.Equal(t, "runc", hc.Runtime, "asked for explicitly here")
+}
+
+func TestBadLimitsAndUsersAreRefused(t *testing.T) {
+	a := newAdapter(t)
+	for _, params := range []map[string]string{
+		{"disk_mb": "512", "memory_mb": "256"}, {"memory_mb": "0"}, {"cpus": "-1"}, {"max_processes": "x"},
+		{"egress": "some"}, {"runtime": "kata"}, {"idle_timeout": "soon"}, {"privileged": "true"},
+	} {
+		_, err := a.Create(ctxFor(t, 10*time.Second), "refused", paddock.CreateOpts{Params: params})
+		require.ErrorIs(t, err, paddock.ErrInvalid, "%v", params)
+	}
+	names, err := a.ListAllNames(ctxFor(t, 10*time.Second))
+	require.NoError(t, err)
+	require.NotContains(t, names, "refused", "nothing was made")
+	for _, user := range []string{"0", "0:0", "root", "0:1000", "sandbox", "1000:x", ""} {
+		if user == "" {
+			continue // the default, 1000:1000
+		}
+		_, err := docker.New(docker.Config{User: user})
+		require.ErrorIs(t, err, paddock.ErrInvalid, user)
+	}
+}
+
+// Security against the real engine: outside scratch nothing is writable;
+// the configured non-root uid runs; only lo exists; the limits hold and
+// leave the sandbox (and the host) usable.
+func TestContainment(t *testing.T) {
+	a := newAdapter(t, func(c *docker.Config) { c.User = "1234:1234" })
+	h := sandbox(t, a, "contained", map[string]string{"memory_mb": "96", "disk_mb": "16", "max_processes": "48"})
+	ctx := ctxFor(t, 2*time.Minute)
+
+	t.Run("outside scratch is read-only", func(t *testing.T) {
+		for _, path := range []string{"/etc/evil", "/bin/evil", "/evil", "/run/paddock/last-used"} {
+			err := a.WriteFile(ctx, h, path, 0o644, strings.NewReader("x"))
+			require.ErrorIs(t, err, paddock.ErrInvalid, path)
+		}
+		out, code := execOut(t, a, h, "sh", "-c", "echo x > /etc/passwd")
+		require.NotEqual(t, 0, code)
+		require.Contains(t, out, "Read-only file system")
+		require.NoError(t, a.WriteFile(ctx, h, "/tmp/ok/a.txt", 0o600, strings.NewReader("fine")))
+		require.NoError(t, a.WriteFile(ctx, h, "/workspace/b.txt", 0o644, strings.NewReader("fine")))
+	})
+	t.Run("runs as the configured uid", func(t *testing.T) {
+		out, code := execOut(t, a, h, "id", "-u")
+		require.Equal(t, 0, code)
+		require.Equal(t, "1234\n", out)
+		out, _ = execOut(t, a, h, "sh", "-c", "grep CapEff /proc/self/status")
+		require.Contains(t, out, "0000000000000000", "no capabilities")
+	})
+	t.Run("only loopback", func(t *testing.T) {
+		out, code := execOut(t, a, h, "ls", "/sys/class/net")
+		require.Equal(t, 0, code)
+		require.Equal(t, "lo\n", out)
+		out, code = execOut(t, a, h, "sh", "-c", "nc -w 2 192.0.2.1 80 </dev/null; echo rc=$?")
+		require.Contains(t, out, "rc=1", "no route out: %s", out)
+		_ = code
+	})
+	t.Run("scratch beyond its size is ENOSPC", func(t *testing.T) {
+		out, code := execOut(t, a, h, "dd", "if=/dev/zero", "of=/tmp/big", "bs=1048576", "count=64")
+		require.NotEqual(t, 0, code)
+		require.Contains(t, out, "No space left on device")
+		err := a.WriteFile(ctx, h, "/workspace/big", 0o644, io.LimitReader(zeros{}, 32<<20))
+		require.ErrorIs(t, err, paddock.ErrInvalid)
+		require.Contains(t, err.Error(), "No space left on device")
+		_, _ = execOut(t, a, h, "rm", "-f", "/tmp/big", "/workspace/big")
+	})
+	t.Run("memory beyond the limit is killed, the sandbox lives", func(t *testing.T) {
+		// tail keeps the one endless "line" of /dev/zero in memory.
+		_, code := execOut(t, a, h, "sh", "-c", "head -c 400000000 /dev/zero | tail -n 1 >/dev/null")
+		require.Equal(t, 137, code, "killed by the OOM killer")
+		out, code := execOut(t, a, h, "echo", "still here")
+		require.Equal(t, 0, code)
+		require.Equal(t, "still here\n", out)
+	})
+	t.Run("a fork bomb stops at the process limit", func(t *testing.T) {
+		other := sandbox(t, a, "bystander", nil)
+		st, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", "b() { b & b & wait; }; b"), paddock.SpawnOpts{})
+		require.NoError(t, err)
+		defer st.Close()
+		cli, err := client.New(client.FromEnv)
+		require.NoError(t, err)
+		defer cli.Close()
+		peak := uint64(0)
+		for range 20 {
+			stats, err := cli.ContainerStats(ctx, docker.ContainerName(h.Name), client.ContainerStatsOptions{Stream: false, IncludePreviousSample: false})
+			require.NoError(t, err)
+			var s struct {
+				PidsStats struct{ Current uint64 } `json:"pids_stats"`
+			}
+			require.NoError(t, json.NewDecoder(stats.Body).Decode(&s))
+			_ = stats.Body.Close()
+			peak = max(peak, s.PidsStats.Current)
+			time.Sleep(100 * time.Millisecond)
+		}
+		require.LessOrEqual(t, peak, uint64(48), "never above the limit")
+		require.GreaterOrEqual(t, peak, uint64(40), "the bomb did run into it")
+		out, code := execOut(t, a, other, "echo", "unaffected")
+		require.Equal(t, 0, code, "another sandbox keeps working")
+		require.Equal(t, "unaffected\n", out)
+		require.NoError(t, a.Destroy(ctx, h), "the bomb's sandbox can still be removed")
+	})
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// Pausing while execs start never wedges the engine: Resume answers.
+func TestSuspendDuringExecs(t *testing.T) {
+	a := newAdapter(t)
+	h := sandbox(t, a, "busy", nil)
+	for range 5 {
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_, _ = a.Exec(ctx, h, paddock.NewCmd("true"), paddock.ExecOpts{})
+			}()
+		}
+		require.NoError(t, a.Suspend(ctxFor(t, 20*time.Second), h))
+		start := time.Now()
+		_, err := a.Resume(ctxFor(t, 20*time.Second), h)
+		require.NoError(t, err)
+		require.Less(t, time.Since(start), 5*time.Second)
+		wg.Wait()
+	}
+	info, err := a.Get(ctxFor(t, 10*time.Second), h)
+	require.NoError(t, err)
+	require.Equal(t, paddock.StatusRunning, info.Status)
+}
