@@ -55,7 +55,10 @@ type Config struct {
 	User string
 	// CPUs, MemoryMB, DiskMB and MaxProcesses are the default limits of a
 	// sandbox. DiskMB is scratch space on tmpfs, drawn from the memory
-	// budget: more disk than memory is invalid.
+	// budget: more disk than memory is invalid. Under runsc the process
+	// limit also counts gVisor's own threads and stub processes (its
+	// sentry panics when it cannot start one): allow it several hundred
+	// more than the guest needs.
 	CPUs         float64
 	MemoryMB     int64
 	DiskMB       int64

@@ -1,0 +1,173 @@
+package docker_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/stretchr/testify/require"
+)
+
+func drain(t testing.TB, st paddock.Stream) (stdout, stderr string, last paddock.Event) {
+	t.Helper()
+	ctx := ctxFor(t, 30*time.Second)
+	for {
+		ev, err := st.Next(ctx)
+		require.NoError(t, err)
+		switch ev.Kind {
+		case paddock.EventStdout:
+			stdout += string(ev.Data)
+		case paddock.EventStderr:
+			stderr += string(ev.Data)
+		default:
+			return stdout, stderr, ev
+		}
+	}
+}
+
+// A timed-out Exec is killed inside the sandbox, with everything it
+// started, not only abandoned.
+func TestExecTimeoutKillsInside(t *testing.T) {
+	a := newAdapter(t)
+	h := sandbox(t, a, "timeouts", nil)
+	start := time.Now()
+	_, err := a.Exec(ctxFor(t, time.Minute), h, paddock.NewCmd("sh", "-c", "sleep 61 & setsid sleep 62 & sleep 63"),
+		paddock.ExecOpts{Timeout: paddock.Duration(time.Second)})
+	require.ErrorIs(t, err, paddock.ErrExecTimeout)
+	require.Less(t, time.Since(start), 5*time.Second)
+	out, _ := execOut(t, a, h, "sh", "-c", "ps -o args | grep -c '^sleep 6' || true")
+	require.Equal(t, "0\n", out, "the command, its child and the one that left its group are gone")
+}
+
+// Sessions outlive their subscriber and replay from byte zero, live or
+// finished, ending with the recorded exit; finished sessions stay listed.
+func TestSessionsReplayAndOutliveTheirSubscribers(t *testing.T) {
+	a := newAdapter(t)
+	h := sandbox(t, a, "sessions", nil)
+	ctx := ctxFor(t, 2*time.Minute)
+	st, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", "echo one; echo err >&2; read x; echo two; exit 7"), paddock.SpawnOpts{Stdin: true})
+	require.NoError(t, err)
+	id := st.SessionID()
+	require.Regexp(t, `^[0-9a-f]{24}$`, id)
+	ev, err := st.Next(ctx)
+	require.NoError(t, err)
+	require.Equal(t, paddock.Stdout([]byte("one\n")), ev)
+	require.NoError(t, st.Close(), "detach")
+
+	at, err := a.Attach(ctx, h, id, paddock.AttachOpts{Stdin: true})
+	require.NoError(t, err)
+	require.NoError(t, at.WriteStdin(ctx, []byte("go\n")))
+	stdout, stderr, last := drain(t, at)
+	require.Equal(t, "one\ntwo\n", stdout)
+	require.Equal(t, "err\n", stderr)
+	require.Equal(t, paddock.Exit(7), last)
+	require.NoError(t, at.Close())
+
+	again, err := a.Attach(ctx, h, id, paddock.AttachOpts{})
+	require.NoError(t, err, "a finished session is still attachable")
+	stdout, _, last = drain(t, again)
+	require.Equal(t, "one\ntwo\n", stdout, "replayed whole")
+	require.Equal(t, paddock.Exit(7), last, "with its recorded exit, never a made-up one")
+	require.NoError(t, again.Close())
+
+	sessions, err := a.ListSessions(ctx, h)
+	require.NoError(t, err)
+	require.Len(t, sessions, 1)
+	require.Equal(t, id, sessions[0].ID)
+	require.Equal(t, "sh -c echo one; echo err >&2; read x; echo two; exit 7", sessions[0].Command)
+	require.WithinDuration(t, time.Now(), sessions[0].CreatedAt, time.Minute)
+	require.NoError(t, a.TerminateSession(ctx, h, id, paddock.TerminateOpts{}), "a finished session terminates as done")
+
+	_, err = a.Attach(ctx, h, "0123456789abcdef01234567", paddock.AttachOpts{})
+	require.ErrorIs(t, err, paddock.ErrNotFound)
+}
+
+// A TTY session runs on a terminal: no stderr, listed, terminable, not
+// re-attachable.
+func TestTTYSession(t *testing.T) {
+	a := newAdapter(t)
+	h := sandbox(t, a, "terminal", nil)
+	ctx := ctxFor(t, time.Minute)
+	st, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", "[ -t 0 ] && echo a-tty; read x; echo got-$x >&2; exit 3"), paddock.SpawnOpts{TTY: true, Stdin: true})
+	require.NoError(t, err)
+	defer st.Close()
+	require.NoError(t, st.WriteStdin(ctx, []byte("hi\n")))
+	stdout, stderr, last := drain(t, st)
+	require.Contains(t, stdout, "a-tty")
+	require.Contains(t, stdout, "got-hi", "stderr goes to the terminal")
+	require.Empty(t, stderr)
+	require.Equal(t, paddock.Exit(3), last)
+	sessions, err := a.ListSessions(ctx, h)
+	require.NoError(t, err)
+	require.Len(t, sessions, 1)
+	require.True(t, sessions[0].TTY)
+	_, err = a.Attach(ctx, h, st.SessionID(), paddock.AttachOpts{})
+	require.ErrorIs(t, err, paddock.ErrInvalid)
+
+	live, err := a.Spawn(ctx, h, paddock.NewCmd("sleep", "100"), paddock.SpawnOpts{TTY: true})
+	require.NoError(t, err)
+	defer live.Close()
+	require.NoError(t, a.TerminateSession(ctx, h, live.SessionID(), paddock.TerminateOpts{Mode: paddock.TerminateForce}))
+	_, _, last = drain(t, live)
+	require.Equal(t, paddock.Exit(137), last)
+}
+
+// Files stream both ways, 8 MiB intact, parents created, on tmpfs under a
+// read-only root; a missing file is not_found.
+func TestFiles(t *testing.T) {
+	a := newAdapter(t)
+	h := sandbox(t, a, "files", nil)
+	ctx := ctxFor(t, time.Minute)
+	data := make([]byte, 8<<20)
+	rng := rand.NewChaCha8([32]byte{1})
+	_, _ = rng.Read(data)
+	require.NoError(t, a.WriteFile(ctx, h, "/workspace/a/b/c.bin", 0o600, bytes.NewReader(data)))
+	rc, err := a.ReadFile(ctx, h, "/workspace/a/b/c.bin")
+	require.NoError(t, err)
+	got, err := io.ReadAll(rc)
+	require.NoError(t, err)
+	require.NoError(t, rc.Close())
+	require.Equal(t, sha256.Sum256(data), sha256.Sum256(got))
+	out, _ := execOut(t, a, h, "stat", "-c", "%a %u", "/workspace/a/b/c.bin")
+	require.Equal(t, "600 1000\n", out)
+	_, err = a.ReadFile(ctx, h, "/workspace/none")
+	require.ErrorIs(t, err, paddock.ErrNotFound)
+	_, err = a.ReadFile(ctx, h, "/workspace/a")
+	require.ErrorIs(t, err, paddock.ErrNotFound, "a directory is not a file")
+	rc, err = a.ReadFile(ctx, h, "/workspace/empty")
+	require.ErrorIs(t, err, paddock.ErrNotFound)
+	require.NoError(t, a.WriteFile(ctx, h, "/workspace/empty", 0o644, strings.NewReader("")))
+	rc, err = a.ReadFile(ctx, h, "/workspace/empty")
+	require.NoError(t, err)
+	got, _ = io.ReadAll(rc)
+	require.Empty(t, got)
+	require.NoError(t, rc.Close())
+	require.ErrorIs(t, a.WriteFile(ctx, h, "relative", 0o644, strings.NewReader("x")), paddock.ErrInvalid)
+}
+
+// A stopped sandbox is suspended; exec on it is a clear unavailable error;
+// Create brings it back (the origin left it stopped).
+func TestStoppedSandbox(t *testing.T) {
+	a := newAdapter(t)
+	h := sandbox(t, a, "stopped", map[string]string{"idle_timeout": "1ms", "max_age": "-1s"})
+	time.Sleep(1100 * time.Millisecond) // past the stamp throttle and the idle bound
+	report, err := a.Reap(ctxFor(t, time.Minute))
+	require.NoError(t, err)
+	require.Contains(t, report.Stopped, h.Name)
+	info, err := a.Get(ctxFor(t, 10*time.Second), h)
+	require.NoError(t, err)
+	require.Equal(t, paddock.StatusSuspended, info.Status)
+	_, err = a.Exec(ctxFor(t, 10*time.Second), h, paddock.NewCmd("true"), paddock.ExecOpts{})
+	require.ErrorIs(t, err, paddock.ErrUnavailable)
+	require.Contains(t, err.Error(), "not running")
+	_, err = a.Create(ctxFor(t, time.Minute), h.Name, paddock.CreateOpts{})
+	require.NoError(t, err)
+	out, code := execOut(t, a, h, "echo", "running again")
+	require.Equal(t, 0, code)
+	require.Equal(t, "running again\n", out)
+}
