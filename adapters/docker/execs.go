@@ -64,8 +64,32 @@ func (a *Adapter) startExec(ctx context.Context, sandbox string, e execSpec) (*a
 	if err != nil {
 		return nil, engineError("exec attach", err)
 	}
+	// The engine answers the attach before it starts the process; hold
+	// the gate until the process runs (or has already ended).
+	a.awaitStart(ctx, res.ID)
 	return &attached{id: res.ID, hj: hj.HijackedResponse, tty: e.tty, reader: hj.Reader}, nil
 }
+
+// awaitStart waits (up to startWait) until the engine reports the exec's
+// process started: it has a pid, or has already exited.
+func (a *Adapter) awaitStart(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(ctx, startWait)
+	defer cancel()
+	for delay := 200 * time.Microsecond; ; delay = min(2*delay, 20*time.Millisecond) {
+		in, err := a.engine.ExecInspect(ctx, id, client.ExecInspectOptions{})
+		if err != nil || in.PID != 0 || (!in.Running && in.ExitCode != 0) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+	}
+}
+
+// startWait bounds awaitStart.
+const startWait = 5 * time.Second
 
 // close ends the attachment (the exec's process is not stopped by it).
 func (x *attached) close() { x.hj.Close() }

@@ -152,18 +152,14 @@ func (a *Adapter) create(ctx context.Context, name string, s spec) (paddock.Hand
 	if err != nil {
 		return paddock.Handle{}, err
 	}
-	if _, err := a.engine.ImageInspect(ctx, s.image); err != nil {
-		if cerrdefs.IsNotFound(err) {
-			return paddock.Handle{}, &paddock.InvalidError{Detail: "docker: image " + s.image + " is not on the engine (pull or import it first)"}
-		}
-		return paddock.Handle{}, engineError("image inspect", err)
-	}
 	cfg, host := a.containerConfig(name, s, runtime, time.Now())
 	res, err := a.engine.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: containerName(name)})
-	if err != nil {
-		if cerrdefs.IsConflict(err) {
-			return paddock.Handle{}, conflictError{err}
-		}
+	switch {
+	case cerrdefs.IsConflict(err):
+		return paddock.Handle{}, conflictError{err}
+	case cerrdefs.IsNotFound(err): // the only thing create looks up is the image
+		return paddock.Handle{}, &paddock.InvalidError{Detail: "docker: image " + s.image + " is not on the engine (pull or import it first)"}
+	case err != nil:
 		return paddock.Handle{}, engineError("create", err)
 	}
 	fail := func(err error) (paddock.Handle, error) {

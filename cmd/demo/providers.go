@@ -9,6 +9,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/adapters/docker"
 	"github.com/paddockhq/paddock/adapters/local"
 	"github.com/paddockhq/paddock/adapters/sprites"
 	"github.com/paddockhq/paddock/fake"
@@ -16,10 +17,11 @@ import (
 )
 
 // registry builds the providers the demo offers: local always (the
-// embedded default), the fake, and each hosted provider whose credentials
-// getenv finds (Sprites: SPRITES_TOKEN, with SPRITES_BASE_URL and
-// SPRITES_CHECKPOINTS=1 optional). Docker, E2B and Daytona join here as
-// their adapters land.
+// embedded default), the fake, docker when an engine answers (DOCKER_HOST,
+// else the default socket; image PADDOCK_DOCKER_IMAGE), and each hosted
+// provider whose credentials getenv finds (Sprites: SPRITES_TOKEN, with
+// SPRITES_BASE_URL and SPRITES_CHECKPOINTS=1 optional). E2B and Daytona
+// join here as their adapters land.
 func registry(localRoot string, log zerolog.Logger, getenv func(string) string) (paddock.Registry, func(), error) {
 	opts := []local.Option{local.WithLogger(log)}
 	if localRoot != "" {
@@ -38,7 +40,32 @@ func registry(localRoot string, log zerolog.Logger, getenv func(string) string) 
 		reg[paddock.ProviderSprites] = sprites.New(sprites.Config{Token: paddock.NewSecret(token),
 			BaseURL: getenv("SPRITES_BASE_URL"), CheckpointCreation: checkpoints, Logger: log})
 	}
-	return reg, func() { _ = l.Close() }, nil
+	closers := []func(){func() { _ = l.Close() }}
+	if d := dockerProvider(getenv, log); d != nil {
+		reg[paddock.ProviderDocker] = d
+		closers = append(closers, func() { _ = d.Close() })
+	}
+	return reg, func() {
+		for _, c := range closers {
+			c()
+		}
+	}, nil
+}
+
+// dockerProvider returns a docker adapter when an engine answers within a
+// second, else nil.
+func dockerProvider(getenv func(string) string, log zerolog.Logger) *docker.Adapter {
+	d, err := docker.New(docker.Config{Host: getenv("DOCKER_HOST"), Image: getenv("PADDOCK_DOCKER_IMAGE"), Logger: log})
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if d.Ping(ctx) != nil {
+		_ = d.Close()
+		return nil
+	}
+	return d
 }
 
 // startRuntime starts a runtime over the demo's providers; stop shuts both

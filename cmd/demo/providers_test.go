@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"testing"
 
 	"github.com/paddockhq/paddock"
@@ -15,8 +16,8 @@ func TestRegistryFollowsTheEnvironment(t *testing.T) {
 		env  map[string]string
 		want []paddock.Provider
 	}{
-		{"no credentials", nil, []paddock.Provider{paddock.ProviderFake, paddock.ProviderLocal}},
-		{"a Sprites token", map[string]string{"SPRITES_TOKEN": "tok", "SPRITES_CHECKPOINTS": "1"},
+		{"no credentials", map[string]string{"DOCKER_HOST": "unix:///nonexistent/docker.sock"}, []paddock.Provider{paddock.ProviderFake, paddock.ProviderLocal}},
+		{"a Sprites token", map[string]string{"SPRITES_TOKEN": "tok", "SPRITES_CHECKPOINTS": "1", "DOCKER_HOST": "unix:///nonexistent/docker.sock"},
 			[]paddock.Provider{paddock.ProviderFake, paddock.ProviderLocal, paddock.ProviderSprites}},
 	}
 	for _, c := range cases {
@@ -34,4 +35,17 @@ func TestRegistryFollowsTheEnvironment(t *testing.T) {
 			}
 		})
 	}
+}
+
+// With an engine answering at DOCKER_HOST (CI starts one), docker joins.
+func TestRegistryOffersDockerWhenAnEngineAnswers(t *testing.T) {
+	host := os.Getenv("DOCKER_HOST")
+	if host == "" {
+		t.Skip("DOCKER_HOST is not set: no engine to find")
+	}
+	reg, closeReg, err := registry(t.TempDir(), zerolog.Nop(), os.Getenv)
+	require.NoError(t, err)
+	t.Cleanup(closeReg)
+	_, ok := reg[paddock.ProviderDocker]
+	require.True(t, ok, "an engine answers at %s", host)
 }
