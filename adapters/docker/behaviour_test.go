@@ -50,7 +50,7 @@ func TestSessionsReplayAndOutliveTheirSubscribers(t *testing.T) {
 	a := newAdapter(t)
 	h := sandbox(t, a, "sessions", nil)
 	ctx := ctxFor(t, 2*time.Minute)
-	st, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", "echo one; echo err >&2; read x; echo two; exit 7"), paddock.SpawnOpts{Stdin: true})
+	st, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", "echo one; sleep 0.2; echo err >&2; read x; echo two; exit 7"), paddock.SpawnOpts{Stdin: true})
 	require.NoError(t, err)
 	id := st.SessionID()
 	require.Regexp(t, `^[0-9a-f]{24}$`, id)
@@ -79,7 +79,7 @@ func TestSessionsReplayAndOutliveTheirSubscribers(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, sessions, 1)
 	require.Equal(t, id, sessions[0].ID)
-	require.Equal(t, "sh -c echo one; echo err >&2; read x; echo two; exit 7", sessions[0].Command)
+	require.Equal(t, "sh -c echo one; sleep 0.2; echo err >&2; read x; echo two; exit 7", sessions[0].Command)
 	require.WithinDuration(t, time.Now(), sessions[0].CreatedAt, time.Minute)
 	require.NoError(t, a.TerminateSession(ctx, h, id, paddock.TerminateOpts{}), "a finished session terminates as done")
 
