@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/eventq"
 )
 
 // readAhead bounds the events read ahead of Next: past it the engine
@@ -34,13 +35,10 @@ type stream struct {
 	in      *attached // the followed exec (TTY: the session itself)
 	stdinOK bool      // TTY: the exec has stdin attached
 
-	events chan paddock.Event
-	done   chan struct{}
-	reader sync.WaitGroup
-	once   sync.Once
+	q      *eventq.Queue  // closed by Close
+	reader sync.WaitGroup // the reader, and the writer's drain
 
-	exited   atomic.Bool
-	finished bool // Next handed out the terminal event
+	exited atomic.Bool
 
 	wmu         sync.Mutex
 	writer      *attached     // the stdin writer exec, started on first use
@@ -52,7 +50,7 @@ var _ paddock.Stream = (*stream)(nil)
 
 func (a *Adapter) newStream(h paddock.Handle, id string, tty bool, in *attached) *stream {
 	st := &stream{a: a, h: h, id: id, dir: sessionBase + "/s/" + id, tty: tty, in: in,
-		events: make(chan paddock.Event, readAhead), done: make(chan struct{})}
+		q: eventq.New(readAhead)}
 	st.reader.Add(1)
 	go st.read()
 	return st
@@ -70,7 +68,7 @@ func (st *stream) read() {
 				ev = paddock.Stderr(ev.Data)
 			}
 			if stream == muxStdout || stream == muxStderr {
-				if !st.emit(ev) {
+				if !st.q.Emit(ev) {
 					return
 				}
 			}
@@ -78,12 +76,12 @@ func (st *stream) read() {
 		if err == nil {
 			continue
 		}
-		if st.closed() {
+		if st.q.Closed() {
 			return // a local detach: no terminal event
 		}
 		ev := st.outcome(err)
 		st.exited.Store(true)
-		st.emit(ev)
+		st.q.Emit(ev)
 		st.a.touch(st.h)
 		return
 	}
@@ -105,7 +103,7 @@ func (st *stream) outcome(streamErr error) paddock.Event {
 	defer cancel()
 	go func() { // a Close meanwhile ends the wait
 		select {
-		case <-st.done:
+		case <-st.q.Done():
 			cancel()
 		case <-ctx.Done():
 		}
@@ -122,44 +120,13 @@ func (st *stream) outcome(streamErr error) paddock.Event {
 	return paddock.Exit(code)
 }
 
-func (st *stream) emit(ev paddock.Event) bool {
-	select {
-	case st.events <- ev:
-		return true
-	case <-st.done:
-		return false
-	}
-}
-
-func (st *stream) closed() bool {
-	select {
-	case <-st.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // Next returns the next event; io.EOF after the terminal event or Close.
-func (st *stream) Next(ctx context.Context) (paddock.Event, error) {
-	if st.finished || st.closed() {
-		return paddock.Event{}, io.EOF
-	}
-	select {
-	case ev := <-st.events:
-		st.finished = ev.Kind.Terminal()
-		return ev, nil
-	case <-st.done:
-		return paddock.Event{}, io.EOF
-	case <-ctx.Done():
-		return paddock.Event{}, ctx.Err()
-	}
-}
+func (st *stream) Next(ctx context.Context) (paddock.Event, error) { return st.q.Next(ctx) }
 
 // WriteStdin passes p to the session's stdin: over the TTY, or through a
 // writer exec feeding the session's stdin pipe (any subscriber can write).
 func (st *stream) WriteStdin(ctx context.Context, p []byte) error {
-	if st.closed() || st.exited.Load() {
+	if st.q.Closed() || st.exited.Load() {
 		return paddock.ErrCommandExited
 	}
 	if st.tty {
@@ -177,7 +144,7 @@ func (st *stream) WriteStdin(ctx context.Context, p []byte) error {
 
 func (st *stream) write(x *attached, p []byte) error {
 	if _, err := x.hj.Conn.Write(p); err != nil {
-		if st.exited.Load() || st.closed() {
+		if st.exited.Load() || st.q.Closed() {
 			return paddock.ErrCommandExited
 		}
 		return &paddock.WriteFailedError{Detail: "docker: writing stdin: " + short(err.Error())}
@@ -235,7 +202,7 @@ func (st *stream) CloseStdin(ctx context.Context) error {
 	if st.exited.Load() {
 		return nil
 	}
-	if st.closed() {
+	if st.q.Closed() {
 		return paddock.ErrCommandExited
 	}
 	if st.tty {
@@ -268,16 +235,16 @@ func (st *stream) CloseStdin(ctx context.Context) error {
 
 // Close detaches: the session runs on, attachable again.
 func (st *stream) Close() error {
-	st.once.Do(func() {
-		close(st.done)
-		st.in.close()
-		st.wmu.Lock()
-		if st.writer != nil {
-			st.writer.close()
-		}
-		st.wmu.Unlock()
-		st.reader.Wait()
-	})
+	if !st.q.Close() {
+		return nil
+	}
+	st.in.close()
+	st.wmu.Lock()
+	if st.writer != nil {
+		st.writer.close()
+	}
+	st.wmu.Unlock()
+	st.reader.Wait()
 	return nil
 }
 

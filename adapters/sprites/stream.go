@@ -2,13 +2,13 @@ package sprites
 
 import (
 	"context"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/eventq"
 )
 
 // WebSocket timings.
@@ -35,23 +35,20 @@ type stream struct {
 	sessionID string
 	keep      keepalive
 
-	events  chan paddock.Event
+	q       *eventq.Queue    // closed by Close
 	info    chan sessionInfo // the session info, once
-	done    chan struct{}    // closed by Close
 	ended   chan struct{}    // closed when the reader returns
 	stopped sync.WaitGroup   // the reader and the pinger
 
-	wmu      sync.Mutex
-	exited   atomic.Bool // the terminal event was read
-	finished bool        // Next handed out the terminal event
-	once     sync.Once
+	wmu    sync.Mutex
+	exited atomic.Bool // the terminal event was read
 }
 
 var _ paddock.Stream = (*stream)(nil)
 
 func newStream(conn *websocket.Conn, tty bool, keep keepalive) *stream {
-	st := &stream{conn: conn, tty: tty, keep: keep, events: make(chan paddock.Event, readAhead),
-		info: make(chan sessionInfo, 1), done: make(chan struct{}), ended: make(chan struct{})}
+	st := &stream{conn: conn, tty: tty, keep: keep, q: eventq.New(readAhead),
+		info: make(chan sessionInfo, 1), ended: make(chan struct{})}
 	_ = conn.SetReadDeadline(time.Now().Add(keep.wait))
 	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(keep.wait)) })
 	st.stopped.Add(2)
@@ -70,7 +67,7 @@ func (st *stream) read(tty bool) {
 		kind, data, err := st.conn.ReadMessage()
 		if err != nil {
 			if !st.exited.Load() {
-				st.emit(paddock.Failed(&paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit}))
+				st.q.Emit(paddock.Failed(&paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit}))
 				st.exited.Store(true)
 			}
 			return
@@ -85,7 +82,7 @@ func (st *stream) read(tty bool) {
 			if ev.Kind.Terminal() {
 				st.exited.Store(true)
 			}
-			if !st.emit(ev) {
+			if !st.q.Emit(ev) {
 				return
 			}
 			if ev.Kind.Terminal() {
@@ -94,16 +91,6 @@ func (st *stream) read(tty bool) {
 				return
 			}
 		}
-	}
-}
-
-// emit hands an event to Next, or gives up when the stream is closed.
-func (st *stream) emit(ev paddock.Event) bool {
-	select {
-	case st.events <- ev:
-		return true
-	case <-st.done:
-		return false
 	}
 }
 
@@ -121,7 +108,7 @@ func (st *stream) ping() {
 			if err != nil {
 				return
 			}
-		case <-st.done:
+		case <-st.q.Done():
 			return
 		case <-st.ended:
 			return // the socket is finished: nothing to keep alive
@@ -146,15 +133,14 @@ func (st *stream) awaitInfo(ctx context.Context, timeout time.Duration) (session
 		}
 		// The socket ended (or the command exited) before the session
 		// info: no session to return.
-		select {
-		case ev := <-st.events:
-			if ev.Kind == paddock.EventError {
-				return sessionInfo{}, ev.Err
-			}
-			return sessionInfo{}, &paddock.ProviderError{Provider: paddock.ProviderSprites, Detail: "the command ended before session_info"}
-		default:
+		ev, ok := st.q.TryNext()
+		switch {
+		case !ok:
 			return sessionInfo{}, &paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit}
+		case ev.Kind == paddock.EventError:
+			return sessionInfo{}, ev.Err
 		}
+		return sessionInfo{}, &paddock.ProviderError{Provider: paddock.ProviderSprites, Detail: "the command ended before session_info"}
 	case <-t.C:
 		return sessionInfo{}, &paddock.UnavailableError{Detail: paddock.DetailStartTimeout}
 	case <-ctx.Done():
@@ -163,20 +149,7 @@ func (st *stream) awaitInfo(ctx context.Context, timeout time.Duration) (session
 }
 
 // Next returns the next event; io.EOF after the terminal event or Close.
-func (st *stream) Next(ctx context.Context) (paddock.Event, error) {
-	if st.finished || st.isClosed() {
-		return paddock.Event{}, io.EOF
-	}
-	select {
-	case ev := <-st.events:
-		st.finished = ev.Kind.Terminal()
-		return ev, nil
-	case <-st.done:
-		return paddock.Event{}, io.EOF
-	case <-ctx.Done():
-		return paddock.Event{}, ctx.Err()
-	}
-}
+func (st *stream) Next(ctx context.Context) (paddock.Event, error) { return st.q.Next(ctx) }
 
 // WriteStdin sends p: prefixed with the stdin stream id, or raw in tty mode.
 func (st *stream) WriteStdin(ctx context.Context, p []byte) error {
@@ -190,7 +163,7 @@ func (st *stream) WriteStdin(ctx context.Context, p []byte) error {
 // CloseStdin sends the end of stdin (the EOF frame; Ctrl-D in tty mode). It
 // is ok after the exit.
 func (st *stream) CloseStdin(ctx context.Context) error {
-	if st.exited.Load() && !st.isClosed() {
+	if st.exited.Load() && !st.q.Closed() {
 		return nil
 	}
 	frame := []byte{streamStdinEOF}
@@ -201,7 +174,7 @@ func (st *stream) CloseStdin(ctx context.Context) error {
 }
 
 func (st *stream) write(ctx context.Context, frame []byte) error {
-	if st.isClosed() || st.exited.Load() {
+	if st.q.Closed() || st.exited.Load() {
 		return paddock.ErrCommandExited
 	}
 	st.wmu.Lock()
@@ -212,7 +185,7 @@ func (st *stream) write(ctx context.Context, frame []byte) error {
 	}
 	_ = st.conn.SetWriteDeadline(deadline)
 	if err := st.conn.WriteMessage(websocket.BinaryMessage, frame); err != nil {
-		if st.exited.Load() || st.isClosed() {
+		if st.exited.Load() || st.q.Closed() {
 			return paddock.ErrCommandExited
 		}
 		return &paddock.WriteFailedError{Detail: "websocket write: " + err.Error()}
@@ -223,21 +196,11 @@ func (st *stream) write(ctx context.Context, frame []byte) error {
 // Close detaches: the socket closes, the remote command keeps running for
 // its max_run_after_disconnect.
 func (st *stream) Close() error {
-	st.once.Do(func() {
-		close(st.done)
+	if st.q.Close() {
 		_ = st.conn.Close()
 		st.stopped.Wait()
-	})
-	return nil
-}
-
-func (st *stream) isClosed() bool {
-	select {
-	case <-st.done:
-		return true
-	default:
-		return false
 	}
+	return nil
 }
 
 // SessionID is the provider's session id.

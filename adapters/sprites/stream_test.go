@@ -6,24 +6,28 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/eventq"
 	"github.com/stretchr/testify/require"
 )
 
 // awaitInfo takes the info even when output decoded with it is already
 // waiting, and leaves that output for Next.
 func TestAwaitInfoLeavesTheEvents(t *testing.T) {
-	st := &stream{events: make(chan paddock.Event, readAhead), info: make(chan sessionInfo, 1),
-		done: make(chan struct{}), ended: make(chan struct{})}
+	st := &stream{q: eventq.New(readAhead), info: make(chan sessionInfo, 1), ended: make(chan struct{})}
 	st.info <- sessionInfo{ID: "20"}
-	st.events <- paddock.Stdout([]byte("first"))
-	st.events <- paddock.Exit(0)
+	st.q.Emit(paddock.Stdout([]byte("first")))
+	st.q.Emit(paddock.Exit(0))
 	close(st.ended)
 	for range 100 { // a select between ready channels picks at random
 		info, err := st.awaitInfo(context.Background(), time.Second)
 		require.NoError(t, err)
 		require.Equal(t, "20", info.ID)
-		require.Len(t, st.events, 2, "no event was taken")
 		st.info <- info
+	}
+	for _, want := range []paddock.Event{paddock.Stdout([]byte("first")), paddock.Exit(0)} {
+		ev, ok := st.q.TryNext()
+		require.True(t, ok, "no event was taken")
+		require.Equal(t, want, ev)
 	}
 }
 
@@ -41,10 +45,9 @@ func TestAwaitInfoAfterTheReaderEnded(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			st := &stream{events: make(chan paddock.Event, readAhead), info: make(chan sessionInfo, 1),
-				done: make(chan struct{}), ended: make(chan struct{})}
+			st := &stream{q: eventq.New(readAhead), info: make(chan sessionInfo, 1), ended: make(chan struct{})}
 			for _, ev := range c.events {
-				st.events <- ev
+				st.q.Emit(ev)
 			}
 			close(st.ended)
 			_, err := st.awaitInfo(context.Background(), time.Second)
