@@ -1,6 +1,9 @@
 package paddock
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // ExecDeadline is Exec's one monotonic deadline (contract section 6). It is
 // fixed when Exec starts; output never extends it; every check computes the
@@ -61,4 +64,14 @@ func (d ExecDeadline) C() <-chan time.Time {
 		return nil
 	}
 	return d.clock.After(d.Remaining())
+}
+
+// Context returns ctx bounded by the remaining budget (measured now, on
+// the deadline's clock; the context itself runs on real time), or ctx
+// unchanged when the deadline is infinite. Call cancel when done.
+func (d ExecDeadline) Context(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d.timeout == nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d.Remaining())
 }

@@ -1,6 +1,7 @@
 package paddock_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -59,4 +60,20 @@ func TestExecDeadline(t *testing.T) {
 		assert.False(t, dl.Expired())
 		assert.InDelta(t, float64(time.Hour), float64(dl.Remaining()), float64(time.Minute))
 	})
+}
+
+func TestExecDeadlineContext(t *testing.T) {
+	clock := clocktest.New()
+	dl := paddock.StartExecDeadline(paddock.Duration(time.Hour), clock)
+	clock.Advance(59 * time.Minute)
+	ctx, cancel := dl.Context(context.Background())
+	defer cancel()
+	at, ok := ctx.Deadline()
+	require.True(t, ok)
+	assert.InDelta(t, time.Minute, time.Until(at), float64(5*time.Second), "bounded by what remains")
+
+	ctx, cancel = paddock.StartExecDeadline(nil, clock).Context(context.Background())
+	defer cancel()
+	_, ok = ctx.Deadline()
+	assert.False(t, ok, "an infinite deadline adds none")
 }

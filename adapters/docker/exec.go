@@ -46,12 +46,8 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	if dl.Finite() && dl.Expired() {
 		return paddock.ExecResult{}, dl.Err()
 	}
-	runCtx := ctx
-	if dl.Finite() {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, dl.Remaining())
-		defer cancel()
-	}
+	runCtx, cancel := dl.Context(ctx)
+	defer cancel()
 	token := randomID()
 	x, err := a.startExec(runCtx, h.Name, execSpec{cmd: cmd.Argv(), env: append(envOf(cmd), "PADDOCK_EXEC="+token), dir: cmd.Dir})
 	if err != nil {

@@ -152,11 +152,8 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	if dl.Finite() && dl.Expired() {
 		return paddock.ExecResult{}, dl.Err()
 	}
-	if dl.Finite() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, dl.Remaining())
-		defer cancel()
-	}
+	ctx, cancel := dl.Context(ctx)
+	defer cancel()
 	st, err := a.start(ctx, spritePath(h.Name, "exec"), execQuery(cmd, false, false, execMaxRun), false)
 	if err != nil {
 		if dl.Finite() && dl.Expired() {
