@@ -110,7 +110,7 @@ func (s *Server) createCheckpoint(w http.ResponseWriter, r *http.Request, body [
 		return
 	}
 	s.mu.Lock()
-	sp, ok := s.lookup(w, r.PathValue("name"))
+	sp, ok := s.lookup(w, r)
 	if !ok {
 		s.mu.Unlock()
 		return
@@ -136,7 +136,7 @@ func (s *Server) createCheckpoint(w http.ResponseWriter, r *http.Request, body [
 func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request, _ []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sp, ok := s.lookup(w, r.PathValue("name"))
+	sp, ok := s.lookup(w, r)
 	if !ok {
 		return
 	}
@@ -151,7 +151,7 @@ func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request, _ []byt
 func (s *Server) getCheckpoint(w http.ResponseWriter, r *http.Request, _ []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sp, ok := s.lookup(w, r.PathValue("name"))
+	sp, ok := s.lookup(w, r)
 	if !ok {
 		return
 	}
@@ -176,7 +176,7 @@ func (sp *sprite) checkpoint(id string) *checkpoint {
 // fails inside the 200 stream, as Sprites does.
 func (s *Server) restoreCheckpoint(w http.ResponseWriter, r *http.Request, _ []byte) {
 	s.mu.Lock()
-	sp, ok := s.lookup(w, r.PathValue("name"))
+	sp, ok := s.lookup(w, r)
 	if !ok {
 		s.mu.Unlock()
 		return

@@ -210,16 +210,16 @@ func (s *Server) execSocket(w http.ResponseWriter, r *http.Request, _ []byte) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
-	s.mu.Lock()
-	sp, ok := s.lookup(w, r.PathValue("name"))
-	if !ok {
-		s.mu.Unlock()
+	if p.attach != "" {
+		if ss, ok := s.findSession(w, r, p.attach); ok {
+			s.attach(w, r, ss)
+		}
 		return
 	}
-	if p.attach != "" {
-		ss := sp.sessions[p.attach]
+	s.mu.Lock()
+	sp, ok := s.lookup(w, r)
+	if !ok {
 		s.mu.Unlock()
-		s.attach(w, r, ss, p.attach)
 		return
 	}
 	if sp.coldStart > 0 {
@@ -270,27 +270,33 @@ func (s *Server) stream(conn *websocket.Conn, ss *session) {
 	c.writeLoop()
 }
 
+// findSession finds a live session of the request's sprite, or answers
+// 404 (an unknown or ended session fails an attach's handshake so).
+func (s *Server) findSession(w http.ResponseWriter, r *http.Request, id string) (*session, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sp, ok := s.lookup(w, r)
+	if !ok {
+		return nil, false
+	}
+	ss := sp.sessions[id]
+	if ss == nil {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "session not found: " + id})
+		return nil, false
+	}
+	return ss, true
+}
+
 // attachSocket is the path form of attach.
 func (s *Server) attachSocket(w http.ResponseWriter, r *http.Request, _ []byte) {
-	s.mu.Lock()
-	sp, ok := s.lookup(w, r.PathValue("name"))
-	var ss *session
-	if ok {
-		ss = sp.sessions[r.PathValue("session")]
-	}
-	s.mu.Unlock()
-	if ok {
-		s.attach(w, r, ss, r.PathValue("session"))
+	if ss, ok := s.findSession(w, r, r.PathValue("session")); ok {
+		s.attach(w, r, ss)
 	}
 }
 
 // attach joins a live session: session_info, the scrollback, then live
-// output. An unknown or ended session fails the handshake with 404.
-func (s *Server) attach(w http.ResponseWriter, r *http.Request, ss *session, id string) {
-	if ss == nil {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "session not found: " + id})
-		return
-	}
+// output.
+func (s *Server) attach(w http.ResponseWriter, r *http.Request, ss *session) {
 	if !s.track() {
 		return
 	}
@@ -306,7 +312,7 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request, ss *session, id 
 // listSessions is GET /v1/sprites/{name}/exec: the live sessions.
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, _ []byte) {
 	s.mu.Lock()
-	sp, ok := s.lookup(w, r.PathValue("name"))
+	sp, ok := s.lookup(w, r)
 	var list []*session
 	if ok {
 		list = sp.sessionList()
@@ -329,18 +335,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, _ []byte) 
 
 // getSession is GET /v1/sprites/{name}/exec/{session}.
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request, _ []byte) {
-	s.mu.Lock()
-	sp, ok := s.lookup(w, r.PathValue("name"))
-	var ss *session
-	if ok {
-		ss = sp.sessions[r.PathValue("session")]
-	}
-	s.mu.Unlock()
-	switch {
-	case !ok:
-	case ss == nil:
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "session not found: " + r.PathValue("session")})
-	default:
+	if ss, ok := s.findSession(w, r, r.PathValue("session")); ok {
 		writeJSON(w, http.StatusOK, ss.entry())
 	}
 }
@@ -368,18 +363,8 @@ func (s *Server) killSession(w http.ResponseWriter, r *http.Request, _ []byte) {
 		}
 		timeout = d
 	}
-	s.mu.Lock()
-	sp, ok := s.lookup(w, r.PathValue("name"))
-	var ss *session
-	if ok {
-		ss = sp.sessions[r.PathValue("session")]
-	}
-	s.mu.Unlock()
+	ss, ok := s.findSession(w, r, r.PathValue("session"))
 	if !ok {
-		return
-	}
-	if ss == nil {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "session not found: " + r.PathValue("session")})
 		return
 	}
 	out := startNDJSON(w)

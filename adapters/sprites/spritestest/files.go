@@ -47,12 +47,7 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, _ []byte) {
 	}
 	q := r.URL.Query()
 	parents := q.Get("mkdirParents") == "true" || q.Get("mkdir") == "true"
-	s.mu.Lock()
-	sp, ok := s.lookup(w, r.PathValue("name"))
-	if ok {
-		sp.touch()
-	}
-	s.mu.Unlock()
+	sp, ok := s.touched(w, r)
 	if !ok {
 		return
 	}
@@ -91,12 +86,7 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request, _ []byte) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "path is required"})
 		return
 	}
-	s.mu.Lock()
-	sp, ok := s.lookup(w, r.PathValue("name"))
-	if ok {
-		sp.touch()
-	}
-	s.mu.Unlock()
+	sp, ok := s.touched(w, r)
 	if !ok {
 		return
 	}
@@ -113,6 +103,18 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request, _ []byte) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.WriteHeader(http.StatusOK)
 	_, _ = io.Copy(w, f)
+}
+
+// touched finds the request's sprite and records activity on it, or
+// answers 404.
+func (s *Server) touched(w http.ResponseWriter, r *http.Request) (*sprite, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sp, ok := s.lookup(w, r)
+	if ok {
+		sp.touch()
+	}
+	return sp, ok
 }
 
 // File returns a file's bytes in the named sprite, or false.
@@ -160,7 +162,7 @@ func validRules(raw json.RawMessage) bool {
 func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, _ []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sp, ok := s.lookup(w, r.PathValue("name")); ok {
+	if sp, ok := s.lookup(w, r); ok {
 		writeJSON(w, http.StatusOK, map[string]json.RawMessage{"rules": sp.rules})
 	}
 }
@@ -177,7 +179,7 @@ func (s *Server) setPolicy(w http.ResponseWriter, r *http.Request, body []byte) 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sp, ok := s.lookup(w, r.PathValue("name")); ok {
+	if sp, ok := s.lookup(w, r); ok {
 		sp.rules = req.Rules
 		w.WriteHeader(http.StatusNoContent)
 	}

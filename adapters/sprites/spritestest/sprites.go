@@ -138,9 +138,10 @@ func (s *Server) AddSprite(name string) string {
 	return sp.id
 }
 
-// lookup finds the named sprite, or answers 404.
-func (s *Server) lookup(w http.ResponseWriter, name string) (*sprite, bool) {
-	sp := s.sprites[name]
+// lookup finds the sprite the request's path names, or answers 404; the
+// caller holds s.mu.
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (*sprite, bool) {
+	sp := s.sprites[r.PathValue("name")]
 	if sp == nil {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "sprite not found"})
 		return nil, false
@@ -202,7 +203,7 @@ func (s *Server) createSprite(w http.ResponseWriter, r *http.Request, body []byt
 func (s *Server) getSprite(w http.ResponseWriter, r *http.Request, _ []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sp, ok := s.lookup(w, r.PathValue("name")); ok {
+	if sp, ok := s.lookup(w, r); ok {
 		writeJSON(w, http.StatusOK, s.object(sp))
 	}
 }
@@ -224,7 +225,7 @@ func (s *Server) updateSprite(w http.ResponseWriter, r *http.Request, body []byt
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sp, ok := s.lookup(w, r.PathValue("name"))
+	sp, ok := s.lookup(w, r)
 	if !ok {
 		return
 	}
@@ -244,7 +245,7 @@ func (s *Server) updateSprite(w http.ResponseWriter, r *http.Request, body []byt
 // deleteSprite is DELETE /v1/sprites/{name}: its sessions end, its files go.
 func (s *Server) deleteSprite(w http.ResponseWriter, r *http.Request, _ []byte) {
 	s.mu.Lock()
-	sp, ok := s.lookup(w, r.PathValue("name"))
+	sp, ok := s.lookup(w, r)
 	if !ok {
 		s.mu.Unlock()
 		return
