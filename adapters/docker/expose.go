@@ -64,10 +64,8 @@ func (a *Adapter) DialPort(ctx context.Context, sandbox string, port int) (net.C
 	if err != nil {
 		return nil, err
 	}
-	c := &relayConn{x: x, pr: nil}
 	pr, pw := io.Pipe()
-	c.pr = pr
-	c.done = make(chan struct{})
+	c := &relayConn{x: x, pr: pr, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		buf := make([]byte, 32<<10)
@@ -118,12 +116,10 @@ func (c *relayConn) SetDeadline(t time.Time) error      { return c.x.hj.Conn.Set
 func (c *relayConn) SetReadDeadline(t time.Time) error  { return c.x.hj.Conn.SetReadDeadline(t) }
 func (c *relayConn) SetWriteDeadline(t time.Time) error { return c.x.hj.Conn.SetWriteDeadline(t) }
 
-var errNotSupported = paddock.ErrNotSupported
-
 // ApplyNetworkPolicy is not supported: a sandbox has loopback only, or
 // unrestricted egress when the "egress" creation parameter asks for it.
 func (a *Adapter) ApplyNetworkPolicy(context.Context, paddock.Handle, paddock.NetworkPolicy) error {
-	return errNotSupported
+	return paddock.ErrNotSupported
 }
 
 // PublicURL is unsupported: use Expose for a signed preview.
@@ -133,10 +129,10 @@ func (a *Adapter) PublicURL(context.Context, paddock.Handle) (string, error) {
 
 // CreateCheckpoint is not supported (scratch space is tmpfs).
 func (a *Adapter) CreateCheckpoint(context.Context, paddock.Handle, paddock.CheckpointOpts) (string, error) {
-	return "", errNotSupported
+	return "", paddock.ErrNotSupported
 }
 
 // RestoreCheckpoint is not supported.
 func (a *Adapter) RestoreCheckpoint(context.Context, paddock.Handle, string) error {
-	return errNotSupported
+	return paddock.ErrNotSupported
 }

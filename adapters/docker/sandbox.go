@@ -100,7 +100,7 @@ func (a *Adapter) Create(ctx context.Context, name string, opts paddock.CreateOp
 		return h, err
 	}
 	h, err = a.create(ctx, name, s)
-	if err != nil && cerrdefs.IsConflict(errorsCause(err)) {
+	if errors.Is(err, errNameTaken) {
 		return a.adopt(ctx, name) // another caller won the race
 	}
 	return h, err
@@ -131,22 +131,12 @@ func (a *Adapter) adopt(ctx context.Context, name string) (paddock.Handle, error
 	return h, nil
 }
 
-// conflictError keeps the engine's conflict for Create's race check.
-type conflictError struct{ err error }
-
-func (e conflictError) Error() string { return e.err.Error() }
-func (e conflictError) Unwrap() error { return e.err }
-
-func errorsCause(err error) error {
-	if c, ok := err.(conflictError); ok {
-		return c.err
-	}
-	return err
-}
+// errNameTaken is create's answer when the container name exists (another
+// caller won a race, or CreateNew met an existing sandbox).
+var errNameTaken = errors.New("docker: the sandbox's container name is taken")
 
 // create makes and starts a new container and checks its scratch space
-// is writable by the sandbox user; a conflict comes back as a
-// conflictError.
+// is writable by the sandbox user; a taken name is errNameTaken.
 func (a *Adapter) create(ctx context.Context, name string, s spec) (paddock.Handle, error) {
 	runtime, err := a.resolveRuntime(ctx, s.runtime)
 	if err != nil {
@@ -156,7 +146,7 @@ func (a *Adapter) create(ctx context.Context, name string, s spec) (paddock.Hand
 	res, err := a.engine.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: containerName(name)})
 	switch {
 	case cerrdefs.IsConflict(err):
-		return paddock.Handle{}, conflictError{err}
+		return paddock.Handle{}, errNameTaken
 	case cerrdefs.IsNotFound(err): // the only thing create looks up is the image
 		return paddock.Handle{}, &paddock.InvalidError{Detail: "docker: image " + s.image + " is not on the engine (pull or import it first)"}
 	case err != nil:
@@ -204,7 +194,7 @@ func (a *Adapter) CreateNew(ctx context.Context, name string, opts paddock.Creat
 	switch {
 	case err == nil:
 		return h, nil
-	case cerrdefs.IsConflict(errorsCause(err)):
+	case errors.Is(err, errNameTaken):
 		return paddock.Handle{}, paddock.ErrAlreadyExists
 	case ctx.Err() != nil:
 		return paddock.Handle{}, &paddock.UnavailableError{Detail: paddock.DetailCreateTimeout}

@@ -222,14 +222,12 @@ func (st *stream) CloseStdin(ctx context.Context) error {
 			return &paddock.WriteFailedError{Detail: "docker: closing stdin: " + ctx.Err().Error()}
 		}
 	}
-	out, err := st.a.run(ctx, st.h.Name, execSpec{cmd: sh(scriptCloseStdin, st.dir)}, nil)
-	if err != nil {
+	if _, err := st.a.run(ctx, st.h.Name, execSpec{cmd: sh(scriptCloseStdin, st.dir)}, nil); err != nil {
 		if st.exited.Load() {
 			return nil
 		}
 		return &paddock.WriteFailedError{Detail: "docker: closing stdin: " + err.Error()}
 	}
-	_ = out
 	return nil
 }
 

@@ -107,5 +107,5 @@ func (a *Adapter) RestoreCheckpoint(ctx context.Context, h paddock.Handle, check
 // stream is call for a streamed (NDJSON) answer: no overall client timeout,
 // the caller's context bounds it.
 func (a *Adapter) stream(ctx context.Context, method, path string, body any) (int, http.Header, []byte, error) {
-	return a.call(ctx, a.streamClient(), method, path, nil, body)
+	return a.call(ctx, a.streaming, method, path, nil, body)
 }

@@ -55,12 +55,13 @@ type Config struct {
 // Adapter speaks to Sprites. It is safe for concurrent use. No client
 // follows a redirect: the API sends none, and a 3xx is invalid.
 type Adapter struct {
-	cfg    Config
-	log    zerolog.Logger
-	client *http.Client // ordinary calls
-	policy *http.Client // the policy call: longer timeout, no pooled connections
-	bound  *http.Client // bounded operations: deadline per call, a connection per request
-	keep   keepalive    // exec sockets
+	cfg       Config
+	log       zerolog.Logger
+	client    *http.Client // ordinary calls
+	policy    *http.Client // the policy call: longer timeout, no pooled connections
+	bound     *http.Client // bounded operations: deadline per call, a connection per request
+	streaming *http.Client // streamed bodies (files, NDJSON): no overall timeout
+	keep      keepalive    // exec sockets
 }
 
 // New returns an adapter for cfg.
@@ -99,12 +100,13 @@ func New(cfg Config) *Adapter {
 		boundTransport = b
 	}
 	return &Adapter{
-		cfg:    cfg,
-		log:    cfg.Logger,
-		client: &http.Client{Transport: transport, Timeout: cfg.Timeout, CheckRedirect: httpx.NoRedirects},
-		policy: &http.Client{Transport: policyTransport, Timeout: cfg.PolicyTimeout, CheckRedirect: httpx.NoRedirects},
-		bound:  &http.Client{Transport: boundTransport, CheckRedirect: httpx.NoRedirects},
-		keep:   keepalive{ping: pingInterval, wait: pongWait},
+		cfg:       cfg,
+		log:       cfg.Logger,
+		client:    &http.Client{Transport: transport, Timeout: cfg.Timeout, CheckRedirect: httpx.NoRedirects},
+		policy:    &http.Client{Transport: policyTransport, Timeout: cfg.PolicyTimeout, CheckRedirect: httpx.NoRedirects},
+		bound:     &http.Client{Transport: boundTransport, CheckRedirect: httpx.NoRedirects},
+		streaming: &http.Client{Transport: transport, CheckRedirect: httpx.NoRedirects},
+		keep:      keepalive{ping: pingInterval, wait: pongWait},
 	}
 }
 

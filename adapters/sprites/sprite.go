@@ -279,7 +279,7 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, path string, 
 		return err
 	}
 	req.Header.Set("Content-Type", "application/octet-stream")
-	res, err := a.streamClient().Do(req)
+	res, err := a.streaming.Do(req)
 	if err != nil {
 		return httpx.Transport(err)
 	}
@@ -300,7 +300,7 @@ func (a *Adapter) ReadFile(ctx context.Context, h paddock.Handle, path string) (
 	if err != nil {
 		return nil, err
 	}
-	res, err := a.streamClient().Do(req)
+	res, err := a.streaming.Do(req)
 	if err != nil {
 		return nil, httpx.Transport(err)
 	}
@@ -310,10 +310,4 @@ func (a *Adapter) ReadFile(ctx context.Context, h paddock.Handle, path string) (
 		return nil, statusError(res.StatusCode, res.Header, data)
 	}
 	return res.Body, nil
-}
-
-// streamClient is the client for streamed bodies: no overall timeout (a
-// large file takes what it takes; the caller's context bounds it).
-func (a *Adapter) streamClient() *http.Client {
-	return &http.Client{Transport: a.client.Transport, CheckRedirect: httpx.NoRedirects}
 }
