@@ -245,6 +245,18 @@ func (s *Server) execSocket(w http.ResponseWriter, r *http.Request, _ []byte) {
 	s.nextPID++
 	sp.touch()
 	s.mu.Unlock()
+	s.socket(w, r, func(conn *websocket.Conn) {
+		if script != nil {
+			s.runScript(conn, id, *script)
+			return
+		}
+		s.stream(conn, s.startSession(sp, id, p))
+	})
+}
+
+// socket upgrades the request and serves the connection, counted so that
+// Close waits for it.
+func (s *Server) socket(w http.ResponseWriter, r *http.Request, serve func(*websocket.Conn)) {
 	if !s.track() {
 		return
 	}
@@ -254,12 +266,7 @@ func (s *Server) execSocket(w http.ResponseWriter, r *http.Request, _ []byte) {
 		return
 	}
 	defer conn.Close()
-	if script != nil {
-		s.runScript(conn, id, *script)
-		return
-	}
-	ss := s.startSession(sp, id, p)
-	s.stream(conn, ss)
+	serve(conn)
 }
 
 // stream subscribes a socket to ss and serves it until it ends.
@@ -297,16 +304,7 @@ func (s *Server) attachSocket(w http.ResponseWriter, r *http.Request, _ []byte) 
 // attach joins a live session: session_info, the scrollback, then live
 // output.
 func (s *Server) attach(w http.ResponseWriter, r *http.Request, ss *session) {
-	if !s.track() {
-		return
-	}
-	defer s.wg.Done()
-	conn, ok := s.upgrade(w, r)
-	if !ok {
-		return
-	}
-	defer conn.Close()
-	s.stream(conn, ss)
+	s.socket(w, r, func(conn *websocket.Conn) { s.stream(conn, ss) })
 }
 
 // listSessions is GET /v1/sprites/{name}/exec: the live sessions.
