@@ -34,14 +34,19 @@ const (
 	DetailCheckpointTransportFailed  = "checkpoint_transport_failed"
 	DetailExecTimeout                = "exec_timeout"
 	DetailClosedBeforeExit           = "closed_before_exit"
-	DetailStartTimeout               = "start_timeout"
-	DetailTimeout                    = "timeout"
-	DetailException                  = "exception"
+	// DetailOutputTruncated: the command ended, but its output could not
+	// be read to the end (a process kept it open even after being killed),
+	// so its exit is not reported as if the output were whole.
+	DetailOutputTruncated = "output_truncated"
+	DetailStartTimeout    = "start_timeout"
+	DetailTimeout         = "timeout"
+	DetailException       = "exception"
 )
 
 // Detail sentinels for the answers callers most often test for with errors.Is.
 var (
 	ErrClosedBeforeExit        error = &UnavailableError{Detail: DetailClosedBeforeExit}
+	ErrOutputTruncated         error = &UnavailableError{Detail: DetailOutputTruncated}
 	ErrExecTimeout             error = &UnavailableError{Detail: DetailExecTimeout}
 	ErrStartTimeout            error = &UnavailableError{Detail: DetailStartTimeout}
 	ErrTerminationUnconfirmed  error = &UnavailableError{Detail: DetailTerminationUnconfirmed}

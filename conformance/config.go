@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/paddockhq/paddock"
@@ -31,6 +32,29 @@ type Config struct {
 	// token right now (an HTTP request, or a check the adapter offers). The
 	// expose case uses it to prove that revocation works.
 	PreviewProbe func(ctx context.Context, p paddock.Preview) (bool, error)
+	// Load sizes the load case (many agent turns at once).
+	Load Load
+}
+
+// Defaults of Load.
+const (
+	// DefaultLoadTurns is sized for a 2-core machine: enough concurrent
+	// turns that readers which are not scheduled in time, or a timer that
+	// decides output is complete, show up as lost bytes.
+	DefaultLoadTurns = 500
+	// DefaultLoadTimeout bounds a whole load run.
+	DefaultLoadTimeout = 5 * time.Minute
+)
+
+// Load sizes the load case. Each turn creates its own sandbox, runs
+// Fixtures.ExecBulk and Fixtures.SpawnBulk, checks their exact bytes and
+// the one terminal event, and destroys the sandbox; all turns run at once.
+type Load struct {
+	// Turns is how many turns run concurrently; 0 = DefaultLoadTurns.
+	// Live runs against a real provider lower it to what the account allows.
+	Turns int
+	// Timeout bounds the whole run; 0 = DefaultLoadTimeout.
+	Timeout time.Duration
 }
 
 // ExecFixture is a command that prints Expect (as a substring of its
@@ -46,6 +70,13 @@ type ExecFailFixture struct {
 	Code int
 }
 
+// BulkFixture is a command whose stdout is exactly Output and which exits
+// 0; its stderr is ignored.
+type BulkFixture struct {
+	Cmd    paddock.Cmd
+	Output []byte
+}
+
 // Fixtures is the command vocabulary of the suite (contract section 7).
 type Fixtures struct {
 	ExecOK   ExecFixture
@@ -58,6 +89,9 @@ type Fixtures struct {
 	// SpawnStay prints stdout, then echoes stdin as stdout until EOF, then
 	// exits 0.
 	SpawnStay paddock.Cmd
+	// ExecBulk and SpawnBulk are what each turn of the load case runs,
+	// through Exec and Spawn: some kilobytes, and more than a pipe holds.
+	ExecBulk, SpawnBulk BulkFixture
 }
 
 // FakeFixtures is the scripted vocabulary of the reference fake.
@@ -69,7 +103,30 @@ func FakeFixtures() Fixtures {
 		SpawnOK:   paddock.NewCmd("emit", "out:hello", "exit:0"),
 		SpawnDrop: &drop,
 		SpawnStay: paddock.NewCmd("emit", "out:ready", "stay"),
+		ExecBulk:  emitLines(1, 3000),
+		SpawnBulk: emitLines(1, 20000),
 	}
+}
+
+// emitLines is a fake script printing the numbers from..to, one per line,
+// in chunks of 500 lines (one stdout event each).
+func emitLines(from, to int) BulkFixture {
+	const chunk = 500
+	var args []string
+	for n := from; n <= to; n += chunk {
+		args = append(args, "out:"+string(numberLines(n, min(n+chunk-1, to))))
+	}
+	return BulkFixture{Cmd: paddock.NewCmd("emit", args...), Output: numberLines(from, to)}
+}
+
+// numberLines is what `seq from to` prints.
+func numberLines(from, to int) []byte {
+	var b []byte
+	for n := from; n <= to; n++ {
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, '\n')
+	}
+	return b
 }
 
 // ShellFixtures is the vocabulary for any adapter with a POSIX shell.
@@ -79,6 +136,8 @@ func ShellFixtures() Fixtures {
 		ExecFail:  ExecFailFixture{Cmd: paddock.NewCmd("sh", "-c", "echo oops; exit 3"), Code: 3},
 		SpawnOK:   paddock.NewCmd("sh", "-c", "echo hello"),
 		SpawnStay: paddock.NewCmd("sh", "-c", "echo ready; exec cat"),
+		ExecBulk:  BulkFixture{Cmd: paddock.NewCmd("seq", "1", "3000"), Output: numberLines(1, 3000)},
+		SpawnBulk: BulkFixture{Cmd: paddock.NewCmd("seq", "1", "20000"), Output: numberLines(1, 20000)},
 	}
 }
 
@@ -89,6 +148,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.OperationTimeout <= 0 {
 		c.OperationTimeout = 30 * time.Second
+	}
+	if c.Load.Turns <= 0 {
+		c.Load.Turns = DefaultLoadTurns
+	}
+	if c.Load.Timeout <= 0 {
+		c.Load.Timeout = DefaultLoadTimeout
 	}
 	return c
 }

@@ -14,9 +14,26 @@ import (
 // broken wraps the fake and breaks one promise at a time.
 type broken struct {
 	*fake.Adapter
-	spawnStream  func(paddock.Stream) paddock.Stream // wraps every spawned stream
-	attachStream func(paddock.Stream) paddock.Stream // wraps every attached stream
-	get          func(error) error                   // rewrites Get's error
+	spawnStream   func(paddock.Stream) paddock.Stream // wraps every spawned stream
+	attachStream  func(paddock.Stream) paddock.Stream // wraps every attached stream
+	get           func(error) error                   // rewrites Get's error
+	exec          func(paddock.ExecResult) paddock.ExecResult
+	keepOnDestroy bool // Destroy answers ok and removes nothing
+}
+
+func (b *broken) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o paddock.ExecOpts) (paddock.ExecResult, error) {
+	res, err := b.Adapter.Exec(ctx, h, cmd, o)
+	if err == nil && b.exec != nil {
+		res = b.exec(res)
+	}
+	return res, err
+}
+
+func (b *broken) Destroy(ctx context.Context, h paddock.Handle) error {
+	if b.keepOnDestroy {
+		return nil
+	}
+	return b.Adapter.Destroy(ctx, h)
 }
 
 func (b *broken) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o paddock.SpawnOpts) (paddock.Stream, error) {
@@ -102,6 +119,27 @@ func skipFirstChunk(st paddock.Stream) paddock.Stream {
 	}}
 }
 
+// loseThirdChunk drops the third stdout event, as a reader cut short
+// under load would.
+func loseThirdChunk(st paddock.Stream) paddock.Stream {
+	n := 0
+	return &streamFunc{Stream: st, next: func(ctx context.Context) (paddock.Event, error) {
+		ev, err := st.Next(ctx)
+		if err == nil && ev.Kind == paddock.EventStdout {
+			if n++; n == 3 {
+				return st.Next(ctx)
+			}
+		}
+		return ev, err
+	}}
+}
+
+// cutLongOutput keeps only the first KiB of a longer exec output.
+func cutLongOutput(res paddock.ExecResult) paddock.ExecResult {
+	res.Output = res.Output[:min(len(res.Output), 1024)]
+	return res
+}
+
 // stdinAlwaysOK answers every stdin write with success, even after exit.
 func stdinAlwaysOK(st paddock.Stream) paddock.Stream {
 	return &streamFunc{Stream: st, write: func(ctx context.Context, p []byte) error {
@@ -119,7 +157,19 @@ func TestTheSuiteCatchesBrokenAdapters(t *testing.T) {
 	}{
 		"a second exit": {
 			breakIt:  func(b *broken) { b.spawnStream = secondExit },
-			caughtBy: []string{"12 frames then exactly one terminal", "15 stdin round trip and EOF", "18f force termination kills and is uncertain for an unknown id"},
+			caughtBy: []string{"12 frames then exactly one terminal", "15 stdin round trip and EOF", "18f force termination kills and is uncertain for an unknown id", "24 nothing lost under load"},
+		},
+		"a stream losing its third chunk": {
+			breakIt:  func(b *broken) { b.spawnStream = loseThirdChunk },
+			caughtBy: []string{"24 nothing lost under load"},
+		},
+		"exec cutting a long output": {
+			breakIt:  func(b *broken) { b.exec = cutLongOutput },
+			caughtBy: []string{"24 nothing lost under load"},
+		},
+		"destroy leaving the sandbox": {
+			breakIt:  func(b *broken) { b.keepOnDestroy = true },
+			caughtBy: []string{"04 CreateNew refuses adoption and makes a new incarnation", "07 Destroy tolerates absence and is definitive", "24 nothing lost under load"},
 		},
 		"a drop turned into exit 0": {
 			breakIt:  func(b *broken) { b.spawnStream = dropAsExit },
@@ -170,5 +220,5 @@ func TestTheSuitePassesTheFakeThroughTheRecorder(t *testing.T) {
 	rec := newRecorder(t)
 	run(rec, Config{Adapter: f, Fixtures: FakeFixtures()})
 	assert.Empty(t, rec.failed())
-	assert.Len(t, rec.order, 24)
+	assert.Len(t, rec.order, 25)
 }

@@ -103,6 +103,7 @@ func (s *suite) cases() []testCase {
 		testCase{"21 files round trip, with parents and 4 MiB streamed", filesRoundTrip},
 		testCase{"22 named spawn returns the live session", s.gate(paddock.CapNamedSpawn, namedSpawn, namedSpawnRefused)},
 		testCase{"23 expose and revoke a preview", s.gate(paddock.CapExpose, exposeRevoke, exposeRefused)},
+		testCase{"24 nothing lost under load", nothingLostUnderLoad},
 	)
 	return cases
 }

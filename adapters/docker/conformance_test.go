@@ -23,9 +23,13 @@ func fixtures() conformance.Fixtures {
 	return f
 }
 
+// loadTurns is the load case's concurrency here: each turn is a container
+// of its own, and a 2-core machine runs a few dozen at once.
+const loadTurns = 40
+
 func suiteConfig(a paddock.Adapter) conformance.Config {
 	return conformance.Config{Adapter: a, Fixtures: fixtures(), FrameTimeout: 10 * time.Second, OperationTimeout: time.Minute,
-		PreviewProbe: probePreview}
+		PreviewProbe: probePreview, Load: conformance.Load{Turns: loadTurns}}
 }
 
 // probePreview asks the preview proxy whether p's token is accepted: a

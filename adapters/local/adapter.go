@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/drain"
 	"github.com/rs/zerolog"
 )
 
@@ -32,10 +33,12 @@ const (
 	DefaultProcessLimit     = 512
 	DefaultFileSizeLimit    = 4 << 30
 	DefaultFinishedSessions = 1000
-	// exitGrace is how long output is still read after an unisolated
-	// command's leader exits, while background processes may hold its
-	// pipes; then they are cut and the exit recorded.
-	exitGrace = 250 * time.Millisecond
+	// DefaultExitGrace is how long processes a command leaves behind may
+	// keep its output open after it exits, before they are killed.
+	DefaultExitGrace = 250 * time.Millisecond
+	// DefaultDrainLimit bounds the wait for the end of a command's output
+	// once the processes holding it were killed.
+	DefaultDrainLimit = 5 * time.Second
 )
 
 // Adapter runs sandboxes as directories on this machine and commands as
@@ -47,6 +50,7 @@ type Adapter struct {
 	processLimit int
 	fileLimit    int64
 	keepFinished int
+	drain        drain.Policy // when leftovers are killed, how long their output may take
 
 	probe       sync.Once
 	isolated    bool   // the outcome of the probe
@@ -85,12 +89,26 @@ func WithFileSizeLimit(bytes int64) Option { return func(a *Adapter) { a.fileLim
 // attach and listing; older ones are pruned. Default 1000.
 func WithFinishedSessions(n int) Option { return func(a *Adapter) { a.keepFinished = n } }
 
+// WithExitGrace is how long the processes a command leaves behind may keep
+// its output open after the command exits; then every process still
+// holding it is killed, and the output is read to its end. Processes that
+// closed the output (a daemon writing to a log) are left alone. Default
+// 250 ms; 0 kills them at once.
+func WithExitGrace(d time.Duration) Option { return func(a *Adapter) { a.drain.Grace = d } }
+
+// WithDrainLimit bounds the wait for the end of a command's output once the
+// processes holding it were killed. A process that survives the kill for
+// that long makes the command end with the error output_truncated instead
+// of its exit: the output is not whole. Default 5 s.
+func WithDrainLimit(d time.Duration) Option { return func(a *Adapter) { a.drain.Limit = d } }
+
 // New returns a local adapter. Invalid options are reported as an
 // *paddock.InvalidError.
 func New(opts ...Option) (*Adapter, error) {
 	a := &Adapter{
 		isolation: IsolationAuto, processLimit: DefaultProcessLimit, fileLimit: DefaultFileSizeLimit,
 		keepFinished: DefaultFinishedSessions, sessions: map[string]*session{}, creating: map[string]bool{},
+		drain: drain.Policy{Grace: DefaultExitGrace, Limit: DefaultDrainLimit},
 	}
 	for _, o := range opts {
 		o(a)
@@ -100,8 +118,11 @@ func New(opts ...Option) (*Adapter, error) {
 	default:
 		return nil, &paddock.InvalidError{Detail: "local: unknown isolation " + string(a.isolation)}
 	}
-	if a.processLimit <= 0 || a.fileLimit <= 0 || a.keepFinished <= 0 {
+	if a.processLimit <= 0 || a.fileLimit <= 0 || a.keepFinished <= 0 || a.drain.Limit <= 0 {
 		return nil, &paddock.InvalidError{Detail: "local: limits must be positive"}
+	}
+	if a.drain.Grace < 0 {
+		return nil, &paddock.InvalidError{Detail: "local: the exit grace must not be negative"}
 	}
 	if a.root == "" {
 		a.root = defaultRoot()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -253,71 +254,47 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	if err != nil {
 		return paddock.ExecResult{}, startError(err)
 	}
-	rec := sessionRecord{Isolated: spec.isolated, PID: proc.pid, PIDStart: proc.start, PGID: proc.pgid, NS: proc.ns}
 	var (
-		mu      sync.Mutex
-		out     bytes.Buffer
-		readers sync.WaitGroup
+		mu  sync.Mutex
+		out bytes.Buffer
 	)
-	collect := func(f *os.File, keep bool) {
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			readAllInto(f, func(p []byte) {
-				if keep {
-					mu.Lock()
-					out.Write(p)
-					mu.Unlock()
-				}
-			})
-		}()
+	done := proc.read(func(kind byte, p []byte) {
+		if kind == recStdout || opts.StderrToStdout {
+			mu.Lock()
+			out.Write(p)
+			mu.Unlock()
+		}
+	})
+	type result struct {
+		waitErr  error
+		complete bool
 	}
-	collect(proc.stdout, true)
-	collect(proc.stderr, opts.StderrToStdout)
-	waited := make(chan error, 1)
-	go func() { waited <- proc.cmd.Wait() }()
+	stop := make(chan struct{})
+	finished := make(chan result, 1)
+	go func() {
+		waitErr, complete := proc.finish(done, a.drain, stop)
+		finished <- result{waitErr, complete}
+	}()
+	var r result
 	select {
-	case <-waited:
+	case r = <-finished:
 	case <-dl.C():
-		killRecord(rec)
-		<-waited
-		readers.Wait()
-		proc.closeOurs()
+		close(stop)
+		<-finished
 		return paddock.ExecResult{}, dl.Err()
 	case <-ctx.Done():
-		killRecord(rec)
-		<-waited
-		readers.Wait()
-		proc.closeOurs()
+		close(stop)
+		<-finished
 		return paddock.ExecResult{}, unavailable("exec", ctx.Err())
 	}
-	drainOrCut(rec, proc, &readers)
-	proc.closeOurs()
-	if dl.Finite() && dl.Expired() {
+	var exited *exec.ExitError
+	switch {
+	case !r.complete:
+		return paddock.ExecResult{}, paddock.ErrOutputTruncated
+	case r.waitErr != nil && !errors.As(r.waitErr, &exited):
+		return paddock.ExecResult{}, paddock.ErrClosedBeforeExit
+	case dl.Finite() && dl.Expired():
 		return paddock.ExecResult{}, dl.Err()
 	}
 	return paddock.ExecResult{Output: out.Bytes(), ExitCode: exitCode(proc.cmd.ProcessState)}, nil
-}
-
-// killRecord kills the command's processes.
-func killRecord(rec sessionRecord) {
-	if rec.Isolated {
-		_ = syscall.Kill(rec.PID, syscall.SIGKILL)
-		return
-	}
-	_ = syscall.Kill(-rec.PGID, syscall.SIGKILL)
-}
-
-// drainOrCut waits for the output readers, or after exitGrace kills what
-// is left of the process tree and cuts its pipes.
-func drainOrCut(rec sessionRecord, proc *started, readers *sync.WaitGroup) {
-	drained := make(chan struct{})
-	go func() { readers.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(exitGrace):
-		killRecord(rec)
-		proc.closeOurs()
-		<-drained
-	}
 }

@@ -10,8 +10,13 @@
 // whose output is journaled on disk record by record (stream and chunk
 // boundaries kept), so Attach replays from byte zero and then tails, and a
 // later runtime can still attach to finished sessions and read their exit
-// codes. When a command's leader exits, whatever is left of its process
-// tree is killed after a short grace and the exit is recorded.
+// codes. When a command's leader exits, its output is read to the end
+// before the exit is recorded: processes it left that still hold the
+// output open get a short grace (WithExitGrace), then they are killed, and
+// what they had written is still read. Processes that let go of the output
+// (a daemon writing to a log) are left alone. A holder that outlives the
+// kill (WithDrainLimit) ends the command with output_truncated, never with
+// an exit that would pass for a whole output.
 //
 // Processes live at a runtime restart: they are killed with the runtime
 // (the leader has a parent-death signal, and an isolated command's whole

@@ -1,6 +1,9 @@
 package local
 
-import "github.com/paddockhq/paddock"
+import (
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/drain"
+)
 
 // CountProcesses counts the live processes of a session (test hook).
 func (a *Adapter) CountProcesses(h paddock.Handle, id string) int {
@@ -27,3 +30,9 @@ func (a *Adapter) ReadSessionRecord(h paddock.Handle, id string) (SessionRecord,
 
 // CountMembers counts the live processes a record names.
 func CountMembers(rec SessionRecord) int { return len(rec.members()) }
+
+// WithUnkillableHolders makes the processes holding a command's output
+// survive being killed (test hook: a process stuck in the kernel).
+func WithUnkillableHolders() Option {
+	return func(a *Adapter) { a.drain.Kill = func(int, drain.Object) error { return nil } }
+}

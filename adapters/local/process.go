@@ -8,9 +8,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 
 	"github.com/creack/pty"
+	"github.com/paddockhq/paddock/adapters/internal/drain"
 )
 
 // startSpec is one command to start.
@@ -30,14 +32,16 @@ type startSpec struct {
 
 // started is a running command and our ends of its stdio.
 type started struct {
-	cmd    *exec.Cmd
-	stdin  *os.File // write end, or the PTY master; nil without stdin
-	stdout *os.File // read end, or the PTY master
-	stderr *os.File // read end; nil in tty mode
-	pid    int      // the process we started (the shim when isolated)
-	start  uint64   // its start time, to recognise it later
-	pgid   int      // its process group (== pid)
-	ns     string   // its pid namespace when isolated
+	cmd      *exec.Cmd
+	stdin    *os.File       // write end, or the PTY master; nil without stdin
+	stdout   *os.File       // read end, or the PTY master
+	stderr   *os.File       // read end; nil in tty mode
+	held     []drain.Object // what the command's processes write to: the pipes, or the PTY's slave
+	pid      int            // the process we started (the shim when isolated)
+	start    uint64         // its start time, to recognise it later
+	pgid     int            // its process group (== pid)
+	ns       string         // its pid namespace when isolated
+	isolated bool
 }
 
 // errStart marks a command that could not be started because of its own
@@ -99,7 +103,7 @@ func startProcess(spec startSpec) (*started, error) {
 		}
 		return nil, err
 	}
-	st.cmd, st.pid, st.pgid = cmd, cmd.Process.Pid, cmd.Process.Pid
+	st.cmd, st.pid, st.pgid, st.isolated = cmd, cmd.Process.Pid, cmd.Process.Pid, spec.isolated
 	st.start, _ = processStart(st.pid)
 	if spec.isolated {
 		if err := readShimStatus(status); err != nil {
@@ -141,6 +145,10 @@ func attachStdio(cmd *exec.Cmd, spec startSpec) (*started, []*os.File, error) {
 		attr := cmd.SysProcAttr
 		attr.Setpgid, attr.Setsid, attr.Setctty, attr.Ctty = false, true, true, 0
 		st.stdout, st.stdin = master, master
+		if err := st.hold(tty); err != nil {
+			closeAll([]*os.File{master, tty})
+			return nil, nil, err
+		}
 		return st, []*os.File{tty}, nil
 	}
 	outR, outW, err := os.Pipe()
@@ -155,6 +163,10 @@ func attachStdio(cmd *exec.Cmd, spec startSpec) (*started, []*os.File, error) {
 	cmd.Stdout, cmd.Stderr = outW, errW
 	st.stdout, st.stderr = outR, errR
 	childEnds := []*os.File{outW, errW}
+	if err := st.hold(outR, errR); err != nil {
+		closeAll(append(childEnds, outR, errR))
+		return nil, nil, err
+	}
 	if spec.stdin {
 		inR, inW, err := os.Pipe()
 		if err != nil {
@@ -169,6 +181,90 @@ func attachStdio(cmd *exec.Cmd, spec startSpec) (*started, []*os.File, error) {
 		cmd.SysProcAttr.Setpgid = true
 	}
 	return st, childEnds, nil
+}
+
+// hold records what the command's processes will write to.
+func (s *started) hold(files ...*os.File) error {
+	for _, f := range files {
+		o, err := drain.ObjectOf(f)
+		if err != nil {
+			return err
+		}
+		s.held = append(s.held, o)
+	}
+	return nil
+}
+
+// outputs are our read ends of the command's output.
+func (s *started) outputs() []*os.File {
+	if s.stderr == nil {
+		return []*os.File{s.stdout}
+	}
+	return []*os.File{s.stdout, s.stderr}
+}
+
+// read starts one reader per output, passing each chunk to emit with its
+// record kind (emit must not keep the slice), and returns a channel closed
+// once every reader has reached the end.
+func (s *started) read(emit func(kind byte, p []byte)) <-chan struct{} {
+	var readers sync.WaitGroup
+	for i, f := range s.outputs() {
+		kind := recStdout
+		if i == 1 {
+			kind = recStderr
+		}
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			readAllInto(f, func(p []byte) { emit(kind, p) })
+		}()
+	}
+	done := make(chan struct{})
+	go func() { readers.Wait(); close(done) }()
+	return done
+}
+
+// finish waits for the command's leader to exit (killing the command's
+// tree first when stop closes), reads its output to the end under pol
+// (the leftovers of the tree that still hold it are killed after the
+// grace), reaps the leader and closes our ends. It returns the leader's
+// wait error, and whether the output was read whole.
+//
+// The leader stays unreaped until its output is drained, so its pid, and
+// with it the process group id that the kill names, cannot be reused by a
+// stranger meanwhile.
+func (s *started) finish(done <-chan struct{}, pol drain.Policy, stop <-chan struct{}) (waitErr error, complete bool) {
+	exited := make(chan bool, 1)
+	go func() { exited <- drain.WaitExited(s.pid) }()
+	var observed bool
+	select {
+	case observed = <-exited:
+	case <-stop:
+		s.killTree()
+		observed = <-exited
+		pol.Grace = 0
+	}
+	reaped := false
+	if !observed { // the exit cannot be watched without reaping here
+		waitErr, reaped = s.cmd.Wait(), true
+	}
+	pol.KillGroup = s.killTree
+	complete = drain.Drain(drain.Output{Files: s.outputs(), Held: s.held, Done: done}, pol)
+	if !reaped {
+		waitErr = s.cmd.Wait()
+	}
+	s.closeOurs()
+	return waitErr, complete
+}
+
+// killTree kills the command's processes: the shim, whose exit takes its
+// namespace with it, or the whole process group.
+func (s *started) killTree() {
+	if s.isolated {
+		_ = syscall.Kill(s.pid, syscall.SIGKILL)
+		return
+	}
+	_ = syscall.Kill(-s.pgid, syscall.SIGKILL)
 }
 
 // closeOurs closes our ends.

@@ -139,27 +139,20 @@ func startError(err error) error {
 }
 
 // supervise reads the output into the journal, waits for the command, and
-// writes the terminal record after all output.
+// writes the terminal record after all output: its exit, or, when the
+// output could not be read to its end, output_truncated (the exit must not
+// pass for the end of a whole output).
 func (s *session) supervise(removeCgroup func()) {
 	defer s.a.wg.Done()
-	var readers sync.WaitGroup
-	read := func(f *os.File, kind byte) {
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			readAllInto(f, func(p []byte) { s.append(kind, p) })
-		}()
-	}
-	read(s.proc.stdout, recStdout)
-	if s.proc.stderr != nil {
-		read(s.proc.stderr, recStderr)
-	}
-	waitErr := s.proc.cmd.Wait()
-	drainOrCut(s.rec, s.proc, &readers)
-	s.proc.closeOurs()
+	done := s.proc.read(s.append)
+	waitErr, complete := s.proc.finish(done, s.a.drain, nil)
 	record := errorRecord(paddock.DetailClosedBeforeExit)
 	var exited *exec.ExitError
-	if ps := s.proc.cmd.ProcessState; ps != nil && (waitErr == nil || errors.As(waitErr, &exited)) {
+	switch ps := s.proc.cmd.ProcessState; {
+	case !complete:
+		record = errorRecord(paddock.DetailOutputTruncated)
+		s.a.log.Warn().Str("session", s.rec.ID).Msg("local: a process kept the output open after being killed; the output was cut")
+	case ps != nil && (waitErr == nil || errors.As(waitErr, &exited)):
 		record = exitRecord(exitCode(ps))
 	}
 	s.finish(record)

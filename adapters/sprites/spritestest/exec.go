@@ -58,6 +58,10 @@ func (c *client) writeLoop() {
 		c.queue = nil
 		c.mu.Unlock()
 		for _, m := range batch {
+			if m.abort {
+				c.closeWith(websocket.CloseInternalServerErr)
+				return
+			}
 			_ = c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
 			if err := c.conn.WriteMessage(m.kind, m.data); err != nil {
 				return

@@ -15,6 +15,7 @@ import (
 
 	"github.com/creack/pty"
 	"github.com/gorilla/websocket"
+	"github.com/paddockhq/paddock/adapters/internal/drain"
 )
 
 // Stream ids of non-TTY binary frames.
@@ -30,15 +31,21 @@ const (
 // frames are dropped (Sprites does not document its own limit).
 const scrollbackLimit = 16 << 20
 
-// readGrace is how long output is still read after the process exits
-// (a grandchild may hold the pipes open).
-const readGrace = 300 * time.Millisecond
+// After the process exits, processes it left may still hold its pipes:
+// they get exitGrace, then they are killed and the pipes are read to their
+// end. One that outlives the kill for drainLimit leaves the output
+// incomplete, and the session ends without an exit.
+const (
+	exitGrace  = 300 * time.Millisecond
+	drainLimit = 5 * time.Second
+)
 
 // message is one WebSocket message queued for a client.
 type message struct {
-	kind int // websocket.TextMessage or websocket.BinaryMessage
-	data []byte
-	exit bool // the session's exit: the client's socket ends after it
+	kind  int // websocket.TextMessage or websocket.BinaryMessage
+	data  []byte
+	exit  bool // the session's exit: the client's socket ends after it
+	abort bool // the session ended without an exit: the socket closes (1011), no data
 }
 
 // session is one command: a real process group, its scrollback, and the
@@ -64,6 +71,7 @@ type session struct {
 	lastActivity time.Time
 	ended        bool
 	exitCode     int
+	undrained    bool // ended without an exit: its output could not be read to the end
 	stdinClosed  bool
 	detach       *time.Timer
 	done         chan struct{} // closed once the exit is broadcast
@@ -202,10 +210,11 @@ func (s *Server) startSession(sp *sprite, id string, p execParams) *session {
 		ss.mu.Lock()
 		ss.proc, ss.stdin, ss.ptmx = cmd, ptmx, ptmx
 		ss.mu.Unlock()
-		var readers sync.WaitGroup
-		readers.Add(1)
-		s.goSession(func() { defer readers.Done(); ss.pump(ptmx, 0) })
-		s.goSession(func() { ss.wait(&pipes{readers: &readers, files: []*os.File{ptmx}}) })
+		// The terminal is the command's controlling one: its exit hangs the
+		// terminal up, so no leftover can hold the output (nothing is held).
+		done := make(chan struct{})
+		s.goSession(func() { defer close(done); ss.pump(ptmx, 0) })
+		s.goSession(func() { ss.wait(pipes{files: []*os.File{ptmx}, done: done}) })
 		return ss
 	}
 	inR, inW, err1 := os.Pipe()
@@ -218,7 +227,10 @@ func (s *Server) startSession(sp *sprite, id string, p execParams) *session {
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
+	held, err := heldObjects(outR, errR)
+	if err == nil {
+		err = cmd.Start()
+	}
 	closeAll(inR, outW, errW)
 	if err != nil {
 		closeAll(inW, outR, errR)
@@ -235,8 +247,24 @@ func (s *Server) startSession(sp *sprite, id string, p execParams) *session {
 	readers.Add(2)
 	s.goSession(func() { defer readers.Done(); ss.pump(outR, idStdout) })
 	s.goSession(func() { defer readers.Done(); ss.pump(errR, idStderr) })
-	s.goSession(func() { ss.wait(&pipes{readers: &readers, files: []*os.File{outR, errR}}) })
+	done := make(chan struct{})
+	s.goSession(func() { readers.Wait(); close(done) })
+	s.goSession(func() { ss.wait(pipes{files: []*os.File{outR, errR}, held: held, done: done}) })
 	return ss
+}
+
+// heldObjects are what a command writes to through the pipes whose read
+// ends are files.
+func heldObjects(files ...*os.File) ([]drain.Object, error) {
+	var held []drain.Object
+	for _, f := range files {
+		o, err := drain.ObjectOf(f)
+		if err != nil {
+			return nil, err
+		}
+		held = append(held, o)
+	}
+	return held, nil
 }
 
 func closeAll(files ...*os.File) {
@@ -256,10 +284,11 @@ func (s *Server) goSession(f func()) {
 	}()
 }
 
-// pipes are a non-TTY session's output readers.
+// pipes are a session's output as the server reads it.
 type pipes struct {
-	readers *sync.WaitGroup
-	files   []*os.File
+	files []*os.File     // the read ends (or the terminal's master)
+	held  []drain.Object // what the command's processes write to
+	done  chan struct{}  // closed once every reader reached the end
 }
 
 // failStart reports a command that could not start.
@@ -286,23 +315,25 @@ func (ss *session) pump(r io.Reader, id byte) {
 	}
 }
 
-// wait reaps the process, lets its output drain, and broadcasts the exit.
-func (ss *session) wait(p *pipes) {
-	_ = ss.proc.Wait()
-	code := exitCode(ss.proc.ProcessState)
-	// The output ends when every holder of the pipes (or the terminal) is
-	// gone; a grandchild that keeps them open gets the grace, no more.
-	drained := make(chan struct{})
-	go func() { p.readers.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(readGrace):
-		_ = syscall.Kill(-ss.proc.Process.Pid, syscall.SIGKILL)
-		closeAll(p.files...)
-		<-drained
+// wait waits for the process to exit, reads its output to the end (the
+// leftovers still holding it are killed after exitGrace; the process stays
+// unreaped meanwhile, so its group id names nobody else), then broadcasts
+// the exit, or ends the session without one if the output was cut.
+func (ss *session) wait(p pipes) {
+	pid := ss.proc.Process.Pid
+	reaped := !drain.WaitExited(pid)
+	if reaped {
+		_ = ss.proc.Wait()
 	}
+	complete := drain.Drain(drain.Output{Files: p.files, Held: p.held, Done: p.done}, drain.Policy{
+		Grace: exitGrace, Limit: drainLimit, KillGroup: func() { _ = syscall.Kill(-pid, syscall.SIGKILL) }})
+	if !reaped {
+		_ = ss.proc.Wait()
+	}
+	code := exitCode(ss.proc.ProcessState)
 	ss.mu.Lock()
 	ss.stdinClosed = true
+	ss.undrained = !complete
 	ss.mu.Unlock()
 	closeAll(p.files...)
 	_ = ss.stdin.Close()
@@ -346,8 +377,12 @@ func (ss *session) output(id byte, data []byte) {
 	}
 }
 
-// exitMessage is the exit as the session's mode sends it.
+// exitMessage is the exit as the session's mode sends it (the caller
+// holds ss.mu); a session whose output was cut has none.
 func (ss *session) exitMessage() message {
+	if ss.undrained {
+		return message{abort: true}
+	}
 	if ss.tty {
 		b, _ := json.Marshal(map[string]any{"type": "exit", "exit_code": ss.exitCode})
 		return message{kind: websocket.TextMessage, data: b, exit: true}

@@ -1,0 +1,164 @@
+package local_test
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/local"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// What happens to the processes a command leaves behind, and to its
+// output, once the command exits.
+
+// leftoverPID reads the "pid N" line a script printed first.
+func leftoverPID(t *testing.T, out string) int {
+	t.Helper()
+	line, _, _ := strings.Cut(out, "\n")
+	pid, err := strconv.Atoi(strings.TrimPrefix(line, "pid "))
+	require.NoError(t, err, "output %q", out)
+	return pid
+}
+
+// running reports whether pid runs (a zombie counts as gone).
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
+
+// escaped starts `sleep 1000` in a session of its own (out of the
+// command's process group), prints "pid N", and waits until it has left.
+const escaped = `setsid sleep 1000 & echo pid $!; ` +
+	`while [ "$(cut -d' ' -f6 /proc/$!/stat)" != $! ]; do sleep 0.001; done; `
+
+// killAtEnd kills pid when the test ends, in case it survived.
+func killAtEnd(t *testing.T, pid int) {
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+}
+
+// A process that left the command's group and keeps its output open is
+// killed after the grace; everything written is kept, and the exit is the
+// command's.
+func TestALeftoverHoldingTheOutputIsKilledAndTheOutputKept(t *testing.T) {
+	t.Parallel()
+	const script = escaped + `seq 1 5000`
+	for mode, opt := range isolationModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			a := newLocal(t, opt)
+			h := box(t, a, "leftover")
+
+			evs := events(t, sh(t, a, h, script, paddock.SpawnOpts{}), 10*time.Second)
+			out := stdout(evs)
+			assert.Equal(t, "exit:0", terminal(evs))
+			assert.True(t, strings.HasSuffix(out, "\n4999\n5000\n"), "the whole output: %d bytes", len(out))
+			if mode == "unisolated" { // (isolated, its pid is the namespace's)
+				pid := leftoverPID(t, out)
+				killAtEnd(t, pid)
+				assert.Eventually(t, func() bool { return !running(pid) }, 5*time.Second, time.Millisecond)
+			}
+
+			res, err := a.Exec(ctx, h, paddock.NewCmd("sh", "-c", script), paddock.ExecOpts{})
+			require.NoError(t, err)
+			assert.Equal(t, 0, res.ExitCode)
+			assert.True(t, strings.HasSuffix(string(res.Output), "\n4999\n5000\n"))
+		})
+	}
+}
+
+// A daemon that let go of the output (it writes to a log) is not the
+// command's output any more: it is left running, and the command ends at
+// once, without waiting for the grace.
+func TestADaemonThatClosedTheOutputIsLeftAlone(t *testing.T) {
+	t.Parallel()
+	a := newLocal(t, local.WithIsolation(local.IsolationNone), local.WithExitGrace(time.Hour))
+	h := box(t, a, "daemon")
+	evs := events(t, sh(t, a, h, `setsid sleep 1000 >/dev/null 2>&1 </dev/null & echo pid $!`, paddock.SpawnOpts{}), 10*time.Second)
+	require.Equal(t, "exit:0", terminal(evs), "the command did not wait for the hour's grace")
+	pid := leftoverPID(t, stdout(evs))
+	killAtEnd(t, pid)
+	assert.True(t, running(pid))
+}
+
+// A holder that survives being killed for the whole drain limit leaves the
+// output incomplete: the command ends with output_truncated, never with an
+// exit that passes for a whole output, and so does its replay.
+func TestAnOutputThatCannotBeDrainedIsReportedTruncated(t *testing.T) {
+	t.Parallel()
+	a := newLocal(t, local.WithIsolation(local.IsolationNone), local.WithUnkillableHolders(),
+		local.WithExitGrace(time.Millisecond), local.WithDrainLimit(50*time.Millisecond))
+	h := box(t, a, "stuck")
+	const script = escaped
+
+	st := sh(t, a, h, script, paddock.SpawnOpts{})
+	evs := events(t, st, 10*time.Second)
+	killAtEnd(t, leftoverPID(t, stdout(evs)))
+	last := evs[len(evs)-1]
+	require.Equal(t, paddock.EventError, last.Kind, "terminal %s", terminal(evs))
+	assert.ErrorIs(t, last.Err, paddock.ErrOutputTruncated)
+
+	replay, err := a.Attach(ctx, h, st.SessionID(), paddock.AttachOpts{})
+	require.NoError(t, err)
+	evs = events(t, replay, 10*time.Second)
+	assert.ErrorIs(t, evs[len(evs)-1].Err, paddock.ErrOutputTruncated, "the replay ends the same way")
+
+	_, err = a.Exec(ctx, h, paddock.NewCmd("sh", "-c", script), paddock.ExecOpts{})
+	assert.ErrorIs(t, err, paddock.ErrOutputTruncated)
+	assert.True(t, paddock.IsTransient(err))
+}
+
+// An exec past its deadline ends promptly even when a process outside the
+// command's group holds its output, and that process is killed too.
+func TestExecTimeoutEndsALeftoverHoldingTheOutput(t *testing.T) {
+	t.Parallel()
+	a := newLocal(t, local.WithIsolation(local.IsolationNone))
+	h := box(t, a, "timeout")
+	pidFile := a.HostPath(h, "/leftover.pid")
+	start := time.Now()
+	_, err := a.Exec(ctx, h, paddock.NewCmd("sh", "-c", `setsid sleep 1000 & echo $! > leftover.pid; exec sleep 1000`),
+		paddock.ExecOpts{Timeout: paddock.Duration(200 * time.Millisecond)})
+	require.ErrorIs(t, err, paddock.ErrExecTimeout)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	b, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	killAtEnd(t, pid)
+	assert.Eventually(t, func() bool { return !running(pid) }, 5*time.Second, time.Millisecond)
+}
+
+func TestDrainOptionsAreValidated(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		opt   local.Option
+		valid bool
+	}{
+		"no grace":       {local.WithExitGrace(0), true},
+		"negative grace": {local.WithExitGrace(-time.Millisecond), false},
+		"zero limit":     {local.WithDrainLimit(0), false},
+		"negative limit": {local.WithDrainLimit(-time.Second), false},
+		"a limit":        {local.WithDrainLimit(time.Millisecond), true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			a, err := local.New(local.WithRoot(t.TempDir()), tc.opt)
+			if tc.valid {
+				require.NoError(t, err)
+				require.NoError(t, a.Close())
+				return
+			}
+			require.ErrorIs(t, err, paddock.ErrInvalid)
+		})
+	}
+}
