@@ -308,6 +308,34 @@ func TestKeepalive(t *testing.T) {
 	require.Less(t, time.Since(start), 2*time.Second)
 }
 
+// A consumer that stops reading for longer than the keepalive's wait is
+// slow, not gone: the socket is not given up while the adapter itself
+// holds it back, and every byte and the exit still arrive.
+func TestASlowConsumerIsNotMistakenForADeadSocket(t *testing.T) {
+	srv := newServer(t)
+	a := newAdapter(t, srv)
+	sprites.SetKeepalive(a, 50*time.Millisecond, 300*time.Millisecond)
+	h := create(t, a, "slow-reader")
+	st := spawn(t, a, h, paddock.NewCmd("seq", "1", "1000000"), paddock.SpawnOpts{})
+	first := nextStdout(t, st)
+	time.Sleep(time.Second) // the read-ahead fills up and the reader waits for room
+	stdout, _, last := drain(t, st)
+	require.Equal(t, paddock.Exit(0), last)
+	want := seqOutput(1, 1000000)
+	require.Equal(t, len(want), len(first)+len(stdout))
+	require.Equal(t, want, first+stdout)
+}
+
+// seqOutput is what `seq from to` prints.
+func seqOutput(from, to int) string {
+	var b strings.Builder
+	for n := from; n <= to; n++ {
+		b.WriteString(strconv.Itoa(n))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
 // §13.1 Detach semantics: a session outlives its client for
 // max_run_after_disconnect, then ends; 0 keeps it until it ends.
 func TestDetachKeepsTheSession(t *testing.T) {

@@ -49,7 +49,6 @@ var _ paddock.Stream = (*stream)(nil)
 func newStream(conn *websocket.Conn, tty bool, keep keepalive) *stream {
 	st := &stream{conn: conn, tty: tty, keep: keep, q: eventq.New(readAhead),
 		info: make(chan sessionInfo, 1), ended: make(chan struct{})}
-	_ = conn.SetReadDeadline(time.Now().Add(keep.wait))
 	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(keep.wait)) })
 	st.stopped.Add(2)
 	go st.read(tty)
@@ -64,6 +63,9 @@ func (st *stream) read(tty bool) {
 	dec := frameDecoder{tty: tty}
 	infoSent := false
 	for {
+		// Only time spent waiting on the socket counts: while Emit waits
+		// for a slow consumer, the socket is not read, and not silent.
+		_ = st.conn.SetReadDeadline(time.Now().Add(st.keep.wait))
 		kind, data, err := st.conn.ReadMessage()
 		if err != nil {
 			if !st.exited.Load() {
@@ -72,7 +74,6 @@ func (st *stream) read(tty bool) {
 			}
 			return
 		}
-		_ = st.conn.SetReadDeadline(time.Now().Add(st.keep.wait))
 		events, info := dec.decode(kind, data)
 		if info != nil && !infoSent {
 			infoSent = true
