@@ -89,15 +89,42 @@ func (c *console) socket(w http.ResponseWriter, r *http.Request) {
 	for {
 		select {
 		case f, ok := <-s.C():
-			if !ok {
+			if !ok { // detached
+				closeSocket(ctx, conn, &wmu)
 				return
 			}
-			if err := send(frameMessage(f)); err != nil || messages.IsTerminal(f) {
+			if err := send(frameMessage(f)); err != nil {
+				return
+			}
+			if messages.IsTerminal(f) {
+				closeSocket(ctx, conn, &wmu)
 				return
 			}
 		case <-ctx.Done():
-			return
+			return // the page closed the socket (its close was answered) or it broke
 		}
+	}
+}
+
+// closeWait bounds the wait for the page to answer our close.
+const closeWait = 5 * time.Second
+
+// closeSocket ends the socket with a normal close once everything is sent,
+// and waits until the page answers it (readClient ends, cancelling ctx): a
+// connection dropped without the handshake reads as trouble in the page.
+func closeSocket(ctx context.Context, conn *websocket.Conn, wmu *sync.Mutex) {
+	wmu.Lock()
+	err := conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""),
+		time.Now().Add(socketWriteWait))
+	wmu.Unlock()
+	if err != nil {
+		return
+	}
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 
@@ -116,7 +143,8 @@ func (c *console) open(ctx context.Context, m clientMessage) (*actors.Stream, er
 	return nil, &paddock.InvalidError{Detail: "the first message must be run or attach"}
 }
 
-// readClient carries out the page's stdin and detach requests.
+// readClient carries out the page's stdin and detach requests until the
+// socket ends (a detach ends the stream; the page then closes the socket).
 func (c *console) readClient(ctx context.Context, conn *websocket.Conn, s *actors.Stream, send func(serverMessage) error, cancel func()) {
 	defer cancel()
 	for {
@@ -131,7 +159,7 @@ func (c *console) readClient(ctx context.Context, conn *websocket.Conn, s *actor
 		case "close_stdin":
 			err = s.CloseStdin(ctx)
 		case "detach":
-			return
+			_ = s.Close()
 		}
 		if err != nil {
 			_ = send(serverMessage{Type: "failed", Detail: err.Error()})
