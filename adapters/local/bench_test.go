@@ -1,15 +1,23 @@
 package local_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/local"
+	"github.com/paddockhq/paddock/conformance"
 )
 
 // BenchmarkStream streams a command's stdout through the runtime on this
@@ -82,4 +90,132 @@ func benchStream(b *testing.B, argv []string, opt local.Option) {
 	b.ReportMetric(mbps(rawBytes, raw), "os/exec-MB/s")
 	b.ReportMetric(mbps(throughBytes, through), "runtime-MB/s")
 	b.ReportMetric(mbps(throughBytes, through)/mbps(rawBytes, raw), "runtime/os-exec")
+}
+
+// BenchmarkTurns runs 100 and 500 agent turns at once (create a sandbox,
+// Exec `seq 1 3000`, Spawn `seq 1 20000` and read it all, destroy) through
+// the runtime on this adapter, and in the same run the same turns with
+// plain os/exec (a directory, the two commands, removal). It reports
+// turns per second and the p50 and p99 turn latency of both, and the
+// ratio of their rates (runtime/os-exec).
+func BenchmarkTurns(b *testing.B) {
+	for _, turns := range []int{100, 500} {
+		for _, mode := range []string{"unisolated", "auto"} {
+			b.Run(fmt.Sprintf("%d-turns/%s", turns, mode), func(b *testing.B) {
+				opt := local.WithIsolation(local.IsolationNone)
+				if mode == "auto" {
+					opt = local.WithIsolation(local.IsolationAuto)
+				}
+				benchTurns(b, turns, opt)
+			})
+		}
+	}
+}
+
+func benchTurns(b *testing.B, turns int, opt local.Option) {
+	a, err := local.New(local.WithRoot(b.TempDir()), opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderLocal: a}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = rt.Shutdown(context.Background()) }()
+	fixtures := conformance.ShellFixtures()
+	var through, plain conformance.LoadReport
+	for range b.N {
+		plain = merge(plain, osExecTurns(b, turns, fixtures))
+		r := conformance.RunLoad(ctx, rt.View(paddock.ProviderLocal), fixtures, paddock.SpawnOpts{}, turns, nil)
+		if r.Failed > 0 || len(r.LeftBehind) > 0 {
+			b.Fatalf("turns went wrong: %s", r)
+		}
+		through = merge(through, r)
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(plain.TurnsPerSecond(), "os/exec-turns/s")
+	b.ReportMetric(ms(plain.Percentile(0.5)), "os/exec-p50-ms")
+	b.ReportMetric(ms(plain.Percentile(0.99)), "os/exec-p99-ms")
+	b.ReportMetric(through.TurnsPerSecond(), "runtime-turns/s")
+	b.ReportMetric(ms(through.Percentile(0.5)), "runtime-p50-ms")
+	b.ReportMetric(ms(through.Percentile(0.99)), "runtime-p99-ms")
+	b.ReportMetric(through.TurnsPerSecond()/plain.TurnsPerSecond(), "runtime/os-exec")
+}
+
+// merge adds r's turns to sum.
+func merge(sum, r conformance.LoadReport) conformance.LoadReport {
+	sum.Turns += r.Turns
+	sum.Failed += r.Failed
+	sum.Elapsed += r.Elapsed
+	sum.Latencies = append(sum.Latencies, r.Latencies...)
+	slices.Sort(sum.Latencies)
+	return sum
+}
+
+// osExecTurns is the baseline: the same turns with nothing but os/exec.
+func osExecTurns(b *testing.B, turns int, f conformance.Fixtures) conformance.LoadReport {
+	root := b.TempDir()
+	var (
+		mu     sync.Mutex
+		report = conformance.LoadReport{Turns: turns}
+		wg     sync.WaitGroup
+		gate   = make(chan struct{})
+	)
+	for i := range turns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-gate
+			start := time.Now()
+			err := osExecTurn(filepath.Join(root, strconv.Itoa(i)), f)
+			took := time.Since(start)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				b.Errorf("os/exec turn: %v", err)
+				report.Failed++
+				return
+			}
+			report.Latencies = append(report.Latencies, took)
+		}()
+	}
+	start := time.Now()
+	close(gate)
+	wg.Wait()
+	report.Elapsed = time.Since(start)
+	slices.Sort(report.Latencies)
+	return report
+}
+
+func osExecTurn(dir string, f conformance.Fixtures) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	run := func(c paddock.Cmd) *exec.Cmd {
+		cmd := exec.Command(c.Path, c.Args...)
+		cmd.Dir = dir
+		return cmd
+	}
+	out, err := run(f.ExecBulk.Cmd).Output()
+	if err != nil || !bytes.Equal(out, f.ExecBulk.Output) {
+		return fmt.Errorf("exec: %d bytes, %v", len(out), err)
+	}
+	cmd := run(f.SpawnBulk.Cmd)
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	out, err = io.ReadAll(pipe)
+	if werr := cmd.Wait(); err == nil {
+		err = werr
+	}
+	if err != nil || !bytes.Equal(out, f.SpawnBulk.Output) {
+		return fmt.Errorf("spawn: %d bytes, %v", len(out), err)
+	}
+	return nil
 }
