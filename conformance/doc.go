@@ -36,7 +36,11 @@
 //     transport that ends without an exit yields an EventError; an exit
 //     already received wins over a later close. WriteStdin after the exit,
 //     or after Close, is ErrCommandExited. Close detaches locally and never
-//     kills the remote command.
+//     kills the remote command. All of this holds under load: read a
+//     command's output until its end, and never let a timer decide that
+//     the output is complete (a busy machine schedules readers late). Case
+//     24 runs Config.Load.Turns turns at once, each checking the exact
+//     bytes of Exec and Spawn; lower the count for a live provider.
 //  6. Sessions (capability attach). Attach replays from byte zero, keeping
 //     stream identity and chunk boundaries (the first replayed chunk equals
 //     the first chunk the original saw), then tails; a finished session

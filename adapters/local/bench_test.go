@@ -2,7 +2,6 @@ package local_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
-	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/local"
 	"github.com/paddockhq/paddock/conformance"
 )
@@ -31,27 +29,23 @@ func BenchmarkStream(b *testing.B) {
 	}
 	for name, argv := range cases {
 		b.Run(name, func(b *testing.B) {
-			for mode, opt := range map[string]local.Option{
-				"unisolated": local.WithIsolation(local.IsolationNone),
-				"auto":       local.WithIsolation(local.IsolationAuto),
-			} {
+			for mode, opt := range benchModes() {
 				b.Run(mode, func(b *testing.B) { benchStream(b, argv, opt) })
 			}
 		})
 	}
 }
 
+// benchModes are the isolation modes the benchmarks compare.
+func benchModes() map[string]local.Option {
+	return map[string]local.Option{
+		"unisolated": local.WithIsolation(local.IsolationNone),
+		"auto":       local.WithIsolation(local.IsolationAuto),
+	}
+}
+
 func benchStream(b *testing.B, argv []string, opt local.Option) {
-	a, err := local.New(local.WithRoot(b.TempDir()), opt)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer a.Close()
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderLocal: a}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = rt.Shutdown(context.Background()) }()
+	rt := startRuntime(b, newLocal(b, opt))
 	h, err := rt.Create(ctx, paddock.ProviderLocal, "bench", paddock.CreateOpts{})
 	if err != nil {
 		b.Fatal(err)
@@ -100,29 +94,14 @@ func benchStream(b *testing.B, argv []string, opt local.Option) {
 // ratio of their rates (runtime/os-exec).
 func BenchmarkTurns(b *testing.B) {
 	for _, turns := range []int{100, 500} {
-		for _, mode := range []string{"unisolated", "auto"} {
-			b.Run(fmt.Sprintf("%d-turns/%s", turns, mode), func(b *testing.B) {
-				opt := local.WithIsolation(local.IsolationNone)
-				if mode == "auto" {
-					opt = local.WithIsolation(local.IsolationAuto)
-				}
-				benchTurns(b, turns, opt)
-			})
+		for mode, opt := range benchModes() {
+			b.Run(fmt.Sprintf("%d-turns/%s", turns, mode), func(b *testing.B) { benchTurns(b, turns, opt) })
 		}
 	}
 }
 
 func benchTurns(b *testing.B, turns int, opt local.Option) {
-	a, err := local.New(local.WithRoot(b.TempDir()), opt)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer a.Close()
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderLocal: a}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = rt.Shutdown(context.Background()) }()
+	rt := startRuntime(b, newLocal(b, opt))
 	fixtures := conformance.ShellFixtures()
 	var through, plain conformance.LoadReport
 	for range b.N {

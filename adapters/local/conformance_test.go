@@ -1,12 +1,10 @@
 package local_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock"
-	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/local"
 	"github.com/paddockhq/paddock/conformance"
 	"github.com/stretchr/testify/require"
@@ -52,14 +50,7 @@ func TestConformance(t *testing.T) {
 func TestConformanceThroughTheRuntime(t *testing.T) {
 	for mode, opt := range isolationModes(t) {
 		t.Run(mode, func(t *testing.T) {
-			a := newLocal(t, opt)
-			rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderLocal: a}})
-			require.NoError(t, err)
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				require.NoError(t, rt.Shutdown(ctx))
-			})
+			rt := startRuntime(t, newLocal(t, opt))
 			conformance.RunRuntime(t, rt, paddock.ProviderLocal, shellConfig())
 		})
 	}

@@ -36,3 +36,9 @@ func CountMembers(rec SessionRecord) int { return len(rec.members()) }
 func WithUnkillableHolders() Option {
 	return func(a *Adapter) { a.drain.Kill = func(int, drain.Object) error { return nil } }
 }
+
+// Running reports whether pid is a live process (not a zombie).
+func Running(pid int) bool {
+	_, ok := processStart(pid)
+	return ok
+}

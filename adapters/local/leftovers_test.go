@@ -1,7 +1,6 @@
 package local_test
 
 import (
-	"bytes"
 	"os"
 	"strconv"
 	"strings"
@@ -28,14 +27,7 @@ func leftoverPID(t *testing.T, out string) int {
 }
 
 // running reports whether pid runs (a zombie counts as gone).
-func running(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
-}
+func running(pid int) bool { return local.Running(pid) }
 
 // escaped starts `sleep 1000` in a session of its own (out of the
 // command's process group), prints "pid N", and waits until it has left.
@@ -136,6 +128,25 @@ func TestExecTimeoutEndsALeftoverHoldingTheOutput(t *testing.T) {
 	require.NoError(t, err)
 	killAtEnd(t, pid)
 	assert.Eventually(t, func() bool { return !running(pid) }, 5*time.Second, time.Millisecond)
+}
+
+// A deadline that passes while the exited command's leftovers have their
+// grace ends the grace: the exec answers on time, not after the grace.
+func TestExecDeadlineCutsTheGraceShort(t *testing.T) {
+	t.Parallel()
+	a := newLocal(t, local.WithIsolation(local.IsolationNone), local.WithExitGrace(time.Hour))
+	h := box(t, a, "grace")
+	start := time.Now()
+	_, err := a.Exec(ctx, h, paddock.NewCmd("sh", "-c", escaped+`echo $! > leftover.pid`),
+		paddock.ExecOpts{Timeout: paddock.Duration(300 * time.Millisecond)})
+	require.ErrorIs(t, err, paddock.ErrExecTimeout)
+	assert.Less(t, time.Since(start), 10*time.Second)
+	b, err := os.ReadFile(a.HostPath(h, "/leftover.pid"))
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	killAtEnd(t, pid)
+	assert.Eventually(t, func() bool { return !running(pid) }, 5*time.Second, time.Millisecond, "the leftover was killed")
 }
 
 func TestDrainOptionsAreValidated(t *testing.T) {

@@ -242,8 +242,8 @@ func (s *started) finish(done <-chan struct{}, pol drain.Policy, stop <-chan str
 	case <-stop:
 		s.killTree()
 		observed = <-exited
-		pol.Grace = 0
 	}
+	pol.Abort = stop // no grace for the leftovers of a command given up on
 	reaped := false
 	if !observed { // the exit cannot be watched without reaping here
 		waitErr, reaped = s.cmd.Wait(), true

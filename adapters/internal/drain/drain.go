@@ -19,6 +19,9 @@ type Policy struct {
 	// Grace is how long processes left by the command may keep its output
 	// open before they are killed (0: at once).
 	Grace time.Duration
+	// Abort, when closed, ends the grace at once (the caller gave up on the
+	// command: a deadline, a cancellation).
+	Abort <-chan struct{}
 	// Limit bounds the wait for the end of file after the kill; past it the
 	// output is cut and reported incomplete.
 	Limit time.Duration
@@ -64,6 +67,7 @@ func Drain(out Output, p Policy) (complete bool) {
 	case <-out.Done:
 		return true
 	case <-grace.C:
+	case <-p.Abort:
 	}
 	if !heldOpen(out.Files) {
 		<-out.Done

@@ -155,6 +155,18 @@ func TestDrainKillsALeftoverHoldingTheOutput(t *testing.T) {
 	assert.True(t, strings.HasSuffix(c.out.String(), "4999\n5000\n"))
 }
 
+// A caller that gives up (a deadline) ends the grace at once.
+func TestDrainAbortEndsTheGrace(t *testing.T) {
+	t.Parallel()
+	c := start(t, `sleep 1000 & echo pid $!`, true)
+	require.NoError(t, c.cmd.Wait())
+	abort := make(chan struct{})
+	close(abort)
+	var killed recorder
+	require.True(t, drain.Drain(c.output(), drain.Policy{Grace: time.Hour, Limit: 5 * time.Second, Abort: abort, Kill: killed.kill}))
+	assert.Equal(t, []int{leftover(t, c.out.String())}, killed.pids())
+}
+
 // A leftover that closed the output (a daemon writing elsewhere) is left
 // alone.
 func TestDrainLeavesAProcessThatClosedTheOutput(t *testing.T) {
