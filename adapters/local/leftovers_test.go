@@ -91,11 +91,18 @@ func TestAnOutputThatCannotBeDrainedIsReportedTruncated(t *testing.T) {
 	a := newLocal(t, local.WithIsolation(local.IsolationNone), local.WithUnkillableHolders(),
 		local.WithExitGrace(time.Millisecond), local.WithDrainLimit(50*time.Millisecond))
 	h := box(t, a, "stuck")
-	const script = escaped
+	const script = escaped + `echo $! >> leftovers.pid`
+	t.Cleanup(func() { // every run's leftover survived "being killed": kill it now
+		b, _ := os.ReadFile(a.HostPath(h, "/leftovers.pid"))
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
 
 	st := sh(t, a, h, script, paddock.SpawnOpts{})
 	evs := events(t, st, 10*time.Second)
-	killAtEnd(t, leftoverPID(t, stdout(evs)))
 	last := evs[len(evs)-1]
 	require.Equal(t, paddock.EventError, last.Kind, "terminal %s", terminal(evs))
 	assert.ErrorIs(t, last.Err, paddock.ErrOutputTruncated)
@@ -108,6 +115,17 @@ func TestAnOutputThatCannotBeDrainedIsReportedTruncated(t *testing.T) {
 	_, err = a.Exec(ctx, h, paddock.NewCmd("sh", "-c", script), paddock.ExecOpts{})
 	assert.ErrorIs(t, err, paddock.ErrOutputTruncated)
 	assert.True(t, paddock.IsTransient(err))
+
+	// Through the runtime the verdict keeps its detail, as a frame and as
+	// an exec error.
+	rt := startRuntime(t, a)
+	view := rt.View(paddock.ProviderLocal)
+	through, err := view.Spawn(ctx, h, paddock.NewCmd("sh", "-c", script), paddock.SpawnOpts{})
+	require.NoError(t, err)
+	evs = events(t, through, 10*time.Second)
+	assert.ErrorIs(t, evs[len(evs)-1].Err, paddock.ErrOutputTruncated)
+	_, err = view.Exec(ctx, h, paddock.NewCmd("sh", "-c", script), paddock.ExecOpts{})
+	assert.ErrorIs(t, err, paddock.ErrOutputTruncated)
 }
 
 // An exec past its deadline ends promptly even when a process outside the
