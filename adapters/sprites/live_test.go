@@ -17,7 +17,9 @@ import (
 // TestLive runs the conformance suite against the real Sprites API with the
 // token in SPRITES_TOKEN (and SPRITES_BASE_URL, if set). It creates and
 // destroys sprites named paddock-live-<run>-<n>. SPRITES_CHECKPOINTS=1 also
-// runs the checkpoint cases (they write checkpoints on those sprites).
+// runs the checkpoint cases (they write checkpoints on those sprites). The
+// load case runs SPRITES_LOAD_TURNS turns at once (default 10: each is a
+// sprite of its own on the account).
 func TestLive(t *testing.T) {
 	token := os.Getenv("SPRITES_TOKEN")
 	if token == "" {
@@ -25,6 +27,10 @@ func TestLive(t *testing.T) {
 	}
 	captured.token(token)
 	checkpoints, _ := strconv.ParseBool(os.Getenv("SPRITES_CHECKPOINTS"))
+	turns := liveLoadTurns
+	if v, err := strconv.Atoi(os.Getenv("SPRITES_LOAD_TURNS")); err == nil && v > 0 {
+		turns = v
+	}
 	a := sprites.New(sprites.Config{
 		Token: paddock.NewSecret(token), BaseURL: os.Getenv("SPRITES_BASE_URL"),
 		CheckpointCreation: checkpoints, Logger: testLogger(),
@@ -40,5 +46,9 @@ func TestLive(t *testing.T) {
 		},
 		FrameTimeout:     60 * time.Second,
 		OperationTimeout: 3 * time.Minute,
+		Load:             conformance.Load{Turns: turns, Timeout: 15 * time.Minute},
 	})
 }
+
+// liveLoadTurns is the live load case's default concurrency.
+const liveLoadTurns = 10
