@@ -330,7 +330,9 @@ func (a *Adapter) execGate(name string) *sync.RWMutex {
 }
 
 // Resume unpauses the sandbox, or starts it again if it was stopped (an
-// idle stop loses the scratch space: tmpfs).
+// idle stop loses the scratch space: tmpfs). When a pause raced exiting
+// execs, the engine may still report the sandbox paused for a moment after
+// Resume (it applies a queued paused event late, then the resumed one).
 func (a *Adapter) Resume(ctx context.Context, h paddock.Handle) (paddock.Handle, error) {
 	return a.adopt(ctx, h.Name)
 }
