@@ -63,7 +63,7 @@ type Adapter interface {
 	// ApplyNetworkPolicy applies the complete egress policy; an empty
 	// allow list denies all egress and must reach the backend.
 	ApplyNetworkPolicy(ctx context.Context, h Handle, policy NetworkPolicy) error
-	// PublicURL returns an http(s) URL for the sandbox, or ErrUnsupported.
+	// PublicURL returns an http(s) URL for the sandbox, or ErrNoPublicURL.
 	PublicURL(ctx context.Context, h Handle) (string, error)
 	// CreateCheckpoint saves the sandbox and returns the checkpoint id;
 	// ErrNotSupported without CapCheckpoint.

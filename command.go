@@ -12,33 +12,33 @@ import (
 // key a map.
 type Ref string
 
-// Command is a provider-tagged reference to one streaming command
+// Subscription is a provider-tagged reference to one streaming command
 // subscription (contract section 4). Provider selects the adapter for stdin
-// and stop; Private belongs to whoever minted the command and is never
+// and stop; Private belongs to whoever minted the subscription and is never
 // printed, logged or encoded.
-type Command struct {
+type Subscription struct {
 	Provider Provider `json:"provider"`
 	Ref      Ref      `json:"ref"`
 	Private  any      `json:"-"`
 }
 
 // String returns "provider/ref".
-func (c Command) String() string { return string(c.Provider) + "/" + string(c.Ref) }
+func (c Subscription) String() string { return string(c.Provider) + "/" + string(c.Ref) }
 
 // GoString returns a Go-syntax form without private state.
-func (c Command) GoString() string {
-	return fmt.Sprintf("paddock.Command{Provider:%q, Ref:%q}", string(c.Provider), string(c.Ref))
+func (c Subscription) GoString() string {
+	return fmt.Sprintf("paddock.Subscription{Provider:%q, Ref:%q}", string(c.Provider), string(c.Ref))
 }
 
-// Format prints the command for every fmt verb without private state.
-func (c Command) Format(f fmt.State, verb rune) { formatSafe(f, verb, c.String(), c.GoString()) }
+// Format prints the subscription for every fmt verb without private state.
+func (c Subscription) Format(f fmt.State, verb rune) { formatSafe(f, verb, c.String(), c.GoString()) }
 
 // MarshalZerologObject logs the provider and the ref.
-func (c Command) MarshalZerologObject(e *zerolog.Event) {
+func (c Subscription) MarshalZerologObject(e *zerolog.Event) {
 	e.Str("provider", string(c.Provider)).Str("ref", string(c.Ref))
 }
 
 // LogValue logs the provider and the ref through log/slog.
-func (c Command) LogValue() slog.Value {
+func (c Subscription) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("provider", string(c.Provider)), slog.String("ref", string(c.Ref)))
 }

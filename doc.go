@@ -10,13 +10,13 @@
 // package proves an adapter right.
 //
 // Callers use the actor runtime (package actors), which dispatches on the
-// provider tag of a Handle or Command through a Registry, validates every
+// provider tag of a Handle or Subscription through a Registry, validates every
 // option before any provider access (the Check functions and each option
 // type's Resolve or Validate), never falls back from an optional operation
 // to a required one, and keeps the frame contract: output in order, then
 // exactly one terminal frame.
 //
-// Values that may hold secrets never print them: Handle and Command show only
+// Values that may hold secrets never print them: Handle and Subscription show only
 // provider and name or ref, Cmd hides env values, and Secret shows
 // "[redacted]" in every form.
 //

@@ -79,10 +79,10 @@ var (
 	ErrProvider      error = &kindError{KindProvider}
 )
 
-// ErrUnsupported is PublicURL's answer when the question does not apply (no
+// ErrNoPublicURL is PublicURL's answer when the question does not apply (no
 // public_url capability, or no URL on record). It is deliberately outside the
 // taxonomy: callers treat it as "no URL to report", not as a failure.
-var ErrUnsupported = errors.New("unsupported")
+var ErrNoPublicURL = errors.New("no public url")
 
 // sentinelOf returns an error that matches the sentinel of kind k.
 func sentinelOf(k Kind) error { return &kindError{k} }
@@ -304,7 +304,7 @@ func (e *UnknownProviderError) Error() string {
 // invalid and restore_failed are not; every other error, including
 // command_exited, write_failed, provider and any error outside the taxonomy,
 // is transient. Two errors this package defines outside the taxonomy are
-// permanent, because no retry can change them: ErrUnsupported and
+// permanent, because no retry can change them: ErrNoPublicURL and
 // *UnknownProviderError. IsTransient(nil) is false.
 func IsTransient(err error) bool {
 	if err == nil {
@@ -314,7 +314,7 @@ func IsTransient(err error) bool {
 		return k.Transient()
 	}
 	var unknown *UnknownProviderError
-	if errors.Is(err, ErrUnsupported) || errors.As(err, &unknown) {
+	if errors.Is(err, ErrNoPublicURL) || errors.As(err, &unknown) {
 		return false
 	}
 	return true

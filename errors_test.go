@@ -100,8 +100,8 @@ func TestIsTransientOutsideTheTaxonomy(t *testing.T) {
 		"unknown error":            {errors.New("something odd"), true},
 		"wrapped unknown error":    {fmt.Errorf("x: %w", io.ErrUnexpectedEOF), true},
 		"bare timeout":             {context.DeadlineExceeded, true},
-		"unsupported public url":   {paddock.ErrUnsupported, false},
-		"wrapped unsupported":      {fmt.Errorf("public url: %w", paddock.ErrUnsupported), false},
+		"unsupported public url":   {paddock.ErrNoPublicURL, false},
+		"wrapped unsupported":      {fmt.Errorf("public url: %w", paddock.ErrNoPublicURL), false},
 		"unknown provider":         {&paddock.UnknownProviderError{Provider: "nope"}, false},
 		"wrapped unknown provider": {fmt.Errorf("x: %w", &paddock.UnknownProviderError{Provider: "nope"}), false},
 	}
@@ -111,7 +111,7 @@ func TestIsTransientOutsideTheTaxonomy(t *testing.T) {
 		})
 	}
 	assert.Equal(t, paddock.Kind(""), paddock.KindOf(errors.New("x")))
-	assert.Equal(t, paddock.Kind(""), paddock.KindOf(paddock.ErrUnsupported))
+	assert.Equal(t, paddock.Kind(""), paddock.KindOf(paddock.ErrNoPublicURL))
 	assert.Equal(t, paddock.Kind(""), paddock.KindOf(nil))
 }
 

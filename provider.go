@@ -3,7 +3,7 @@ package paddock
 import "sort"
 
 // Provider identifies a sandbox backend. It is the tag on every Handle and
-// Command that selects the adapter serving it.
+// Subscription that selects the adapter serving it.
 type Provider string
 
 // Providers shipped with Paddock. A host may register others.

@@ -49,7 +49,7 @@ func TestWithBackoffAttempts(t *testing.T) {
 		"permanent after transient stops": {0, []error{unavailable, paddock.ErrDenied}, 2, paddock.ErrDenied},
 		"command exited is retried (3.2)": {0, []error{paddock.ErrCommandExited}, 2, nil},
 		"unknown provider is not retried": {0, []error{&paddock.UnknownProviderError{Provider: "x"}}, 1, nil},
-		"unsupported url is not retried":  {0, []error{paddock.ErrUnsupported}, 1, paddock.ErrUnsupported},
+		"unsupported url is not retried":  {0, []error{paddock.ErrNoPublicURL}, 1, paddock.ErrNoPublicURL},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -66,7 +66,7 @@ func TestSecretsNeverPrint(t *testing.T) {
 			Private: &client{BaseURL: "https://api.sprites.dev", Token: token}},
 		"handle with a bare token": paddock.Handle{Provider: "sprites", Name: "box", Private: token},
 		"handle pointer":           &paddock.Handle{Provider: "sprites", Name: "box", Private: token},
-		"command":                  paddock.Command{Provider: "e2b", Ref: "r-1", Private: map[string]string{"k": token}},
+		"command":                  paddock.Subscription{Provider: "e2b", Ref: "r-1", Private: map[string]string{"k": token}},
 		"secret":                   paddock.NewSecret(token),
 		"preview":                  paddock.Preview{URL: "https://p.test/", Port: 80, Token: paddock.NewSecret(token), ExpiresAt: time.Unix(0, 0)},
 		"cmd env":                  paddock.Cmd{Path: "agent", Env: []paddock.EnvVar{{Name: "API_KEY", Value: token}}},
@@ -100,9 +100,9 @@ func TestHandleAndCommandPrintTheirIdentity(t *testing.T) {
 	logger.Info().Object("h", h).Msg("")
 	assert.JSONEq(t, `{"level":"info","h":{"provider":"sprites","name":"box"}}`, buf.String())
 
-	c := paddock.Command{Provider: "e2b", Ref: "r-7", Private: token}
+	c := paddock.Subscription{Provider: "e2b", Ref: "r-7", Private: token}
 	assert.Equal(t, "e2b/r-7", fmt.Sprintf("%v", c))
-	assert.Equal(t, `paddock.Command{Provider:"e2b", Ref:"r-7"}`, fmt.Sprintf("%#v", c))
+	assert.Equal(t, `paddock.Subscription{Provider:"e2b", Ref:"r-7"}`, fmt.Sprintf("%#v", c))
 }
 
 func TestSecretRevealAndPreviewHeader(t *testing.T) {

@@ -60,7 +60,7 @@ func (s *stubAdapter) ApplyNetworkPolicy(context.Context, paddock.Handle, paddoc
 	return paddock.ErrNotSupported
 }
 func (s *stubAdapter) PublicURL(context.Context, paddock.Handle) (string, error) {
-	return "", paddock.ErrUnsupported
+	return "", paddock.ErrNoPublicURL
 }
 func (s *stubAdapter) CreateCheckpoint(context.Context, paddock.Handle, paddock.CheckpointOpts) (string, error) {
 	return "", paddock.ErrNotSupported

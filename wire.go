@@ -101,7 +101,7 @@ func FailureOf(err error) *messages.Failure {
 		}
 	case KindOf(err) != "":
 		f.Kind = KindCode(KindOf(err))
-	case errors.Is(err, ErrUnsupported):
+	case errors.Is(err, ErrNoPublicURL):
 		f.Kind = messages.ErrorKind_ERROR_KIND_UNSUPPORTED
 	default:
 		f.Kind, f.Message = messages.ErrorKind_ERROR_KIND_OTHER, err.Error()
@@ -155,7 +155,7 @@ func bareErrorOf(f *messages.Failure) error {
 	case messages.ErrorKind_ERROR_KIND_PROVIDER:
 		return &ProviderError{Provider: Provider(f.Provider), Detail: f.Detail}
 	case messages.ErrorKind_ERROR_KIND_UNSUPPORTED:
-		return ErrUnsupported
+		return ErrNoPublicURL
 	case messages.ErrorKind_ERROR_KIND_UNKNOWN_PROVIDER:
 		e := &UnknownProviderError{Provider: Provider(f.Provider)}
 		for _, p := range f.Configured {
@@ -180,13 +180,13 @@ func HandleFromMessage(m *messages.Handle) Handle {
 }
 
 // CommandMessage encodes c without its private state.
-func CommandMessage(c Command) *messages.CommandRef {
+func CommandMessage(c Subscription) *messages.CommandRef {
 	return &messages.CommandRef{Provider: string(c.Provider), Ref: string(c.Ref)}
 }
 
 // CommandFromMessage decodes a command reference; its Private is nil.
-func CommandFromMessage(m *messages.CommandRef) Command {
-	return Command{Provider: Provider(m.GetProvider()), Ref: Ref(m.GetRef())}
+func CommandFromMessage(m *messages.CommandRef) Subscription {
+	return Subscription{Provider: Provider(m.GetProvider()), Ref: Ref(m.GetRef())}
 }
 
 // CmdMessage encodes a command line.

@@ -78,7 +78,7 @@ func TestFailureOutsideTheTaxonomy(t *testing.T) {
 	assert.NoError(t, paddock.ErrorOf(nil))
 	assert.NoError(t, paddock.ErrorOf(&messages.Failure{}))
 
-	assert.ErrorIs(t, overTheWire(t, paddock.ErrUnsupported), paddock.ErrUnsupported)
+	assert.ErrorIs(t, overTheWire(t, paddock.ErrNoPublicURL), paddock.ErrNoPublicURL)
 
 	var up *paddock.UnknownProviderError
 	require.ErrorAs(t, overTheWire(t, &paddock.UnknownProviderError{Provider: "x", Configured: []paddock.Provider{"a", "b"}}), &up)
@@ -108,8 +108,8 @@ func TestValueConversions(t *testing.T) {
 	assert.Equal(t, paddock.Handle{Provider: "sprites", Name: "box", InstanceID: "i-9"},
 		paddock.HandleFromMessage(paddock.HandleMessage(h)))
 
-	c := paddock.Command{Provider: "fake", Ref: "r-1", Private: "dropped"}
-	assert.Equal(t, paddock.Command{Provider: "fake", Ref: "r-1"}, paddock.CommandFromMessage(paddock.CommandMessage(c)))
+	c := paddock.Subscription{Provider: "fake", Ref: "r-1", Private: "dropped"}
+	assert.Equal(t, paddock.Subscription{Provider: "fake", Ref: "r-1"}, paddock.CommandFromMessage(paddock.CommandMessage(c)))
 
 	cmd := paddock.Cmd{Path: "sh", Args: []string{"-c", "x"}, Env: []paddock.EnvVar{{Name: "A", Value: "1"}, {Name: "A", Value: "2"}}, Dir: "/w"}
 	assert.Equal(t, cmd, paddock.CmdFromMessage(paddock.CmdMessage(cmd)), "env order survives")

@@ -9,14 +9,14 @@ import (
 	"github.com/paddockhq/paddock/messages"
 )
 
-// Stream is a spawned or attached command for plain-Go callers: its frames
+// FrameStream is a spawned or attached command for plain-Go callers: its frames
 // (*messages.Stdout, *messages.Stderr, then one *messages.Exit or
 // *messages.Error) arrive on C, which closes after the terminal frame, or
 // at once after Close. Reading C is what grants the command flow-control
 // credit: a consumer that stops reading stops the command's reading too.
-type Stream struct {
+type FrameStream struct {
 	rt        *Runtime
-	cmd       paddock.Command
+	sub       paddock.Subscription
 	sessionID string
 	out       chan messages.Frame
 	bridge    *actor.PID
@@ -25,31 +25,32 @@ type Stream struct {
 }
 
 // C delivers the frames in order.
-func (s *Stream) C() <-chan messages.Frame { return s.out }
+func (s *FrameStream) C() <-chan messages.Frame { return s.out }
 
-// Command is the command reference (for WriteStdin, StopCommand, ...).
-func (s *Stream) Command() paddock.Command { return s.cmd }
+// Subscription is the reference of this subscription (for WriteStdin,
+// StopCommand, ...).
+func (s *FrameStream) Subscription() paddock.Subscription { return s.sub }
 
 // SessionID is the session a spawn started or attached to ("" when the
 // adapter made none).
-func (s *Stream) SessionID() string { return s.sessionID }
+func (s *FrameStream) SessionID() string { return s.sessionID }
 
 // WriteStdin writes p to the command's stdin.
-func (s *Stream) WriteStdin(ctx context.Context, p []byte) error {
-	return s.rt.WriteStdin(ctx, s.cmd, p)
+func (s *FrameStream) WriteStdin(ctx context.Context, p []byte) error {
+	return s.rt.WriteStdin(ctx, s.sub, p)
 }
 
 // CloseStdin sends EOF to the command's stdin.
-func (s *Stream) CloseStdin(ctx context.Context) error { return s.rt.CloseStdin(ctx, s.cmd) }
+func (s *FrameStream) CloseStdin(ctx context.Context) error { return s.rt.CloseStdin(ctx, s.sub) }
 
 // Close detaches locally (StopCommand): C closes without a terminal frame
 // and the remote command keeps running. It is idempotent.
-func (s *Stream) Close() error {
+func (s *FrameStream) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closing)
 		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 		defer cancel()
-		_ = s.rt.StopCommand(ctx, s.cmd)
+		_ = s.rt.StopCommand(ctx, s.sub)
 		s.rt.engine.Poison(s.bridge)
 	})
 	return nil
@@ -101,11 +102,11 @@ func (b *bridgeActor) close() {
 
 // newStreamBridge spawns a bridge and its pump; the caller sets cmd once
 // the command exists.
-func (rt *Runtime) newStreamBridge() *Stream {
+func (rt *Runtime) newStreamBridge() *FrameStream {
 	window := rt.cfg.Window
 	queue := make(chan delivery, window+2)
 	pumpDone := make(chan struct{})
-	s := &Stream{rt: rt, out: make(chan messages.Frame), closing: make(chan struct{})}
+	s := &FrameStream{rt: rt, out: make(chan messages.Frame), closing: make(chan struct{})}
 	s.bridge = rt.engine.Spawn(func() actor.Receiver {
 		return &bridgeActor{rt: rt, queue: queue, pumpDone: pumpDone}
 	}, bridgeKind, append(rt.actorOpts(), actor.WithID(rt.newID()), actor.WithInboxSize(commandInbox))...)

@@ -36,7 +36,7 @@ func TestFacadeDispatchesOnTheTag(t *testing.T) {
 
 			s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "stay"), paddock.SpawnOpts{Stdin: true})
 			require.NoError(t, err)
-			assert.Equal(t, p, s.Command().Provider, "commands carry the caller's tag")
+			assert.Equal(t, p, s.Subscription().Provider, "commands carry the caller's tag")
 			require.NoError(t, s.WriteStdin(ctx, []byte("in"+"put")))
 			assert.Equal(t, "echo:input", string(frame(t, s).(*messages.Stdout).GetData()))
 			require.NoError(t, s.CloseStdin(ctx))
@@ -55,7 +55,7 @@ func TestFacadeDispatchesOnTheTag(t *testing.T) {
 			require.NotEmpty(t, id, "found by its command line")
 			att, err := rt.Attach(ctx, h, id, paddock.AttachOpts{Stdin: true})
 			require.NoError(t, err)
-			assert.NotEqual(t, runner.Command().Ref, att.Command().Ref)
+			assert.NotEqual(t, runner.Subscription().Ref, att.Subscription().Ref)
 			require.NoError(t, runner.CloseStdin(ctx))
 			assert.Equal(t, []string{"exit:0"}, terminals(all(t, runner)))
 			assert.Equal(t, []string{"exit:0"}, terminals(all(t, att)), "both refs get the exit")

@@ -174,14 +174,14 @@ func (rt *Runtime) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 }
 
 // Spawn starts cmd and returns a plain-Go Stream of its frames.
-func (rt *Runtime) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (*Stream, error) {
+func (rt *Runtime) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (*FrameStream, error) {
 	s := rt.newStreamBridge()
 	c, session, err := rt.SpawnTo(ctx, s.bridge, h, cmd, opts, 0)
 	if err != nil {
 		rt.engine.Poison(s.bridge)
 		return nil, err
 	}
-	s.cmd, s.sessionID = c, session
+	s.sub, s.sessionID = c, session
 	return s, nil
 }
 
@@ -189,46 +189,46 @@ func (rt *Runtime) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd,
 // output frames in flight before owner must grant credit (0 = the
 // runtime's window; see Credits). It returns the command and its session
 // id.
-func (rt *Runtime) SpawnTo(ctx context.Context, owner *actor.PID, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts, window int) (paddock.Command, string, error) {
+func (rt *Runtime) SpawnTo(ctx context.Context, owner *actor.PID, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts, window int) (paddock.Subscription, string, error) {
 	r, err := do[*messages.SpawnReply](ctx, rt, "spawn", h.Provider, h.Name, func(id string) proto.Message {
 		return &messages.SpawnRequest{Id: id, Handle: paddock.HandleMessage(h), Cmd: paddock.CmdMessage(cmd),
 			Owner: messages.PidOf(owner), Stdin: opts.Stdin, Tty: opts.TTY, Detachable: opts.Detachable,
 			SessionName: opts.Name, Window: uint32(max(window, 0))}
 	})
 	if err != nil {
-		return paddock.Command{}, "", err
+		return paddock.Subscription{}, "", err
 	}
 	return paddock.CommandFromMessage(r.GetCommand()), r.GetSessionId(), nil
 }
 
 // Attach rejoins a session with a plain-Go Stream: its output from byte
 // zero, then live output or its recorded end.
-func (rt *Runtime) Attach(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.AttachOpts) (*Stream, error) {
+func (rt *Runtime) Attach(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.AttachOpts) (*FrameStream, error) {
 	s := rt.newStreamBridge()
 	c, err := rt.AttachTo(ctx, s.bridge, h, sessionID, opts, 0)
 	if err != nil {
 		rt.engine.Poison(s.bridge)
 		return nil, err
 	}
-	s.cmd, s.sessionID = c, sessionID
+	s.sub, s.sessionID = c, sessionID
 	return s, nil
 }
 
 // AttachTo rejoins a session with owner as the recipient of its frames.
-func (rt *Runtime) AttachTo(ctx context.Context, owner *actor.PID, h paddock.Handle, sessionID string, opts paddock.AttachOpts, window int) (paddock.Command, error) {
+func (rt *Runtime) AttachTo(ctx context.Context, owner *actor.PID, h paddock.Handle, sessionID string, opts paddock.AttachOpts, window int) (paddock.Subscription, error) {
 	r, err := do[*messages.AttachReply](ctx, rt, "attach", h.Provider, h.Name, func(id string) proto.Message {
 		return &messages.AttachRequest{Id: id, Handle: paddock.HandleMessage(h), SessionId: sessionID,
 			Owner: messages.PidOf(owner), Stdin: opts.Stdin, Window: uint32(max(window, 0))}
 	})
 	if err != nil {
-		return paddock.Command{}, err
+		return paddock.Subscription{}, err
 	}
 	return paddock.CommandFromMessage(r.GetCommand()), nil
 }
 
 // WriteStdin writes p to the command's stdin, in order with other writes;
 // ErrCommandExited after its exit or after StopCommand.
-func (rt *Runtime) WriteStdin(ctx context.Context, c paddock.Command, p []byte) error {
+func (rt *Runtime) WriteStdin(ctx context.Context, c paddock.Subscription, p []byte) error {
 	data := bytes.Clone(p) // the caller may reuse p once we return, even on a timeout
 	_, err := do[*messages.WriteStdinReply](ctx, rt, "write_stdin", c.Provider, "", func(id string) proto.Message {
 		return &messages.WriteStdinRequest{Id: id, Command: paddock.CommandMessage(c), Data: data}
@@ -238,7 +238,7 @@ func (rt *Runtime) WriteStdin(ctx context.Context, c paddock.Command, p []byte) 
 
 // CloseStdin sends EOF to the command's stdin; ok after its exit,
 // ErrCommandExited after StopCommand.
-func (rt *Runtime) CloseStdin(ctx context.Context, c paddock.Command) error {
+func (rt *Runtime) CloseStdin(ctx context.Context, c paddock.Subscription) error {
 	_, err := do[*messages.CloseStdinReply](ctx, rt, "close_stdin", c.Provider, "", func(id string) proto.Message {
 		return &messages.CloseStdinRequest{Id: id, Command: paddock.CommandMessage(c)}
 	})
@@ -247,7 +247,7 @@ func (rt *Runtime) CloseStdin(ctx context.Context, c paddock.Command) error {
 
 // StopCommand detaches this subscription locally; the remote command keeps
 // running and stays attachable. It succeeds for any command, repeatedly.
-func (rt *Runtime) StopCommand(ctx context.Context, c paddock.Command) error {
+func (rt *Runtime) StopCommand(ctx context.Context, c paddock.Subscription) error {
 	_, err := do[*messages.StopCommandReply](ctx, rt, "stop_command", c.Provider, "", func(id string) proto.Message {
 		return &messages.StopCommandRequest{Id: id, Command: paddock.CommandMessage(c)}
 	})
@@ -287,7 +287,7 @@ func (rt *Runtime) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p p
 	return err
 }
 
-// PublicURL returns the sandbox's URL, or paddock.ErrUnsupported.
+// PublicURL returns the sandbox's URL, or paddock.ErrNoPublicURL.
 func (rt *Runtime) PublicURL(ctx context.Context, h paddock.Handle) (string, error) {
 	r, err := do[*messages.PublicURLReply](ctx, rt, "public_url", h.Provider, h.Name, func(id string) proto.Message {
 		return &messages.PublicURLRequest{Id: id, Handle: paddock.HandleMessage(h)}

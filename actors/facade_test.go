@@ -23,7 +23,7 @@ import (
 func TestUnknownProviderFailsLoudlyEverywhere(t *testing.T) {
 	rt, _ := startFake(t)
 	h := paddock.Handle{Provider: "nope", Name: "box"}
-	c := paddock.Command{Provider: "nope", Ref: "r"}
+	c := paddock.Subscription{Provider: "nope", Ref: "r"}
 	calls := map[string]func() error{
 		"BuildHandle":  func() error { _, err := rt.BuildHandle("nope", "box"); return err },
 		"Supports":     func() error { _, err := rt.Supports("nope", paddock.CapAttach); return err },
@@ -169,8 +169,8 @@ func TestStdinAndStopSemantics(t *testing.T) {
 	all(t, done)
 	require.ErrorIs(t, done.WriteStdin(ctx, []byte("late")), paddock.ErrCommandExited, "a write after the exit")
 	require.NoError(t, done.CloseStdin(ctx), "closing stdin of an exited command is ok")
-	require.NoError(t, rt.StopCommand(ctx, done.Command()))
-	require.NoError(t, rt.StopCommand(ctx, done.Command()), "stop is repeatable")
+	require.NoError(t, rt.StopCommand(ctx, done.Subscription()))
+	require.NoError(t, rt.StopCommand(ctx, done.Subscription()), "stop is repeatable")
 	require.ErrorIs(t, done.CloseStdin(ctx), paddock.ErrCommandExited, "after StopCommand")
 
 	live, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Stdin: true})
@@ -181,13 +181,13 @@ func TestStdinAndStopSemantics(t *testing.T) {
 	assert.Empty(t, all(t, live), "after a detach the channel closes with no terminal frame")
 	assert.True(t, f.SessionLive("box", live.SessionID()), "the command keeps running")
 	require.ErrorIs(t, live.WriteStdin(ctx, []byte("x")), paddock.ErrCommandExited, "a detached command takes no stdin")
-	require.NoError(t, rt.StopCommand(ctx, paddock.Command{Provider: "fake", Ref: "never-existed"}), "stop of an unknown ref is ok")
-	require.ErrorIs(t, rt.WriteStdin(ctx, paddock.Command{Provider: "fake", Ref: "never-existed"}, []byte("x")), paddock.ErrCommandExited)
+	require.NoError(t, rt.StopCommand(ctx, paddock.Subscription{Provider: "fake", Ref: "never-existed"}), "stop of an unknown ref is ok")
+	require.ErrorIs(t, rt.WriteStdin(ctx, paddock.Subscription{Provider: "fake", Ref: "never-existed"}, []byte("x")), paddock.ErrCommandExited)
 
 	att, err := rt.Attach(ctx, h, live.SessionID(), paddock.AttachOpts{Stdin: true})
 	require.NoError(t, err)
 	assert.Equal(t, "ready", string(frame(t, att).(*messages.Stdout).GetData()), "a new attacher replays")
-	assert.NotEqual(t, live.Command().Ref, att.Command().Ref, "an attach gets a fresh ref")
+	assert.NotEqual(t, live.Subscription().Ref, att.Subscription().Ref, "an attach gets a fresh ref")
 	require.NoError(t, att.WriteStdin(ctx, []byte("via-attach")))
 	assert.Equal(t, "echo:via-attach", string(frame(t, att).(*messages.Stdout).GetData()))
 	require.NoError(t, rt.TerminateSession(ctx, h, live.SessionID(), paddock.TerminateOpts{}))

@@ -41,7 +41,7 @@ func startFake(t testing.TB, cfg ...func(*actors.Config)) (*actors.Runtime, *fak
 }
 
 // frame waits up to a second for the stream's next frame.
-func frame(t testing.TB, s *actors.Stream) messages.Frame {
+func frame(t testing.TB, s *actors.FrameStream) messages.Frame {
 	t.Helper()
 	select {
 	case f, ok := <-s.C():
@@ -54,7 +54,7 @@ func frame(t testing.TB, s *actors.Stream) messages.Frame {
 }
 
 // all reads every frame until the channel closes.
-func all(t testing.TB, s *actors.Stream) []messages.Frame {
+func all(t testing.TB, s *actors.FrameStream) []messages.Frame {
 	t.Helper()
 	var out []messages.Frame
 	for {

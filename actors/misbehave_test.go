@@ -197,7 +197,7 @@ func TestMisbehavingAdapterStreams(t *testing.T) {
 				// Events reach subscribers asynchronously.
 				require.Eventually(t, func() bool { return len(events.snapshot()) == 1 }, 2*time.Second, time.Millisecond)
 				assert.Equal(t, tc.violation, events.snapshot()[0].What)
-				assert.Equal(t, string(s.Command().Ref), events.snapshot()[0].Ref)
+				assert.Equal(t, string(s.Subscription().Ref), events.snapshot()[0].Ref)
 			}
 			events.mu.Lock()
 			defer events.mu.Unlock()

@@ -121,7 +121,7 @@ func TestThousandConcurrentCommands(t *testing.T) {
 			if !assert.Len(t, frames, 4, "command %d", i) {
 				return
 			}
-			ref := string(s.Command().Ref)
+			ref := string(s.Subscription().Ref)
 			for j, f := range frames {
 				assert.Equal(t, ref, f.GetRef(), "command %d frame %d carries its own ref", i, j)
 				assert.Equal(t, uint64(j+1), f.GetSeq(), "command %d: contiguous seq", i)
@@ -141,7 +141,7 @@ func TestShutdownWithLiveCommands(t *testing.T) {
 	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	const n = 100
-	streams := make([]*actors.Stream, n)
+	streams := make([]*actors.FrameStream, n)
 	o := &ownerActor{}
 	owner := spawnOwner(rt.Engine(), o)
 	defer func() { <-rt.Engine().Poison(owner).Done() }()

@@ -152,10 +152,10 @@ func EventOf(f messages.Frame) paddock.Event {
 }
 
 // StreamOf presents a plain-Go Stream as a paddock.Stream.
-func StreamOf(s *Stream) paddock.Stream { return &streamView{s: s} }
+func StreamOf(s *FrameStream) paddock.Stream { return &streamView{s: s} }
 
 type streamView struct {
-	s      *Stream
+	s      *FrameStream
 	done   bool
 	closed atomic.Bool
 }

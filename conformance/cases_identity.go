@@ -24,7 +24,7 @@ func capabilitiesAreKnown(t testing.TB, s *suite) {
 	require.NoError(t, s.a.Capabilities().Validate())
 }
 
-// 3. A URL only with public_url, and then an http(s) one; ErrUnsupported
+// 3. A URL only with public_url, and then an http(s) one; ErrNoPublicURL
 // only without it; any other error passes.
 func publicURLAgrees(t testing.TB, s *suite) {
 	h := s.fresh(t)
@@ -34,7 +34,7 @@ func publicURLAgrees(t testing.TB, s *suite) {
 	case err == nil:
 		require.True(t, advertised, "PublicURL returned %q without advertising public_url", url)
 		require.True(t, strings.HasPrefix(url, "http"), "a public URL starts with http: %q", url)
-	case errors.Is(err, paddock.ErrUnsupported):
+	case errors.Is(err, paddock.ErrNoPublicURL):
 		require.False(t, advertised, "PublicURL is unsupported although public_url is advertised")
 	}
 }

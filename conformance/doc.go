@@ -2,7 +2,7 @@
 // as a library: an adapter's own test calls Run once, and each promise of
 // the contract becomes a named subtest, so a failure points at exactly one
 // promise. Cases gated by a capability check the promise when it is
-// advertised and the refusal (not_supported, or ErrUnsupported for public
+// advertised and the refusal (not_supported, or ErrNoPublicURL for public
 // URLs) when it is not; nothing passes silently.
 //
 // # Writing an adapter

@@ -62,7 +62,7 @@ func (a *actorOwned) Attach(ctx context.Context, h paddock.Handle, id string, o 
 type ownedStream struct {
 	rt      *actors.Runtime
 	owner   *actor.PID
-	cmd     paddock.Command
+	cmd     paddock.Subscription
 	session string
 
 	mu       sync.Mutex

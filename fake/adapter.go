@@ -224,11 +224,11 @@ func (a *Adapter) setStatus(h paddock.Handle, s paddock.Status) error {
 	return nil
 }
 
-// PublicURL returns https://<name>.fake.test, or ErrUnsupported without
+// PublicURL returns https://<name>.fake.test, or ErrNoPublicURL without
 // public_url.
 func (a *Adapter) PublicURL(_ context.Context, h paddock.Handle) (string, error) {
 	if !a.caps.Has(paddock.CapPublicURL) {
-		return "", paddock.ErrUnsupported
+		return "", paddock.ErrNoPublicURL
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -124,7 +124,7 @@ func (a *Adapter) ApplyNetworkPolicy(context.Context, paddock.Handle, paddock.Ne
 
 // PublicURL is unsupported: use Expose for a signed preview.
 func (a *Adapter) PublicURL(context.Context, paddock.Handle) (string, error) {
-	return "", paddock.ErrUnsupported
+	return "", paddock.ErrNoPublicURL
 }
 
 // CreateCheckpoint is not supported (scratch space is tmpfs).

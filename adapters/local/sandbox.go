@@ -283,7 +283,7 @@ func (a *Adapter) ApplyNetworkPolicy(context.Context, paddock.Handle, paddock.Ne
 
 // PublicURL is unsupported: nothing of a local sandbox is published.
 func (a *Adapter) PublicURL(context.Context, paddock.Handle) (string, error) {
-	return "", paddock.ErrUnsupported
+	return "", paddock.ErrNoPublicURL
 }
 
 // CreateCheckpoint is not supported.

@@ -399,7 +399,7 @@ func TestPublicURL(t *testing.T) {
 	require.Regexp(t, `^https://box-[a-z0-9]+\.sprites\.app$`, u)
 	srv.Fail("GET /v1/sprites/{name}", spritestest.Body(200, `{"name":"box","id":"sprite-1","url":""}`))
 	_, err = a.PublicURL(ctxFor(t, 5*time.Second), h)
-	require.ErrorIs(t, err, paddock.ErrUnsupported, "no URL is unsupported, not a guess")
+	require.ErrorIs(t, err, paddock.ErrNoPublicURL, "no URL is unsupported, not a guess")
 }
 
 // §13.1 Headers: Sprite-Version on sprite routes, NDJSON streams typed;

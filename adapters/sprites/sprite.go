@@ -218,14 +218,14 @@ func (a *Adapter) Resume(ctx context.Context, h paddock.Handle) (paddock.Handle,
 	return h, nil
 }
 
-// PublicURL returns the sprite's URL, or ErrUnsupported when it has none.
+// PublicURL returns the sprite's URL, or ErrNoPublicURL when it has none.
 func (a *Adapter) PublicURL(ctx context.Context, h paddock.Handle) (string, error) {
 	obj, _, err := a.get(ctx, h.Name)
 	if err != nil {
 		return "", err
 	}
 	if obj.URL == "" {
-		return "", paddock.ErrUnsupported
+		return "", paddock.ErrNoPublicURL
 	}
 	return obj.URL, nil
 }

@@ -120,7 +120,7 @@ func cliCommand(ctx context.Context, cmd string, args []string, stdin io.Reader,
 
 // follow copies a stream's output to the terminal and returns the exit code
 // it ended with; an Error frame (unknown fate) is 125, its reason on stderr.
-func follow(ctx context.Context, s *actors.Stream, stdout, stderr io.Writer) int {
+func follow(ctx context.Context, s *actors.FrameStream, stdout, stderr io.Writer) int {
 	for {
 		select {
 		case f, ok := <-s.C():
@@ -148,7 +148,7 @@ func follow(ctx context.Context, s *actors.Stream, stdout, stderr io.Writer) int
 }
 
 // forwardStdin writes our stdin to the command, then closes its stdin.
-func forwardStdin(ctx context.Context, s *actors.Stream, stdin io.Reader) {
+func forwardStdin(ctx context.Context, s *actors.FrameStream, stdin io.Reader) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := stdin.Read(buf)

@@ -82,7 +82,7 @@ func (c *console) socket(w http.ResponseWriter, r *http.Request) {
 		_ = conn.SetWriteDeadline(time.Now().Add(socketWriteWait))
 		return conn.WriteJSON(m)
 	}
-	if err := send(serverMessage{Type: "started", Ref: string(s.Command().Ref), Session: s.SessionID()}); err != nil {
+	if err := send(serverMessage{Type: "started", Ref: string(s.Subscription().Ref), Session: s.SessionID()}); err != nil {
 		return
 	}
 	go c.readClient(ctx, conn, s, send, cancel)
@@ -129,7 +129,7 @@ func closeSocket(ctx context.Context, conn *websocket.Conn, wmu *sync.Mutex) {
 }
 
 // open starts the stream the page asked for.
-func (c *console) open(ctx context.Context, m clientMessage) (*actors.Stream, error) {
+func (c *console) open(ctx context.Context, m clientMessage) (*actors.FrameStream, error) {
 	h := paddock.Handle{Provider: paddock.Provider(m.Provider), Name: m.Sandbox}
 	switch m.Op {
 	case "run":
@@ -145,7 +145,7 @@ func (c *console) open(ctx context.Context, m clientMessage) (*actors.Stream, er
 
 // readClient carries out the page's stdin and detach requests until the
 // socket ends (a detach ends the stream; the page then closes the socket).
-func (c *console) readClient(ctx context.Context, conn *websocket.Conn, s *actors.Stream, send func(serverMessage) error, cancel func()) {
+func (c *console) readClient(ctx context.Context, conn *websocket.Conn, s *actors.FrameStream, send func(serverMessage) error, cancel func()) {
 	defer cancel()
 	for {
 		var m clientMessage
