@@ -84,9 +84,6 @@ var (
 // taxonomy: callers treat it as "no URL to report", not as a failure.
 var ErrNoPublicURL = errors.New("no public url")
 
-// sentinelOf returns an error that matches the sentinel of kind k.
-func sentinelOf(k Kind) error { return &kindError{k} }
-
 // KindOf returns the taxonomy kind of err, looking through wrapping, or ""
 // when err is nil or outside the taxonomy.
 func KindOf(err error) Kind {

@@ -9,51 +9,15 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/kindcases"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// kindCase is one error of a known kind and the sentinel it must match.
-type kindCase struct {
-	name      string
-	err       error
-	kind      paddock.Kind
-	sentinel  error
-	transient bool
-}
-
-func kindCases() []kindCase {
-	retry := 2 * time.Second
-	return []kindCase{
-		{"not_found sentinel", paddock.ErrNotFound, paddock.KindNotFound, paddock.ErrNotFound, false},
-		{"truncated sentinel", paddock.ErrTruncated, paddock.KindTruncated, paddock.ErrTruncated, false},
-		{"not_supported sentinel", paddock.ErrNotSupported, paddock.KindNotSupported, paddock.ErrNotSupported, false},
-		{"already_exists sentinel", paddock.ErrAlreadyExists, paddock.KindAlreadyExists, paddock.ErrAlreadyExists, false},
-		{"command_exited sentinel", paddock.ErrCommandExited, paddock.KindCommandExited, paddock.ErrCommandExited, true},
-		{"rate_limited sentinel", paddock.ErrRateLimited, paddock.KindRateLimited, paddock.ErrRateLimited, true},
-		{"rate_limited typed with hint", &paddock.RateLimitedError{RetryAfter: &retry}, paddock.KindRateLimited, paddock.ErrRateLimited, true},
-		{"rate_limited typed without hint", &paddock.RateLimitedError{}, paddock.KindRateLimited, paddock.ErrRateLimited, true},
-		{"unavailable sentinel", paddock.ErrUnavailable, paddock.KindUnavailable, paddock.ErrUnavailable, true},
-		{"unavailable typed", &paddock.UnavailableError{Detail: "http", Status: 503}, paddock.KindUnavailable, paddock.ErrUnavailable, true},
-		{"closed_before_exit", paddock.ErrClosedBeforeExit, paddock.KindUnavailable, paddock.ErrUnavailable, true},
-		{"exec_timeout", &paddock.ExecTimeoutError{Timeout: time.Second}, paddock.KindUnavailable, paddock.ErrUnavailable, true},
-		{"denied sentinel", paddock.ErrDenied, paddock.KindDenied, paddock.ErrDenied, false},
-		{"denied typed", &paddock.DeniedError{Status: 401}, paddock.KindDenied, paddock.ErrDenied, false},
-		{"invalid sentinel", paddock.ErrInvalid, paddock.KindInvalid, paddock.ErrInvalid, false},
-		{"invalid typed", &paddock.InvalidError{Detail: paddock.DetailTerminationRequest}, paddock.KindInvalid, paddock.ErrInvalid, false},
-		{"restore_failed sentinel", paddock.ErrRestoreFailed, paddock.KindRestoreFailed, paddock.ErrRestoreFailed, false},
-		{"restore_failed typed", &paddock.RestoreFailedError{Detail: "disk"}, paddock.KindRestoreFailed, paddock.ErrRestoreFailed, false},
-		{"write_failed sentinel", paddock.ErrWriteFailed, paddock.KindWriteFailed, paddock.ErrWriteFailed, true},
-		{"write_failed typed", &paddock.WriteFailedError{Detail: "broken pipe"}, paddock.KindWriteFailed, paddock.ErrWriteFailed, true},
-		{"provider sentinel", paddock.ErrProvider, paddock.KindProvider, paddock.ErrProvider, true},
-		{"provider typed", &paddock.ProviderError{Provider: "e2b", Detail: "odd"}, paddock.KindProvider, paddock.ErrProvider, true},
-	}
-}
-
 func TestEveryKindHasACase(t *testing.T) {
 	seen := map[paddock.Kind]bool{}
-	for _, c := range kindCases() {
-		seen[c.kind] = true
+	for _, c := range kindcases.All() {
+		seen[c.Kind] = true
 	}
 	for _, k := range paddock.Kinds() {
 		assert.True(t, seen[k], "kind %s has no test case", k)
@@ -62,31 +26,31 @@ func TestEveryKindHasACase(t *testing.T) {
 }
 
 func TestKindsAndTransience(t *testing.T) {
-	for _, c := range kindCases() {
+	for _, c := range kindcases.All() {
 		wrappers := map[string]error{
-			"bare":           c.err,
-			"fmt wrapped":    fmt.Errorf("reading: %w", c.err),
-			"op wrapped":     &paddock.OpError{Op: "get", Provider: "fake", Name: "box", Err: c.err},
-			"double wrapped": fmt.Errorf("outer: %w", &paddock.OpError{Op: "get", Provider: "fake", Err: c.err}),
+			"bare":           c.Err,
+			"fmt wrapped":    fmt.Errorf("reading: %w", c.Err),
+			"op wrapped":     &paddock.OpError{Op: "get", Provider: "fake", Name: "box", Err: c.Err},
+			"double wrapped": fmt.Errorf("outer: %w", &paddock.OpError{Op: "get", Provider: "fake", Err: c.Err}),
 		}
 		for how, err := range wrappers {
-			t.Run(c.name+"/"+how, func(t *testing.T) {
-				assert.Equal(t, c.kind, paddock.KindOf(err))
-				assert.Equal(t, c.transient, paddock.IsTransient(err))
-				assert.Equal(t, c.transient, c.kind.Transient())
-				assert.ErrorIs(t, err, c.sentinel)
+			t.Run(c.Name+"/"+how, func(t *testing.T) {
+				assert.Equal(t, c.Kind, paddock.KindOf(err))
+				assert.Equal(t, c.Transient, paddock.IsTransient(err))
+				assert.Equal(t, c.Transient, c.Kind.Transient())
+				assert.ErrorIs(t, err, c.Sentinel)
 			})
 		}
 	}
 }
 
 func TestSentinelsAreDistinct(t *testing.T) {
-	for _, a := range kindCases() {
-		for _, b := range kindCases() {
-			if a.kind == b.kind {
+	for _, a := range kindcases.All() {
+		for _, b := range kindcases.All() {
+			if a.Kind == b.Kind {
 				continue
 			}
-			assert.NotErrorIs(t, a.err, b.sentinel, "%s must not match %s", a.name, b.kind)
+			assert.NotErrorIs(t, a.Err, b.Sentinel, "%s must not match %s", a.Name, b.Kind)
 		}
 	}
 }

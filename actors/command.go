@@ -7,6 +7,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/wire"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/paddockhq/paddock/supervisor"
 	"google.golang.org/protobuf/proto"
@@ -293,7 +294,7 @@ func (a *commandActor) answer(c *actor.Context, req stdinReq, err error) {
 		if req.close {
 			op = "close_stdin"
 		}
-		f = paddock.FailureOf(&paddock.OpError{Op: op, Provider: a.provider, Err: err})
+		f = wire.FailureOf(&paddock.OpError{Op: op, Provider: a.provider, Err: err})
 	}
 	var reply proto.Message = &messages.WriteStdinReply{Id: req.id, Failure: f}
 	if req.close {

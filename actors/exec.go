@@ -5,6 +5,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/wire"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/paddockhq/paddock/supervisor"
 )
@@ -104,7 +105,7 @@ func (x *execCollector) expired(c *actor.Context) bool {
 }
 
 func (x *execCollector) failure(err error) *messages.Failure {
-	return paddock.FailureOf(&paddock.OpError{Op: x.job.op, Provider: x.job.handle.Provider, Name: x.job.handle.Name, Err: err})
+	return wire.FailureOf(&paddock.OpError{Op: x.job.op, Provider: x.job.handle.Provider, Name: x.job.handle.Name, Err: err})
 }
 
 // answer replies once, then asks the root to stop the collector (its stop

@@ -9,6 +9,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/wire"
 	"github.com/paddockhq/paddock/messages"
 	"google.golang.org/protobuf/proto"
 )
@@ -29,7 +30,7 @@ func do[R reply](ctx context.Context, rt *Runtime, op string, p paddock.Provider
 	if err != nil {
 		return r, &paddock.OpError{Op: op, Provider: p, Name: name, Err: err}
 	}
-	return r, paddock.ErrorOf(r.GetFailure())
+	return r, wire.ErrorOf(r.GetFailure())
 }
 
 // adapter looks a provider up for the calls that need no actor, wrapping
@@ -86,7 +87,7 @@ func (rt *Runtime) Create(ctx context.Context, p paddock.Provider, name string, 
 	if err != nil {
 		return paddock.Handle{}, err
 	}
-	return paddock.HandleFromMessage(r.GetHandle()), nil
+	return wire.HandleFromMessage(r.GetHandle()), nil
 }
 
 // CreateNew makes one creation attempt that never adopts; ErrNotSupported
@@ -94,29 +95,29 @@ func (rt *Runtime) Create(ctx context.Context, p paddock.Provider, name string, 
 func (rt *Runtime) CreateNew(ctx context.Context, p paddock.Provider, name string, opts paddock.CreateNewOpts) (paddock.Handle, error) {
 	r, err := do[*messages.CreateNewReply](ctx, rt, "create_new", p, name, func(id string) proto.Message {
 		return &messages.CreateNewRequest{Id: id, Provider: string(p), Name: name,
-			Timeout: paddock.DurationMessage(opts.Timeout), WaitForCapacity: opts.WaitForCapacity}
+			Timeout: wire.DurationMessage(opts.Timeout), WaitForCapacity: opts.WaitForCapacity}
 	})
 	if err != nil {
 		return paddock.Handle{}, err
 	}
-	return paddock.HandleFromMessage(r.GetHandle()), nil
+	return wire.HandleFromMessage(r.GetHandle()), nil
 }
 
 // Get reports the sandbox's status; ErrNotFound only for definite absence.
 func (rt *Runtime) Get(ctx context.Context, h paddock.Handle) (paddock.Info, error) {
 	r, err := do[*messages.GetReply](ctx, rt, "get", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.GetRequest{Id: id, Handle: paddock.HandleMessage(h)}
+		return &messages.GetRequest{Id: id, Handle: wire.HandleMessage(h)}
 	})
 	if err != nil {
 		return paddock.Info{}, err
 	}
-	return paddock.InfoFromMessage(r.GetInfo()), nil
+	return wire.InfoFromMessage(r.GetInfo()), nil
 }
 
 // Destroy removes the sandbox; an absent one is fine.
 func (rt *Runtime) Destroy(ctx context.Context, h paddock.Handle) error {
 	_, err := do[*messages.DestroyReply](ctx, rt, "destroy", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.DestroyRequest{Id: id, Handle: paddock.HandleMessage(h)}
+		return &messages.DestroyRequest{Id: id, Handle: wire.HandleMessage(h)}
 	})
 	return err
 }
@@ -125,7 +126,7 @@ func (rt *Runtime) Destroy(ctx context.Context, h paddock.Handle) error {
 // adapter has none.
 func (rt *Runtime) DestroyOnce(ctx context.Context, h paddock.Handle, opts paddock.DestroyOnceOpts) error {
 	_, err := do[*messages.DestroyOnceReply](ctx, rt, "destroy_once", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.DestroyOnceRequest{Id: id, Handle: paddock.HandleMessage(h), Timeout: paddock.DurationMessage(opts.Timeout)}
+		return &messages.DestroyOnceRequest{Id: id, Handle: wire.HandleMessage(h), Timeout: wire.DurationMessage(opts.Timeout)}
 	})
 	return err
 }
@@ -141,7 +142,7 @@ func (rt *Runtime) ListAllNames(ctx context.Context, p paddock.Provider) ([]stri
 // Suspend parks the sandbox.
 func (rt *Runtime) Suspend(ctx context.Context, h paddock.Handle) error {
 	_, err := do[*messages.SuspendReply](ctx, rt, "suspend", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.SuspendRequest{Id: id, Handle: paddock.HandleMessage(h)}
+		return &messages.SuspendRequest{Id: id, Handle: wire.HandleMessage(h)}
 	})
 	return err
 }
@@ -149,12 +150,12 @@ func (rt *Runtime) Suspend(ctx context.Context, h paddock.Handle) error {
 // Resume wakes the sandbox and returns a usable handle.
 func (rt *Runtime) Resume(ctx context.Context, h paddock.Handle) (paddock.Handle, error) {
 	r, err := do[*messages.ResumeReply](ctx, rt, "resume", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.ResumeRequest{Id: id, Handle: paddock.HandleMessage(h)}
+		return &messages.ResumeRequest{Id: id, Handle: wire.HandleMessage(h)}
 	})
 	if err != nil {
 		return paddock.Handle{}, err
 	}
-	return paddock.HandleFromMessage(r.GetHandle()), nil
+	return wire.HandleFromMessage(r.GetHandle()), nil
 }
 
 // Exec runs cmd to completion through a command stream (contract section
@@ -164,8 +165,8 @@ func (rt *Runtime) Resume(ctx context.Context, h paddock.Handle) (paddock.Handle
 // partial output is discarded.
 func (rt *Runtime) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
 	r, err := do[*messages.ExecReply](ctx, rt, "exec", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.ExecRequest{Id: id, Handle: paddock.HandleMessage(h), Cmd: paddock.CmdMessage(cmd),
-			Timeout: paddock.DurationMessage(opts.Timeout), StderrToStdout: opts.StderrToStdout}
+		return &messages.ExecRequest{Id: id, Handle: wire.HandleMessage(h), Cmd: wire.CmdMessage(cmd),
+			Timeout: wire.DurationMessage(opts.Timeout), StderrToStdout: opts.StderrToStdout}
 	})
 	if err != nil {
 		return paddock.ExecResult{}, err
@@ -191,14 +192,14 @@ func (rt *Runtime) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd,
 // id.
 func (rt *Runtime) SpawnTo(ctx context.Context, owner *actor.PID, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts, window int) (paddock.Subscription, string, error) {
 	r, err := do[*messages.SpawnReply](ctx, rt, "spawn", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.SpawnRequest{Id: id, Handle: paddock.HandleMessage(h), Cmd: paddock.CmdMessage(cmd),
+		return &messages.SpawnRequest{Id: id, Handle: wire.HandleMessage(h), Cmd: wire.CmdMessage(cmd),
 			Owner: messages.PidOf(owner), Stdin: opts.Stdin, Tty: opts.TTY, Detachable: opts.Detachable,
 			SessionName: opts.Name, Window: uint32(max(window, 0))}
 	})
 	if err != nil {
 		return paddock.Subscription{}, "", err
 	}
-	return paddock.CommandFromMessage(r.GetCommand()), r.GetSessionId(), nil
+	return wire.CommandFromMessage(r.GetCommand()), r.GetSessionId(), nil
 }
 
 // Attach rejoins a session with a plain-Go Stream: its output from byte
@@ -217,13 +218,13 @@ func (rt *Runtime) Attach(ctx context.Context, h paddock.Handle, sessionID strin
 // AttachTo rejoins a session with owner as the recipient of its frames.
 func (rt *Runtime) AttachTo(ctx context.Context, owner *actor.PID, h paddock.Handle, sessionID string, opts paddock.AttachOpts, window int) (paddock.Subscription, error) {
 	r, err := do[*messages.AttachReply](ctx, rt, "attach", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.AttachRequest{Id: id, Handle: paddock.HandleMessage(h), SessionId: sessionID,
+		return &messages.AttachRequest{Id: id, Handle: wire.HandleMessage(h), SessionId: sessionID,
 			Owner: messages.PidOf(owner), Stdin: opts.Stdin, Window: uint32(max(window, 0))}
 	})
 	if err != nil {
 		return paddock.Subscription{}, err
 	}
-	return paddock.CommandFromMessage(r.GetCommand()), nil
+	return wire.CommandFromMessage(r.GetCommand()), nil
 }
 
 // WriteStdin writes p to the command's stdin, in order with other writes;
@@ -231,7 +232,7 @@ func (rt *Runtime) AttachTo(ctx context.Context, owner *actor.PID, h paddock.Han
 func (rt *Runtime) WriteStdin(ctx context.Context, c paddock.Subscription, p []byte) error {
 	data := bytes.Clone(p) // the caller may reuse p once we return, even on a timeout
 	_, err := do[*messages.WriteStdinReply](ctx, rt, "write_stdin", c.Provider, "", func(id string) proto.Message {
-		return &messages.WriteStdinRequest{Id: id, Command: paddock.CommandMessage(c), Data: data}
+		return &messages.WriteStdinRequest{Id: id, Command: wire.CommandMessage(c), Data: data}
 	})
 	return err
 }
@@ -240,7 +241,7 @@ func (rt *Runtime) WriteStdin(ctx context.Context, c paddock.Subscription, p []b
 // ErrCommandExited after StopCommand.
 func (rt *Runtime) CloseStdin(ctx context.Context, c paddock.Subscription) error {
 	_, err := do[*messages.CloseStdinReply](ctx, rt, "close_stdin", c.Provider, "", func(id string) proto.Message {
-		return &messages.CloseStdinRequest{Id: id, Command: paddock.CommandMessage(c)}
+		return &messages.CloseStdinRequest{Id: id, Command: wire.CommandMessage(c)}
 	})
 	return err
 }
@@ -249,7 +250,7 @@ func (rt *Runtime) CloseStdin(ctx context.Context, c paddock.Subscription) error
 // running and stays attachable. It succeeds for any command, repeatedly.
 func (rt *Runtime) StopCommand(ctx context.Context, c paddock.Subscription) error {
 	_, err := do[*messages.StopCommandReply](ctx, rt, "stop_command", c.Provider, "", func(id string) proto.Message {
-		return &messages.StopCommandRequest{Id: id, Command: paddock.CommandMessage(c)}
+		return &messages.StopCommandRequest{Id: id, Command: wire.CommandMessage(c)}
 	})
 	return err
 }
@@ -257,14 +258,14 @@ func (rt *Runtime) StopCommand(ctx context.Context, c paddock.Subscription) erro
 // ListSessions lists the sandbox's sessions, finished ones included.
 func (rt *Runtime) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock.Session, error) {
 	r, err := do[*messages.ListSessionsReply](ctx, rt, "list_sessions", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.ListSessionsRequest{Id: id, Handle: paddock.HandleMessage(h)}
+		return &messages.ListSessionsRequest{Id: id, Handle: wire.HandleMessage(h)}
 	})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]paddock.Session, 0, len(r.GetSessions()))
 	for _, s := range r.GetSessions() {
-		out = append(out, paddock.SessionFromMessage(s))
+		out = append(out, wire.SessionFromMessage(s))
 	}
 	return out, nil
 }
@@ -272,8 +273,8 @@ func (rt *Runtime) ListSessions(ctx context.Context, h paddock.Handle) ([]paddoc
 // TerminateSession stops one session, with the facade's order of checks.
 func (rt *Runtime) TerminateSession(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.TerminateOpts) error {
 	_, err := do[*messages.TerminateSessionReply](ctx, rt, "terminate_session", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.TerminateSessionRequest{Id: id, Handle: paddock.HandleMessage(h), SessionId: sessionID,
-			Timeout: paddock.DurationMessage(opts.Timeout), Mode: paddock.TerminateModeMessage(opts.Mode)}
+		return &messages.TerminateSessionRequest{Id: id, Handle: wire.HandleMessage(h), SessionId: sessionID,
+			Timeout: wire.DurationMessage(opts.Timeout), Mode: wire.TerminateModeMessage(opts.Mode)}
 	})
 	return err
 }
@@ -282,7 +283,7 @@ func (rt *Runtime) TerminateSession(ctx context.Context, h paddock.Handle, sessi
 // list denies all egress.
 func (rt *Runtime) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p paddock.NetworkPolicy) error {
 	_, err := do[*messages.ApplyNetworkPolicyReply](ctx, rt, "apply_network_policy", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.ApplyNetworkPolicyRequest{Id: id, Handle: paddock.HandleMessage(h), Allow: p.Allow}
+		return &messages.ApplyNetworkPolicyRequest{Id: id, Handle: wire.HandleMessage(h), Allow: p.Allow}
 	})
 	return err
 }
@@ -290,7 +291,7 @@ func (rt *Runtime) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p p
 // PublicURL returns the sandbox's URL, or paddock.ErrNoPublicURL.
 func (rt *Runtime) PublicURL(ctx context.Context, h paddock.Handle) (string, error) {
 	r, err := do[*messages.PublicURLReply](ctx, rt, "public_url", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.PublicURLRequest{Id: id, Handle: paddock.HandleMessage(h)}
+		return &messages.PublicURLRequest{Id: id, Handle: wire.HandleMessage(h)}
 	})
 	return r.GetUrl(), err
 }
@@ -298,7 +299,7 @@ func (rt *Runtime) PublicURL(ctx context.Context, h paddock.Handle) (string, err
 // CreateCheckpoint saves the sandbox; ErrNotSupported without CapCheckpoint.
 func (rt *Runtime) CreateCheckpoint(ctx context.Context, h paddock.Handle, opts paddock.CheckpointOpts) (string, error) {
 	r, err := do[*messages.CreateCheckpointReply](ctx, rt, "create_checkpoint", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.CreateCheckpointRequest{Id: id, Handle: paddock.HandleMessage(h), Comment: opts.Comment}
+		return &messages.CreateCheckpointRequest{Id: id, Handle: wire.HandleMessage(h), Comment: opts.Comment}
 	})
 	return r.GetCheckpointId(), err
 }
@@ -306,8 +307,8 @@ func (rt *Runtime) CreateCheckpoint(ctx context.Context, h paddock.Handle, opts 
 // CreateCheckpointOnce makes one bounded checkpoint tied to an operation id.
 func (rt *Runtime) CreateCheckpointOnce(ctx context.Context, h paddock.Handle, opts paddock.CheckpointOnceOpts) (string, error) {
 	r, err := do[*messages.CreateCheckpointOnceReply](ctx, rt, "create_checkpoint_once", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.CreateCheckpointOnceRequest{Id: id, Handle: paddock.HandleMessage(h),
-			Timeout: paddock.DurationMessage(opts.Timeout), OperationId: opts.OperationID}
+		return &messages.CreateCheckpointOnceRequest{Id: id, Handle: wire.HandleMessage(h),
+			Timeout: wire.DurationMessage(opts.Timeout), OperationId: opts.OperationID}
 	})
 	return r.GetCheckpointId(), err
 }
@@ -315,7 +316,7 @@ func (rt *Runtime) CreateCheckpointOnce(ctx context.Context, h paddock.Handle, o
 // RestoreCheckpoint restores a checkpoint.
 func (rt *Runtime) RestoreCheckpoint(ctx context.Context, h paddock.Handle, checkpointID string) error {
 	_, err := do[*messages.RestoreCheckpointReply](ctx, rt, "restore_checkpoint", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.RestoreCheckpointRequest{Id: id, Handle: paddock.HandleMessage(h), CheckpointId: checkpointID}
+		return &messages.RestoreCheckpointRequest{Id: id, Handle: wire.HandleMessage(h), CheckpointId: checkpointID}
 	})
 	return err
 }
@@ -323,14 +324,14 @@ func (rt *Runtime) RestoreCheckpoint(ctx context.Context, h paddock.Handle, chec
 // ListCheckpoints lists the sandbox's checkpoints.
 func (rt *Runtime) ListCheckpoints(ctx context.Context, h paddock.Handle) ([]paddock.Checkpoint, error) {
 	r, err := do[*messages.ListCheckpointsReply](ctx, rt, "list_checkpoints", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.ListCheckpointsRequest{Id: id, Handle: paddock.HandleMessage(h)}
+		return &messages.ListCheckpointsRequest{Id: id, Handle: wire.HandleMessage(h)}
 	})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]paddock.Checkpoint, 0, len(r.GetCheckpoints()))
 	for _, c := range r.GetCheckpoints() {
-		out = append(out, paddock.CheckpointFromMessage(c))
+		out = append(out, wire.CheckpointFromMessage(c))
 	}
 	return out, nil
 }
@@ -338,18 +339,18 @@ func (rt *Runtime) ListCheckpoints(ctx context.Context, h paddock.Handle) ([]pad
 // Expose makes a port reachable as a signed, expiring preview.
 func (rt *Runtime) Expose(ctx context.Context, h paddock.Handle, port int, opts paddock.ExposeOpts) (paddock.Preview, error) {
 	r, err := do[*messages.ExposeReply](ctx, rt, "expose", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.ExposeRequest{Id: id, Handle: paddock.HandleMessage(h), Port: int32(port), Ttl: paddock.DurationMessage(&opts.TTL)}
+		return &messages.ExposeRequest{Id: id, Handle: wire.HandleMessage(h), Port: int32(port), Ttl: wire.DurationMessage(&opts.TTL)}
 	})
 	if err != nil {
 		return paddock.Preview{}, err
 	}
-	return paddock.PreviewFromMessage(r.GetPreview()), nil
+	return wire.PreviewFromMessage(r.GetPreview()), nil
 }
 
 // Revoke ends a preview early.
 func (rt *Runtime) Revoke(ctx context.Context, h paddock.Handle, p paddock.Preview) error {
 	_, err := do[*messages.RevokeReply](ctx, rt, "revoke", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.RevokeRequest{Id: id, Handle: paddock.HandleMessage(h), Preview: paddock.PreviewMessage(p)}
+		return &messages.RevokeRequest{Id: id, Handle: wire.HandleMessage(h), Preview: wire.PreviewMessage(p)}
 	})
 	return err
 }

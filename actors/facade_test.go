@@ -14,6 +14,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/fake"
+	"github.com/paddockhq/paddock/internal/wire"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
@@ -304,7 +305,7 @@ func TestActorsUseTheMessages(t *testing.T) {
 			c.Send(rt.PID(), &messages.CreateRequest{Id: "1", Provider: "fake", Name: "box"})
 		case spawnIt:
 			c.Send(rt.PID(), &messages.SpawnRequest{Id: "2", Handle: &messages.Handle{Provider: "fake", Name: "box"},
-				Cmd: paddock.CmdMessage(paddock.NewCmd("emit", "out:a", "exit:5"))})
+				Cmd: wire.CmdMessage(paddock.NewCmd("emit", "out:a", "exit:5"))})
 		case unknownIt:
 			c.Send(rt.PID(), &messages.GetRequest{Id: "3", Handle: &messages.Handle{Provider: "nope", Name: "box"}})
 		}
@@ -344,7 +345,7 @@ func TestActorsUseTheMessages(t *testing.T) {
 
 	rt.Engine().Send(client, unknownIt{})
 	failed := next().(*messages.GetReply)
-	err := paddock.ErrorOf(failed.GetFailure())
+	err := wire.ErrorOf(failed.GetFailure())
 	var unknown *paddock.UnknownProviderError
 	require.True(t, errors.As(err, &unknown), "the failure crosses as a taxonomy kind: %v", err)
 }

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/wire"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/paddockhq/paddock/supervisor"
 	"google.golang.org/protobuf/proto"
@@ -94,7 +95,7 @@ func snake(s string) string {
 func guardedServe(req proto.Message, serve func() proto.Message) (reply proto.Message) {
 	defer func() {
 		if v := recover(); v != nil {
-			reply = failureReply(req, paddock.FailureOf(&paddock.UnavailableError{
+			reply = failureReply(req, wire.FailureOf(&paddock.UnavailableError{
 				Detail: supervisor.ReasonAdapterPanic + ": " + supervisor.PanicText(v)}))
 		}
 	}()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/wire"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/paddockhq/paddock/supervisor"
 	"google.golang.org/protobuf/proto"
@@ -121,7 +122,7 @@ func (r *root) reply(c *actor.Context, msg proto.Message) {
 
 // fail answers req with err.
 func (r *root) fail(c *actor.Context, req proto.Message, op string, p paddock.Provider, name string, err error) {
-	r.reply(c, failureReply(req, paddock.FailureOf(&paddock.OpError{Op: op, Provider: p, Name: name, Err: err})))
+	r.reply(c, failureReply(req, wire.FailureOf(&paddock.OpError{Op: op, Provider: p, Name: name, Err: err})))
 }
 
 // adapter looks the provider up, answering the loud unknown-provider error
@@ -256,7 +257,7 @@ func (r *root) list(c *actor.Context, m *messages.ListRequest) {
 		reply := guardedServe(m, func() proto.Message {
 			names, err := a.ListAllNames(r.rt.opsCtx)
 			if err != nil {
-				return failureReply(m, paddock.FailureOf(&paddock.OpError{Op: "list", Provider: p, Err: err}))
+				return failureReply(m, wire.FailureOf(&paddock.OpError{Op: "list", Provider: p, Err: err}))
 			}
 			return &messages.ListReply{Id: m.GetId(), Names: names}
 		})
@@ -273,7 +274,7 @@ func (r *root) exec(c *actor.Context, m *messages.ExecRequest) {
 	if !ok {
 		return
 	}
-	opts := paddock.ExecOpts{Timeout: paddock.DurationFromMessage(m.GetTimeout())}
+	opts := paddock.ExecOpts{Timeout: wire.DurationFromMessage(m.GetTimeout())}
 	if err := opts.Validate(); err != nil {
 		r.fail(c, m, "exec", p, name, err)
 		return

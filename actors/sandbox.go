@@ -7,6 +7,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/wire"
 	"github.com/paddockhq/paddock/messages"
 	"google.golang.org/protobuf/proto"
 )
@@ -73,7 +74,7 @@ func (s *sandboxActor) dispatch(c *actor.Context, req proto.Message, serve func(
 func (s *sandboxActor) handle(req proto.Message) paddock.Handle {
 	h := s.a.BuildHandle(s.name)
 	if hr, ok := req.(handleRequest); ok {
-		h = paddock.HandleFromMessage(hr.GetHandle())
+		h = wire.HandleFromMessage(hr.GetHandle())
 	}
 	if s.cached.Name == h.Name {
 		h.Private = s.cached.Private
@@ -83,7 +84,7 @@ func (s *sandboxActor) handle(req proto.Message) paddock.Handle {
 
 // fail wraps err with the operation and this sandbox, as a reply failure.
 func (s *sandboxActor) fail(op string, err error) *messages.Failure {
-	return paddock.FailureOf(&paddock.OpError{Op: op, Provider: s.provider, Name: s.name, Err: err})
+	return wire.FailureOf(&paddock.OpError{Op: op, Provider: s.provider, Name: s.name, Err: err})
 }
 
 // serve performs one request against the adapter.
@@ -96,21 +97,21 @@ func (s *sandboxActor) serve(cl opCall, req proto.Message) proto.Message {
 			return &messages.CreateReply{Id: m.GetId(), Failure: s.fail("create", err)}
 		}
 		cl.e.Send(cl.self, handleUpdate{got})
-		return &messages.CreateReply{Id: m.GetId(), Handle: paddock.HandleMessage(got)}
+		return &messages.CreateReply{Id: m.GetId(), Handle: wire.HandleMessage(got)}
 	case *messages.CreateNewRequest:
-		opts := paddock.CreateNewOpts{Timeout: paddock.DurationFromMessage(m.GetTimeout()), WaitForCapacity: m.GetWaitForCapacity()}
+		opts := paddock.CreateNewOpts{Timeout: wire.DurationFromMessage(m.GetTimeout()), WaitForCapacity: m.GetWaitForCapacity()}
 		got, err := paddock.CreateNew(ctx, a, s.name, opts)
 		if err != nil {
 			return &messages.CreateNewReply{Id: m.GetId(), Failure: s.fail("create_new", err)}
 		}
 		cl.e.Send(cl.self, handleUpdate{got})
-		return &messages.CreateNewReply{Id: m.GetId(), Handle: paddock.HandleMessage(got)}
+		return &messages.CreateNewReply{Id: m.GetId(), Handle: wire.HandleMessage(got)}
 	case *messages.GetRequest:
 		info, err := a.Get(ctx, h)
 		if err != nil {
 			return &messages.GetReply{Id: m.GetId(), Failure: s.fail("get", err)}
 		}
-		return &messages.GetReply{Id: m.GetId(), Info: paddock.InfoMessage(info)}
+		return &messages.GetReply{Id: m.GetId(), Info: wire.InfoMessage(info)}
 	case *messages.DestroyRequest:
 		if err := a.Destroy(ctx, h); err != nil {
 			return &messages.DestroyReply{Id: m.GetId(), Failure: s.fail("destroy", err)}
@@ -118,7 +119,7 @@ func (s *sandboxActor) serve(cl opCall, req proto.Message) proto.Message {
 		cl.e.Send(cl.root, sandboxGone{key: s.key, pid: cl.self})
 		return &messages.DestroyReply{Id: m.GetId()}
 	case *messages.DestroyOnceRequest:
-		err := paddock.DestroyOnce(ctx, a, h, paddock.DestroyOnceOpts{Timeout: paddock.DurationFromMessage(m.GetTimeout())})
+		err := paddock.DestroyOnce(ctx, a, h, paddock.DestroyOnceOpts{Timeout: wire.DurationFromMessage(m.GetTimeout())})
 		if err != nil {
 			return &messages.DestroyOnceReply{Id: m.GetId(), Failure: s.fail("destroy_once", err)}
 		}
@@ -132,7 +133,7 @@ func (s *sandboxActor) serve(cl opCall, req proto.Message) proto.Message {
 			return &messages.ResumeReply{Id: m.GetId(), Failure: s.fail("resume", err)}
 		}
 		cl.e.Send(cl.self, handleUpdate{got})
-		return &messages.ResumeReply{Id: m.GetId(), Handle: paddock.HandleMessage(got)}
+		return &messages.ResumeReply{Id: m.GetId(), Handle: wire.HandleMessage(got)}
 	case *messages.SpawnRequest:
 		return s.spawn(cl, m)
 	case *messages.AttachRequest:
@@ -140,7 +141,7 @@ func (s *sandboxActor) serve(cl opCall, req proto.Message) proto.Message {
 	case *messages.ListSessionsRequest:
 		return s.listSessions(cl, m)
 	case *messages.TerminateSessionRequest:
-		opts := paddock.TerminateOpts{Timeout: paddock.DurationFromMessage(m.GetTimeout()), Mode: paddock.TerminateModeFromMessage(m.GetMode())}
+		opts := paddock.TerminateOpts{Timeout: wire.DurationFromMessage(m.GetTimeout()), Mode: wire.TerminateModeFromMessage(m.GetMode())}
 		err := paddock.TerminateSession(ctx, a, h, m.GetSessionId(), opts)
 		return &messages.TerminateSessionReply{Id: m.GetId(), Failure: s.failure("terminate_session", err)}
 	case *messages.ApplyNetworkPolicyRequest:
@@ -173,7 +174,7 @@ func (s *sandboxActor) serveMore(cl opCall, req proto.Message) proto.Message {
 		}
 		return &messages.CreateCheckpointReply{Id: m.GetId(), CheckpointId: id, Failure: s.failure("create_checkpoint", err)}
 	case *messages.CreateCheckpointOnceRequest:
-		opts := paddock.CheckpointOnceOpts{Timeout: paddock.DurationFromMessage(m.GetTimeout()), OperationID: m.GetOperationId()}
+		opts := paddock.CheckpointOnceOpts{Timeout: wire.DurationFromMessage(m.GetTimeout()), OperationID: m.GetOperationId()}
 		id, err := paddock.CreateCheckpointOnce(ctx, a, h, opts)
 		return &messages.CreateCheckpointOnceReply{Id: m.GetId(), CheckpointId: id, Failure: s.failure("create_checkpoint_once", err)}
 	case *messages.RestoreCheckpointRequest:
@@ -186,13 +187,13 @@ func (s *sandboxActor) serveMore(cl opCall, req proto.Message) proto.Message {
 		cps, err := paddock.ListCheckpoints(ctx, a, h)
 		reply := &messages.ListCheckpointsReply{Id: m.GetId(), Failure: s.failure("list_checkpoints", err)}
 		for _, cp := range cps {
-			reply.Checkpoints = append(reply.Checkpoints, paddock.CheckpointMessage(cp))
+			reply.Checkpoints = append(reply.Checkpoints, wire.CheckpointMessage(cp))
 		}
 		return reply
 	case *messages.WriteFileRequest:
 		err := paddock.CheckPath(m.GetPath())
 		if err == nil {
-			err = a.WriteFile(ctx, h, m.GetPath(), paddock.FileModeFromMessage(m.GetMode()), bytes.NewReader(m.GetData()))
+			err = a.WriteFile(ctx, h, m.GetPath(), wire.FileModeFromMessage(m.GetMode()), bytes.NewReader(m.GetData()))
 		}
 		return &messages.WriteFileReply{Id: m.GetId(), Failure: s.failure("write_file", err)}
 	case *messages.ReadFileRequest:
@@ -203,9 +204,9 @@ func (s *sandboxActor) serveMore(cl opCall, req proto.Message) proto.Message {
 		if err != nil {
 			return &messages.ExposeReply{Id: m.GetId(), Failure: s.fail("expose", err)}
 		}
-		return &messages.ExposeReply{Id: m.GetId(), Preview: paddock.PreviewMessage(p)}
+		return &messages.ExposeReply{Id: m.GetId(), Preview: wire.PreviewMessage(p)}
 	case *messages.RevokeRequest:
-		err := paddock.Revoke(ctx, a, h, paddock.PreviewFromMessage(m.GetPreview()))
+		err := paddock.Revoke(ctx, a, h, wire.PreviewFromMessage(m.GetPreview()))
 		return &messages.RevokeReply{Id: m.GetId(), Failure: s.failure("revoke", err)}
 	}
 	return nil
@@ -250,7 +251,7 @@ func (s *sandboxActor) listSessions(cl opCall, m *messages.ListSessionsRequest) 
 	}
 	reply := &messages.ListSessionsReply{Id: m.GetId()}
 	for _, sess := range sessions {
-		reply.Sessions = append(reply.Sessions, paddock.SessionMessage(sess))
+		reply.Sessions = append(reply.Sessions, wire.SessionMessage(sess))
 	}
 	return reply
 }
@@ -258,7 +259,7 @@ func (s *sandboxActor) listSessions(cl opCall, m *messages.ListSessionsRequest) 
 // spawn opens the adapter's stream and hands it to the root, which starts
 // the command actor and answers.
 func (s *sandboxActor) spawn(cl opCall, m *messages.SpawnRequest) proto.Message {
-	cmd := paddock.CmdFromMessage(m.GetCmd())
+	cmd := wire.CmdFromMessage(m.GetCmd())
 	opts := paddock.SpawnOpts{Stdin: m.GetStdin(), TTY: m.GetTty(), Detachable: m.GetDetachable(), Name: m.GetSessionName()}
 	if err := paddock.CheckSpawn(s.a, cmd, opts); err != nil {
 		return &messages.SpawnReply{Id: m.GetId(), Failure: s.fail("spawn", err)}
@@ -294,7 +295,7 @@ func (s *sandboxActor) attach(cl opCall, m *messages.AttachRequest) proto.Messag
 // exec collector gathers under the request's deadline.
 func (s *sandboxActor) exec(cl opCall, ec *execCall) proto.Message {
 	m := ec.req
-	cmd := paddock.CmdFromMessage(m.GetCmd())
+	cmd := wire.CmdFromMessage(m.GetCmd())
 	if err := paddock.CheckExec(cmd, paddock.ExecOpts{}); err != nil {
 		return &messages.ExecReply{Id: m.GetId(), Failure: s.fail("exec", err)}
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/wire"
 	"github.com/paddockhq/paddock/messages"
 )
 
@@ -114,10 +115,10 @@ func errorFrameFields(err error) (reason, detail string, kind messages.ErrorKind
 	if err == nil {
 		return ReasonClosedBeforeExit, "error event without an error", messages.ErrorKind_ERROR_KIND_UNAVAILABLE
 	}
-	f := paddock.FailureOf(err)
+	f := wire.FailureOf(err)
 	reason = f.GetDetail()
 	if reason == "" {
-		reason = string(paddock.KindFromCode(f.GetKind()))
+		reason = string(wire.KindFromCode(f.GetKind()))
 	}
 	if reason == "" {
 		reason = "error"
@@ -131,8 +132,8 @@ func errorFrameFields(err error) (reason, detail string, kind messages.ErrorKind
 // kind is unavailable: its fate is unknown.
 func FrameError(f *messages.Error) error {
 	kind := f.GetKind()
-	if paddock.KindFromCode(kind) == "" {
+	if wire.KindFromCode(kind) == "" {
 		kind = messages.ErrorKind_ERROR_KIND_UNAVAILABLE
 	}
-	return paddock.ErrorOf(&messages.Failure{Kind: kind, Detail: f.GetReason()})
+	return wire.ErrorOf(&messages.Failure{Kind: kind, Detail: f.GetReason()})
 }

@@ -1,49 +1,57 @@
-package paddock
+// Package wire converts the contract's Go values to and from the messages
+// that carry them between actors and machines. Private state never
+// crosses: a handle arrives rebuilt from provider, name and instance id,
+// which every adapter accepts. Errors keep their kind, detail, typed data
+// and operation, so errors.Is and errors.As answer the same on both sides.
+package wire
 
 import (
 	"errors"
 	"io/fs"
 	"time"
 
+	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/messages"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
-// Conversions between the contract's Go values and the messages that carry
-// them between actors and machines. Private state never crosses: a handle
-// arrives rebuilt from provider, name and instance id, which every adapter
-// accepts.
+// kind is a taxonomy kind's wire code and the sentinel it decodes to when
+// it carries no data.
+type kind struct {
+	code     messages.ErrorKind
+	sentinel error
+}
 
-// kindCodes maps each taxonomy kind to its wire code.
-var kindCodes = map[Kind]messages.ErrorKind{
-	KindNotFound:      messages.ErrorKind_ERROR_KIND_NOT_FOUND,
-	KindTruncated:     messages.ErrorKind_ERROR_KIND_TRUNCATED,
-	KindNotSupported:  messages.ErrorKind_ERROR_KIND_NOT_SUPPORTED,
-	KindAlreadyExists: messages.ErrorKind_ERROR_KIND_ALREADY_EXISTS,
-	KindCommandExited: messages.ErrorKind_ERROR_KIND_COMMAND_EXITED,
-	KindRateLimited:   messages.ErrorKind_ERROR_KIND_RATE_LIMITED,
-	KindUnavailable:   messages.ErrorKind_ERROR_KIND_UNAVAILABLE,
-	KindDenied:        messages.ErrorKind_ERROR_KIND_DENIED,
-	KindInvalid:       messages.ErrorKind_ERROR_KIND_INVALID,
-	KindRestoreFailed: messages.ErrorKind_ERROR_KIND_RESTORE_FAILED,
-	KindWriteFailed:   messages.ErrorKind_ERROR_KIND_WRITE_FAILED,
-	KindProvider:      messages.ErrorKind_ERROR_KIND_PROVIDER,
+// kinds maps each taxonomy kind to its wire form.
+var kinds = map[paddock.Kind]kind{
+	paddock.KindNotFound:      {messages.ErrorKind_ERROR_KIND_NOT_FOUND, paddock.ErrNotFound},
+	paddock.KindTruncated:     {messages.ErrorKind_ERROR_KIND_TRUNCATED, paddock.ErrTruncated},
+	paddock.KindNotSupported:  {messages.ErrorKind_ERROR_KIND_NOT_SUPPORTED, paddock.ErrNotSupported},
+	paddock.KindAlreadyExists: {messages.ErrorKind_ERROR_KIND_ALREADY_EXISTS, paddock.ErrAlreadyExists},
+	paddock.KindCommandExited: {messages.ErrorKind_ERROR_KIND_COMMAND_EXITED, paddock.ErrCommandExited},
+	paddock.KindRateLimited:   {messages.ErrorKind_ERROR_KIND_RATE_LIMITED, paddock.ErrRateLimited},
+	paddock.KindUnavailable:   {messages.ErrorKind_ERROR_KIND_UNAVAILABLE, paddock.ErrUnavailable},
+	paddock.KindDenied:        {messages.ErrorKind_ERROR_KIND_DENIED, paddock.ErrDenied},
+	paddock.KindInvalid:       {messages.ErrorKind_ERROR_KIND_INVALID, paddock.ErrInvalid},
+	paddock.KindRestoreFailed: {messages.ErrorKind_ERROR_KIND_RESTORE_FAILED, paddock.ErrRestoreFailed},
+	paddock.KindWriteFailed:   {messages.ErrorKind_ERROR_KIND_WRITE_FAILED, paddock.ErrWriteFailed},
+	paddock.KindProvider:      {messages.ErrorKind_ERROR_KIND_PROVIDER, paddock.ErrProvider},
 }
 
 // KindCode returns the wire code of k (ERROR_KIND_OTHER for an unknown kind).
-func KindCode(k Kind) messages.ErrorKind {
-	if c, ok := kindCodes[k]; ok {
-		return c
+func KindCode(k paddock.Kind) messages.ErrorKind {
+	if w, ok := kinds[k]; ok {
+		return w.code
 	}
 	return messages.ErrorKind_ERROR_KIND_OTHER
 }
 
 // KindFromCode returns the taxonomy kind of a wire code, or "" for the codes
 // outside the taxonomy.
-func KindFromCode(c messages.ErrorKind) Kind {
-	for k, code := range kindCodes {
-		if code == c {
+func KindFromCode(c messages.ErrorKind) paddock.Kind {
+	for k, w := range kinds {
+		if w.code == c {
 			return k
 		}
 	}
@@ -58,24 +66,24 @@ func FailureOf(err error) *messages.Failure {
 		return nil
 	}
 	f := &messages.Failure{}
-	var op *OpError
+	var op *paddock.OpError
 	if errors.As(err, &op) {
 		f.Op, f.OpProvider, f.Name = op.Op, string(op.Provider), op.Name
 	}
 	var (
-		execTimeout *ExecTimeoutError
-		rateLimited *RateLimitedError
-		unavailable *UnavailableError
-		denied      *DeniedError
-		invalid     *InvalidError
-		restore     *RestoreFailedError
-		write       *WriteFailedError
-		provider    *ProviderError
-		unknown     *UnknownProviderError
+		execTimeout *paddock.ExecTimeoutError
+		rateLimited *paddock.RateLimitedError
+		unavailable *paddock.UnavailableError
+		denied      *paddock.DeniedError
+		invalid     *paddock.InvalidError
+		restore     *paddock.RestoreFailedError
+		write       *paddock.WriteFailedError
+		provider    *paddock.ProviderError
+		unknown     *paddock.UnknownProviderError
 	)
 	switch {
 	case errors.As(err, &execTimeout):
-		f.Kind, f.Detail = messages.ErrorKind_ERROR_KIND_UNAVAILABLE, DetailExecTimeout
+		f.Kind, f.Detail = messages.ErrorKind_ERROR_KIND_UNAVAILABLE, paddock.DetailExecTimeout
 		f.ExecTimeout = durationpb.New(execTimeout.Timeout)
 	case errors.As(err, &rateLimited):
 		f.Kind = messages.ErrorKind_ERROR_KIND_RATE_LIMITED
@@ -99,9 +107,9 @@ func FailureOf(err error) *messages.Failure {
 		for _, p := range unknown.Configured {
 			f.Configured = append(f.Configured, string(p))
 		}
-	case KindOf(err) != "":
-		f.Kind = KindCode(KindOf(err))
-	case errors.Is(err, ErrNoPublicURL):
+	case paddock.KindOf(err) != "":
+		f.Kind = KindCode(paddock.KindOf(err))
+	case errors.Is(err, paddock.ErrNoPublicURL):
 		f.Kind = messages.ErrorKind_ERROR_KIND_UNSUPPORTED
 	default:
 		f.Kind, f.Message = messages.ErrorKind_ERROR_KIND_OTHER, err.Error()
@@ -118,7 +126,7 @@ func ErrorOf(f *messages.Failure) error {
 	}
 	err := bareErrorOf(f)
 	if f.Op != "" {
-		return &OpError{Op: f.Op, Provider: Provider(f.OpProvider), Name: f.Name, Err: err}
+		return &paddock.OpError{Op: f.Op, Provider: paddock.Provider(f.OpProvider), Name: f.Name, Err: err}
 	}
 	return err
 }
@@ -128,69 +136,69 @@ func ErrorOf(f *messages.Failure) error {
 func bareErrorOf(f *messages.Failure) error {
 	status := int(f.Status)
 	noData := f.Detail == "" && status == 0 && f.Provider == "" && f.RetryAfter == nil && f.ExecTimeout == nil
-	if k := KindFromCode(f.Kind); k != "" && noData && k != KindRateLimited {
-		return sentinelOf(k)
+	if k := KindFromCode(f.Kind); k != "" && noData && k != paddock.KindRateLimited {
+		return kinds[k].sentinel
 	}
 	switch f.Kind {
 	case messages.ErrorKind_ERROR_KIND_UNAVAILABLE:
 		if f.ExecTimeout != nil {
-			return &ExecTimeoutError{Timeout: f.ExecTimeout.AsDuration()}
+			return &paddock.ExecTimeoutError{Timeout: f.ExecTimeout.AsDuration()}
 		}
-		return &UnavailableError{Detail: f.Detail, Status: status}
+		return &paddock.UnavailableError{Detail: f.Detail, Status: status}
 	case messages.ErrorKind_ERROR_KIND_RATE_LIMITED:
-		e := &RateLimitedError{}
+		e := &paddock.RateLimitedError{}
 		if f.RetryAfter != nil {
 			d := f.RetryAfter.AsDuration()
 			e.RetryAfter = &d
 		}
 		return e
 	case messages.ErrorKind_ERROR_KIND_DENIED:
-		return &DeniedError{Detail: f.Detail, Status: status}
+		return &paddock.DeniedError{Detail: f.Detail, Status: status}
 	case messages.ErrorKind_ERROR_KIND_INVALID:
-		return &InvalidError{Detail: f.Detail, Status: status}
+		return &paddock.InvalidError{Detail: f.Detail, Status: status}
 	case messages.ErrorKind_ERROR_KIND_RESTORE_FAILED:
-		return &RestoreFailedError{Detail: f.Detail}
+		return &paddock.RestoreFailedError{Detail: f.Detail}
 	case messages.ErrorKind_ERROR_KIND_WRITE_FAILED:
-		return &WriteFailedError{Detail: f.Detail}
+		return &paddock.WriteFailedError{Detail: f.Detail}
 	case messages.ErrorKind_ERROR_KIND_PROVIDER:
-		return &ProviderError{Provider: Provider(f.Provider), Detail: f.Detail}
+		return &paddock.ProviderError{Provider: paddock.Provider(f.Provider), Detail: f.Detail}
 	case messages.ErrorKind_ERROR_KIND_UNSUPPORTED:
-		return ErrNoPublicURL
+		return paddock.ErrNoPublicURL
 	case messages.ErrorKind_ERROR_KIND_UNKNOWN_PROVIDER:
-		e := &UnknownProviderError{Provider: Provider(f.Provider)}
+		e := &paddock.UnknownProviderError{Provider: paddock.Provider(f.Provider)}
 		for _, p := range f.Configured {
-			e.Configured = append(e.Configured, Provider(p))
+			e.Configured = append(e.Configured, paddock.Provider(p))
 		}
 		return e
 	}
 	if k := KindFromCode(f.Kind); k != "" {
-		return sentinelOf(k)
+		return kinds[k].sentinel
 	}
 	return errors.New(f.Message)
 }
 
 // HandleMessage encodes h without its private state.
-func HandleMessage(h Handle) *messages.Handle {
+func HandleMessage(h paddock.Handle) *messages.Handle {
 	return &messages.Handle{Provider: string(h.Provider), Name: h.Name, InstanceId: h.InstanceID}
 }
 
 // HandleFromMessage decodes a handle; its Private is nil.
-func HandleFromMessage(m *messages.Handle) Handle {
-	return Handle{Provider: Provider(m.GetProvider()), Name: m.GetName(), InstanceID: m.GetInstanceId()}
+func HandleFromMessage(m *messages.Handle) paddock.Handle {
+	return paddock.Handle{Provider: paddock.Provider(m.GetProvider()), Name: m.GetName(), InstanceID: m.GetInstanceId()}
 }
 
 // CommandMessage encodes c without its private state.
-func CommandMessage(c Subscription) *messages.CommandRef {
+func CommandMessage(c paddock.Subscription) *messages.CommandRef {
 	return &messages.CommandRef{Provider: string(c.Provider), Ref: string(c.Ref)}
 }
 
 // CommandFromMessage decodes a command reference; its Private is nil.
-func CommandFromMessage(m *messages.CommandRef) Subscription {
-	return Subscription{Provider: Provider(m.GetProvider()), Ref: Ref(m.GetRef())}
+func CommandFromMessage(m *messages.CommandRef) paddock.Subscription {
+	return paddock.Subscription{Provider: paddock.Provider(m.GetProvider()), Ref: paddock.Ref(m.GetRef())}
 }
 
 // CmdMessage encodes a command line.
-func CmdMessage(c Cmd) *messages.Cmd {
+func CmdMessage(c paddock.Cmd) *messages.Cmd {
 	m := &messages.Cmd{Path: c.Path, Args: c.Args, Dir: c.Dir}
 	for _, e := range c.Env {
 		m.Env = append(m.Env, &messages.EnvVar{Name: e.Name, Value: e.Value})
@@ -199,23 +207,23 @@ func CmdMessage(c Cmd) *messages.Cmd {
 }
 
 // CmdFromMessage decodes a command line.
-func CmdFromMessage(m *messages.Cmd) Cmd {
-	c := Cmd{Path: m.GetPath(), Args: m.GetArgs(), Dir: m.GetDir()}
+func CmdFromMessage(m *messages.Cmd) paddock.Cmd {
+	c := paddock.Cmd{Path: m.GetPath(), Args: m.GetArgs(), Dir: m.GetDir()}
 	for _, e := range m.GetEnv() {
-		c.Env = append(c.Env, EnvVar{Name: e.GetName(), Value: e.GetValue()})
+		c.Env = append(c.Env, paddock.EnvVar{Name: e.GetName(), Value: e.GetValue()})
 	}
 	return c
 }
 
 // statusCodes maps each status to its wire code.
-var statusCodes = map[Status]messages.Status{
-	StatusRunning:   messages.Status_STATUS_RUNNING,
-	StatusSuspended: messages.Status_STATUS_SUSPENDED,
-	StatusUnknown:   messages.Status_STATUS_UNKNOWN,
+var statusCodes = map[paddock.Status]messages.Status{
+	paddock.StatusRunning:   messages.Status_STATUS_RUNNING,
+	paddock.StatusSuspended: messages.Status_STATUS_SUSPENDED,
+	paddock.StatusUnknown:   messages.Status_STATUS_UNKNOWN,
 }
 
 // InfoMessage encodes an Info.
-func InfoMessage(i Info) *messages.Info {
+func InfoMessage(i paddock.Info) *messages.Info {
 	code, ok := statusCodes[i.Status]
 	if !ok {
 		code = messages.Status_STATUS_UNKNOWN
@@ -224,8 +232,8 @@ func InfoMessage(i Info) *messages.Info {
 }
 
 // InfoFromMessage decodes an Info; an unrecognised status is unknown.
-func InfoFromMessage(m *messages.Info) Info {
-	i := Info{Status: StatusUnknown, Raw: m.GetRaw()}
+func InfoFromMessage(m *messages.Info) paddock.Info {
+	i := paddock.Info{Status: paddock.StatusUnknown, Raw: m.GetRaw()}
 	for s, code := range statusCodes {
 		if code == m.GetStatus() {
 			i.Status = s
@@ -235,7 +243,7 @@ func InfoFromMessage(m *messages.Info) Info {
 }
 
 // SessionMessage encodes a Session.
-func SessionMessage(s Session) *messages.Session {
+func SessionMessage(s paddock.Session) *messages.Session {
 	return &messages.Session{
 		Id: s.ID, Name: s.Name, Command: s.Command, Tty: s.TTY,
 		CreatedAt: timestampOf(s.CreatedAt), LastActivityAt: timestampOf(s.LastActivityAt),
@@ -243,52 +251,52 @@ func SessionMessage(s Session) *messages.Session {
 }
 
 // SessionFromMessage decodes a Session.
-func SessionFromMessage(m *messages.Session) Session {
-	return Session{
+func SessionFromMessage(m *messages.Session) paddock.Session {
+	return paddock.Session{
 		ID: m.GetId(), Name: m.GetName(), Command: m.GetCommand(), TTY: m.GetTty(),
 		CreatedAt: timeOf(m.GetCreatedAt()), LastActivityAt: timeOf(m.GetLastActivityAt()),
 	}
 }
 
 // CheckpointMessage encodes a Checkpoint.
-func CheckpointMessage(c Checkpoint) *messages.Checkpoint {
+func CheckpointMessage(c paddock.Checkpoint) *messages.Checkpoint {
 	return &messages.Checkpoint{Id: c.ID, Comment: c.Comment, CreatedAt: timestampOf(c.CreatedAt)}
 }
 
 // CheckpointFromMessage decodes a Checkpoint.
-func CheckpointFromMessage(m *messages.Checkpoint) Checkpoint {
-	return Checkpoint{ID: m.GetId(), Comment: m.GetComment(), CreatedAt: timeOf(m.GetCreatedAt())}
+func CheckpointFromMessage(m *messages.Checkpoint) paddock.Checkpoint {
+	return paddock.Checkpoint{ID: m.GetId(), Comment: m.GetComment(), CreatedAt: timeOf(m.GetCreatedAt())}
 }
 
 // PreviewMessage encodes a Preview, token included: it is for the caller
 // who exposed the port and must not be logged.
-func PreviewMessage(p Preview) *messages.Preview {
+func PreviewMessage(p paddock.Preview) *messages.Preview {
 	return &messages.Preview{Url: p.URL, Port: int32(p.Port), Token: p.Token.Reveal(), ExpiresAt: timestampOf(p.ExpiresAt)}
 }
 
 // PreviewFromMessage decodes a Preview.
-func PreviewFromMessage(m *messages.Preview) Preview {
-	return Preview{URL: m.GetUrl(), Port: int(m.GetPort()), Token: NewSecret(m.GetToken()), ExpiresAt: timeOf(m.GetExpiresAt())}
+func PreviewFromMessage(m *messages.Preview) paddock.Preview {
+	return paddock.Preview{URL: m.GetUrl(), Port: int(m.GetPort()), Token: paddock.NewSecret(m.GetToken()), ExpiresAt: timeOf(m.GetExpiresAt())}
 }
 
 // TerminateModeMessage encodes a mode ("" stays unspecified, i.e. graceful).
-func TerminateModeMessage(m TerminateMode) messages.TerminateMode {
+func TerminateModeMessage(m paddock.TerminateMode) messages.TerminateMode {
 	switch m {
-	case TerminateGraceful:
+	case paddock.TerminateGraceful:
 		return messages.TerminateMode_TERMINATE_MODE_GRACEFUL
-	case TerminateForce:
+	case paddock.TerminateForce:
 		return messages.TerminateMode_TERMINATE_MODE_FORCE
 	}
 	return messages.TerminateMode_TERMINATE_MODE_UNSPECIFIED
 }
 
 // TerminateModeFromMessage decodes a mode.
-func TerminateModeFromMessage(m messages.TerminateMode) TerminateMode {
+func TerminateModeFromMessage(m messages.TerminateMode) paddock.TerminateMode {
 	switch m {
 	case messages.TerminateMode_TERMINATE_MODE_GRACEFUL:
-		return TerminateGraceful
+		return paddock.TerminateGraceful
 	case messages.TerminateMode_TERMINATE_MODE_FORCE:
-		return TerminateForce
+		return paddock.TerminateForce
 	}
 	return ""
 }

@@ -1,4 +1,4 @@
-package paddock_test
+package wire_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/kindcases"
+	"github.com/paddockhq/paddock/internal/wire"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,24 +19,24 @@ import (
 // overTheWire encodes err, marshals and unmarshals the failure, and decodes it.
 func overTheWire(t *testing.T, err error) error {
 	t.Helper()
-	b, merr := proto.Marshal(paddock.FailureOf(err))
+	b, merr := proto.Marshal(wire.FailureOf(err))
 	require.NoError(t, merr)
 	var f messages.Failure
 	require.NoError(t, proto.Unmarshal(b, &f))
-	return paddock.ErrorOf(&f)
+	return wire.ErrorOf(&f)
 }
 
 func TestFailureRoundTripKeepsKindAndData(t *testing.T) {
-	for _, c := range kindCases() {
+	for _, c := range kindcases.All() {
 		for how, err := range map[string]error{
-			"bare":    c.err,
-			"wrapped": &paddock.OpError{Op: "exec", Provider: "fake", Name: "box", Err: c.err},
+			"bare":    c.Err,
+			"wrapped": &paddock.OpError{Op: "exec", Provider: "fake", Name: "box", Err: c.Err},
 		} {
-			t.Run(c.name+"/"+how, func(t *testing.T) {
+			t.Run(c.Name+"/"+how, func(t *testing.T) {
 				back := overTheWire(t, err)
 				require.Error(t, back)
-				assert.Equal(t, c.kind, paddock.KindOf(back))
-				assert.ErrorIs(t, back, c.sentinel)
+				assert.Equal(t, c.Kind, paddock.KindOf(back))
+				assert.ErrorIs(t, back, c.Sentinel)
 				assert.Equal(t, paddock.IsTransient(err), paddock.IsTransient(back))
 				assert.Equal(t, err.Error(), back.Error(), "the message reads the same on both sides")
 			})
@@ -74,9 +76,9 @@ func TestFailureRoundTripTypedData(t *testing.T) {
 }
 
 func TestFailureOutsideTheTaxonomy(t *testing.T) {
-	assert.Nil(t, paddock.FailureOf(nil))
-	assert.NoError(t, paddock.ErrorOf(nil))
-	assert.NoError(t, paddock.ErrorOf(&messages.Failure{}))
+	assert.Nil(t, wire.FailureOf(nil))
+	assert.NoError(t, wire.ErrorOf(nil))
+	assert.NoError(t, wire.ErrorOf(&messages.Failure{}))
 
 	assert.ErrorIs(t, overTheWire(t, paddock.ErrNoPublicURL), paddock.ErrNoPublicURL)
 
@@ -88,56 +90,56 @@ func TestFailureOutsideTheTaxonomy(t *testing.T) {
 	back := overTheWire(t, context.DeadlineExceeded)
 	assert.Equal(t, "context deadline exceeded", back.Error())
 	assert.True(t, paddock.IsTransient(back), "an error outside the taxonomy stays transient")
-	assert.Equal(t, messages.ErrorKind_ERROR_KIND_OTHER, paddock.FailureOf(errors.New("x")).GetKind())
+	assert.Equal(t, messages.ErrorKind_ERROR_KIND_OTHER, wire.FailureOf(errors.New("x")).GetKind())
 }
 
 func TestKindCodes(t *testing.T) {
 	seen := map[messages.ErrorKind]bool{}
 	for _, k := range paddock.Kinds() {
-		code := paddock.KindCode(k)
+		code := wire.KindCode(k)
 		assert.False(t, seen[code], "codes are distinct")
 		seen[code] = true
-		assert.Equal(t, k, paddock.KindFromCode(code))
+		assert.Equal(t, k, wire.KindFromCode(code))
 	}
-	assert.Equal(t, messages.ErrorKind_ERROR_KIND_OTHER, paddock.KindCode("bogus"))
-	assert.Equal(t, paddock.Kind(""), paddock.KindFromCode(messages.ErrorKind_ERROR_KIND_UNSUPPORTED))
+	assert.Equal(t, messages.ErrorKind_ERROR_KIND_OTHER, wire.KindCode("bogus"))
+	assert.Equal(t, paddock.Kind(""), wire.KindFromCode(messages.ErrorKind_ERROR_KIND_UNSUPPORTED))
 }
 
 func TestValueConversions(t *testing.T) {
 	h := paddock.Handle{Provider: "sprites", Name: "box", InstanceID: "i-9", Private: "dropped"}
 	assert.Equal(t, paddock.Handle{Provider: "sprites", Name: "box", InstanceID: "i-9"},
-		paddock.HandleFromMessage(paddock.HandleMessage(h)))
+		wire.HandleFromMessage(wire.HandleMessage(h)))
 
 	c := paddock.Subscription{Provider: "fake", Ref: "r-1", Private: "dropped"}
-	assert.Equal(t, paddock.Subscription{Provider: "fake", Ref: "r-1"}, paddock.CommandFromMessage(paddock.CommandMessage(c)))
+	assert.Equal(t, paddock.Subscription{Provider: "fake", Ref: "r-1"}, wire.CommandFromMessage(wire.CommandMessage(c)))
 
 	cmd := paddock.Cmd{Path: "sh", Args: []string{"-c", "x"}, Env: []paddock.EnvVar{{Name: "A", Value: "1"}, {Name: "A", Value: "2"}}, Dir: "/w"}
-	assert.Equal(t, cmd, paddock.CmdFromMessage(paddock.CmdMessage(cmd)), "env order survives")
+	assert.Equal(t, cmd, wire.CmdFromMessage(wire.CmdMessage(cmd)), "env order survives")
 
 	now := time.Unix(1_700_000_000, 123).UTC()
 	s := paddock.Session{ID: "s-1", Name: "dev", Command: "sh -c x", CreatedAt: now, LastActivityAt: now.Add(time.Second), TTY: true}
-	assert.Equal(t, s, paddock.SessionFromMessage(paddock.SessionMessage(s)))
-	assert.Equal(t, paddock.Session{ID: "s"}, paddock.SessionFromMessage(paddock.SessionMessage(paddock.Session{ID: "s"})), "zero times stay zero")
+	assert.Equal(t, s, wire.SessionFromMessage(wire.SessionMessage(s)))
+	assert.Equal(t, paddock.Session{ID: "s"}, wire.SessionFromMessage(wire.SessionMessage(paddock.Session{ID: "s"})), "zero times stay zero")
 
 	cp := paddock.Checkpoint{ID: "cp", Comment: "c", CreatedAt: now}
-	assert.Equal(t, cp, paddock.CheckpointFromMessage(paddock.CheckpointMessage(cp)))
+	assert.Equal(t, cp, wire.CheckpointFromMessage(wire.CheckpointMessage(cp)))
 
 	for _, st := range []paddock.Status{paddock.StatusRunning, paddock.StatusSuspended, paddock.StatusUnknown} {
 		info := paddock.Info{Status: st, Raw: []byte(`{"a":1}`)}
-		assert.Equal(t, info, paddock.InfoFromMessage(paddock.InfoMessage(info)))
+		assert.Equal(t, info, wire.InfoFromMessage(wire.InfoMessage(info)))
 	}
-	assert.Equal(t, paddock.StatusUnknown, paddock.InfoFromMessage(&messages.Info{}).Status)
+	assert.Equal(t, paddock.StatusUnknown, wire.InfoFromMessage(&messages.Info{}).Status)
 
 	p := paddock.Preview{URL: "https://p/", Port: 80, Token: paddock.NewSecret("t"), ExpiresAt: now}
-	back := paddock.PreviewFromMessage(paddock.PreviewMessage(p))
+	back := wire.PreviewFromMessage(wire.PreviewMessage(p))
 	assert.Equal(t, "t", back.Token.Reveal())
 	assert.Equal(t, p.URL, back.URL)
 	assert.True(t, p.ExpiresAt.Equal(back.ExpiresAt))
 
 	for _, m := range []paddock.TerminateMode{"", paddock.TerminateGraceful, paddock.TerminateForce} {
-		assert.Equal(t, m, paddock.TerminateModeFromMessage(paddock.TerminateModeMessage(m)))
+		assert.Equal(t, m, wire.TerminateModeFromMessage(wire.TerminateModeMessage(m)))
 	}
-	assert.Nil(t, paddock.DurationFromMessage(paddock.DurationMessage(nil)), "absent stays absent")
-	assert.Equal(t, time.Duration(0), *paddock.DurationFromMessage(paddock.DurationMessage(paddock.Duration(0))), "explicit zero stays explicit")
-	assert.Equal(t, 0o644, int(paddock.FileModeFromMessage(0o100644)))
+	assert.Nil(t, wire.DurationFromMessage(wire.DurationMessage(nil)), "absent stays absent")
+	assert.Equal(t, time.Duration(0), *wire.DurationFromMessage(wire.DurationMessage(paddock.Duration(0))), "explicit zero stays explicit")
+	assert.Equal(t, 0o644, int(wire.FileModeFromMessage(0o100644)))
 }
