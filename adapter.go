@@ -12,8 +12,10 @@ import (
 // documented failure, never sends actor messages, and works on a Handle
 // rebuilt by BuildHandle alone.
 //
-// Optional operations are the small interfaces in optional.go; the facade
-// finds them by type assertion and never falls back to a required one.
+// Optional operations (network policy, public URL, checkpoints, one-shot
+// creation and deletion, session termination, previews) are the small
+// interfaces in optional.go; the facade helpers there find them by type
+// assertion, check the capability, and never fall back to a required one.
 type Adapter interface {
 	// Provider is the tag this adapter puts on the handles it builds.
 	Provider() Provider
@@ -60,15 +62,4 @@ type Adapter interface {
 	// unknown session or sandbox.
 	Attach(ctx context.Context, h Handle, sessionID string, opts AttachOpts) (Stream, error)
 
-	// ApplyNetworkPolicy applies the complete egress policy; an empty
-	// allow list denies all egress and must reach the backend.
-	ApplyNetworkPolicy(ctx context.Context, h Handle, policy NetworkPolicy) error
-	// PublicURL returns an http(s) URL for the sandbox, or ErrNoPublicURL.
-	PublicURL(ctx context.Context, h Handle) (string, error)
-	// CreateCheckpoint saves the sandbox and returns the checkpoint id;
-	// ErrNotSupported without CapCheckpoint.
-	CreateCheckpoint(ctx context.Context, h Handle, opts CheckpointOpts) (string, error)
-	// RestoreCheckpoint restores a checkpoint; a provider-reported failure
-	// is a *RestoreFailedError. ErrNotSupported without CapCheckpoint.
-	RestoreCheckpoint(ctx context.Context, h Handle, checkpointID string) error
 }

@@ -57,27 +57,6 @@ func CheckAttach(a Adapter, sessionID string) error {
 	return CheckSessions(a)
 }
 
-// CheckNetworkPolicy validates a policy and gates it on CapNetworkPolicy.
-func CheckNetworkPolicy(a Adapter, p NetworkPolicy) error {
-	if err := p.Validate(); err != nil {
-		return err
-	}
-	if !Supports(a, CapNetworkPolicy) {
-		return ErrNotSupported
-	}
-	return nil
-}
-
-// CheckCheckpoint gates CreateCheckpoint and RestoreCheckpoint on
-// CapCheckpoint: without it they answer ErrNotSupported without touching
-// the provider.
-func CheckCheckpoint(a Adapter) error {
-	if !Supports(a, CapCheckpoint) {
-		return ErrNotSupported
-	}
-	return nil
-}
-
 // CheckPath validates a file path inside a sandbox: absolute, with no NUL
 // byte.
 func CheckPath(path string) error {

@@ -32,8 +32,33 @@ type CheckpointOncer interface {
 	CreateCheckpointOnce(ctx context.Context, h Handle, opts CheckpointOnceOpts) (string, error)
 }
 
-// CheckpointLister is implemented by adapters that can list checkpoints.
-type CheckpointLister interface {
+// PolicyApplier is implemented by adapters offering CapNetworkPolicy.
+type PolicyApplier interface {
+	// ApplyNetworkPolicy applies the complete egress policy; an empty
+	// allow list denies all egress and must reach the provider. p arrives
+	// validated.
+	ApplyNetworkPolicy(ctx context.Context, h Handle, p NetworkPolicy) error
+}
+
+// PublicURLer is implemented by adapters offering CapPublicURL.
+type PublicURLer interface {
+	// PublicURL returns an http(s) URL a browser can open without a
+	// platform credential, or ErrNoPublicURL when the provider has none on
+	// record.
+	PublicURL(ctx context.Context, h Handle) (string, error)
+}
+
+// Checkpointer is implemented by adapters offering CapCheckpoint (which
+// may depend on configuration: the helpers read it on every call).
+type Checkpointer interface {
+	// CreateCheckpoint saves the sandbox and returns the checkpoint's id,
+	// as the provider's listing names it.
+	CreateCheckpoint(ctx context.Context, h Handle, opts CheckpointOpts) (string, error)
+	// RestoreCheckpoint restores a checkpoint; a failure the provider
+	// reports (even inside an otherwise successful answer) is a
+	// *RestoreFailedError.
+	RestoreCheckpoint(ctx context.Context, h Handle, checkpointID string) error
+	// ListCheckpoints lists the sandbox's checkpoints.
 	ListCheckpoints(ctx context.Context, h Handle) ([]Checkpoint, error)
 }
 
@@ -105,14 +130,68 @@ func CreateCheckpointOnce(ctx context.Context, a Adapter, h Handle, opts Checkpo
 	return c.CreateCheckpointOnce(ctx, h, opts)
 }
 
-// ListCheckpoints calls a's ListCheckpoints when a advertises CapCheckpoint
-// and has the method; otherwise ErrNotSupported.
-func ListCheckpoints(ctx context.Context, a Adapter, h Handle) ([]Checkpoint, error) {
-	l, ok := a.(CheckpointLister)
+// ApplyNetworkPolicy validates p and applies it through a's PolicyApplier
+// when a advertises CapNetworkPolicy; otherwise ErrNotSupported: a policy
+// is never silently dropped.
+func ApplyNetworkPolicy(ctx context.Context, a Adapter, h Handle, p NetworkPolicy) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	pa, ok := a.(PolicyApplier)
+	if !ok || !Supports(a, CapNetworkPolicy) {
+		return ErrNotSupported
+	}
+	return pa.ApplyNetworkPolicy(ctx, h, p)
+}
+
+// PublicURL returns the sandbox's URL through a's PublicURLer when a
+// advertises CapPublicURL; otherwise ErrNoPublicURL, never a guess.
+func PublicURL(ctx context.Context, a Adapter, h Handle) (string, error) {
+	pu, ok := a.(PublicURLer)
+	if !ok || !Supports(a, CapPublicURL) {
+		return "", ErrNoPublicURL
+	}
+	return pu.PublicURL(ctx, h)
+}
+
+// checkpointer returns a's Checkpointer while a advertises CapCheckpoint;
+// otherwise ErrNotSupported, without touching the provider.
+func checkpointer(a Adapter) (Checkpointer, error) {
+	c, ok := a.(Checkpointer)
 	if !ok || !Supports(a, CapCheckpoint) {
 		return nil, ErrNotSupported
 	}
-	return l.ListCheckpoints(ctx, h)
+	return c, nil
+}
+
+// CreateCheckpoint saves the sandbox through a's Checkpointer, or answers
+// ErrNotSupported without CapCheckpoint.
+func CreateCheckpoint(ctx context.Context, a Adapter, h Handle, opts CheckpointOpts) (string, error) {
+	c, err := checkpointer(a)
+	if err != nil {
+		return "", err
+	}
+	return c.CreateCheckpoint(ctx, h, opts)
+}
+
+// RestoreCheckpoint restores a checkpoint through a's Checkpointer, or
+// answers ErrNotSupported without CapCheckpoint.
+func RestoreCheckpoint(ctx context.Context, a Adapter, h Handle, checkpointID string) error {
+	c, err := checkpointer(a)
+	if err != nil {
+		return err
+	}
+	return c.RestoreCheckpoint(ctx, h, checkpointID)
+}
+
+// ListCheckpoints lists checkpoints through a's Checkpointer, or answers
+// ErrNotSupported without CapCheckpoint.
+func ListCheckpoints(ctx context.Context, a Adapter, h Handle) ([]Checkpoint, error) {
+	c, err := checkpointer(a)
+	if err != nil {
+		return nil, err
+	}
+	return c.ListCheckpoints(ctx, h)
 }
 
 // TerminateSession applies the facade's order of checks (contract 1.4):

@@ -30,6 +30,20 @@ func optionalCalls() map[string]optionalCall {
 			_, err := paddock.CreateCheckpointOnce(ctx, a, h, paddock.CheckpointOnceOpts{OperationID: "op-1"})
 			return err
 		},
+		"apply_network_policy": func(ctx context.Context, a paddock.Adapter) error {
+			return paddock.ApplyNetworkPolicy(ctx, a, h, paddock.NetworkPolicy{})
+		},
+		"public_url": func(ctx context.Context, a paddock.Adapter) error {
+			_, err := paddock.PublicURL(ctx, a, h)
+			return err
+		},
+		"create_checkpoint": func(ctx context.Context, a paddock.Adapter) error {
+			_, err := paddock.CreateCheckpoint(ctx, a, h, paddock.CheckpointOpts{})
+			return err
+		},
+		"restore_checkpoint": func(ctx context.Context, a paddock.Adapter) error {
+			return paddock.RestoreCheckpoint(ctx, a, h, "cp-1")
+		},
 		"list_checkpoints": func(ctx context.Context, a paddock.Adapter) error {
 			_, err := paddock.ListCheckpoints(ctx, a, h)
 			return err
@@ -50,12 +64,24 @@ func optionalCalls() map[string]optionalCall {
 	}
 }
 
+// refusal is a helper's answer when the operation is not offered: public
+// URLs answer ErrNoPublicURL (outside the taxonomy), the rest
+// ErrNotSupported.
+func refusal(name string) error {
+	if name == "public_url" {
+		return paddock.ErrNoPublicURL
+	}
+	return paddock.ErrNotSupported
+}
+
 func TestOptionalOperationsNeverFallBack(t *testing.T) {
+	t.Parallel()
 	for name, call := range optionalCalls() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			// The method is missing even though every capability is advertised.
 			stub := &stubAdapter{caps: allCaps}
-			require.ErrorIs(t, call(context.Background(), stub), paddock.ErrNotSupported)
+			require.ErrorIs(t, call(context.Background(), stub), refusal(name))
 			assert.Empty(t, stub.calls, "no required operation is called instead")
 
 			full := &fullAdapter{stubAdapter{caps: allCaps}}
@@ -66,17 +92,23 @@ func TestOptionalOperationsNeverFallBack(t *testing.T) {
 }
 
 func TestCapabilityGatedOptionalOperations(t *testing.T) {
+	t.Parallel()
 	tests := map[string]paddock.Capability{
-		"terminate:graceful": paddock.CapTerminateSession,
-		"terminate:force":    paddock.CapForceTerminateSession,
-		"expose":             paddock.CapExpose,
-		"revoke":             paddock.CapExpose,
-		"list_checkpoints":   paddock.CapCheckpoint,
+		"terminate:graceful":   paddock.CapTerminateSession,
+		"terminate:force":      paddock.CapForceTerminateSession,
+		"expose":               paddock.CapExpose,
+		"revoke":               paddock.CapExpose,
+		"apply_network_policy": paddock.CapNetworkPolicy,
+		"public_url":           paddock.CapPublicURL,
+		"create_checkpoint":    paddock.CapCheckpoint,
+		"restore_checkpoint":   paddock.CapCheckpoint,
+		"list_checkpoints":     paddock.CapCheckpoint,
 	}
 	for name, capability := range tests {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			full := &fullAdapter{stubAdapter{caps: allCaps.Without(capability)}}
-			require.ErrorIs(t, optionalCalls()[name](context.Background(), full), paddock.ErrNotSupported)
+			require.ErrorIs(t, optionalCalls()[name](context.Background(), full), refusal(name))
 			assert.Empty(t, full.calls, "the adapter is not called without %s", capability)
 		})
 	}
@@ -111,6 +143,8 @@ func TestOptionalValidationComesFirst(t *testing.T) {
 	require.ErrorIs(t, err, paddock.ErrCheckpointOperationID)
 	_, err = paddock.Expose(ctx, none, h, 0, paddock.ExposeOpts{})
 	require.ErrorIs(t, err, paddock.ErrInvalid)
+	require.ErrorIs(t, paddock.ApplyNetworkPolicy(ctx, none, h, paddock.NetworkPolicy{Allow: []string{"http://x"}}), paddock.ErrInvalid,
+		"a bad policy is invalid before the capability is looked at")
 }
 
 func TestHostPath(t *testing.T) {
@@ -126,26 +160,21 @@ func TestRequiredOperationChecks(t *testing.T) {
 		err  error
 		want error
 	}{
-		"spawn plain":                    {paddock.CheckSpawn(none, sh, paddock.SpawnOpts{Stdin: true}), nil},
-		"spawn tty without cap":          {paddock.CheckSpawn(none, sh, paddock.SpawnOpts{TTY: true}), paddock.ErrNotSupported},
-		"spawn tty with cap":             {paddock.CheckSpawn(all, sh, paddock.SpawnOpts{TTY: true}), nil},
-		"spawn name without cap":         {paddock.CheckSpawn(none, sh, paddock.SpawnOpts{Name: "dev"}), paddock.ErrNotSupported},
-		"spawn name with cap":            {paddock.CheckSpawn(all, sh, paddock.SpawnOpts{Name: "dev"}), nil},
-		"spawn bad name before gate":     {paddock.CheckSpawn(none, sh, paddock.SpawnOpts{Name: "a/b"}), paddock.ErrInvalid},
-		"spawn bad cmd":                  {paddock.CheckSpawn(all, paddock.Cmd{}, paddock.SpawnOpts{}), paddock.ErrInvalid},
-		"exec ok":                        {paddock.CheckExec(sh, paddock.ExecOpts{}), nil},
-		"exec bad cmd":                   {paddock.CheckExec(paddock.Cmd{}, paddock.ExecOpts{}), paddock.ErrInvalid},
-		"exec negative timeout":          {paddock.CheckExec(sh, paddock.ExecOpts{Timeout: paddock.Duration(-1)}), paddock.ErrInvalid},
-		"sessions without attach":        {paddock.CheckSessions(none), paddock.ErrNotSupported},
-		"sessions with attach":           {paddock.CheckSessions(all), nil},
-		"attach without cap":             {paddock.CheckAttach(none, "s-1"), paddock.ErrNotSupported},
-		"attach bad id":                  {paddock.CheckAttach(all, "../x"), paddock.ErrInvalid},
-		"attach ok":                      {paddock.CheckAttach(all, "s-1"), nil},
-		"policy without cap":             {paddock.CheckNetworkPolicy(none, paddock.NetworkPolicy{}), paddock.ErrNotSupported},
-		"policy empty allow is accepted": {paddock.CheckNetworkPolicy(all, paddock.NetworkPolicy{}), nil},
-		"policy bad entry":               {paddock.CheckNetworkPolicy(all, paddock.NetworkPolicy{Allow: []string{"http://x"}}), paddock.ErrInvalid},
-		"checkpoint without cap":         {paddock.CheckCheckpoint(none), paddock.ErrNotSupported},
-		"checkpoint with cap":            {paddock.CheckCheckpoint(all), nil},
+		"spawn plain":                {paddock.CheckSpawn(none, sh, paddock.SpawnOpts{Stdin: true}), nil},
+		"spawn tty without cap":      {paddock.CheckSpawn(none, sh, paddock.SpawnOpts{TTY: true}), paddock.ErrNotSupported},
+		"spawn tty with cap":         {paddock.CheckSpawn(all, sh, paddock.SpawnOpts{TTY: true}), nil},
+		"spawn name without cap":     {paddock.CheckSpawn(none, sh, paddock.SpawnOpts{Name: "dev"}), paddock.ErrNotSupported},
+		"spawn name with cap":        {paddock.CheckSpawn(all, sh, paddock.SpawnOpts{Name: "dev"}), nil},
+		"spawn bad name before gate": {paddock.CheckSpawn(none, sh, paddock.SpawnOpts{Name: "a/b"}), paddock.ErrInvalid},
+		"spawn bad cmd":              {paddock.CheckSpawn(all, paddock.Cmd{}, paddock.SpawnOpts{}), paddock.ErrInvalid},
+		"exec ok":                    {paddock.CheckExec(sh, paddock.ExecOpts{}), nil},
+		"exec bad cmd":               {paddock.CheckExec(paddock.Cmd{}, paddock.ExecOpts{}), paddock.ErrInvalid},
+		"exec negative timeout":      {paddock.CheckExec(sh, paddock.ExecOpts{Timeout: paddock.Duration(-1)}), paddock.ErrInvalid},
+		"sessions without attach":    {paddock.CheckSessions(none), paddock.ErrNotSupported},
+		"sessions with attach":       {paddock.CheckSessions(all), nil},
+		"attach without cap":         {paddock.CheckAttach(none, "s-1"), paddock.ErrNotSupported},
+		"attach bad id":              {paddock.CheckAttach(all, "../x"), paddock.ErrInvalid},
+		"attach ok":                  {paddock.CheckAttach(all, "s-1"), nil},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

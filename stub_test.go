@@ -56,19 +56,6 @@ func (s *stubAdapter) ListSessions(context.Context, paddock.Handle) ([]paddock.S
 func (s *stubAdapter) Attach(context.Context, paddock.Handle, string, paddock.AttachOpts) (paddock.Stream, error) {
 	return nil, paddock.ErrNotSupported
 }
-func (s *stubAdapter) ApplyNetworkPolicy(context.Context, paddock.Handle, paddock.NetworkPolicy) error {
-	return paddock.ErrNotSupported
-}
-func (s *stubAdapter) PublicURL(context.Context, paddock.Handle) (string, error) {
-	return "", paddock.ErrNoPublicURL
-}
-func (s *stubAdapter) CreateCheckpoint(context.Context, paddock.Handle, paddock.CheckpointOpts) (string, error) {
-	return "", paddock.ErrNotSupported
-}
-func (s *stubAdapter) RestoreCheckpoint(context.Context, paddock.Handle, string) error {
-	return paddock.ErrNotSupported
-}
-
 // fullAdapter adds every optional operation to stubAdapter; each records its
 // call and succeeds.
 type fullAdapter struct{ stubAdapter }
@@ -77,7 +64,9 @@ var (
 	_ paddock.CreateNewer       = (*fullAdapter)(nil)
 	_ paddock.DestroyOncer      = (*fullAdapter)(nil)
 	_ paddock.CheckpointOncer   = (*fullAdapter)(nil)
-	_ paddock.CheckpointLister  = (*fullAdapter)(nil)
+	_ paddock.PolicyApplier     = (*fullAdapter)(nil)
+	_ paddock.PublicURLer       = (*fullAdapter)(nil)
+	_ paddock.Checkpointer      = (*fullAdapter)(nil)
 	_ paddock.SessionTerminator = (*fullAdapter)(nil)
 	_ paddock.Exposer           = (*fullAdapter)(nil)
 	_ paddock.HostPather        = (*fullAdapter)(nil)
@@ -91,6 +80,18 @@ func (f *fullAdapter) DestroyOnce(context.Context, paddock.Handle, paddock.Destr
 }
 func (f *fullAdapter) CreateCheckpointOnce(context.Context, paddock.Handle, paddock.CheckpointOnceOpts) (string, error) {
 	return "cp-1", f.called("checkpoint_once")
+}
+func (f *fullAdapter) ApplyNetworkPolicy(context.Context, paddock.Handle, paddock.NetworkPolicy) error {
+	return f.called("apply_network_policy")
+}
+func (f *fullAdapter) PublicURL(context.Context, paddock.Handle) (string, error) {
+	return "https://stub.test", f.called("public_url")
+}
+func (f *fullAdapter) CreateCheckpoint(context.Context, paddock.Handle, paddock.CheckpointOpts) (string, error) {
+	return "cp-1", f.called("create_checkpoint")
+}
+func (f *fullAdapter) RestoreCheckpoint(context.Context, paddock.Handle, string) error {
+	return f.called("restore_checkpoint")
 }
 func (f *fullAdapter) ListCheckpoints(context.Context, paddock.Handle) ([]paddock.Checkpoint, error) {
 	return []paddock.Checkpoint{{ID: "cp-1"}}, f.called("list_checkpoints")

@@ -152,12 +152,6 @@ func (b bare) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p paddoc
 func (b bare) PublicURL(ctx context.Context, h paddock.Handle) (string, error) {
 	return b.f.PublicURL(ctx, b.h(h))
 }
-func (b bare) CreateCheckpoint(ctx context.Context, h paddock.Handle, o paddock.CheckpointOpts) (string, error) {
-	return b.f.CreateCheckpoint(ctx, b.h(h), o)
-}
-func (b bare) RestoreCheckpoint(ctx context.Context, h paddock.Handle, id string) error {
-	return b.f.RestoreCheckpoint(ctx, b.h(h), id)
-}
 func (b bare) h(h paddock.Handle) paddock.Handle { h.Name = "bare-" + h.Name; return h }
 
 func TestStdinAndStopSemantics(t *testing.T) {

@@ -149,13 +149,10 @@ func (s *sandboxActor) serve(cl opCall, req proto.Message) proto.Message {
 		if policy.Allow == nil {
 			policy.Allow = []string{}
 		}
-		err := paddock.CheckNetworkPolicy(a, policy)
-		if err == nil {
-			err = a.ApplyNetworkPolicy(ctx, h, policy)
-		}
+		err := paddock.ApplyNetworkPolicy(ctx, a, h, policy)
 		return &messages.ApplyNetworkPolicyReply{Id: m.GetId(), Failure: s.failure("apply_network_policy", err)}
 	case *messages.PublicURLRequest:
-		url, err := a.PublicURL(ctx, h)
+		url, err := paddock.PublicURL(ctx, a, h)
 		return &messages.PublicURLReply{Id: m.GetId(), Url: url, Failure: s.failure("public_url", err)}
 	default:
 		return s.serveMore(cl, req)
@@ -167,21 +164,14 @@ func (s *sandboxActor) serveMore(cl opCall, req proto.Message) proto.Message {
 	ctx, a, h := cl.ctx, s.a, cl.h
 	switch m := req.(type) {
 	case *messages.CreateCheckpointRequest:
-		err := paddock.CheckCheckpoint(a)
-		var id string
-		if err == nil {
-			id, err = a.CreateCheckpoint(ctx, h, paddock.CheckpointOpts{Comment: m.GetComment()})
-		}
+		id, err := paddock.CreateCheckpoint(ctx, a, h, paddock.CheckpointOpts{Comment: m.GetComment()})
 		return &messages.CreateCheckpointReply{Id: m.GetId(), CheckpointId: id, Failure: s.failure("create_checkpoint", err)}
 	case *messages.CreateCheckpointOnceRequest:
 		opts := paddock.CheckpointOnceOpts{Timeout: wire.DurationFromMessage(m.GetTimeout()), OperationID: m.GetOperationId()}
 		id, err := paddock.CreateCheckpointOnce(ctx, a, h, opts)
 		return &messages.CreateCheckpointOnceReply{Id: m.GetId(), CheckpointId: id, Failure: s.failure("create_checkpoint_once", err)}
 	case *messages.RestoreCheckpointRequest:
-		err := paddock.CheckCheckpoint(a)
-		if err == nil {
-			err = a.RestoreCheckpoint(ctx, h, m.GetCheckpointId())
-		}
+		err := paddock.RestoreCheckpoint(ctx, a, h, m.GetCheckpointId())
 		return &messages.RestoreCheckpointReply{Id: m.GetId(), Failure: s.failure("restore_checkpoint", err)}
 	case *messages.ListCheckpointsRequest:
 		cps, err := paddock.ListCheckpoints(ctx, a, h)

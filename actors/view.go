@@ -24,13 +24,16 @@ type View struct {
 func (rt *Runtime) View(p paddock.Provider) *View { return &View{rt: rt, p: p} }
 
 // The view offers every optional interface; the runtime answers
-// ErrNotSupported where the adapter behind it has none.
+// ErrNotSupported (ErrNoPublicURL for PublicURL) where the adapter behind it
+// has none.
 var (
 	_ paddock.Adapter           = (*View)(nil)
 	_ paddock.CreateNewer       = (*View)(nil)
 	_ paddock.DestroyOncer      = (*View)(nil)
 	_ paddock.CheckpointOncer   = (*View)(nil)
-	_ paddock.CheckpointLister  = (*View)(nil)
+	_ paddock.PolicyApplier     = (*View)(nil)
+	_ paddock.PublicURLer       = (*View)(nil)
+	_ paddock.Checkpointer      = (*View)(nil)
 	_ paddock.SessionTerminator = (*View)(nil)
 	_ paddock.Exposer           = (*View)(nil)
 	_ paddock.HostPather        = (*View)(nil)

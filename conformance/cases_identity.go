@@ -28,7 +28,7 @@ func capabilitiesAreKnown(t testing.TB, s *suite) {
 // only without it; any other error passes.
 func publicURLAgrees(t testing.TB, s *suite) {
 	h := s.fresh(t)
-	url, err := s.a.PublicURL(s.ctx(t), h)
+	url, err := paddock.PublicURL(s.ctx(t), s.a, h)
 	advertised := paddock.Supports(s.a, paddock.CapPublicURL)
 	switch {
 	case err == nil:

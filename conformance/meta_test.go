@@ -222,3 +222,22 @@ func TestTheSuitePassesTheFakeThroughTheRecorder(t *testing.T) {
 	assert.Empty(t, rec.failed())
 	assert.Len(t, rec.order, 25)
 }
+
+// requiredOnly shows only the required operations of the adapter it wraps,
+// while still advertising every capability of it.
+type requiredOnly struct{ paddock.Adapter }
+
+func TestTheSuiteCatchesCapabilitiesWithoutTheirOperations(t *testing.T) {
+	f := fake.New()
+	t.Cleanup(f.Reset)
+	rec := newRecorder(t)
+	run(rec, Config{Adapter: requiredOnly{f}, Fixtures: FakeFixtures()})
+	assert.ElementsMatch(t, []string{
+		"03 PublicURL agrees with the capability",
+		"04 CreateNew refuses adoption and makes a new incarnation",
+		"18 TerminateSession stops a detached session and keeps the sandbox",
+		"18f force termination kills and is uncertain for an unknown id",
+		"19 network policy follows the capability",
+		"23 expose and revoke a preview",
+	}, rec.failed(), "every advertised capability whose interface is missing is caught")
+}

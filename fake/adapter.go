@@ -81,6 +81,8 @@ var (
 	_ paddock.CreateNewer       = (*Adapter)(nil)
 	_ paddock.SessionTerminator = (*Adapter)(nil)
 	_ paddock.Exposer           = (*Adapter)(nil)
+	_ paddock.PolicyApplier     = (*Adapter)(nil)
+	_ paddock.PublicURLer       = (*Adapter)(nil)
 )
 
 // Provider returns "fake".
@@ -224,12 +226,9 @@ func (a *Adapter) setStatus(h paddock.Handle, s paddock.Status) error {
 	return nil
 }
 
-// PublicURL returns https://<name>.fake.test, or ErrNoPublicURL without
-// public_url.
+// PublicURL returns https://<name>.fake.test (the facade answers
+// ErrNoPublicURL while public_url is not in the fake's capabilities).
 func (a *Adapter) PublicURL(_ context.Context, h paddock.Handle) (string, error) {
-	if !a.caps.Has(paddock.CapPublicURL) {
-		return "", paddock.ErrNoPublicURL
-	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if _, err := a.lookup(h.Name); err != nil {
@@ -241,7 +240,7 @@ func (a *Adapter) PublicURL(_ context.Context, h paddock.Handle) (string, error)
 // ApplyNetworkPolicy records the policy verbatim (an empty allow list stays
 // empty, a nil one nil).
 func (a *Adapter) ApplyNetworkPolicy(_ context.Context, h paddock.Handle, p paddock.NetworkPolicy) error {
-	if err := paddock.CheckNetworkPolicy(a, p); err != nil {
+	if err := p.Validate(); err != nil {
 		return err
 	}
 	a.mu.Lock()
@@ -256,14 +255,4 @@ func (a *Adapter) ApplyNetworkPolicy(_ context.Context, h paddock.Handle, p padd
 	}
 	sb.policy = &stored
 	return nil
-}
-
-// CreateCheckpoint always answers ErrNotSupported (no existence check).
-func (a *Adapter) CreateCheckpoint(context.Context, paddock.Handle, paddock.CheckpointOpts) (string, error) {
-	return "", paddock.ErrNotSupported
-}
-
-// RestoreCheckpoint always answers ErrNotSupported (no existence check).
-func (a *Adapter) RestoreCheckpoint(context.Context, paddock.Handle, string) error {
-	return paddock.ErrNotSupported
 }

@@ -257,9 +257,11 @@ func TestSuspendResume(t *testing.T) {
 func TestCheckpointsAreNotSupported(t *testing.T) {
 	a := world(t)
 	missing := a.BuildHandle("nope")
-	_, err := a.CreateCheckpoint(ctx, missing, paddock.CheckpointOpts{})
+	_, err := paddock.CreateCheckpoint(ctx, a, missing, paddock.CheckpointOpts{})
 	require.ErrorIs(t, err, paddock.ErrNotSupported, "no existence check")
-	require.ErrorIs(t, a.RestoreCheckpoint(ctx, missing, "cp"), paddock.ErrNotSupported)
+	require.ErrorIs(t, paddock.RestoreCheckpoint(ctx, a, missing, "cp"), paddock.ErrNotSupported)
+	_, isCheckpointer := any(a).(paddock.Checkpointer)
+	assert.False(t, isCheckpointer, "the fake offers no checkpoints, so it writes no stubs for them")
 }
 
 func TestWorldsAreIndependent(t *testing.T) {

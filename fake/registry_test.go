@@ -62,9 +62,9 @@ func TestFakeUnderHostedProviderSlots(t *testing.T) {
 			assert.Equal(t, []string{"exit:0"}, text(drain(t, runner)))
 			assert.Equal(t, []string{"exit:0"}, text(drain(t, att)), "both subscriptions get the exit")
 
-			_, err = dispatch(h.Provider).CreateCheckpoint(ctx, h, paddock.CheckpointOpts{})
+			_, err = paddock.CreateCheckpoint(ctx, dispatch(h.Provider), h, paddock.CheckpointOpts{})
 			require.ErrorIs(t, err, paddock.ErrNotSupported)
-			require.ErrorIs(t, dispatch(h.Provider).RestoreCheckpoint(ctx, h, "cp"), paddock.ErrNotSupported)
+			require.ErrorIs(t, paddock.RestoreCheckpoint(ctx, dispatch(h.Provider), h, "cp"), paddock.ErrNotSupported)
 			assert.Equal(t, "/w/x", paddock.HostPath(dispatch(h.Provider), h, "/w/x"), "HostPath is the identity")
 
 			require.NoError(t, dispatch(h.Provider).Destroy(ctx, h))

@@ -21,4 +21,8 @@
 // kept in a root-owned directory the sandbox cannot write. Expose mints a
 // signed preview that Previews() serves, reaching the port through the
 // engine even with no network.
+//
+// It offers no network policy (egress is chosen at creation: loopback
+// only, or unrestricted), no public URL and no checkpoints; the facade
+// answers not_supported (no public URL) for those.
 package docker

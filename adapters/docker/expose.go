@@ -115,24 +115,3 @@ func (c *relayConn) RemoteAddr() net.Addr               { return c.x.hj.Conn.Rem
 func (c *relayConn) SetDeadline(t time.Time) error      { return c.x.hj.Conn.SetDeadline(t) }
 func (c *relayConn) SetReadDeadline(t time.Time) error  { return c.x.hj.Conn.SetReadDeadline(t) }
 func (c *relayConn) SetWriteDeadline(t time.Time) error { return c.x.hj.Conn.SetWriteDeadline(t) }
-
-// ApplyNetworkPolicy is not supported: a sandbox has loopback only, or
-// unrestricted egress when the "egress" creation parameter asks for it.
-func (a *Adapter) ApplyNetworkPolicy(context.Context, paddock.Handle, paddock.NetworkPolicy) error {
-	return paddock.ErrNotSupported
-}
-
-// PublicURL is unsupported: use Expose for a signed preview.
-func (a *Adapter) PublicURL(context.Context, paddock.Handle) (string, error) {
-	return "", paddock.ErrNoPublicURL
-}
-
-// CreateCheckpoint is not supported (scratch space is tmpfs).
-func (a *Adapter) CreateCheckpoint(context.Context, paddock.Handle, paddock.CheckpointOpts) (string, error) {
-	return "", paddock.ErrNotSupported
-}
-
-// RestoreCheckpoint is not supported.
-func (a *Adapter) RestoreCheckpoint(context.Context, paddock.Handle, string) error {
-	return paddock.ErrNotSupported
-}

@@ -40,6 +40,11 @@
 // through a symbolic link leading out, is invalid. HostPath maps a sandbox
 // path to where a process sees it.
 //
+// It offers no network policy (egress is chosen at creation: loopback only,
+// or with egress=unrestricted the host's whole network), no public URL and
+// no checkpoints; the facade answers not_supported (no public URL) for
+// those.
+//
 // The package has an init function that acts only in a process this
 // package started as its isolation shim (marked by a private environment
 // variable); in any other process it does nothing.

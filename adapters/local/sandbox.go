@@ -275,27 +275,6 @@ func (a *Adapter) setSuspended(name string, suspended bool) error {
 	return nil
 }
 
-// ApplyNetworkPolicy is not supported: a local sandbox has loopback only, or
-// (created with egress=unrestricted) the host's whole network.
-func (a *Adapter) ApplyNetworkPolicy(context.Context, paddock.Handle, paddock.NetworkPolicy) error {
-	return paddock.ErrNotSupported
-}
-
-// PublicURL is unsupported: nothing of a local sandbox is published.
-func (a *Adapter) PublicURL(context.Context, paddock.Handle) (string, error) {
-	return "", paddock.ErrNoPublicURL
-}
-
-// CreateCheckpoint is not supported.
-func (a *Adapter) CreateCheckpoint(context.Context, paddock.Handle, paddock.CheckpointOpts) (string, error) {
-	return "", paddock.ErrNotSupported
-}
-
-// RestoreCheckpoint is not supported.
-func (a *Adapter) RestoreCheckpoint(context.Context, paddock.Handle, string) error {
-	return paddock.ErrNotSupported
-}
-
 // writeJSON writes v to path atomically; without clobber an existing file
 // is fs.ErrExist and left as it was.
 func writeJSON(path string, v any, clobber bool) error {

@@ -30,7 +30,9 @@ var _ interface {
 	paddock.CreateNewer
 	paddock.DestroyOncer
 	paddock.CheckpointOncer
-	paddock.CheckpointLister
+	paddock.Checkpointer
+	paddock.PolicyApplier
+	paddock.PublicURLer
 	paddock.SessionTerminator
 } = (*Adapter)(nil)
 
