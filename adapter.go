@@ -61,5 +61,4 @@ type Adapter interface {
 	// or the recorded terminal event if it ended. ErrNotFound for an
 	// unknown session or sandbox.
 	Attach(ctx context.Context, h Handle, sessionID string, opts AttachOpts) (Stream, error)
-
 }

@@ -56,6 +56,7 @@ func (s *stubAdapter) ListSessions(context.Context, paddock.Handle) ([]paddock.S
 func (s *stubAdapter) Attach(context.Context, paddock.Handle, string, paddock.AttachOpts) (paddock.Stream, error) {
 	return nil, paddock.ErrNotSupported
 }
+
 // fullAdapter adds every optional operation to stubAdapter; each records its
 // call and succeeds.
 type fullAdapter struct{ stubAdapter }
