@@ -138,3 +138,12 @@ func (s *CapabilitySet) UnmarshalJSON(b []byte) error {
 func Supports(a Adapter, c Capability) bool {
 	return a != nil && a.Capabilities().Has(c)
 }
+
+// Require answers ErrNotSupported unless a advertises c right now: the gate
+// of an operation that needs a capability.
+func Require(a Adapter, c Capability) error {
+	if !Supports(a, c) {
+		return ErrNotSupported
+	}
+	return nil
+}

@@ -32,16 +32,16 @@ type CheckpointOnceOpts struct {
 	OperationID string // must match OperationIDPattern
 }
 
-// Resolve validates o in the contract's order (timeout first, then the
+// Validate validates o in the contract's order (timeout first, then the
 // operation id) and returns it with defaults filled in. Errors are
 // *InvalidError with detail checkpoint_timeout or checkpoint_operation_id.
-func (o CheckpointOnceOpts) Resolve() (CheckpointOnceOpts, error) {
+func (o CheckpointOnceOpts) Validate() (CheckpointOnceOpts, error) {
 	d, ok := resolveBounded(o.Timeout, DefaultCheckpointOnceTimeout, MaxCheckpointOnceTimeout)
 	if !ok {
 		return o, &InvalidError{Detail: DetailCheckpointTimeout}
 	}
-	if !ValidOperationID(o.OperationID) {
-		return o, &InvalidError{Detail: DetailCheckpointOperationID}
+	if err := ValidateOperationID(o.OperationID); err != nil {
+		return o, err
 	}
 	o.Timeout = &d
 	return o, nil

@@ -27,9 +27,9 @@ type CreateNewOpts struct {
 	WaitForCapacity bool
 }
 
-// Resolve validates o and returns it with defaults filled in. A bad timeout is
+// Validate validates o and returns it with defaults filled in. A bad timeout is
 // an *InvalidError with detail create_timeout.
-func (o CreateNewOpts) Resolve() (CreateNewOpts, error) {
+func (o CreateNewOpts) Validate() (CreateNewOpts, error) {
 	d, ok := resolveBounded(o.Timeout, DefaultCreateNewTimeout, MaxCreateNewTimeout)
 	if !ok {
 		return o, &InvalidError{Detail: DetailCreateTimeout}

@@ -16,9 +16,9 @@ type DestroyOnceOpts struct {
 	Timeout *time.Duration
 }
 
-// Resolve validates o and returns it with defaults filled in. A bad timeout is
+// Validate validates o and returns it with defaults filled in. A bad timeout is
 // an *InvalidError with detail delete_timeout.
-func (o DestroyOnceOpts) Resolve() (DestroyOnceOpts, error) {
+func (o DestroyOnceOpts) Validate() (DestroyOnceOpts, error) {
 	d, ok := resolveBounded(o.Timeout, DefaultDestroyOnceTimeout, MaxDestroyOnceTimeout)
 	if !ok {
 		return o, &InvalidError{Detail: DetailDeleteTimeout}

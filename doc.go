@@ -11,8 +11,8 @@
 //
 // Callers use the actor runtime (package actors), which dispatches on the
 // provider tag of a Handle or Subscription through a Registry, validates every
-// option before any provider access (the Check functions and each option
-// type's Resolve or Validate), never falls back from an optional operation
+// option before any provider access (the Validate functions and each
+// option type's Validate method), never falls back from an optional operation
 // to a required one, and keeps the frame contract: output in order, then
 // exactly one terminal frame.
 //

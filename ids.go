@@ -1,5 +1,7 @@
 package paddock
 
+import "strings"
+
 // Identifier patterns the contract fixes. Adapters mint session ids that match
 // SessionIDPattern so they can be terminated; hosts mint operation ids that
 // match OperationIDPattern.
@@ -11,25 +13,34 @@ const (
 	maxOperationIDLen = 128
 )
 
-// ValidSessionID reports whether id matches SessionIDPattern: 1 to 256 bytes
-// of ASCII letters, digits, '_' and '-'. Such an id cannot escape a path.
-func ValidSessionID(id string) bool { return isToken(id, maxSessionIDLen) }
-
-// ValidOperationID reports whether id matches OperationIDPattern.
-func ValidOperationID(id string) bool { return isToken(id, maxOperationIDLen) }
-
-// ValidSandboxName reports whether name can key a sandbox: 1 to 256 bytes,
-// no NUL, no '/', and not "." or "..".
-func ValidSandboxName(name string) bool {
-	if name == "" || len(name) > 256 || name == "." || name == ".." {
-		return false
+// ValidateSessionID answers an *InvalidError with detail session_id unless
+// id matches SessionIDPattern: 1 to 256 bytes of ASCII letters, digits, '_'
+// and '-'. Such an id cannot escape a path.
+func ValidateSessionID(id string) error {
+	if !isToken(id, maxSessionIDLen) {
+		return &InvalidError{Detail: DetailSessionID}
 	}
-	for i := 0; i < len(name); i++ {
-		if name[i] == 0 || name[i] == '/' {
-			return false
-		}
+	return nil
+}
+
+// ValidateOperationID answers an *InvalidError with detail
+// checkpoint_operation_id unless id matches OperationIDPattern.
+func ValidateOperationID(id string) error {
+	if !isToken(id, maxOperationIDLen) {
+		return &InvalidError{Detail: DetailCheckpointOperationID}
 	}
-	return true
+	return nil
+}
+
+// ValidateSandboxName answers an *InvalidError with detail sandbox_name
+// unless name can key a sandbox: 1 to 256 bytes, no NUL, no '/', and not
+// "." or "..".
+func ValidateSandboxName(name string) error {
+	bad := name == "" || len(name) > 256 || name == "." || name == ".." || strings.ContainsAny(name, "/\x00")
+	if bad {
+		return &InvalidError{Detail: DetailSandboxName}
+	}
+	return nil
 }
 
 // isToken reports whether s is 1..max bytes of [A-Za-z0-9_-].

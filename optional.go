@@ -87,12 +87,12 @@ type HostPather interface {
 // CreateNew validates opts and calls a's CreateNew, or answers
 // ErrNotSupported when a has none (never Create instead).
 func CreateNew(ctx context.Context, a Adapter, name string, opts CreateNewOpts) (Handle, error) {
-	opts, err := opts.Resolve()
+	opts, err := opts.Validate()
 	if err != nil {
 		return Handle{}, err
 	}
-	if !ValidSandboxName(name) {
-		return Handle{}, &InvalidError{Detail: DetailSandboxName}
+	if err := ValidateSandboxName(name); err != nil {
+		return Handle{}, err
 	}
 	cn, ok := a.(CreateNewer)
 	if !ok {
@@ -104,7 +104,7 @@ func CreateNew(ctx context.Context, a Adapter, name string, opts CreateNewOpts) 
 // DestroyOnce validates opts and calls a's DestroyOnce, or answers
 // ErrNotSupported when a has none (never Destroy instead).
 func DestroyOnce(ctx context.Context, a Adapter, h Handle, opts DestroyOnceOpts) error {
-	opts, err := opts.Resolve()
+	opts, err := opts.Validate()
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func DestroyOnce(ctx context.Context, a Adapter, h Handle, opts DestroyOnceOpts)
 // answers ErrNotSupported when a has none (never CreateCheckpoint instead).
 // The adapter itself refuses while checkpoint creation is disabled.
 func CreateCheckpointOnce(ctx context.Context, a Adapter, h Handle, opts CheckpointOnceOpts) (string, error) {
-	opts, err := opts.Resolve()
+	opts, err := opts.Validate()
 	if err != nil {
 		return "", err
 	}

@@ -160,21 +160,21 @@ func TestRequiredOperationChecks(t *testing.T) {
 		err  error
 		want error
 	}{
-		"spawn plain":                {paddock.CheckSpawn(none, sh, paddock.SpawnOpts{Stdin: true}), nil},
-		"spawn tty without cap":      {paddock.CheckSpawn(none, sh, paddock.SpawnOpts{TTY: true}), paddock.ErrNotSupported},
-		"spawn tty with cap":         {paddock.CheckSpawn(all, sh, paddock.SpawnOpts{TTY: true}), nil},
-		"spawn name without cap":     {paddock.CheckSpawn(none, sh, paddock.SpawnOpts{Name: "dev"}), paddock.ErrNotSupported},
-		"spawn name with cap":        {paddock.CheckSpawn(all, sh, paddock.SpawnOpts{Name: "dev"}), nil},
-		"spawn bad name before gate": {paddock.CheckSpawn(none, sh, paddock.SpawnOpts{Name: "a/b"}), paddock.ErrInvalid},
-		"spawn bad cmd":              {paddock.CheckSpawn(all, paddock.Cmd{}, paddock.SpawnOpts{}), paddock.ErrInvalid},
-		"exec ok":                    {paddock.CheckExec(sh, paddock.ExecOpts{}), nil},
-		"exec bad cmd":               {paddock.CheckExec(paddock.Cmd{}, paddock.ExecOpts{}), paddock.ErrInvalid},
-		"exec negative timeout":      {paddock.CheckExec(sh, paddock.ExecOpts{Timeout: paddock.Duration(-1)}), paddock.ErrInvalid},
-		"sessions without attach":    {paddock.CheckSessions(none), paddock.ErrNotSupported},
-		"sessions with attach":       {paddock.CheckSessions(all), nil},
-		"attach without cap":         {paddock.CheckAttach(none, "s-1"), paddock.ErrNotSupported},
-		"attach bad id":              {paddock.CheckAttach(all, "../x"), paddock.ErrInvalid},
-		"attach ok":                  {paddock.CheckAttach(all, "s-1"), nil},
+		"spawn plain":                {paddock.ValidateSpawn(none, sh, paddock.SpawnOpts{Stdin: true}), nil},
+		"spawn tty without cap":      {paddock.ValidateSpawn(none, sh, paddock.SpawnOpts{TTY: true}), paddock.ErrNotSupported},
+		"spawn tty with cap":         {paddock.ValidateSpawn(all, sh, paddock.SpawnOpts{TTY: true}), nil},
+		"spawn name without cap":     {paddock.ValidateSpawn(none, sh, paddock.SpawnOpts{Name: "dev"}), paddock.ErrNotSupported},
+		"spawn name with cap":        {paddock.ValidateSpawn(all, sh, paddock.SpawnOpts{Name: "dev"}), nil},
+		"spawn bad name before gate": {paddock.ValidateSpawn(none, sh, paddock.SpawnOpts{Name: "a/b"}), paddock.ErrInvalid},
+		"spawn bad cmd":              {paddock.ValidateSpawn(all, paddock.Cmd{}, paddock.SpawnOpts{}), paddock.ErrInvalid},
+		"exec ok":                    {paddock.ValidateExec(sh, paddock.ExecOpts{}), nil},
+		"exec bad cmd":               {paddock.ValidateExec(paddock.Cmd{}, paddock.ExecOpts{}), paddock.ErrInvalid},
+		"exec negative timeout":      {paddock.ValidateExec(sh, paddock.ExecOpts{Timeout: paddock.Duration(-1)}), paddock.ErrInvalid},
+		"sessions without attach":    {paddock.Require(none, paddock.CapAttach), paddock.ErrNotSupported},
+		"sessions with attach":       {paddock.Require(all, paddock.CapAttach), nil},
+		"attach without cap":         {paddock.ValidateAttach(none, "s-1"), paddock.ErrNotSupported},
+		"attach bad id":              {paddock.ValidateAttach(all, "../x"), paddock.ErrInvalid},
+		"attach ok":                  {paddock.ValidateAttach(all, "s-1"), nil},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

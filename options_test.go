@@ -119,14 +119,14 @@ func TestTerminateValidation(t *testing.T) {
 func TestCreateNewValidation(t *testing.T) {
 	for name, timeout := range boundedTimeoutCases(120 * time.Second) {
 		t.Run(name, func(t *testing.T) {
-			_, err := paddock.CreateNewOpts{Timeout: timeout}.Resolve()
+			_, err := paddock.CreateNewOpts{Timeout: timeout}.Validate()
 			require.ErrorIs(t, err, paddock.ErrCreateTimeoutOption)
 			require.ErrorIs(t, err, paddock.ErrInvalid)
 		})
 	}
 	for name, tc := range passingBounds(120*time.Second, 120*time.Second) {
 		t.Run(name, func(t *testing.T) {
-			o, err := paddock.CreateNewOpts{Timeout: tc.in, WaitForCapacity: true}.Resolve()
+			o, err := paddock.CreateNewOpts{Timeout: tc.in, WaitForCapacity: true}.Validate()
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, *o.Timeout)
 			assert.True(t, o.WaitForCapacity, "other options are kept")
@@ -137,13 +137,13 @@ func TestCreateNewValidation(t *testing.T) {
 func TestDestroyOnceValidation(t *testing.T) {
 	for name, timeout := range boundedTimeoutCases(120 * time.Second) {
 		t.Run(name, func(t *testing.T) {
-			_, err := paddock.DestroyOnceOpts{Timeout: timeout}.Resolve()
+			_, err := paddock.DestroyOnceOpts{Timeout: timeout}.Validate()
 			require.ErrorIs(t, err, paddock.ErrDeleteTimeoutOption)
 		})
 	}
 	for name, tc := range passingBounds(30*time.Second, 120*time.Second) {
 		t.Run(name, func(t *testing.T) {
-			o, err := paddock.DestroyOnceOpts{Timeout: tc.in}.Resolve()
+			o, err := paddock.DestroyOnceOpts{Timeout: tc.in}.Validate()
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, *o.Timeout)
 		})
@@ -154,13 +154,13 @@ func TestCheckpointOnceValidation(t *testing.T) {
 	t.Run("timeouts", func(t *testing.T) {
 		for name, timeout := range boundedTimeoutCases(120 * time.Second) {
 			t.Run(name, func(t *testing.T) {
-				_, err := paddock.CheckpointOnceOpts{Timeout: timeout, OperationID: "op-1"}.Resolve()
+				_, err := paddock.CheckpointOnceOpts{Timeout: timeout, OperationID: "op-1"}.Validate()
 				require.ErrorIs(t, err, paddock.ErrCheckpointTimeoutOption)
 			})
 		}
 		for name, tc := range passingBounds(30*time.Second, 120*time.Second) {
 			t.Run(name, func(t *testing.T) {
-				o, err := paddock.CheckpointOnceOpts{Timeout: tc.in, OperationID: "op-1"}.Resolve()
+				o, err := paddock.CheckpointOnceOpts{Timeout: tc.in, OperationID: "op-1"}.Validate()
 				require.NoError(t, err)
 				assert.Equal(t, tc.want, *o.Timeout)
 			})
@@ -177,19 +177,19 @@ func TestCheckpointOnceValidation(t *testing.T) {
 		}
 		for name, id := range invalid {
 			t.Run(name, func(t *testing.T) {
-				_, err := paddock.CheckpointOnceOpts{OperationID: id}.Resolve()
+				_, err := paddock.CheckpointOnceOpts{OperationID: id}.Validate()
 				require.ErrorIs(t, err, paddock.ErrCheckpointOperationID)
 			})
 		}
 		for name, id := range map[string]string{"128 chars": strings.Repeat("a", 128), "one char": "x", "mixed": "op_1-A"} {
 			t.Run(name, func(t *testing.T) {
-				_, err := paddock.CheckpointOnceOpts{OperationID: id}.Resolve()
+				_, err := paddock.CheckpointOnceOpts{OperationID: id}.Validate()
 				require.NoError(t, err)
 			})
 		}
 	})
 	t.Run("timeout is checked before the operation id", func(t *testing.T) {
-		_, err := paddock.CheckpointOnceOpts{Timeout: d(0), OperationID: ""}.Resolve()
+		_, err := paddock.CheckpointOnceOpts{Timeout: d(0), OperationID: ""}.Validate()
 		require.ErrorIs(t, err, paddock.ErrCheckpointTimeoutOption)
 	})
 	assert.Equal(t, "sandbox-operation:op-1", paddock.CheckpointComment("op-1"))
@@ -324,11 +324,10 @@ func TestSandboxNamesAndPaths(t *testing.T) {
 		"slash": {"a/b", false}, "NUL": {"a\x00", false}, "257": {strings.Repeat("a", 257), false},
 	} {
 		t.Run("name "+name, func(t *testing.T) {
-			assert.Equal(t, tc.ok, paddock.ValidSandboxName(tc.in))
 			if tc.ok {
-				assert.NoError(t, paddock.CheckCreate(tc.in))
+				assert.NoError(t, paddock.ValidateSandboxName(tc.in))
 			} else {
-				assert.ErrorIs(t, paddock.CheckCreate(tc.in), paddock.ErrInvalid)
+				assert.ErrorIs(t, paddock.ValidateSandboxName(tc.in), paddock.ErrInvalid)
 			}
 		})
 	}
@@ -339,7 +338,7 @@ func TestSandboxNamesAndPaths(t *testing.T) {
 		"absolute": {"/workspace/a.txt", true}, "relative": {"a.txt", false}, "empty": {"", false}, "NUL": {"/a\x00", false},
 	} {
 		t.Run("path "+name, func(t *testing.T) {
-			err := paddock.CheckPath(tc.in)
+			err := paddock.ValidatePath(tc.in)
 			if tc.ok {
 				assert.NoError(t, err)
 			} else {

@@ -102,7 +102,7 @@ type SpawnOpts struct {
 // Validate reports an *InvalidError with detail spawn_options for a Name that
 // does not match SessionIDPattern.
 func (o SpawnOpts) Validate() error {
-	if o.Name != "" && !ValidSessionID(o.Name) {
+	if o.Name != "" && ValidateSessionID(o.Name) != nil {
 		return &InvalidError{Detail: DetailSpawnOptions + ": session name must match " + SessionIDPattern}
 	}
 	return nil

@@ -38,7 +38,7 @@ type TerminateOpts struct {
 // It returns the options with defaults filled in, or an *InvalidError with
 // detail termination_request.
 func ValidateTermination(sessionID string, o TerminateOpts) (TerminateOpts, error) {
-	if !ValidSessionID(sessionID) {
+	if ValidateSessionID(sessionID) != nil {
 		return o, &InvalidError{Detail: DetailTerminationRequest}
 	}
 	d, ok := resolveBounded(o.Timeout, DefaultTerminateTimeout, MaxTerminateTimeout)

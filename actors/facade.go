@@ -364,7 +364,7 @@ func (rt *Runtime) WriteFile(ctx context.Context, h paddock.Handle, path string,
 	if err != nil {
 		return err
 	}
-	if err := paddock.CheckPath(path); err != nil {
+	if err := paddock.ValidatePath(path); err != nil {
 		return &paddock.OpError{Op: "write_file", Provider: h.Provider, Name: h.Name, Err: err}
 	}
 	if err := a.WriteFile(ctx, h, path, mode, r); err != nil {
@@ -379,7 +379,7 @@ func (rt *Runtime) ReadFile(ctx context.Context, h paddock.Handle, path string) 
 	if err != nil {
 		return nil, err
 	}
-	if err := paddock.CheckPath(path); err != nil {
+	if err := paddock.ValidatePath(path); err != nil {
 		return nil, &paddock.OpError{Op: "read_file", Provider: h.Provider, Name: h.Name, Err: err}
 	}
 	rc, err := a.ReadFile(ctx, h, path)

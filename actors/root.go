@@ -143,7 +143,7 @@ func (r *root) toSandbox(c *actor.Context, req proto.Message, p paddock.Provider
 	if !ok {
 		return
 	}
-	if err := paddock.CheckCreate(name); err != nil {
+	if err := paddock.ValidateSandboxName(name); err != nil {
 		r.fail(c, req, opName(req), p, name, err)
 		return
 	}
@@ -284,7 +284,7 @@ func (r *root) exec(c *actor.Context, m *messages.ExecRequest) {
 		r.fail(c, m, "exec", p, name, dl.Err())
 		return
 	}
-	if err := paddock.CheckCreate(name); err != nil {
+	if err := paddock.ValidateSandboxName(name); err != nil {
 		r.fail(c, m, "exec", p, name, err)
 		return
 	}

@@ -181,7 +181,7 @@ func (s *sandboxActor) serveMore(cl opCall, req proto.Message) proto.Message {
 		}
 		return reply
 	case *messages.WriteFileRequest:
-		err := paddock.CheckPath(m.GetPath())
+		err := paddock.ValidatePath(m.GetPath())
 		if err == nil {
 			err = a.WriteFile(ctx, h, m.GetPath(), wire.FileModeFromMessage(m.GetMode()), bytes.NewReader(m.GetData()))
 		}
@@ -212,7 +212,7 @@ func (s *sandboxActor) failure(op string, err error) *messages.Failure {
 
 // readFile reads a whole file for a message reply, up to MaxMessageFile.
 func (s *sandboxActor) readFile(ctx context.Context, h paddock.Handle, path string) ([]byte, error) {
-	if err := paddock.CheckPath(path); err != nil {
+	if err := paddock.ValidatePath(path); err != nil {
 		return nil, err
 	}
 	rc, err := s.a.ReadFile(ctx, h, path)
@@ -232,7 +232,7 @@ func (s *sandboxActor) readFile(ctx context.Context, h paddock.Handle, path stri
 
 // listSessions lists the sandbox's sessions (attach is required).
 func (s *sandboxActor) listSessions(cl opCall, m *messages.ListSessionsRequest) proto.Message {
-	if err := paddock.CheckSessions(s.a); err != nil {
+	if err := paddock.Require(s.a, paddock.CapAttach); err != nil {
 		return &messages.ListSessionsReply{Id: m.GetId(), Failure: s.fail("list_sessions", err)}
 	}
 	sessions, err := s.a.ListSessions(cl.ctx, cl.h)
@@ -251,7 +251,7 @@ func (s *sandboxActor) listSessions(cl opCall, m *messages.ListSessionsRequest) 
 func (s *sandboxActor) spawn(cl opCall, m *messages.SpawnRequest) proto.Message {
 	cmd := wire.CmdFromMessage(m.GetCmd())
 	opts := paddock.SpawnOpts{Stdin: m.GetStdin(), TTY: m.GetTty(), Detachable: m.GetDetachable(), Name: m.GetSessionName()}
-	if err := paddock.CheckSpawn(s.a, cmd, opts); err != nil {
+	if err := paddock.ValidateSpawn(s.a, cmd, opts); err != nil {
 		return &messages.SpawnReply{Id: m.GetId(), Failure: s.fail("spawn", err)}
 	}
 	owner := m.GetOwner().ActorPID()
@@ -267,7 +267,7 @@ func (s *sandboxActor) spawn(cl opCall, m *messages.SpawnRequest) proto.Message 
 
 // attach opens an attach stream and hands it to the root.
 func (s *sandboxActor) attach(cl opCall, m *messages.AttachRequest) proto.Message {
-	if err := paddock.CheckAttach(s.a, m.GetSessionId()); err != nil {
+	if err := paddock.ValidateAttach(s.a, m.GetSessionId()); err != nil {
 		return &messages.AttachReply{Id: m.GetId(), Failure: s.fail("attach", err)}
 	}
 	owner := m.GetOwner().ActorPID()
@@ -286,7 +286,7 @@ func (s *sandboxActor) attach(cl opCall, m *messages.AttachRequest) proto.Messag
 func (s *sandboxActor) exec(cl opCall, ec *execCall) proto.Message {
 	m := ec.req
 	cmd := wire.CmdFromMessage(m.GetCmd())
-	if err := paddock.CheckExec(cmd, paddock.ExecOpts{}); err != nil {
+	if err := paddock.ValidateExec(cmd, paddock.ExecOpts{}); err != nil {
 		return &messages.ExecReply{Id: m.GetId(), Failure: s.fail("exec", err)}
 	}
 	st, err := s.a.Spawn(cl.ctx, cl.h, cmd, paddock.SpawnOpts{})

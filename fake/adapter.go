@@ -108,7 +108,7 @@ func (a *Adapter) BuildHandle(name string) paddock.Handle {
 // Create inserts an empty running sandbox unless name exists, in which case
 // it is adopted untouched. It returns a plain built handle.
 func (a *Adapter) Create(_ context.Context, name string, _ paddock.CreateOpts) (paddock.Handle, error) {
-	if err := paddock.CheckCreate(name); err != nil {
+	if err := paddock.ValidateSandboxName(name); err != nil {
 		return paddock.Handle{}, err
 	}
 	a.mu.Lock()
@@ -122,7 +122,7 @@ func (a *Adapter) Create(_ context.Context, name string, _ paddock.CreateOpts) (
 // CreateNew inserts a sandbox and mints its instance id "fake-<n>", or
 // answers ErrAlreadyExists leaving the existing one untouched.
 func (a *Adapter) CreateNew(_ context.Context, name string, _ paddock.CreateNewOpts) (paddock.Handle, error) {
-	if err := paddock.CheckCreate(name); err != nil {
+	if err := paddock.ValidateSandboxName(name); err != nil {
 		return paddock.Handle{}, err
 	}
 	if err := a.require(paddock.CapCreateNew); err != nil {

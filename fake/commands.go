@@ -74,7 +74,7 @@ func (a *Adapter) Spawn(_ context.Context, h paddock.Handle, cmd paddock.Cmd, op
 
 // ListSessions lists every session of the sandbox, finished ones too.
 func (a *Adapter) ListSessions(_ context.Context, h paddock.Handle) ([]paddock.Session, error) {
-	if err := paddock.CheckSessions(a); err != nil {
+	if err := paddock.Require(a, paddock.CapAttach); err != nil {
 		return nil, err
 	}
 	a.mu.Lock()
@@ -94,7 +94,7 @@ func (a *Adapter) ListSessions(_ context.Context, h paddock.Handle) ([]paddock.S
 // its recorded terminal event or its live events, under a new subscription.
 // ErrNotFound for an unknown sandbox or session.
 func (a *Adapter) Attach(_ context.Context, h paddock.Handle, sessionID string, _ paddock.AttachOpts) (paddock.Stream, error) {
-	if err := paddock.CheckSessions(a); err != nil {
+	if err := paddock.Require(a, paddock.CapAttach); err != nil {
 		return nil, err
 	}
 	s, err := a.session(h, sessionID)

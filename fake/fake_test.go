@@ -303,7 +303,7 @@ func TestListSessionsIncludesFinished(t *testing.T) {
 	for _, s := range sessions {
 		byID[s.ID] = s
 		assert.Regexp(t, `^fake-sess-[1-9][0-9]*$`, s.ID)
-		assert.True(t, paddock.ValidSessionID(s.ID))
+		assert.NoError(t, paddock.ValidateSessionID(s.ID))
 	}
 	require.Len(t, byID, 2)
 	assert.Equal(t, "emit out:x", byID[done.SessionID()].Command, "the full command line")

@@ -11,7 +11,7 @@ import (
 
 // WriteFile stores everything r yields at path; parents need no creating.
 func (a *Adapter) WriteFile(_ context.Context, h paddock.Handle, path string, mode fs.FileMode, r io.Reader) error {
-	if err := paddock.CheckPath(path); err != nil {
+	if err := paddock.ValidatePath(path); err != nil {
 		return err
 	}
 	data, err := io.ReadAll(r)
@@ -31,7 +31,7 @@ func (a *Adapter) WriteFile(_ context.Context, h paddock.Handle, path string, mo
 // ReadFile streams a copy of the stored bytes; ErrNotFound for an absent
 // sandbox or file.
 func (a *Adapter) ReadFile(_ context.Context, h paddock.Handle, path string) (io.ReadCloser, error) {
-	if err := paddock.CheckPath(path); err != nil {
+	if err := paddock.ValidatePath(path); err != nil {
 		return nil, err
 	}
 	a.mu.Lock()

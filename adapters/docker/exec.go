@@ -39,7 +39,7 @@ func envOf(cmd paddock.Cmd) []string {
 // killed inside the sandbox, every process it started with it, not only
 // abandoned.
 func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	if err := paddock.CheckExec(cmd, opts); err != nil {
+	if err := paddock.ValidateExec(cmd, opts); err != nil {
 		return paddock.ExecResult{}, err
 	}
 	dl := paddock.StartExecDeadline(opts.Timeout, nil)

@@ -15,7 +15,7 @@ import (
 // directories, then sets mode. Only the scratch mounts are writable: a
 // path elsewhere is invalid, with the sandbox's reason.
 func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, path string, mode fs.FileMode, r io.Reader) error {
-	if err := paddock.CheckPath(path); err != nil {
+	if err := paddock.ValidatePath(path); err != nil {
 		return err
 	}
 	if mode.Perm() == 0 {
@@ -35,7 +35,7 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, path string, 
 // ReadFile streams the regular file at path; a missing one is not_found.
 // A read that fails midway is an error from Read, never a short file.
 func (a *Adapter) ReadFile(ctx context.Context, h paddock.Handle, path string) (io.ReadCloser, error) {
-	if err := paddock.CheckPath(path); err != nil {
+	if err := paddock.ValidatePath(path); err != nil {
 		return nil, err
 	}
 	x, err := a.startExec(ctx, h.Name, execSpec{cmd: sh(scriptReadFile, path)})

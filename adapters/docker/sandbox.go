@@ -88,7 +88,7 @@ func (a *Adapter) resolveRuntime(ctx context.Context, want string) (string, erro
 // is returned, started (or unpaused) if it is not running. Options apply
 // only when the sandbox is first made.
 func (a *Adapter) Create(ctx context.Context, name string, opts paddock.CreateOpts) (paddock.Handle, error) {
-	if err := paddock.CheckCreate(name); err != nil {
+	if err := paddock.ValidateSandboxName(name); err != nil {
 		return paddock.Handle{}, err
 	}
 	s, err := a.resolveSpec(opts.Params)
@@ -177,11 +177,11 @@ func (a *Adapter) create(ctx context.Context, name string, s spec) (paddock.Hand
 // CreateNew makes one creation attempt that never adopts: an existing name
 // is already_exists; the handle carries the container id.
 func (a *Adapter) CreateNew(ctx context.Context, name string, opts paddock.CreateNewOpts) (paddock.Handle, error) {
-	opts, err := opts.Resolve()
+	opts, err := opts.Validate()
 	if err != nil {
 		return paddock.Handle{}, err
 	}
-	if err := paddock.CheckCreate(name); err != nil {
+	if err := paddock.ValidateSandboxName(name); err != nil {
 		return paddock.Handle{}, err
 	}
 	s, err := a.resolveSpec(nil)
@@ -243,7 +243,7 @@ func (a *Adapter) Destroy(ctx context.Context, h paddock.Handle) error {
 // DestroyOnce makes one bounded removal and confirms absence with one
 // inspect: only a definite not-found is success.
 func (a *Adapter) DestroyOnce(ctx context.Context, h paddock.Handle, opts paddock.DestroyOnceOpts) error {
-	opts, err := opts.Resolve()
+	opts, err := opts.Validate()
 	if err != nil {
 		return err
 	}

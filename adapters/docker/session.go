@@ -52,7 +52,7 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 		return nil, err
 	}
 	verb, got, _ := strings.Cut(strings.TrimSpace(string(out.stdout)), " ")
-	if out.code != 0 || (verb != "started" && verb != "existing") || !paddock.ValidSessionID(got) {
+	if out.code != 0 || (verb != "started" && verb != "existing") || paddock.ValidateSessionID(got) != nil {
 		return nil, &paddock.UnavailableError{Detail: "docker: starting the session failed: " + short(string(out.stderr)+string(out.stdout))}
 	}
 	return a.follow(ctx, h, got)
@@ -73,8 +73,8 @@ func (a *Adapter) follow(ctx context.Context, h paddock.Handle, id string) (padd
 // session (or sandbox) is not_found; a TTY session cannot be re-attached
 // (it is not journaled).
 func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.AttachOpts) (paddock.Stream, error) {
-	if !paddock.ValidSessionID(sessionID) {
-		return nil, &paddock.InvalidError{Detail: paddock.DetailSessionID}
+	if err := paddock.ValidateSessionID(sessionID); err != nil {
+		return nil, err
 	}
 	out, err := a.run(ctx, h.Name, execSpec{cmd: sh(scriptProbe, sessionBase+"/s/"+sessionID)}, nil)
 	if err != nil {

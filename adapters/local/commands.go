@@ -172,8 +172,8 @@ func (a *Adapter) ListSessions(_ context.Context, h paddock.Handle) ([]paddock.S
 // gone is recovered first (its processes killed, its end recorded as
 // closed_before_exit).
 func (a *Adapter) Attach(_ context.Context, h paddock.Handle, sessionID string, opts paddock.AttachOpts) (paddock.Stream, error) {
-	if !paddock.ValidSessionID(sessionID) {
-		return nil, &paddock.InvalidError{Detail: paddock.DetailSessionID}
+	if err := paddock.ValidateSessionID(sessionID); err != nil {
+		return nil, err
 	}
 	if _, err := a.readMeta(h.Name); err != nil {
 		return nil, err

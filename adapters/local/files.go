@@ -44,7 +44,7 @@ func (a *Adapter) filesDir(name string) string { return filepath.Join(a.dirOf(na
 // relative maps a caller's path (sandbox-absolute, or a HostPath of this
 // sandbox) to a path relative to its files, or an invalid error.
 func (a *Adapter) relative(name, p string) (string, error) {
-	if err := paddock.CheckPath(p); err != nil {
+	if err := paddock.ValidatePath(p); err != nil {
 		return "", err
 	}
 	files := a.filesDir(name)

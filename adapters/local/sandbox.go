@@ -77,7 +77,7 @@ func createParams(opts paddock.CreateOpts) (egress string, err error) {
 // Parameter: egress=none (default: loopback only, under isolation) or
 // egress=unrestricted (the host's network).
 func (a *Adapter) Create(_ context.Context, name string, opts paddock.CreateOpts) (paddock.Handle, error) {
-	if err := paddock.CheckCreate(name); err != nil {
+	if err := paddock.ValidateSandboxName(name); err != nil {
 		return paddock.Handle{}, err
 	}
 	egress, err := createParams(opts)
@@ -98,7 +98,7 @@ func (a *Adapter) Create(_ context.Context, name string, opts paddock.CreateOpts
 // CreateNew makes the sandbox only if its directory does not exist
 // (mkdir is the atomic step) and mints an instance id.
 func (a *Adapter) CreateNew(_ context.Context, name string, _ paddock.CreateNewOpts) (paddock.Handle, error) {
-	if err := paddock.CheckCreate(name); err != nil {
+	if err := paddock.ValidateSandboxName(name); err != nil {
 		return paddock.Handle{}, err
 	}
 	dir := a.dirOf(name)
@@ -198,7 +198,7 @@ func (a *Adapter) Destroy(ctx context.Context, h paddock.Handle) error {
 // DestroyOnce destroys within opts.Timeout and succeeds only when the
 // sandbox's directory is confirmed gone.
 func (a *Adapter) DestroyOnce(ctx context.Context, h paddock.Handle, opts paddock.DestroyOnceOpts) error {
-	opts, err := opts.Resolve()
+	opts, err := opts.Validate()
 	if err != nil {
 		return err
 	}

@@ -73,11 +73,11 @@ func (a *Adapter) boundedDo(ctx context.Context, method, path string, query url.
 // the name and carry an id of 1..256 bytes; any other status is judged by
 // the status alone (no provider prose).
 func (a *Adapter) CreateNew(ctx context.Context, name string, opts paddock.CreateNewOpts) (paddock.Handle, error) {
-	opts, err := opts.Resolve()
+	opts, err := opts.Validate()
 	if err != nil {
 		return paddock.Handle{}, err
 	}
-	if err := paddock.CheckCreate(name); err != nil {
+	if err := paddock.ValidateSandboxName(name); err != nil {
 		return paddock.Handle{}, err
 	}
 	if a.cfg.Token.IsZero() {
@@ -119,7 +119,7 @@ func (a *Adapter) CreateNew(ctx context.Context, name string, opts paddock.Creat
 // answering 404; every other answer (and any answer to the GET but 404)
 // is delete_unconfirmed, with no second DELETE.
 func (a *Adapter) DestroyOnce(ctx context.Context, h paddock.Handle, opts paddock.DestroyOnceOpts) error {
-	opts, err := opts.Resolve()
+	opts, err := opts.Validate()
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func (a *Adapter) DestroyOnce(ctx context.Context, h paddock.Handle, opts paddoc
 // detached from the caller's cancellation under its own deadline, so a
 // caller that goes away cannot leave a request running past it.
 func (a *Adapter) CreateCheckpointOnce(ctx context.Context, h paddock.Handle, opts paddock.CheckpointOnceOpts) (string, error) {
-	opts, err := opts.Resolve()
+	opts, err := opts.Validate()
 	if err != nil {
 		return "", err
 	}

@@ -135,8 +135,8 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 // Attach rejoins a live session: session info, the scrollback, then live
 // output. An unknown or finished session is not_found.
 func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.AttachOpts) (paddock.Stream, error) {
-	if !paddock.ValidSessionID(sessionID) {
-		return nil, &paddock.InvalidError{Detail: paddock.DetailSessionID}
+	if err := paddock.ValidateSessionID(sessionID); err != nil {
+		return nil, err
 	}
 	return a.start(ctx, spritePath(h.Name, "exec", escape(sessionID)), url.Values{"stdin": {strconv.FormatBool(opts.Stdin)}}, false)
 }
@@ -145,7 +145,7 @@ func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string
 // merged, in arrival order; a nonzero exit is data; a socket that ends
 // without an exit is closed_before_exit, its output discarded.
 func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	if err := paddock.CheckExec(cmd, opts); err != nil {
+	if err := paddock.ValidateExec(cmd, opts); err != nil {
 		return paddock.ExecResult{}, err
 	}
 	dl := paddock.StartExecDeadline(opts.Timeout, nil)

@@ -93,7 +93,7 @@ func createBody(name string, opts paddock.CreateOpts) (map[string]any, error) {
 // fresh create the URL is made public when PublicURLs is on; that write is
 // best effort (a failure is logged, the create still succeeds).
 func (a *Adapter) Create(ctx context.Context, name string, opts paddock.CreateOpts) (paddock.Handle, error) {
-	if err := paddock.CheckCreate(name); err != nil {
+	if err := paddock.ValidateSandboxName(name); err != nil {
 		return paddock.Handle{}, err
 	}
 	body, err := createBody(name, opts)
@@ -269,7 +269,7 @@ func (a *Adapter) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p pa
 
 // WriteFile streams r to path, creating parent directories.
 func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, path string, mode fs.FileMode, r io.Reader) error {
-	if err := paddock.CheckPath(path); err != nil {
+	if err := paddock.ValidatePath(path); err != nil {
 		return err
 	}
 	if mode.Perm() == 0 {
@@ -295,7 +295,7 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, path string, 
 
 // ReadFile streams the file at path; a missing file is not_found.
 func (a *Adapter) ReadFile(ctx context.Context, h paddock.Handle, path string) (io.ReadCloser, error) {
-	if err := paddock.CheckPath(path); err != nil {
+	if err := paddock.ValidatePath(path); err != nil {
 		return nil, err
 	}
 	req, err := a.newRequest(ctx, http.MethodGet, spritePath(h.Name, "fs", "read"), url.Values{"path": {path}, "workingDir": {"/"}}, nil)
