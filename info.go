@@ -1,6 +1,9 @@
 package paddock
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Status is the provider-neutral state of a sandbox: exactly one of running,
 // suspended or unknown. Provider vocabulary never leaks into it.
@@ -13,11 +16,22 @@ const (
 	StatusUnknown   Status = "unknown"
 )
 
-// Info is Get's answer: the neutral Status and the provider's unparsed
-// payload (JSON, possibly empty).
+// Info is Get's answer: what a caller asks about a sandbox. A field the
+// provider does not report is empty (each adapter's Get says which); Raw
+// is the provider's own unparsed answer (JSON, possibly empty).
 type Info struct {
-	Status Status          `json:"status"`
-	Raw    json.RawMessage `json:"raw,omitempty"`
+	// Name is the sandbox's name, the key of Create.
+	Name string `json:"name"`
+	// ID is the provider's own id of this incarnation (a container id, a
+	// sandbox id); "" where the provider has none.
+	ID string `json:"id,omitempty"`
+	// Image is what the sandbox runs: an image, a template or a snapshot.
+	Image string `json:"image,omitempty"`
+	// Status is the neutral state: running, suspended or unknown.
+	Status Status `json:"status"`
+	// CreatedAt is when the provider created the sandbox.
+	CreatedAt time.Time       `json:"created_at,omitzero"`
+	Raw       json.RawMessage `json:"raw,omitempty"`
 }
 
 // providerStates holds the observed state vocabularies of contract section 0.

@@ -38,7 +38,7 @@ func createNewRefusesAdoption(t testing.TB, s *suite) {
 	require.NoError(t, s.a.Destroy(ctx, third))
 }
 
-// 5. Create twice adopts; Get answers a status.
+// 5. Create twice adopts; Get answers the sandbox's name and a status.
 func createAdopts(t testing.TB, s *suite) {
 	ctx := s.ctx(t)
 	name := s.name()
@@ -50,6 +50,7 @@ func createAdopts(t testing.TB, s *suite) {
 	require.Equal(t, first.Name, second.Name)
 	info, err := s.a.Get(ctx, first)
 	require.NoError(t, err)
+	require.Equal(t, name, info.Name, "Get reports the sandbox's name")
 	requireStatus(t, info.Status)
 }
 

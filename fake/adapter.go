@@ -40,6 +40,7 @@ type sandbox struct {
 	name       string
 	status     paddock.Status
 	instanceID string
+	createdAt  time.Time
 	files      map[string]file
 	policy     *paddock.NetworkPolicy
 	sessions   map[string]*session
@@ -143,7 +144,7 @@ func (a *Adapter) CreateNew(_ context.Context, name string, _ paddock.CreateNewO
 }
 
 func newSandbox(name string) *sandbox {
-	return &sandbox{name: name, status: paddock.StatusRunning, files: map[string]file{}, sessions: map[string]*session{}}
+	return &sandbox{name: name, status: paddock.StatusRunning, createdAt: time.Now().UTC(), files: map[string]file{}, sessions: map[string]*session{}}
 }
 
 // lookup returns the named sandbox or ErrNotFound. The caller holds a.mu.
@@ -155,8 +156,9 @@ func (a *Adapter) lookup(name string) (*sandbox, error) {
 	return sb, nil
 }
 
-// Get reports the status; Raw is {"name","id"} for a sandbox made by
-// CreateNew and {} otherwise.
+// Get reports the name, the status, the creation time and, for a sandbox
+// made by CreateNew, its instance id as ID (there is no image); Raw is
+// {"name","id"} for such a sandbox and {} otherwise.
 func (a *Adapter) Get(_ context.Context, h paddock.Handle) (paddock.Info, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -169,7 +171,7 @@ func (a *Adapter) Get(_ context.Context, h paddock.Handle) (paddock.Info, error)
 		raw = map[string]string{"name": sb.name, "id": sb.instanceID}
 	}
 	b, _ := json.Marshal(raw) // a map of strings always encodes
-	return paddock.Info{Status: sb.status, Raw: b}, nil
+	return paddock.Info{Name: sb.name, ID: sb.instanceID, Status: sb.status, CreatedAt: sb.createdAt, Raw: b}, nil
 }
 
 // Destroy removes the sandbox (absent is fine). Its live commands are

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/fake"
@@ -60,6 +61,9 @@ func TestConcurrentCreateNew(t *testing.T) {
 	assert.Equal(t, "race", raw.Name)
 	assert.Equal(t, winner.InstanceID, raw.ID)
 	assert.Regexp(t, `^fake-[1-9][0-9]*$`, winner.InstanceID)
+	assert.Equal(t, "race", info.Name)
+	assert.Equal(t, winner.InstanceID, info.ID)
+	assert.WithinDuration(t, time.Now(), info.CreatedAt, time.Minute)
 }
 
 func TestCreateAdoptsAndReturnsAPlainHandle(t *testing.T) {

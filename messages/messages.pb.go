@@ -970,6 +970,10 @@ type Info struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Status        Status                 `protobuf:"varint,1,opt,name=status,proto3,enum=paddock.messages.v1.Status" json:"status,omitempty"`
 	Raw           []byte                 `protobuf:"bytes,2,opt,name=raw,proto3" json:"raw,omitempty"`
+	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Id            string                 `protobuf:"bytes,4,opt,name=id,proto3" json:"id,omitempty"`       // the provider's own id of the sandbox
+	Image         string                 `protobuf:"bytes,5,opt,name=image,proto3" json:"image,omitempty"` // image, template or snapshot
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1014,6 +1018,34 @@ func (x *Info) GetStatus() Status {
 func (x *Info) GetRaw() []byte {
 	if x != nil {
 		return x.Raw
+	}
+	return nil
+}
+
+func (x *Info) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Info) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Info) GetImage() string {
+	if x != nil {
+		return x.Image
+	}
+	return ""
+}
+
+func (x *Info) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
 	}
 	return nil
 }
@@ -4424,10 +4456,15 @@ const file_messages_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04args\x18\x02 \x03(\tR\x04args\x12-\n" +
 	"\x03env\x18\x03 \x03(\v2\x1b.paddock.messages.v1.EnvVarR\x03env\x12\x10\n" +
-	"\x03dir\x18\x04 \x01(\tR\x03dir\"M\n" +
+	"\x03dir\x18\x04 \x01(\tR\x03dir\"\xc2\x01\n" +
 	"\x04Info\x123\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x1b.paddock.messages.v1.StatusR\x06status\x12\x10\n" +
-	"\x03raw\x18\x02 \x01(\fR\x03raw\"\xda\x01\n" +
+	"\x03raw\x18\x02 \x01(\fR\x03raw\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x0e\n" +
+	"\x02id\x18\x04 \x01(\tR\x02id\x12\x14\n" +
+	"\x05image\x18\x05 \x01(\tR\x05image\x129\n" +
+	"\n" +
+	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xda\x01\n" +
 	"\aSession\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
@@ -4791,86 +4828,87 @@ var file_messages_proto_depIdxs = []int32{
 	71, // 3: paddock.messages.v1.Failure.exec_timeout:type_name -> google.protobuf.Duration
 	12, // 4: paddock.messages.v1.Cmd.env:type_name -> paddock.messages.v1.EnvVar
 	1,  // 5: paddock.messages.v1.Info.status:type_name -> paddock.messages.v1.Status
-	72, // 6: paddock.messages.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	72, // 7: paddock.messages.v1.Session.last_activity_at:type_name -> google.protobuf.Timestamp
-	72, // 8: paddock.messages.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	72, // 9: paddock.messages.v1.Preview.expires_at:type_name -> google.protobuf.Timestamp
-	70, // 10: paddock.messages.v1.CreateRequest.params:type_name -> paddock.messages.v1.CreateRequest.ParamsEntry
-	10, // 11: paddock.messages.v1.CreateReply.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 12: paddock.messages.v1.CreateReply.failure:type_name -> paddock.messages.v1.Failure
-	71, // 13: paddock.messages.v1.CreateNewRequest.timeout:type_name -> google.protobuf.Duration
-	10, // 14: paddock.messages.v1.CreateNewReply.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 15: paddock.messages.v1.CreateNewReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 16: paddock.messages.v1.GetRequest.handle:type_name -> paddock.messages.v1.Handle
-	14, // 17: paddock.messages.v1.GetReply.info:type_name -> paddock.messages.v1.Info
-	8,  // 18: paddock.messages.v1.GetReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 19: paddock.messages.v1.DestroyRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 20: paddock.messages.v1.DestroyReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 21: paddock.messages.v1.DestroyOnceRequest.handle:type_name -> paddock.messages.v1.Handle
-	71, // 22: paddock.messages.v1.DestroyOnceRequest.timeout:type_name -> google.protobuf.Duration
-	8,  // 23: paddock.messages.v1.DestroyOnceReply.failure:type_name -> paddock.messages.v1.Failure
-	8,  // 24: paddock.messages.v1.ListReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 25: paddock.messages.v1.SuspendRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 26: paddock.messages.v1.SuspendReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 27: paddock.messages.v1.ResumeRequest.handle:type_name -> paddock.messages.v1.Handle
-	10, // 28: paddock.messages.v1.ResumeReply.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 29: paddock.messages.v1.ResumeReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 30: paddock.messages.v1.ExecRequest.handle:type_name -> paddock.messages.v1.Handle
-	13, // 31: paddock.messages.v1.ExecRequest.cmd:type_name -> paddock.messages.v1.Cmd
-	71, // 32: paddock.messages.v1.ExecRequest.timeout:type_name -> google.protobuf.Duration
-	8,  // 33: paddock.messages.v1.ExecReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 34: paddock.messages.v1.SpawnRequest.handle:type_name -> paddock.messages.v1.Handle
-	13, // 35: paddock.messages.v1.SpawnRequest.cmd:type_name -> paddock.messages.v1.Cmd
-	9,  // 36: paddock.messages.v1.SpawnRequest.owner:type_name -> paddock.messages.v1.Pid
-	11, // 37: paddock.messages.v1.SpawnReply.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 38: paddock.messages.v1.SpawnReply.failure:type_name -> paddock.messages.v1.Failure
-	11, // 39: paddock.messages.v1.WriteStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 40: paddock.messages.v1.WriteStdinReply.failure:type_name -> paddock.messages.v1.Failure
-	11, // 41: paddock.messages.v1.CloseStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 42: paddock.messages.v1.CloseStdinReply.failure:type_name -> paddock.messages.v1.Failure
-	11, // 43: paddock.messages.v1.StopCommandRequest.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 44: paddock.messages.v1.StopCommandReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 45: paddock.messages.v1.ListSessionsRequest.handle:type_name -> paddock.messages.v1.Handle
-	15, // 46: paddock.messages.v1.ListSessionsReply.sessions:type_name -> paddock.messages.v1.Session
-	8,  // 47: paddock.messages.v1.ListSessionsReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 48: paddock.messages.v1.AttachRequest.handle:type_name -> paddock.messages.v1.Handle
-	9,  // 49: paddock.messages.v1.AttachRequest.owner:type_name -> paddock.messages.v1.Pid
-	11, // 50: paddock.messages.v1.AttachReply.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 51: paddock.messages.v1.AttachReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 52: paddock.messages.v1.TerminateSessionRequest.handle:type_name -> paddock.messages.v1.Handle
-	71, // 53: paddock.messages.v1.TerminateSessionRequest.timeout:type_name -> google.protobuf.Duration
-	2,  // 54: paddock.messages.v1.TerminateSessionRequest.mode:type_name -> paddock.messages.v1.TerminateMode
-	8,  // 55: paddock.messages.v1.TerminateSessionReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 56: paddock.messages.v1.ApplyNetworkPolicyRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 57: paddock.messages.v1.ApplyNetworkPolicyReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 58: paddock.messages.v1.PublicURLRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 59: paddock.messages.v1.PublicURLReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 60: paddock.messages.v1.CreateCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 61: paddock.messages.v1.CreateCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 62: paddock.messages.v1.CreateCheckpointOnceRequest.handle:type_name -> paddock.messages.v1.Handle
-	71, // 63: paddock.messages.v1.CreateCheckpointOnceRequest.timeout:type_name -> google.protobuf.Duration
-	8,  // 64: paddock.messages.v1.CreateCheckpointOnceReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 65: paddock.messages.v1.RestoreCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 66: paddock.messages.v1.RestoreCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 67: paddock.messages.v1.ListCheckpointsRequest.handle:type_name -> paddock.messages.v1.Handle
-	16, // 68: paddock.messages.v1.ListCheckpointsReply.checkpoints:type_name -> paddock.messages.v1.Checkpoint
-	8,  // 69: paddock.messages.v1.ListCheckpointsReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 70: paddock.messages.v1.WriteFileRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 71: paddock.messages.v1.WriteFileReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 72: paddock.messages.v1.ReadFileRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 73: paddock.messages.v1.ReadFileReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 74: paddock.messages.v1.ExposeRequest.handle:type_name -> paddock.messages.v1.Handle
-	71, // 75: paddock.messages.v1.ExposeRequest.ttl:type_name -> google.protobuf.Duration
-	17, // 76: paddock.messages.v1.ExposeReply.preview:type_name -> paddock.messages.v1.Preview
-	8,  // 77: paddock.messages.v1.ExposeReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 78: paddock.messages.v1.RevokeRequest.handle:type_name -> paddock.messages.v1.Handle
-	17, // 79: paddock.messages.v1.RevokeRequest.preview:type_name -> paddock.messages.v1.Preview
-	8,  // 80: paddock.messages.v1.RevokeReply.failure:type_name -> paddock.messages.v1.Failure
-	81, // [81:81] is the sub-list for method output_type
-	81, // [81:81] is the sub-list for method input_type
-	81, // [81:81] is the sub-list for extension type_name
-	81, // [81:81] is the sub-list for extension extendee
-	0,  // [0:81] is the sub-list for field type_name
+	72, // 6: paddock.messages.v1.Info.created_at:type_name -> google.protobuf.Timestamp
+	72, // 7: paddock.messages.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	72, // 8: paddock.messages.v1.Session.last_activity_at:type_name -> google.protobuf.Timestamp
+	72, // 9: paddock.messages.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	72, // 10: paddock.messages.v1.Preview.expires_at:type_name -> google.protobuf.Timestamp
+	70, // 11: paddock.messages.v1.CreateRequest.params:type_name -> paddock.messages.v1.CreateRequest.ParamsEntry
+	10, // 12: paddock.messages.v1.CreateReply.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 13: paddock.messages.v1.CreateReply.failure:type_name -> paddock.messages.v1.Failure
+	71, // 14: paddock.messages.v1.CreateNewRequest.timeout:type_name -> google.protobuf.Duration
+	10, // 15: paddock.messages.v1.CreateNewReply.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 16: paddock.messages.v1.CreateNewReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 17: paddock.messages.v1.GetRequest.handle:type_name -> paddock.messages.v1.Handle
+	14, // 18: paddock.messages.v1.GetReply.info:type_name -> paddock.messages.v1.Info
+	8,  // 19: paddock.messages.v1.GetReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 20: paddock.messages.v1.DestroyRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 21: paddock.messages.v1.DestroyReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 22: paddock.messages.v1.DestroyOnceRequest.handle:type_name -> paddock.messages.v1.Handle
+	71, // 23: paddock.messages.v1.DestroyOnceRequest.timeout:type_name -> google.protobuf.Duration
+	8,  // 24: paddock.messages.v1.DestroyOnceReply.failure:type_name -> paddock.messages.v1.Failure
+	8,  // 25: paddock.messages.v1.ListReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 26: paddock.messages.v1.SuspendRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 27: paddock.messages.v1.SuspendReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 28: paddock.messages.v1.ResumeRequest.handle:type_name -> paddock.messages.v1.Handle
+	10, // 29: paddock.messages.v1.ResumeReply.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 30: paddock.messages.v1.ResumeReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 31: paddock.messages.v1.ExecRequest.handle:type_name -> paddock.messages.v1.Handle
+	13, // 32: paddock.messages.v1.ExecRequest.cmd:type_name -> paddock.messages.v1.Cmd
+	71, // 33: paddock.messages.v1.ExecRequest.timeout:type_name -> google.protobuf.Duration
+	8,  // 34: paddock.messages.v1.ExecReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 35: paddock.messages.v1.SpawnRequest.handle:type_name -> paddock.messages.v1.Handle
+	13, // 36: paddock.messages.v1.SpawnRequest.cmd:type_name -> paddock.messages.v1.Cmd
+	9,  // 37: paddock.messages.v1.SpawnRequest.owner:type_name -> paddock.messages.v1.Pid
+	11, // 38: paddock.messages.v1.SpawnReply.command:type_name -> paddock.messages.v1.CommandRef
+	8,  // 39: paddock.messages.v1.SpawnReply.failure:type_name -> paddock.messages.v1.Failure
+	11, // 40: paddock.messages.v1.WriteStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
+	8,  // 41: paddock.messages.v1.WriteStdinReply.failure:type_name -> paddock.messages.v1.Failure
+	11, // 42: paddock.messages.v1.CloseStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
+	8,  // 43: paddock.messages.v1.CloseStdinReply.failure:type_name -> paddock.messages.v1.Failure
+	11, // 44: paddock.messages.v1.StopCommandRequest.command:type_name -> paddock.messages.v1.CommandRef
+	8,  // 45: paddock.messages.v1.StopCommandReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 46: paddock.messages.v1.ListSessionsRequest.handle:type_name -> paddock.messages.v1.Handle
+	15, // 47: paddock.messages.v1.ListSessionsReply.sessions:type_name -> paddock.messages.v1.Session
+	8,  // 48: paddock.messages.v1.ListSessionsReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 49: paddock.messages.v1.AttachRequest.handle:type_name -> paddock.messages.v1.Handle
+	9,  // 50: paddock.messages.v1.AttachRequest.owner:type_name -> paddock.messages.v1.Pid
+	11, // 51: paddock.messages.v1.AttachReply.command:type_name -> paddock.messages.v1.CommandRef
+	8,  // 52: paddock.messages.v1.AttachReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 53: paddock.messages.v1.TerminateSessionRequest.handle:type_name -> paddock.messages.v1.Handle
+	71, // 54: paddock.messages.v1.TerminateSessionRequest.timeout:type_name -> google.protobuf.Duration
+	2,  // 55: paddock.messages.v1.TerminateSessionRequest.mode:type_name -> paddock.messages.v1.TerminateMode
+	8,  // 56: paddock.messages.v1.TerminateSessionReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 57: paddock.messages.v1.ApplyNetworkPolicyRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 58: paddock.messages.v1.ApplyNetworkPolicyReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 59: paddock.messages.v1.PublicURLRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 60: paddock.messages.v1.PublicURLReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 61: paddock.messages.v1.CreateCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 62: paddock.messages.v1.CreateCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 63: paddock.messages.v1.CreateCheckpointOnceRequest.handle:type_name -> paddock.messages.v1.Handle
+	71, // 64: paddock.messages.v1.CreateCheckpointOnceRequest.timeout:type_name -> google.protobuf.Duration
+	8,  // 65: paddock.messages.v1.CreateCheckpointOnceReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 66: paddock.messages.v1.RestoreCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 67: paddock.messages.v1.RestoreCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 68: paddock.messages.v1.ListCheckpointsRequest.handle:type_name -> paddock.messages.v1.Handle
+	16, // 69: paddock.messages.v1.ListCheckpointsReply.checkpoints:type_name -> paddock.messages.v1.Checkpoint
+	8,  // 70: paddock.messages.v1.ListCheckpointsReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 71: paddock.messages.v1.WriteFileRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 72: paddock.messages.v1.WriteFileReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 73: paddock.messages.v1.ReadFileRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 74: paddock.messages.v1.ReadFileReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 75: paddock.messages.v1.ExposeRequest.handle:type_name -> paddock.messages.v1.Handle
+	71, // 76: paddock.messages.v1.ExposeRequest.ttl:type_name -> google.protobuf.Duration
+	17, // 77: paddock.messages.v1.ExposeReply.preview:type_name -> paddock.messages.v1.Preview
+	8,  // 78: paddock.messages.v1.ExposeReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 79: paddock.messages.v1.RevokeRequest.handle:type_name -> paddock.messages.v1.Handle
+	17, // 80: paddock.messages.v1.RevokeRequest.preview:type_name -> paddock.messages.v1.Preview
+	8,  // 81: paddock.messages.v1.RevokeReply.failure:type_name -> paddock.messages.v1.Failure
+	82, // [82:82] is the sub-list for method output_type
+	82, // [82:82] is the sub-list for method input_type
+	82, // [82:82] is the sub-list for extension type_name
+	82, // [82:82] is the sub-list for extension extendee
+	0,  // [0:82] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }

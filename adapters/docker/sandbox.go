@@ -215,14 +215,20 @@ func statusOf(s container.ContainerState) paddock.Status {
 	return paddock.StatusUnknown
 }
 
-// Get reports the sandbox's status; Raw is the engine's inspect answer.
-// Only definite absence is not_found.
+// Get reports the sandbox's name, container id, image, status and creation
+// time; Raw is the engine's inspect answer. Only definite absence is
+// not_found.
 func (a *Adapter) Get(ctx context.Context, h paddock.Handle) (paddock.Info, error) {
 	res, err := a.inspect(ctx, h.Name)
 	if err != nil {
 		return paddock.Info{}, err
 	}
-	return paddock.Info{Status: statusOf(state(res)), Raw: res.Raw}, nil
+	info := paddock.Info{Name: h.Name, ID: res.Container.ID, Status: statusOf(state(res)), Raw: res.Raw}
+	if res.Container.Config != nil {
+		info.Image = res.Container.Config.Image
+	}
+	info.CreatedAt, _ = time.Parse(time.RFC3339Nano, res.Container.Created)
+	return info, nil
 }
 
 // Destroy removes the sandbox and everything in it; absence is fine.

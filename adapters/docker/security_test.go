@@ -45,6 +45,12 @@ func TestContainerIsHardened(t *testing.T) {
 	defer cli.Close()
 	res, err := cli.ContainerInspect(ctxFor(t, 10*time.Second), docker.ContainerName(h.Name), client.ContainerInspectOptions{})
 	require.NoError(t, err)
+	info, err := a.Get(ctxFor(t, 10*time.Second), h)
+	require.NoError(t, err)
+	require.Equal(t, "hardened", info.Name)
+	require.Equal(t, res.Container.ID, info.ID, "the container's id")
+	require.Equal(t, requireEngine(t), info.Image)
+	require.WithinDuration(t, time.Now(), info.CreatedAt, time.Minute)
 	hc := res.Container.HostConfig
 	require.True(t, hc.ReadonlyRootfs)
 	require.Equal(t, []string{"ALL"}, []string(hc.CapDrop))

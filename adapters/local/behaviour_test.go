@@ -134,6 +134,16 @@ func TestGetDistinguishesAbsenceFromTrouble(t *testing.T) {
 	_, err := a.Get(ctx, a.BuildHandle("never"))
 	require.ErrorIs(t, err, paddock.ErrNotFound, "no root yet: nothing exists")
 	h := box(t, a, "present")
+	info, err := a.Get(ctx, h)
+	require.NoError(t, err)
+	require.Equal(t, "present", info.Name)
+	require.Empty(t, info.ID, "Create mints no instance id")
+	require.WithinDuration(t, time.Now(), info.CreatedAt, time.Minute)
+	fresh, err := a.CreateNew(ctx, "fresh", paddock.CreateNewOpts{})
+	require.NoError(t, err)
+	info, err = a.Get(ctx, fresh)
+	require.NoError(t, err)
+	require.Equal(t, fresh.InstanceID, info.ID, "CreateNew's instance id")
 
 	// A root that cannot be read is trouble, never absence.
 	broken := newLocal(t, local.WithRoot(filepath.Join(dir, "root", "present", "meta.json")))

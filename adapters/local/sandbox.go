@@ -155,8 +155,10 @@ func (a *Adapter) readMeta(name string) (meta, error) {
 	return m, nil
 }
 
-// Get reports the sandbox's status (suspended while stopped) and, in Raw,
-// its metadata and whether its commands are isolated.
+// Get reports the sandbox's name, status (suspended while stopped) and
+// creation time, its instance id as ID when CreateNew made it (there is
+// no image: commands run on the host), and in Raw its metadata and whether
+// its commands are isolated.
 func (a *Adapter) Get(_ context.Context, h paddock.Handle) (paddock.Info, error) {
 	m, err := a.readMeta(h.Name)
 	if err != nil {
@@ -171,7 +173,7 @@ func (a *Adapter) Get(_ context.Context, h paddock.Handle) (paddock.Info, error)
 	if m.Suspended {
 		status = paddock.StatusSuspended
 	}
-	return paddock.Info{Status: status, Raw: raw}, nil
+	return paddock.Info{Name: m.Name, ID: m.InstanceID, Status: status, CreatedAt: m.CreatedAt, Raw: raw}, nil
 }
 
 // Destroy kills every process of the sandbox, waits until they are gone,

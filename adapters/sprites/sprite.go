@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
@@ -19,10 +20,11 @@ const maxListPages = 40
 
 // spriteObject is the part of a sprite the adapter reads.
 type spriteObject struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	URL    string `json:"url"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Status    string `json:"status"`
+	URL       string `json:"url"`
+	CreatedAt string `json:"created_at"` // RFC 3339; read leniently, never failing a Get
 }
 
 var _ interface {
@@ -148,14 +150,16 @@ func statusOf(state string) paddock.Status {
 	return paddock.StatusOf(paddock.ProviderSprites, state)
 }
 
-// Get reports the sprite's status; Raw is the provider's object. Only a 404
-// is not_found; a 5xx (even for an absent sprite) is unavailable.
+// Get reports the sprite's name, id, status and creation time (Sprites has
+// no image: Image is empty); Raw is the provider's object. Only a 404 is
+// not_found; a 5xx (even for an absent sprite) is unavailable.
 func (a *Adapter) Get(ctx context.Context, h paddock.Handle) (paddock.Info, error) {
 	obj, raw, err := a.get(ctx, h.Name)
 	if err != nil {
 		return paddock.Info{}, err
 	}
-	return paddock.Info{Status: statusOf(obj.Status), Raw: raw}, nil
+	created, _ := time.Parse(time.RFC3339, obj.CreatedAt)
+	return paddock.Info{Name: obj.Name, ID: obj.ID, Status: statusOf(obj.Status), CreatedAt: created, Raw: raw}, nil
 }
 
 // Destroy deletes the sprite; absent (404) is fine.

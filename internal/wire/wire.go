@@ -228,12 +228,13 @@ func InfoMessage(i paddock.Info) *messages.Info {
 	if !ok {
 		code = messages.Status_STATUS_UNKNOWN
 	}
-	return &messages.Info{Status: code, Raw: i.Raw}
+	return &messages.Info{Status: code, Raw: i.Raw, Name: i.Name, Id: i.ID, Image: i.Image, CreatedAt: timestampOf(i.CreatedAt)}
 }
 
 // InfoFromMessage decodes an Info; an unrecognised status is unknown.
 func InfoFromMessage(m *messages.Info) paddock.Info {
-	i := paddock.Info{Status: paddock.StatusUnknown, Raw: m.GetRaw()}
+	i := paddock.Info{Name: m.GetName(), ID: m.GetId(), Image: m.GetImage(), Status: paddock.StatusUnknown,
+		CreatedAt: timeOf(m.GetCreatedAt()), Raw: m.GetRaw()}
 	for s, code := range statusCodes {
 		if code == m.GetStatus() {
 			i.Status = s

@@ -125,9 +125,11 @@ func TestValueConversions(t *testing.T) {
 	assert.Equal(t, cp, wire.CheckpointFromMessage(wire.CheckpointMessage(cp)))
 
 	for _, st := range []paddock.Status{paddock.StatusRunning, paddock.StatusSuspended, paddock.StatusUnknown} {
-		info := paddock.Info{Status: st, Raw: []byte(`{"a":1}`)}
+		info := paddock.Info{Name: "box", ID: "c-1", Image: "img:1", Status: st, CreatedAt: now, Raw: []byte(`{"a":1}`)}
 		assert.Equal(t, info, wire.InfoFromMessage(wire.InfoMessage(info)))
 	}
+	assert.Equal(t, paddock.Info{Name: "box", Status: paddock.StatusRunning},
+		wire.InfoFromMessage(wire.InfoMessage(paddock.Info{Name: "box", Status: paddock.StatusRunning})), "empty fields stay empty")
 	assert.Equal(t, paddock.StatusUnknown, wire.InfoFromMessage(&messages.Info{}).Status)
 
 	p := paddock.Preview{URL: "https://p/", Port: 80, Token: paddock.NewSecret("t"), ExpiresAt: now}
