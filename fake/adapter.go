@@ -107,10 +107,15 @@ func (a *Adapter) BuildHandle(name string) paddock.Handle {
 }
 
 // Create inserts an empty running sandbox unless name exists, in which case
-// it is adopted untouched. It returns a plain built handle.
-func (a *Adapter) Create(_ context.Context, name string, _ paddock.CreateOpts) (paddock.Handle, error) {
+// it is adopted untouched. It returns a plain built handle. The fake reads
+// no creation parameter: any is invalid (create_options), as with every
+// adapter's unknown keys.
+func (a *Adapter) Create(_ context.Context, name string, opts paddock.CreateOpts) (paddock.Handle, error) {
 	if err := paddock.ValidateSandboxName(name); err != nil {
 		return paddock.Handle{}, err
+	}
+	for k := range opts.Params {
+		return paddock.Handle{}, &paddock.InvalidError{Detail: paddock.DetailCreateOptions + ": the fake takes no parameter, got " + strconv.Quote(k)}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -66,6 +66,17 @@ func TestConcurrentCreateNew(t *testing.T) {
 	assert.WithinDuration(t, time.Now(), info.CreatedAt, time.Minute)
 }
 
+func TestCreateRefusesUnknownParameters(t *testing.T) {
+	a := world(t)
+	_, err := a.Create(ctx, "box", paddock.CreateOpts{Params: map[string]string{"image": "x"}})
+	require.ErrorIs(t, err, paddock.ErrInvalid)
+	require.Contains(t, err.Error(), paddock.DetailCreateOptions)
+	_, err = a.Get(ctx, a.BuildHandle("box"))
+	require.ErrorIs(t, err, paddock.ErrNotFound, "nothing was created")
+	_, err = a.Create(ctx, "box", paddock.CreateOpts{Params: map[string]string{}})
+	require.NoError(t, err, "an empty map is the defaults")
+}
+
 func TestCreateAdoptsAndReturnsAPlainHandle(t *testing.T) {
 	a := world(t)
 	first, err := a.CreateNew(ctx, "box", paddock.CreateNewOpts{})
