@@ -151,7 +151,8 @@ func TestFlowControlBoundsMemory(t *testing.T) {
 
 // TestFlowControlHoldsTheReader proves the command stops reading when its
 // owner grants no credit: with a window of 8, an owner that never credits
-// receives 8 output frames, and the stream is read no further.
+// receives 8 output frames, and the stream is read no further; each credit
+// then buys exactly that many more reads and frames.
 func TestFlowControlHoldsTheReader(t *testing.T) {
 	hose := &firehose{Adapter: fake.New(), chunks: 1000}
 	var stream *hoseStream
@@ -162,18 +163,27 @@ func TestFlowControlHoldsTheReader(t *testing.T) {
 	require.NoError(t, err)
 
 	var frames atomic.Int64
+	sender := make(chan *actor.PID, 1)
 	owner := rt.Engine().SpawnFunc(func(c *actor.Context) {
 		if _, ok := c.Message().(messages.Frame); ok {
-			frames.Add(1) // and never grants credit
+			if frames.Add(1) == 1 { // and never grants credit by itself
+				sender <- c.Sender()
+			}
 		}
 	}, "stingy")
 	defer rt.Engine().Poison(owner)
-	_, _, err = rt.SpawnTo(ctx, owner, h, paddock.NewCmd("firehose"), paddock.SpawnOpts{}, 0)
+	sub, _, err := rt.SpawnTo(ctx, owner, h, paddock.NewCmd("firehose"), paddock.SpawnOpts{}, 0)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return frames.Load() == 8 }, 5*time.Second, time.Millisecond)
-	time.Sleep(50 * time.Millisecond)
-	assert.EqualValues(t, 8, frames.Load(), "no frame beyond the window")
-	assert.EqualValues(t, 8, stream.read.Load(), "and no read beyond it either")
+	command := <-sender
+	for _, want := range []int64{8, 11, 16} {
+		if want > 8 {
+			rt.Engine().Send(command, &messages.Credit{Ref: string(sub.Ref), N: uint32(want - frames.Load())})
+		}
+		require.Eventually(t, func() bool { return frames.Load() == want }, 5*time.Second, time.Millisecond)
+		// Polled for a while: neither a frame nor a read beyond the credit.
+		require.Never(t, func() bool { return frames.Load() > want || stream.read.Load() > want },
+			100*time.Millisecond, time.Millisecond, "nothing beyond %d", want)
+	}
 }
 
 // capture records the firehose stream it hands out.

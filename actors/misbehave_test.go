@@ -101,6 +101,7 @@ func (a *scripted) Get(ctx context.Context, h paddock.Handle) (paddock.Info, err
 
 // engineEvents counts engine events the test cares about.
 type engineEvents struct {
+	e          *actor.Engine
 	mu         sync.Mutex
 	restarts   int
 	violations []supervisor.Violation
@@ -108,7 +109,7 @@ type engineEvents struct {
 }
 
 func watchEvents(t *testing.T, e *actor.Engine) *engineEvents {
-	ev := &engineEvents{}
+	ev := &engineEvents{e: e}
 	ready := make(chan struct{})
 	var once sync.Once
 	pid := e.SpawnFunc(func(c *actor.Context) {
@@ -120,6 +121,8 @@ func watchEvents(t *testing.T, e *actor.Engine) *engineEvents {
 			c.Engine().Unsubscribe(c.PID())
 		case eventsReady:
 			once.Do(func() { close(ready) })
+		case eventsFlushed:
+			close(m.seen)
 		case actor.ActorRestartedEvent, actor.ActorMaxRestartsExceededEvent:
 			ev.mu.Lock()
 			ev.restarts++
@@ -140,6 +143,22 @@ func watchEvents(t *testing.T, e *actor.Engine) *engineEvents {
 }
 
 type eventsReady struct{}
+
+// eventsFlushed is broadcast by flush; the watcher closes seen on it.
+type eventsFlushed struct{ seen chan struct{} }
+
+// flush returns once every event broadcast before it has been counted: the
+// event stream is one actor and delivers in order.
+func (e *engineEvents) flush(t *testing.T) {
+	t.Helper()
+	m := eventsFlushed{seen: make(chan struct{})}
+	e.e.BroadcastEvent(m)
+	select {
+	case <-m.seen:
+	case <-time.After(5 * time.Second):
+		require.Fail(t, "the event stream did not deliver the flush marker")
+	}
+}
 
 func (e *engineEvents) snapshot() []supervisor.Violation {
 	e.mu.Lock()

@@ -41,6 +41,8 @@ func recordEvents(t *testing.T, e *actor.Engine, keep func(any) bool) *events {
 			default:
 				close(ready)
 			}
+		case flushMarker:
+			close(m.seen)
 		default:
 			if keep(m) {
 				rec.mu.Lock()
@@ -55,6 +57,23 @@ func recordEvents(t *testing.T, e *actor.Engine, keep func(any) bool) *events {
 }
 
 type recorderReady struct{}
+
+// flushMarker is broadcast by flush; the recorder closes seen when the
+// event stream hands it over.
+type flushMarker struct{ seen chan struct{} }
+
+// flush returns once every event broadcast before it has reached the
+// recorder: the event stream is one actor, so it delivers in order.
+func (r *events) flush(t *testing.T) {
+	t.Helper()
+	m := flushMarker{seen: make(chan struct{})}
+	r.e.BroadcastEvent(m)
+	select {
+	case <-m.seen:
+	case <-time.After(5 * time.Second):
+		require.Fail(t, "the event stream did not deliver the flush marker")
+	}
+}
 
 func (r *events) count() int {
 	r.mu.Lock()
