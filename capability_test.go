@@ -11,6 +11,7 @@ import (
 )
 
 func TestCapabilitySet(t *testing.T) {
+	t.Parallel()
 	assert.Len(t, paddock.AllCapabilities(), 13, "the contract's eleven plus expose and named_spawn")
 	for _, c := range paddock.AllCapabilities() {
 		assert.True(t, c.Known(), c)
@@ -49,6 +50,7 @@ func TestCapabilitySet(t *testing.T) {
 }
 
 func TestSupportsRereadsCapabilities(t *testing.T) {
+	t.Parallel()
 	a := &stubAdapter{}
 	assert.False(t, paddock.Supports(a, paddock.CapCheckpoint))
 	a.caps = paddock.NewCapabilitySet(paddock.CapCheckpoint) // configuration changed
@@ -57,6 +59,7 @@ func TestSupportsRereadsCapabilities(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
+	t.Parallel()
 	a := &stubAdapter{caps: paddock.NewCapabilitySet(paddock.CapAttach)}
 	r := paddock.Registry{"sprites": a, "e2b": a}
 
@@ -84,6 +87,7 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestStatusOf(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		provider paddock.Provider
 		state    string
@@ -120,6 +124,7 @@ func TestStatusOf(t *testing.T) {
 }
 
 func TestEventKinds(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, "stdout", paddock.EventStdout.String())
 	assert.Equal(t, "error", paddock.EventError.String())
 	assert.Equal(t, "EventKind(9)", paddock.EventKind(9).String())

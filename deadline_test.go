@@ -12,6 +12,7 @@ import (
 )
 
 func TestExecDeadline(t *testing.T) {
+	t.Parallel()
 	t.Run("zero timeout is expired before anything starts", func(t *testing.T) {
 		dl := paddock.StartExecDeadline(paddock.Duration(0), clocktest.New())
 		assert.True(t, dl.Finite())
@@ -63,6 +64,7 @@ func TestExecDeadline(t *testing.T) {
 }
 
 func TestExecDeadlineContext(t *testing.T) {
+	t.Parallel()
 	clock := clocktest.New()
 	dl := paddock.StartExecDeadline(paddock.Duration(time.Hour), clock)
 	clock.Advance(59 * time.Minute)

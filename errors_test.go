@@ -15,6 +15,7 @@ import (
 )
 
 func TestEveryKindHasACase(t *testing.T) {
+	t.Parallel()
 	seen := map[paddock.Kind]bool{}
 	for _, c := range kindcases.All() {
 		seen[c.Kind] = true
@@ -26,6 +27,7 @@ func TestEveryKindHasACase(t *testing.T) {
 }
 
 func TestKindsAndTransience(t *testing.T) {
+	t.Parallel()
 	for _, c := range kindcases.All() {
 		wrappers := map[string]error{
 			"bare":           c.Err,
@@ -45,6 +47,7 @@ func TestKindsAndTransience(t *testing.T) {
 }
 
 func TestSentinelsAreDistinct(t *testing.T) {
+	t.Parallel()
 	for _, a := range kindcases.All() {
 		for _, b := range kindcases.All() {
 			if a.Kind == b.Kind {
@@ -56,6 +59,7 @@ func TestSentinelsAreDistinct(t *testing.T) {
 }
 
 func TestIsTransientOutsideTheTaxonomy(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		err  error
 		want bool
@@ -80,6 +84,7 @@ func TestIsTransientOutsideTheTaxonomy(t *testing.T) {
 }
 
 func TestDetailSentinels(t *testing.T) {
+	t.Parallel()
 	cbe := fmt.Errorf("stream: %w", &paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit})
 	assert.ErrorIs(t, cbe, paddock.ErrClosedBeforeExit)
 	assert.ErrorIs(t, cbe, paddock.ErrUnavailable)
@@ -99,6 +104,7 @@ func TestDetailSentinels(t *testing.T) {
 }
 
 func TestErrorsAsTypedData(t *testing.T) {
+	t.Parallel()
 	retry := 3 * time.Second
 	err := &paddock.OpError{Op: "create", Provider: "sprites", Err: &paddock.RateLimitedError{RetryAfter: &retry}}
 	var rl *paddock.RateLimitedError
@@ -112,6 +118,7 @@ func TestErrorsAsTypedData(t *testing.T) {
 }
 
 func TestErrorMessages(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		err  error
 		want string

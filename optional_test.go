@@ -115,6 +115,7 @@ func TestCapabilityGatedOptionalOperations(t *testing.T) {
 }
 
 func TestTerminateSessionCheckOrder(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	none := &stubAdapter{}
 	// Validation comes before the capability check: bad input on an adapter
@@ -132,6 +133,7 @@ func TestTerminateSessionCheckOrder(t *testing.T) {
 }
 
 func TestOptionalValidationComesFirst(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	none := &stubAdapter{}
 	_, err := paddock.CreateNew(ctx, none, "box", paddock.CreateNewOpts{Timeout: paddock.Duration(0)})
@@ -148,11 +150,13 @@ func TestOptionalValidationComesFirst(t *testing.T) {
 }
 
 func TestHostPath(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, "/work/x", paddock.HostPath(&stubAdapter{}, h, "/work/x"), "identity without the hook")
 	assert.Equal(t, "/host/work/x", paddock.HostPath(&fullAdapter{}, h, "/work/x"))
 }
 
 func TestRequiredOperationChecks(t *testing.T) {
+	t.Parallel()
 	none := &stubAdapter{}
 	all := &stubAdapter{caps: allCaps}
 	sh := paddock.NewCmd("sh", "-c", "true")

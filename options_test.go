@@ -43,6 +43,7 @@ func passingBounds(def, max time.Duration) map[string]struct {
 }
 
 func TestTerminateValidation(t *testing.T) {
+	t.Parallel()
 	t.Run("timeouts", func(t *testing.T) {
 		for name, timeout := range boundedTimeoutCases(30 * time.Second) {
 			t.Run(name, func(t *testing.T) {
@@ -117,6 +118,7 @@ func TestTerminateValidation(t *testing.T) {
 }
 
 func TestCreateNewValidation(t *testing.T) {
+	t.Parallel()
 	for name, timeout := range boundedTimeoutCases(120 * time.Second) {
 		t.Run(name, func(t *testing.T) {
 			_, err := paddock.CreateNewOpts{Timeout: timeout}.Validate()
@@ -135,6 +137,7 @@ func TestCreateNewValidation(t *testing.T) {
 }
 
 func TestDestroyOnceValidation(t *testing.T) {
+	t.Parallel()
 	for name, timeout := range boundedTimeoutCases(120 * time.Second) {
 		t.Run(name, func(t *testing.T) {
 			_, err := paddock.DestroyOnceOpts{Timeout: timeout}.Validate()
@@ -151,6 +154,7 @@ func TestDestroyOnceValidation(t *testing.T) {
 }
 
 func TestCheckpointOnceValidation(t *testing.T) {
+	t.Parallel()
 	t.Run("timeouts", func(t *testing.T) {
 		for name, timeout := range boundedTimeoutCases(120 * time.Second) {
 			t.Run(name, func(t *testing.T) {
@@ -196,6 +200,7 @@ func TestCheckpointOnceValidation(t *testing.T) {
 }
 
 func TestExecOptsValidation(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		timeout *time.Duration
 		ok      bool
@@ -214,6 +219,7 @@ func TestExecOptsValidation(t *testing.T) {
 }
 
 func TestSpawnOptsValidation(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		name string
 		ok   bool
@@ -234,6 +240,7 @@ func TestSpawnOptsValidation(t *testing.T) {
 }
 
 func TestCmdValidation(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		cmd paddock.Cmd
 		ok  bool
@@ -259,6 +266,7 @@ func TestCmdValidation(t *testing.T) {
 }
 
 func TestNetworkPolicyValidation(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		allow []string
 		ok    bool
@@ -287,6 +295,7 @@ func TestNetworkPolicyValidation(t *testing.T) {
 }
 
 func TestExposeValidation(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		port    int
 		ttl     time.Duration
@@ -316,6 +325,7 @@ func TestExposeValidation(t *testing.T) {
 }
 
 func TestSandboxNamesAndPaths(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		in string
 		ok bool

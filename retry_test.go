@@ -30,6 +30,7 @@ func failing(calls *int, errs ...error) func(context.Context) error {
 }
 
 func TestWithBackoffAttempts(t *testing.T) {
+	t.Parallel()
 	unavailable := &paddock.UnavailableError{Detail: "http", Status: 503}
 	tests := map[string]struct {
 		attempts  int
@@ -71,6 +72,7 @@ func TestWithBackoffAttempts(t *testing.T) {
 }
 
 func TestWithBackoffReturnsLastErrorUnchanged(t *testing.T) {
+	t.Parallel()
 	last := &paddock.UnavailableError{Detail: "third"}
 	calls := 0
 	err := paddock.WithBackoff(context.Background(),
@@ -80,6 +82,7 @@ func TestWithBackoffReturnsLastErrorUnchanged(t *testing.T) {
 }
 
 func TestWithBackoffCustomClassifier(t *testing.T) {
+	t.Parallel()
 	calls := 0
 	err := paddock.WithBackoff(context.Background(), failing(&calls, paddock.ErrNotFound, paddock.ErrNotFound),
 		paddock.BackoffOpts{Clock: clocktest.New(), Retriable: func(error) bool { return true }})
@@ -88,6 +91,7 @@ func TestWithBackoffCustomClassifier(t *testing.T) {
 }
 
 func TestWithBackoffDelays(t *testing.T) {
+	t.Parallel()
 	clock := clocktest.New()
 	calls := 0
 	errs := make([]error, 9)
@@ -116,6 +120,7 @@ func msList(ds []time.Duration) []time.Duration {
 }
 
 func TestWithBackoffDelayBoundsOverManyDraws(t *testing.T) {
+	t.Parallel()
 	const draws = 2000
 	rnd := rand.New(rand.NewPCG(1, 2))
 	clock := clocktest.New()
@@ -153,6 +158,7 @@ func TestWithBackoffDelayBoundsOverManyDraws(t *testing.T) {
 }
 
 func TestWithBackoffPanics(t *testing.T) {
+	t.Parallel()
 	t.Run("retried regardless of the classifier, then success", func(t *testing.T) {
 		calls := 0
 		err := paddock.WithBackoff(context.Background(), func(context.Context) error {
@@ -185,6 +191,7 @@ func TestWithBackoffPanics(t *testing.T) {
 }
 
 func TestWithBackoffContextCancellation(t *testing.T) {
+	t.Parallel()
 	t.Run("ends the wait at once", func(t *testing.T) {
 		clock := clocktest.Frozen() // the delay never elapses on its own
 		asked := make(chan time.Duration, 1)
@@ -218,6 +225,7 @@ func TestWithBackoffContextCancellation(t *testing.T) {
 }
 
 func TestWithBackoffOptionValidation(t *testing.T) {
+	t.Parallel()
 	tests := map[string]paddock.BackoffOpts{
 		"negative attempts": {Attempts: -1},
 		"negative base":     {Base: -time.Millisecond},
@@ -241,6 +249,7 @@ func TestWithBackoffOptionValidation(t *testing.T) {
 }
 
 func TestWithBackoffLogsEachRetry(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	calls := 0
 	_ = paddock.WithBackoff(context.Background(), failing(&calls, paddock.ErrUnavailable, paddock.ErrUnavailable),
@@ -260,6 +269,7 @@ func TestWithBackoffLogsEachRetry(t *testing.T) {
 }
 
 func TestWithBackoffIsQuietByDefault(t *testing.T) {
+	t.Parallel()
 	// The zero Logger writes nothing; this only proves no panic and no global use.
 	calls := 0
 	err := paddock.WithBackoff(context.Background(), failing(&calls, paddock.ErrUnavailable), paddock.BackoffOpts{Clock: clocktest.New()})

@@ -61,6 +61,7 @@ func renderings(t *testing.T, v any) map[string]string {
 }
 
 func TestSecretsNeverPrint(t *testing.T) {
+	t.Parallel()
 	values := map[string]any{
 		"handle with a client": paddock.Handle{Provider: "sprites", Name: "box", InstanceID: "i-1",
 			Private: &client{BaseURL: "https://api.sprites.dev", Token: token}},
@@ -82,6 +83,7 @@ func TestSecretsNeverPrint(t *testing.T) {
 }
 
 func TestHandleAndCommandPrintTheirIdentity(t *testing.T) {
+	t.Parallel()
 	h := paddock.Handle{Provider: "sprites", Name: "box", InstanceID: "i-1", Private: token}
 	assert.Equal(t, "sprites/box", fmt.Sprint(h))
 	assert.Equal(t, "sprites/box", fmt.Sprintf("%+v", h))
@@ -106,6 +108,7 @@ func TestHandleAndCommandPrintTheirIdentity(t *testing.T) {
 }
 
 func TestSecretRevealAndPreviewHeader(t *testing.T) {
+	t.Parallel()
 	s := paddock.NewSecret(token)
 	assert.Equal(t, token, s.Reveal())
 	assert.False(t, s.IsZero())

@@ -14,6 +14,7 @@ import (
 // The facade tests of contract 8.6: the fake registered under each hosted
 // provider's slot, every call dispatched on the tag the caller passes.
 func TestFacadeDispatchesOnTheTag(t *testing.T) {
+	t.Parallel()
 	for _, p := range []paddock.Provider{paddock.ProviderSprites, paddock.ProviderE2B, paddock.ProviderDaytona} {
 		t.Run(string(p), func(t *testing.T) {
 			f := fake.New()

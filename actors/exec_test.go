@@ -78,6 +78,7 @@ func startTimed(t *testing.T) (*actors.Runtime, *timed, paddock.Handle) {
 }
 
 func TestExecDeadline(t *testing.T) {
+	t.Parallel()
 	ms100 := paddock.Duration(100 * time.Millisecond)
 	t.Run("timeout 0 answers without dispatching anything", func(t *testing.T) {
 		rt, a, h := startTimed(t)
@@ -134,6 +135,7 @@ func TestExecDeadline(t *testing.T) {
 }
 
 func TestExecResults(t *testing.T) {
+	t.Parallel()
 	rt, _ := startFake(t)
 	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
 	require.NoError(t, err)

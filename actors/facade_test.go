@@ -22,6 +22,7 @@ import (
 )
 
 func TestUnknownProviderFailsLoudlyEverywhere(t *testing.T) {
+	t.Parallel()
 	rt, _ := startFake(t)
 	h := paddock.Handle{Provider: "nope", Name: "box"}
 	c := paddock.Subscription{Provider: "nope", Ref: "r"}
@@ -73,6 +74,7 @@ func TestUnknownProviderFailsLoudlyEverywhere(t *testing.T) {
 }
 
 func TestOptionalOperationsNeverFallBack(t *testing.T) {
+	t.Parallel()
 	// A fake with no optional capability, and an adapter lacking the
 	// optional methods altogether.
 	f := fake.New(fake.WithCapabilities(paddock.NewCapabilitySet(paddock.CapAttach)))
@@ -155,6 +157,7 @@ func (b bare) PublicURL(ctx context.Context, h paddock.Handle) (string, error) {
 func (b bare) h(h paddock.Handle) paddock.Handle { h.Name = "bare-" + h.Name; return h }
 
 func TestStdinAndStopSemantics(t *testing.T) {
+	t.Parallel()
 	rt, f := startFake(t)
 	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
 	require.NoError(t, err)
@@ -192,6 +195,7 @@ func TestStdinAndStopSemantics(t *testing.T) {
 }
 
 func TestWritesArriveInOrder(t *testing.T) {
+	t.Parallel()
 	rt, _ := startFake(t)
 	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
 	require.NoError(t, err)
@@ -209,6 +213,7 @@ func TestWritesArriveInOrder(t *testing.T) {
 }
 
 func TestCallsHonourTheContext(t *testing.T) {
+	t.Parallel()
 	rt, _ := startFake(t)
 	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
 	require.NoError(t, err)
@@ -221,6 +226,7 @@ func TestCallsHonourTheContext(t *testing.T) {
 }
 
 func TestConfigAndLifecycle(t *testing.T) {
+	t.Parallel()
 	_, err := actors.Start(actors.Config{})
 	require.ErrorIs(t, err, paddock.ErrInvalid, "no adapters")
 	_, err = actors.Start(actors.Config{Adapters: paddock.Registry{"fake": fake.New()}, Window: -1})
@@ -247,6 +253,7 @@ func TestConfigAndLifecycle(t *testing.T) {
 }
 
 func TestFiles(t *testing.T) {
+	t.Parallel()
 	rt, f := startFake(t)
 	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
 	require.NoError(t, err)
@@ -266,6 +273,7 @@ func TestFiles(t *testing.T) {
 }
 
 func TestNothingIsLoggedByDefault(t *testing.T) {
+	t.Parallel()
 	// The zero Logger is silent; an injected one receives the runtime's
 	// lines, and a violation is one of them.
 	var logs bytes.Buffer
@@ -285,6 +293,7 @@ func TestNothingIsLoggedByDefault(t *testing.T) {
 // TestActorsUseTheMessages drives the runtime purely with messages from an
 // actor: requests to the root, replies to the sender, frames to the owner.
 func TestActorsUseTheMessages(t *testing.T) {
+	t.Parallel()
 	rt, _ := startFake(t)
 	got := make(chan any, 64)
 	credits := actors.NewCredits(0)

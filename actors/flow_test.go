@@ -114,6 +114,7 @@ func heapNow() uint64 {
 // slower than the command produces: the command reads only as credit
 // returns, so the heap stays bounded, and every byte arrives in order.
 func TestFlowControlBoundsMemory(t *testing.T) {
+	t.Parallel()
 	const total = 512 << 20
 	hose := &firehose{Adapter: fake.New(), chunks: total / chunkSize}
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": hose}})
@@ -154,6 +155,7 @@ func TestFlowControlBoundsMemory(t *testing.T) {
 // receives 8 output frames, and the stream is read no further; each credit
 // then buys exactly that many more reads and frames.
 func TestFlowControlHoldsTheReader(t *testing.T) {
+	t.Parallel()
 	hose := &firehose{Adapter: fake.New(), chunks: 1000}
 	var stream *hoseStream
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": &capture{firehose: hose, got: &stream}}, Window: 8})

@@ -173,6 +173,7 @@ func (e *engineEvents) deadLetters() int {
 }
 
 func TestMisbehavingAdapterStreams(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		cmd        string
 		writeStdin bool
@@ -236,6 +237,7 @@ func terminalText(f messages.Frame) string {
 }
 
 func TestAdapterPanicsInBlockingCallsAreErrors(t *testing.T) {
+	t.Parallel()
 	a := &scripted{Adapter: fake.New(), panicOnGet: true}
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": a}})
 	require.NoError(t, err)

@@ -43,6 +43,7 @@ func (o *ownerActor) snapshot() []messages.Frame {
 }
 
 func TestOwnerDeathDetachesTheCommand(t *testing.T) {
+	t.Parallel()
 	rt, f := startFake(t)
 	events := watchEvents(t, rt.Engine())
 	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
@@ -115,6 +116,7 @@ func TestOwnerDeathDetachesTheCommand(t *testing.T) {
 }
 
 func TestThousandConcurrentCommands(t *testing.T) {
+	t.Parallel()
 	rt, _ := startFake(t)
 	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
 	require.NoError(t, err)
@@ -149,6 +151,7 @@ func TestThousandConcurrentCommands(t *testing.T) {
 }
 
 func TestShutdownWithLiveCommands(t *testing.T) {
+	t.Parallel()
 	rt, f := startFake(t)
 	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
 	require.NoError(t, err)

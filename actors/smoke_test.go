@@ -10,6 +10,7 @@ import (
 )
 
 func TestSmoke(t *testing.T) {
+	t.Parallel()
 	rt, _ := startFake(t)
 	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
 	require.NoError(t, err)

@@ -151,6 +151,7 @@ func stdinAlwaysOK(st paddock.Stream) paddock.Stream {
 }
 
 func TestTheSuiteCatchesBrokenAdapters(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		breakIt  func(b *broken)
 		caughtBy []string // cases that must fail
@@ -213,6 +214,7 @@ func TestTheSuiteCatchesBrokenAdapters(t *testing.T) {
 }
 
 func TestTheSuitePassesTheFakeThroughTheRecorder(t *testing.T) {
+	t.Parallel()
 	// The control: the recorder itself reports no failure for a correct
 	// adapter, so the failures above come from the breakage alone.
 	f := fake.New()
@@ -228,6 +230,7 @@ func TestTheSuitePassesTheFakeThroughTheRecorder(t *testing.T) {
 type requiredOnly struct{ paddock.Adapter }
 
 func TestTheSuiteCatchesCapabilitiesWithoutTheirOperations(t *testing.T) {
+	t.Parallel()
 	f := fake.New()
 	t.Cleanup(f.Reset)
 	rec := newRecorder(t)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestTwoHundredConcurrentSpawns(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	h := box(t, a, "box")
 	const n = 200
@@ -46,6 +47,7 @@ func TestTwoHundredConcurrentSpawns(t *testing.T) {
 // output, 1,000 times: every attacher must see the whole history exactly
 // once, in order, with no gap and no duplicate at the replay / tail seam.
 func TestAttachRacingLiveOutput(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	h := box(t, a, "box")
 	const iterations, lines = 1000, 20

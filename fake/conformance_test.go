@@ -13,6 +13,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	a := fake.New()
 	t.Cleanup(a.Reset)
 	conformance.Run(t, conformance.Config{
@@ -25,6 +26,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestConformanceWithoutOptionalCapabilities(t *testing.T) {
+	t.Parallel()
 	// The same fake advertising nothing optional must refuse every gated
 	// operation rather than pass silently.
 	a := fake.New(fake.WithCapabilities(paddock.NewCapabilitySet(paddock.CapAttach)))
@@ -33,6 +35,7 @@ func TestConformanceWithoutOptionalCapabilities(t *testing.T) {
 }
 
 func TestConformanceThroughTheRuntime(t *testing.T) {
+	t.Parallel()
 	a := fake.New()
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: a}})
 	require.NoError(t, err)

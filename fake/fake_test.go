@@ -18,6 +18,7 @@ import (
 var ctx = context.Background()
 
 func TestCreateNewOnAnAdoptedName(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	h := box(t, a, "box")
 	require.NoError(t, a.WriteFile(ctx, h, "/a.txt", 0o644, bytes.NewReader([]byte("kept"))))
@@ -30,6 +31,7 @@ func TestCreateNewOnAnAdoptedName(t *testing.T) {
 }
 
 func TestConcurrentCreateNew(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	const n = 16
 	var wg sync.WaitGroup
@@ -67,6 +69,7 @@ func TestConcurrentCreateNew(t *testing.T) {
 }
 
 func TestCreateRefusesUnknownParameters(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	_, err := a.Create(ctx, "box", paddock.CreateOpts{Params: map[string]string{"image": "x"}})
 	require.ErrorIs(t, err, paddock.ErrInvalid)
@@ -78,6 +81,7 @@ func TestCreateRefusesUnknownParameters(t *testing.T) {
 }
 
 func TestCreateAdoptsAndReturnsAPlainHandle(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	first, err := a.CreateNew(ctx, "box", paddock.CreateNewOpts{})
 	require.NoError(t, err)
@@ -96,6 +100,7 @@ func TestCreateAdoptsAndReturnsAPlainHandle(t *testing.T) {
 }
 
 func TestInstanceIDsAreNeverReused(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	seen := map[string]bool{}
 	for range 5 {
@@ -109,6 +114,7 @@ func TestInstanceIDsAreNeverReused(t *testing.T) {
 }
 
 func TestPolicyIsRecordedVerbatim(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	h := box(t, a, "box")
 	assert.Nil(t, a.Policy("box"), "no policy yet")
@@ -124,6 +130,7 @@ func TestPolicyIsRecordedVerbatim(t *testing.T) {
 }
 
 func TestExec(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	h := box(t, a, "box")
 	tests := map[string]struct {
@@ -165,6 +172,7 @@ func TestExec(t *testing.T) {
 }
 
 func TestSpawnScripts(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	h := box(t, a, "box")
 	tests := map[string]struct {
@@ -195,6 +203,7 @@ func TestSpawnScripts(t *testing.T) {
 }
 
 func TestStdin(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	h := box(t, a, "box")
 	st := script(t, a, h, "out:ready", "stay")
@@ -212,6 +221,7 @@ func TestStdin(t *testing.T) {
 }
 
 func TestFiles(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	h := box(t, a, "box")
 	require.NoError(t, a.WriteFile(ctx, h, "/deep/dir/f", 0o600, io.MultiReader(bytes.NewReader([]byte("io")), bytes.NewReader([]byte("data")))))
@@ -234,6 +244,7 @@ func TestFiles(t *testing.T) {
 }
 
 func TestMissingSandbox(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	missing := a.BuildHandle("nope")
 	_, err := a.PublicURL(ctx, missing)
@@ -255,6 +266,7 @@ func TestMissingSandbox(t *testing.T) {
 }
 
 func TestSuspendResume(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	h := box(t, a, "box")
 	require.NoError(t, a.Suspend(ctx, h))
@@ -270,6 +282,7 @@ func TestSuspendResume(t *testing.T) {
 }
 
 func TestCheckpointsAreNotSupported(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	missing := a.BuildHandle("nope")
 	_, err := paddock.CreateCheckpoint(ctx, a, missing, paddock.CheckpointOpts{})
@@ -280,6 +293,7 @@ func TestCheckpointsAreNotSupported(t *testing.T) {
 }
 
 func TestWorldsAreIndependent(t *testing.T) {
+	t.Parallel()
 	one, two := world(t), world(t)
 	box(t, one, "box")
 	names, err := two.ListAllNames(ctx)
@@ -294,6 +308,7 @@ func TestWorldsAreIndependent(t *testing.T) {
 }
 
 func TestReset(t *testing.T) {
+	t.Parallel()
 	a := fake.New()
 	h := box(t, a, "box")
 	st := script(t, a, h, "out:ready", "stay")
@@ -306,6 +321,7 @@ func TestReset(t *testing.T) {
 }
 
 func TestListSessionsIncludesFinished(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	h := box(t, a, "box")
 	done := script(t, a, h, "out:x")
@@ -327,6 +343,7 @@ func TestListSessionsIncludesFinished(t *testing.T) {
 }
 
 func TestPreviews(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	h := box(t, a, "box")
 	other := box(t, a, "other")

@@ -14,6 +14,7 @@ import (
 // 1.1 and 8.6). The runtime's facade repeats this test through its own
 // dispatch.
 func TestFakeUnderHostedProviderSlots(t *testing.T) {
+	t.Parallel()
 	for _, p := range []paddock.Provider{paddock.ProviderSprites, paddock.ProviderE2B, paddock.ProviderDaytona} {
 		t.Run(string(p), func(t *testing.T) {
 			f := fake.New()

@@ -12,6 +12,7 @@ import (
 
 // The termination suite of contract 8.6.
 func TestTermination(t *testing.T) {
+	t.Parallel()
 	t.Run("detach, attach, terminate: 137 to the attacher only; the neighbour lives", func(t *testing.T) {
 		a := world(t)
 		h := box(t, a, "box")
@@ -113,6 +114,7 @@ func TestTermination(t *testing.T) {
 }
 
 func TestDestroyStopsLiveCommandsWithOneError(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	h := box(t, a, "box")
 	st := script(t, a, h, "out:ready", "stay")
@@ -133,6 +135,7 @@ func TestDestroyStopsLiveCommandsWithOneError(t *testing.T) {
 }
 
 func TestNamedSpawn(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	h := box(t, a, "box")
 	named := paddock.SpawnOpts{Stdin: true, Name: "dev"}
@@ -173,6 +176,7 @@ func TestNamedSpawn(t *testing.T) {
 }
 
 func TestConcurrentNamedSpawnsStartOneSession(t *testing.T) {
+	t.Parallel()
 	a := world(t)
 	h := box(t, a, "box")
 	var wg sync.WaitGroup

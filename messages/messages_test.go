@@ -73,6 +73,7 @@ func scalar(t *testing.T, fd protoreflect.FieldDescriptor) protoreflect.Value {
 }
 
 func TestEveryMessageRoundTrips(t *testing.T) {
+	t.Parallel()
 	fd, err := protoregistry.GlobalFiles.FindFileByPath("messages.proto")
 	require.NoError(t, err)
 	msgs := fd.Messages()
@@ -97,6 +98,7 @@ func TestEveryMessageRoundTrips(t *testing.T) {
 }
 
 func TestEveryOperationHasARequestAndReply(t *testing.T) {
+	t.Parallel()
 	ops := []string{
 		"Create", "CreateNew", "Get", "Destroy", "DestroyOnce", "List", "Suspend", "Resume",
 		"Exec", "Spawn", "WriteStdin", "CloseStdin", "StopCommand", "ListSessions", "Attach",
@@ -119,6 +121,7 @@ func TestEveryOperationHasARequestAndReply(t *testing.T) {
 }
 
 func TestFrames(t *testing.T) {
+	t.Parallel()
 	frames := []messages.Frame{
 		&messages.Stdout{Ref: "r", Seq: 1, Data: []byte("a")},
 		&messages.Stderr{Ref: "r", Seq: 2, Data: []byte("b")},
@@ -132,6 +135,7 @@ func TestFrames(t *testing.T) {
 }
 
 func TestPidConversion(t *testing.T) {
+	t.Parallel()
 	pid := actor.NewPID("127.0.0.1:4000", "sandbox/fake/box")
 	back := messages.PidOf(pid).ActorPID()
 	assert.True(t, pid.Equals(back))

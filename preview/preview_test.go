@@ -22,6 +22,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestSigner(t *testing.T) {
+	t.Parallel()
 	_, err := NewSigner(make([]byte, 31))
 	require.Error(t, err, "a short key is refused")
 	s, err := NewSigner([]byte(strings.Repeat("k", 32)))
@@ -126,6 +127,7 @@ func get(t *testing.T, url, auth string) (*http.Response, string) {
 }
 
 func TestProxyForwardsOnlyValidTokens(t *testing.T) {
+	t.Parallel()
 	u := newUpstream(t)
 	p, s, front := newProxy(t, u)
 	tok, _ := s.Mint("box", 8080, time.Minute)
@@ -185,6 +187,7 @@ func TestProxyForwardsOnlyValidTokens(t *testing.T) {
 }
 
 func TestProxyUnreachableIs502WithoutDetail(t *testing.T) {
+	t.Parallel()
 	u := newUpstream(t)
 	s := NewRandomSigner()
 	p := NewProxy(Config{Signer: s, Dial: func(context.Context, string, int) (net.Conn, error) {
@@ -200,6 +203,7 @@ func TestProxyUnreachableIs502WithoutDetail(t *testing.T) {
 }
 
 func TestBootstrapCookieForBrowsersAndWebSockets(t *testing.T) {
+	t.Parallel()
 	u := newUpstream(t)
 	var active atomic.Int64
 	s := NewRandomSigner()

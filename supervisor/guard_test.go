@@ -38,6 +38,7 @@ func render(f messages.Frame) string {
 }
 
 func TestGuard(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		steps      []step
 		want       []string
@@ -119,6 +120,7 @@ func TestGuard(t *testing.T) {
 }
 
 func TestGuardFail(t *testing.T) {
+	t.Parallel()
 	g := supervisor.NewGuard("r", nil)
 	require.NotNil(t, g.Event(paddock.Stdout([]byte("x"))))
 	f := g.Fail(supervisor.ReasonAdapterPanic, "boom", messages.ErrorKind_ERROR_KIND_UNAVAILABLE)
@@ -129,6 +131,7 @@ func TestGuardFail(t *testing.T) {
 }
 
 func TestFrameError(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		frame *messages.Error
 		is    error

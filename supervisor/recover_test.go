@@ -54,6 +54,7 @@ func (w withHandler) OnPanic(_ *actor.Context, v any) bool {
 }
 
 func TestRecoverKeepsTheProcessAlive(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		p             panicky
 		handler       bool
@@ -105,6 +106,7 @@ func TestRecoverKeepsTheProcessAlive(t *testing.T) {
 }
 
 func TestRecoverWhenTheHandlerPanics(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t)
 	var logs bytes.Buffer
 	p := &panicky{handled: &atomic.Int32{}, after: &atomic.Int32{}}
@@ -125,6 +127,7 @@ func (w withHandler) Receive(c *actor.Context) {
 }
 
 func TestPanicText(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, "x", supervisor.PanicText("x"))
 	long := supervisor.PanicText(strings.Repeat("a", 1000))
 	assert.Len(t, long, 256+3)

@@ -38,6 +38,7 @@ func spawnIdle(e *actor.Engine, kind string) *actor.PID {
 }
 
 func TestWatchdog(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t)
 	wd := e.Spawn(supervisor.NewWatchdog(), "watchdog", actor.WithMiddleware(supervisor.Recover(zerolog.Nop())))
 	n := &notices{}

@@ -38,6 +38,7 @@ func shellConfig() conformance.Config {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	for mode, opt := range isolationModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			cfg := shellConfig()
@@ -48,6 +49,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestConformanceThroughTheRuntime(t *testing.T) {
+	t.Parallel()
 	for mode, opt := range isolationModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			rt := startRuntime(t, newLocal(t, opt))

@@ -42,3 +42,19 @@ func Running(pid int) bool {
 	_, ok := processStart(pid)
 	return ok
 }
+
+// AllStopped reports whether every live process of a session is stopped
+// (state T), and that there is at least one (test hook).
+func (a *Adapter) AllStopped(h paddock.Handle, id string) bool {
+	rec, err := a.ReadSessionRecord(h, id)
+	if err != nil {
+		return false
+	}
+	pids := rec.members()
+	for _, pid := range pids {
+		if state, _, _, ok := procStat(pid); ok && state != 'T' {
+			return false
+		}
+	}
+	return len(pids) > 0
+}

@@ -34,6 +34,7 @@ func snapshotTree(t *testing.T, dir string) map[string]string {
 }
 
 func TestPathEscapesAreRefused(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir() // the canary: nothing here may be read or written
 	secret := filepath.Join(outside, "secret.txt")
 	require.NoError(t, os.WriteFile(secret, []byte("outside-secret"), 0o644))
@@ -99,6 +100,7 @@ func TestPathEscapesAreRefused(t *testing.T) {
 }
 
 func TestFilesAndHostPath(t *testing.T) {
+	t.Parallel()
 	a := newLocal(t)
 	h := box(t, a, "fs")
 	require.NoError(t, a.WriteFile(ctx, h, "/data/in.txt", 0o600, strings.NewReader("hello")))

@@ -115,15 +115,20 @@ func contextTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, d)
 }
 
-// drainFor reads and drops events for d.
-func drainFor(st paddock.Stream, d time.Duration) {
-	c, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	for {
-		if _, err := st.Next(c); err != nil {
+// drainUntilQuiet reads and drops events until none comes for quiet
+// (within a minute).
+func drainUntilQuiet(t testing.TB, st paddock.Stream, quiet time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		c, cancel := context.WithTimeout(ctx, quiet)
+		_, err := st.Next(c)
+		cancel()
+		if err != nil {
 			return
 		}
 	}
+	require.Fail(t, "the stream did not go quiet")
 }
 
 func readSessionRecord(t testing.TB, a *local.Adapter, h paddock.Handle, id string) local.SessionRecord {

@@ -22,6 +22,7 @@ func isolated(t *testing.T, opts ...local.Option) *local.Adapter {
 }
 
 func TestIsolatedCommandsSeeTheirOwnWorld(t *testing.T) {
+	t.Parallel()
 	a := isolated(t)
 	h := box(t, a, "iso")
 	// /proc/net/dev lists the interfaces of the reader's network namespace.
@@ -51,6 +52,7 @@ func TestIsolatedCommandsSeeTheirOwnWorld(t *testing.T) {
 }
 
 func TestUnisolatedSaysSo(t *testing.T) {
+	t.Parallel()
 	a := newLocal(t, local.WithIsolation(local.IsolationNone))
 	h := box(t, a, "plain")
 	info, err := a.Get(ctx, h)
@@ -60,6 +62,7 @@ func TestUnisolatedSaysSo(t *testing.T) {
 }
 
 func TestForkBombIsStoppedByTheProcessLimit(t *testing.T) {
+	t.Parallel()
 	const limit = 64
 	a := isolated(t, local.WithProcessLimit(limit))
 	h := box(t, a, "bomb")

@@ -21,6 +21,7 @@ const stressTurns = 500
 // alone unisolated and through the runtime isolated, and requires every
 // byte and exactly one terminal event in every turn.
 func TestStress(t *testing.T) {
+	t.Parallel()
 	modes := isolationModes(t)
 	paths := map[string]struct {
 		opt     local.Option

@@ -19,6 +19,7 @@ const gigabyteSeq = "118485293"
 // session (journal written, then read back) and compares it, byte for
 // byte by hash, with the same command read directly.
 func TestGigabyteThroughSpawn(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("streams 1 GiB")
 	}

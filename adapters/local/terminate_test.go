@@ -15,6 +15,7 @@ import (
 // both within the timeout plus a second, and the owner gets one terminal
 // frame. (Through the runtime, so "the owner" is a real subscriber.)
 func TestGracefulTerminationReachesGrandchildren(t *testing.T) {
+	t.Parallel()
 	for mode, opt := range isolationModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			a := newLocal(t, opt)
@@ -53,6 +54,7 @@ func TestGracefulTerminationReachesGrandchildren(t *testing.T) {
 }
 
 func TestTerminateSemantics(t *testing.T) {
+	t.Parallel()
 	a := newLocal(t)
 	h := box(t, a, "term")
 	done := sh(t, a, h, "echo done", paddock.SpawnOpts{})

@@ -116,6 +116,7 @@ func overDeclared(status int) spritestest.Fault {
 func reset() spritestest.Fault { return spritestest.Fault{Reset: true} }
 
 func TestCreateNewValidation(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		sprite  string
@@ -160,6 +161,7 @@ func TestCreateNewValidation(t *testing.T) {
 }
 
 func TestCreateNewAnswers(t *testing.T) {
+	t.Parallel()
 	const post = "POST /v1/sprites"
 	body := func(v string) spritestest.Fault { return spritestest.Body(201, v) }
 	cases := []struct {
@@ -229,6 +231,7 @@ func TestCreateNewAnswers(t *testing.T) {
 }
 
 func TestCreateNewRequestBody(t *testing.T) {
+	t.Parallel()
 	no := false
 	cases := []struct {
 		name string
@@ -253,6 +256,7 @@ func TestCreateNewRequestBody(t *testing.T) {
 }
 
 func TestDestroyOnceValidation(t *testing.T) {
+	t.Parallel()
 	for name, timeout := range map[string]*time.Duration{
 		"explicit zero": ms(0), "negative": ms(-1), "over 120000 ms": ms(120001),
 		"not whole milliseconds": paddock.Duration(time.Millisecond + time.Microsecond),
@@ -275,6 +279,7 @@ func TestDestroyOnceValidation(t *testing.T) {
 }
 
 func TestDestroyOnceAnswers(t *testing.T) {
+	t.Parallel()
 	const del, get = "DELETE /v1/sprites/{name}", "GET /v1/sprites/{name}"
 	cases := []struct {
 		name      string
@@ -327,6 +332,7 @@ func TestDestroyOnceAnswers(t *testing.T) {
 }
 
 func TestDestroyOnceEncodesTheName(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	srv.AddSprite("owned worker")
 	a := newAdapter(t, srv)
@@ -350,6 +356,7 @@ const (
 func line(v string) string { return v + "\n" }
 
 func TestCheckpointOnceValidation(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		opts paddock.CheckpointOnceOpts
@@ -395,6 +402,7 @@ func TestCheckpointOnceValidation(t *testing.T) {
 }
 
 func TestCheckpointOnceAnswers(t *testing.T) {
+	t.Parallel()
 	const post, list = "POST /v1/sprites/{name}/checkpoint", "GET /v1/sprites/{name}/checkpoints"
 	stream := func(body string) *spritestest.Fault { return ptr(spritestest.Body(200, body)) }
 	listing := func(body string) *spritestest.Fault { return ptr(spritestest.Body(200, body)) }
@@ -487,6 +495,7 @@ func TestCheckpointOnceAnswers(t *testing.T) {
 }
 
 func TestCheckpointOnceCannotOutliveItsDeadline(t *testing.T) {
+	t.Parallel()
 	// The caller goes away at once; the request still ends at its own
 	// deadline (the client closes the connection), not later.
 	srv := newServer(t)
@@ -509,6 +518,7 @@ func TestCheckpointOnceCannotOutliveItsDeadline(t *testing.T) {
 }
 
 func TestTerminateValidation(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		session string
@@ -545,6 +555,7 @@ func TestTerminateValidation(t *testing.T) {
 }
 
 func TestTerminateAnswers(t *testing.T) {
+	t.Parallel()
 	const kill = "POST /v1/sprites/{name}/exec/{session}/kill"
 	ev := func(v map[string]any) string {
 		b, _ := json.Marshal(v)

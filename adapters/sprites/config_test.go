@@ -14,6 +14,7 @@ import (
 // The token is only ever in request headers: no printed form of the
 // configuration or the adapter shows it, nor does any error.
 func TestTheTokenNeverShows(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	cfg := sprites.Config{Token: paddock.NewSecret(srv.Token()), BaseURL: srv.URL(), Logger: testLogger()}
 	a := sprites.New(cfg)
@@ -43,6 +44,7 @@ func TestTheTokenNeverShows(t *testing.T) {
 // Unset fields take their defaults; a missing token is a denied error at
 // first use, never a panic, and sends nothing.
 func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
 	a := sprites.New(sprites.Config{})
 	require.Equal(t, paddock.ProviderSprites, a.Provider())
 	caps := a.Capabilities()

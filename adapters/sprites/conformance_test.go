@@ -33,6 +33,7 @@ var checkpointModes = map[string]func(*sprites.Config){
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	for mode, edit := range checkpointModes {
 		t.Run(mode, func(t *testing.T) {
 			srv := newServer(t)
@@ -42,6 +43,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestConformanceThroughTheRuntime(t *testing.T) {
+	t.Parallel()
 	for mode, edit := range checkpointModes {
 		t.Run(mode, func(t *testing.T) {
 			srv := newServer(t)

@@ -83,6 +83,7 @@ func stdoutUntil(t testing.TB, st paddock.Stream, want string) string {
 // §13.1 Exec query parsing: argv as repeated cmd, path, env (replacing the
 // default), dir, tty, stdin and max_run_after_disconnect.
 func TestExecQuery(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv)
 	h := create(t, a, "box")
@@ -120,6 +121,7 @@ func TestExecQuery(t *testing.T) {
 // non-TTY output on stream ids 1 and 2 and the exit byte; TTY output raw
 // with the exit as JSON text and no stderr.
 func TestCommandFraming(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv)
 	h := create(t, a, "box")
@@ -151,6 +153,7 @@ func TestCommandFraming(t *testing.T) {
 // the creator is the owner, attachers are not; both attach forms work; an
 // unknown session fails the handshake with 404.
 func TestSessionInfoAndAttachForms(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	srv.AddSprite("box")
 	conn, res, err := dialRaw(t, srv, "/v1/sprites/box/exec", url.Values{"cmd": {"sh", "-c", "echo hi; exec cat"}, "stdin": {"true"}})
@@ -193,6 +196,7 @@ func TestSessionInfoAndAttachForms(t *testing.T) {
 // §13.1 Client frames: stdin and its end (non-TTY), raw stdin (TTY), and
 // the resize and signal text messages.
 func TestClientFrames(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv)
 	h := create(t, a, "box")
@@ -226,6 +230,7 @@ func TestClientFrames(t *testing.T) {
 // §13.1 Close sequence and §13.2 exit-hold timing: the server holds the
 // socket about 5 s after the exit; the adapter does not wait for it.
 func TestExitHoldIsNotWaitedFor(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t) // production's 5 s hold
 	a := newAdapter(t, srv)
 	h := create(t, a, "box")
@@ -251,6 +256,7 @@ func TestExitHoldIsNotWaitedFor(t *testing.T) {
 // §13.1 Close sequence, TTY attach: the exit message, then a TCP drop
 // without a close frame; the exit stands.
 func TestTTYAttachEndsWithoutACloseFrame(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, spritestest.WithExitHold(50*time.Millisecond))
 	a := newAdapter(t, srv)
 	h := create(t, a, "box")
@@ -289,6 +295,7 @@ func TestTTYAttachEndsWithoutACloseFrame(t *testing.T) {
 // §13.1 Keepalive: the server answers pings, so a quiet command survives a
 // short keepalive; §13.2 a silent server that answers none is given up.
 func TestKeepalive(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv)
 	sprites.SetKeepalive(a, 50*time.Millisecond, 300*time.Millisecond)
@@ -312,6 +319,7 @@ func TestKeepalive(t *testing.T) {
 // slow, not gone: the socket is not given up while the adapter itself
 // holds it back, and every byte and the exit still arrive.
 func TestASlowConsumerIsNotMistakenForADeadSocket(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv)
 	sprites.SetKeepalive(a, 50*time.Millisecond, 300*time.Millisecond)
@@ -339,6 +347,7 @@ func seqOutput(from, to int) string {
 // §13.1 Detach semantics: a session outlives its client for
 // max_run_after_disconnect, then ends; 0 keeps it until it ends.
 func TestDetachKeepsTheSession(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		maxRun time.Duration
@@ -379,6 +388,7 @@ func TestDetachKeepsTheSession(t *testing.T) {
 // id is not_found; a TTY session is decoded as one, whatever the caller
 // assumed.
 func TestAttach(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv)
 	h := create(t, a, "box")
@@ -419,6 +429,7 @@ func TestAttach(t *testing.T) {
 // §13.1 Session list: the object form with the spec's fields; the command
 // is the resolved path plus arguments; an ended session leaves at once.
 func TestSessionList(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv)
 	h := create(t, a, "box")
@@ -492,6 +503,7 @@ func types(events []map[string]any) []string {
 // complete with 143 (TERM) or 137 (KILL); the session is gone; an unknown
 // one is 404. Through the adapter, both modes confirm.
 func TestKill(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv)
 	h := create(t, a, "box")
@@ -538,6 +550,7 @@ func TestKill(t *testing.T) {
 // newest first after its stream ends; restore ends sessions and returns
 // the files; an unknown id fails inside the 200 stream.
 func TestCheckpointsAndRestore(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv, withCheckpoints)
 	h := create(t, a, "box")
@@ -601,6 +614,7 @@ func TestCheckpointsAndRestore(t *testing.T) {
 // (a refused upgrade ran nothing) for WakeAttempts tries; 401, 404 and a
 // structured 429 are answered at once.
 func TestExecUpgradeRefused(t *testing.T) {
+	t.Parallel()
 	const route = "WS /v1/sprites/{name}/exec"
 	srv := newServer(t, spritestest.WithColdStart(2))
 	a := newAdapter(t, srv)
@@ -646,6 +660,7 @@ func TestExecUpgradeRefused(t *testing.T) {
 // §13.2 WebSocket faults, each scripted: how the socket ends, the exit
 // frame's variants, and frames to ignore.
 func TestScriptedSockets(t *testing.T) {
+	t.Parallel()
 	out := spritestest.StdoutFrame
 	closedBeforeExit := paddock.Failed(paddock.ErrClosedBeforeExit)
 	cases := []struct {
@@ -721,6 +736,7 @@ func TestScriptedSockets(t *testing.T) {
 
 // §13.2 The exec deadline covers a command that never ends.
 func TestExecTimeout(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv)
 	h := create(t, a, "box")
@@ -737,6 +753,7 @@ func TestExecTimeout(t *testing.T) {
 // §13.1 Restore restarts the environment: exec is refused (503) briefly
 // again, and waited out.
 func TestExecAfterRestoreWaitsOutTheRestart(t *testing.T) {
+	t.Parallel()
 	const route = "WS /v1/sprites/{name}/exec"
 	srv := newServer(t, spritestest.WithColdStart(1))
 	a := newAdapter(t, srv, withCheckpoints)

@@ -21,6 +21,7 @@ import (
 // load case runs SPRITES_LOAD_TURNS turns at once (default 10: each is a
 // sprite of its own on the account).
 func TestLive(t *testing.T) {
+	t.Parallel()
 	token := os.Getenv("SPRITES_TOKEN")
 	if token == "" {
 		t.Skip("live Sprites test skipped: set SPRITES_TOKEN (and optionally SPRITES_BASE_URL, SPRITES_CHECKPOINTS=1) to run the conformance suite against the real service")

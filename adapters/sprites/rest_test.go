@@ -38,6 +38,7 @@ func rawRequest(t testing.TB, srv *spritestest.Server, method, path string, with
 // with exactly one request per call, and a missing one never leaves the
 // process.
 func TestAuthIsRequiredEverywhere(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	srv.AddSprite("box")
 	wrong := sprites.New(sprites.Config{Token: paddock.NewSecret(captured.token("wrong-token-" + srv.Token()[:8])),
@@ -92,6 +93,7 @@ func TestAuthIsRequiredEverywhere(t *testing.T) {
 // §13.1 Path handling: names are percent-encoded on the way out and
 // decoded by the server.
 func TestPathSegmentsAreEncoded(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	srv.AddSprite("owned worker")
 	a := newAdapter(t, srv, withCheckpoints)
@@ -114,6 +116,7 @@ func TestPathSegmentsAreEncoded(t *testing.T) {
 // §13.1 Sprite registry: create answers 201 with the full object, stores
 // the URL setting; duplicates are 409 (adopted by Create), bad names 400.
 func TestCreateAndTheRegistry(t *testing.T) {
+	t.Parallel()
 	no := false
 	cases := []struct {
 		name     string
@@ -192,6 +195,7 @@ func TestCreateAndTheRegistry(t *testing.T) {
 // §13.1 GET, PUT, DELETE: 200 or 404; DELETE answers 204 and GET is then
 // 404; deleting again is tolerated.
 func TestGetAndDestroy(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv)
 	ctx := ctxFor(t, 10*time.Second)
@@ -217,6 +221,7 @@ func TestGetAndDestroy(t *testing.T) {
 // §13.2 The January 2026 quirk: an absent sprite answered 500. It must not
 // read as absence (Get) nor as success (Destroy).
 func TestAbsentAnsweredAs500(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv)
 	ctx := ctxFor(t, 10*time.Second)
@@ -231,6 +236,7 @@ func TestAbsentAnsweredAs500(t *testing.T) {
 // §13.1 List pagination: pages of at most 50 chained by a token until the
 // last page; ListAllNames sees every name.
 func TestListPagination(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv)
 	want := make([]string, 0, 120)
@@ -268,6 +274,7 @@ func TestListPagination(t *testing.T) {
 
 // §13.2 Pagination faults.
 func TestListPaginationFaults(t *testing.T) {
+	t.Parallel()
 	page := func(more bool, token any, names ...string) spritestest.Fault {
 		entries := make([]map[string]string, 0, len(names))
 		for _, n := range names {
@@ -335,6 +342,7 @@ func TestListPaginationFaults(t *testing.T) {
 // used, running while busy, warm then cold when idle (both suspended);
 // other words map as documented, unknown ones keep the raw object.
 func TestStatusLifecycle(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, spritestest.WithIdle(300*time.Millisecond, 300*time.Millisecond))
 	a := newAdapter(t, srv)
 	ctx := ctxFor(t, 20*time.Second)
@@ -372,6 +380,7 @@ func TestStatusLifecycle(t *testing.T) {
 
 // §13.1 Suspend and Resume: Sprites parks itself; both only probe.
 func TestSuspendAndResumeProbe(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv)
 	ctx := ctxFor(t, 10*time.Second)
@@ -397,6 +406,7 @@ func routesOf(reqs []spritestest.Request) []string {
 
 // §9 and §6.6: the public URL is the sprite's url.
 func TestPublicURL(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv)
 	h := create(t, a, "box")
@@ -411,6 +421,7 @@ func TestPublicURL(t *testing.T) {
 // §13.1 Headers: Sprite-Version on sprite routes, NDJSON streams typed;
 // HEAD /exec answers with the version; /control is 404.
 func TestHeadersHeadAndControl(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	srv.AddSprite("box")
 	res := rawRequest(t, srv, http.MethodHead, "/v1/sprites/box/exec", true)
@@ -435,6 +446,7 @@ func TestHeadersHeadAndControl(t *testing.T) {
 // and answers 204; a 400 is invalid. The policy call has its own, longer
 // timeout.
 func TestNetworkPolicy(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv)
 	ctx := ctxFor(t, 10*time.Second)
@@ -466,6 +478,7 @@ func TestNetworkPolicy(t *testing.T) {
 // waits on its own timeout (the ordinary one is shorter), on a connection
 // no later call reuses.
 func TestSlowPolicyPost(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	srv.AddSprite("box")
 	const route = "POST /v1/sprites/{name}/policy/network"
@@ -485,6 +498,7 @@ func TestSlowPolicyPost(t *testing.T) {
 // §13.1 fs write and read: the raw body with mode and parent creation; the
 // server's copy is what was sent; a missing file is not_found.
 func TestFiles(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	a := newAdapter(t, srv)
 	ctx := ctxFor(t, 10*time.Second)
@@ -521,6 +535,7 @@ func TestFiles(t *testing.T) {
 // §13.1 Errors: a 429 carries its retry hint, from the body first, else
 // the Retry-After header; 5xx is unavailable; bodies become short details.
 func TestErrorNormalisation(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		fault spritestest.Fault
@@ -572,6 +587,7 @@ func TestErrorNormalisation(t *testing.T) {
 // top-level type, missing fields. Each is a provider error, never a
 // silently empty answer.
 func TestMalformedJSON(t *testing.T) {
+	t.Parallel()
 	calls := []struct {
 		route string
 		call  func(a *sprites.Adapter, h paddock.Handle) error

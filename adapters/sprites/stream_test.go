@@ -13,6 +13,7 @@ import (
 // awaitInfo takes the info even when output decoded with it is already
 // waiting, and leaves that output for Next.
 func TestAwaitInfoLeavesTheEvents(t *testing.T) {
+	t.Parallel()
 	st := &stream{q: eventq.New(readAhead), info: make(chan sessionInfo, 1), ended: make(chan struct{})}
 	st.info <- sessionInfo{ID: "20"}
 	st.q.Emit(paddock.Stdout([]byte("first")))
@@ -34,6 +35,7 @@ func TestAwaitInfoLeavesTheEvents(t *testing.T) {
 // A reader that ended without info reports why: its error event, or a
 // command that ended first.
 func TestAwaitInfoAfterTheReaderEnded(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		events []paddock.Event

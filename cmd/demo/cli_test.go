@@ -19,6 +19,7 @@ func cli(t *testing.T, root string, args ...string) (int, string, string) {
 }
 
 func TestCLIExitsWithTheCommandsCode(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	for _, code := range []string{"0", "1", "42"} {
 		t.Run("exit "+code, func(t *testing.T) {
@@ -54,6 +55,7 @@ func TestCLIExitsWithTheCommandsCode(t *testing.T) {
 }
 
 func TestCLISessions(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	code, _, _ := cli(t, root, "run", "--", "sh", "-c", "echo first; exit 7")
 	require.Equal(t, 7, code)

@@ -11,6 +11,7 @@ import (
 
 // The hosted providers join the demo only when their credentials are set.
 func TestRegistryFollowsTheEnvironment(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		env  map[string]string
@@ -39,6 +40,7 @@ func TestRegistryFollowsTheEnvironment(t *testing.T) {
 
 // With an engine answering at DOCKER_HOST (CI starts one), docker joins.
 func TestRegistryOffersDockerWhenAnEngineAnswers(t *testing.T) {
+	t.Parallel()
 	host := os.Getenv("DOCKER_HOST")
 	if host == "" {
 		t.Skip("DOCKER_HOST is not set: no engine to find")

@@ -35,6 +35,7 @@ func startConsole(t *testing.T) (*console, string) {
 }
 
 func TestTheTokenIsRequired(t *testing.T) {
+	t.Parallel()
 	c, base := startConsole(t)
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, path := range []string{"/", "/app.js", "/api/providers", "/ws"} {

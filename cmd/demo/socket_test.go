@@ -62,6 +62,7 @@ func runView(ctx context.Context, c *console, base string, argv []string) (view,
 // close of the socket (never a dropped connection the page would read as
 // trouble), with a hundred views running at once.
 func TestSocketsDeliverEverythingThenCloseNormally(t *testing.T) {
+	t.Parallel()
 	c, base := startConsole(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -107,6 +108,7 @@ func TestSocketsDeliverEverythingThenCloseNormally(t *testing.T) {
 
 // A view that detaches gets a normal close too, and its session runs on.
 func TestADetachedSocketClosesNormally(t *testing.T) {
+	t.Parallel()
 	c, base := startConsole(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

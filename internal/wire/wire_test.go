@@ -27,6 +27,7 @@ func overTheWire(t *testing.T, err error) error {
 }
 
 func TestFailureRoundTripKeepsKindAndData(t *testing.T) {
+	t.Parallel()
 	for _, c := range kindcases.All() {
 		for how, err := range map[string]error{
 			"bare":    c.Err,
@@ -45,6 +46,7 @@ func TestFailureRoundTripKeepsKindAndData(t *testing.T) {
 }
 
 func TestFailureRoundTripTypedData(t *testing.T) {
+	t.Parallel()
 	retry := 1500 * time.Millisecond
 	var rl *paddock.RateLimitedError
 	require.ErrorAs(t, overTheWire(t, &paddock.RateLimitedError{RetryAfter: &retry}), &rl)
@@ -76,6 +78,7 @@ func TestFailureRoundTripTypedData(t *testing.T) {
 }
 
 func TestFailureOutsideTheTaxonomy(t *testing.T) {
+	t.Parallel()
 	assert.Nil(t, wire.FailureOf(nil))
 	assert.NoError(t, wire.ErrorOf(nil))
 	assert.NoError(t, wire.ErrorOf(&messages.Failure{}))
@@ -94,6 +97,7 @@ func TestFailureOutsideTheTaxonomy(t *testing.T) {
 }
 
 func TestKindCodes(t *testing.T) {
+	t.Parallel()
 	seen := map[messages.ErrorKind]bool{}
 	for _, k := range paddock.Kinds() {
 		code := wire.KindCode(k)
@@ -106,6 +110,7 @@ func TestKindCodes(t *testing.T) {
 }
 
 func TestValueConversions(t *testing.T) {
+	t.Parallel()
 	h := paddock.Handle{Provider: "sprites", Name: "box", InstanceID: "i-9", Private: "dropped"}
 	assert.Equal(t, paddock.Handle{Provider: "sprites", Name: "box", InstanceID: "i-9"},
 		wire.HandleFromMessage(wire.HandleMessage(h)))

@@ -21,6 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // Close ends every session's processes and every socket, and returns
 // promptly even while clients are attached.
 func TestCloseLeavesNoProcess(t *testing.T) {
+	t.Parallel()
 	srv := spritestest.NewServer(t)
 	srv.AddSprite("box")
 	u := "ws" + strings.TrimPrefix(srv.URL(), "http") + "/v1/sprites/box/exec?" +
@@ -47,6 +48,7 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 // Faults are used once each, in order, per route; the log shows every
 // request with its route.
 func TestFaultsQueuePerRoute(t *testing.T) {
+	t.Parallel()
 	srv := spritestest.NewServer(t)
 	srv.Fail("GET /v1/sprites", spritestest.Status(503))
 	srv.Fail("GET /v1/sprites", spritestest.Status(429))
