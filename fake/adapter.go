@@ -92,15 +92,6 @@ func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderFake }
 // Capabilities returns the advertised set.
 func (a *Adapter) Capabilities() paddock.CapabilitySet { return a.caps }
 
-// require answers ErrNotSupported unless c is advertised: the fake honours
-// whatever set it was configured with.
-func (a *Adapter) require(c paddock.Capability) error {
-	if !a.caps.Has(c) {
-		return paddock.ErrNotSupported
-	}
-	return nil
-}
-
 // BuildHandle returns {fake, name}.
 func (a *Adapter) BuildHandle(name string) paddock.Handle {
 	return paddock.Handle{Provider: paddock.ProviderFake, Name: name}
@@ -131,7 +122,7 @@ func (a *Adapter) CreateNew(_ context.Context, name string, _ paddock.CreateNewO
 	if err := paddock.ValidateSandboxName(name); err != nil {
 		return paddock.Handle{}, err
 	}
-	if err := a.require(paddock.CapCreateNew); err != nil {
+	if err := paddock.Require(a, paddock.CapCreateNew); err != nil {
 		return paddock.Handle{}, err
 	}
 	a.mu.Lock()

@@ -13,7 +13,7 @@ import (
 // A timeout of zero answers the timeout error before anything else; any
 // other timeout is moot, since evaluation is instantaneous.
 func (a *Adapter) Exec(_ context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	if err := opts.Validate(); err != nil {
+	if err := paddock.ValidateExec(cmd, opts); err != nil {
 		return paddock.ExecResult{}, err
 	}
 	if dl := paddock.StartExecDeadline(opts.Timeout, nil); dl.Finite() && dl.Expired() {
@@ -35,16 +35,12 @@ func (a *Adapter) Exec(_ context.Context, h paddock.Handle, cmd paddock.Cmd, opt
 // Spawn starts the script as a session "fake-sess-<n>" and returns its
 // first subscriber, registered before the first event can be emitted. With
 // opts.Name set and a live session of that name in the sandbox, it attaches
-// to that session instead of starting another. stdin, tty and detachable
-// are ignored: every fake command is a detachable session.
+// to that session instead of starting another. stdin and detachable are
+// ignored (every fake command is a detachable session); tty, like a name,
+// needs its capability in the fake's set.
 func (a *Adapter) Spawn(_ context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
-	if err := opts.Validate(); err != nil {
+	if err := paddock.ValidateSpawn(a, cmd, opts); err != nil {
 		return nil, err
-	}
-	if opts.Name != "" {
-		if err := a.require(paddock.CapNamedSpawn); err != nil {
-			return nil, err
-		}
 	}
 	script, err := parseScript(cmd)
 	if err != nil {
@@ -94,7 +90,7 @@ func (a *Adapter) ListSessions(_ context.Context, h paddock.Handle) ([]paddock.S
 // its recorded terminal event or its live events, under a new subscription.
 // ErrNotFound for an unknown sandbox or session.
 func (a *Adapter) Attach(_ context.Context, h paddock.Handle, sessionID string, _ paddock.AttachOpts) (paddock.Stream, error) {
-	if err := paddock.Require(a, paddock.CapAttach); err != nil {
+	if err := paddock.ValidateAttach(a, sessionID); err != nil {
 		return nil, err
 	}
 	s, err := a.session(h, sessionID)
@@ -129,11 +125,11 @@ func (a *Adapter) TerminateSession(_ context.Context, h paddock.Handle, sessionI
 	if err != nil {
 		return err
 	}
-	if err := a.require(paddock.CapTerminateSession); err != nil {
+	if err := paddock.Require(a, paddock.CapTerminateSession); err != nil {
 		return err
 	}
 	if opts.Mode == paddock.TerminateForce {
-		if err := a.require(paddock.CapForceTerminateSession); err != nil {
+		if err := paddock.Require(a, paddock.CapForceTerminateSession); err != nil {
 			return err
 		}
 	}

@@ -24,7 +24,7 @@ func (a *Adapter) Expose(_ context.Context, h paddock.Handle, port int, opts pad
 	if err != nil {
 		return paddock.Preview{}, err
 	}
-	if err := a.require(paddock.CapExpose); err != nil {
+	if err := paddock.Require(a, paddock.CapExpose); err != nil {
 		return paddock.Preview{}, err
 	}
 	a.mu.Lock()
@@ -48,7 +48,7 @@ func (a *Adapter) Expose(_ context.Context, h paddock.Handle, port int, opts pad
 // Revoke ends a preview of this sandbox; a token of another sandbox or port
 // is invalid.
 func (a *Adapter) Revoke(_ context.Context, h paddock.Handle, p paddock.Preview) error {
-	if err := a.require(paddock.CapExpose); err != nil {
+	if err := paddock.Require(a, paddock.CapExpose); err != nil {
 		return err
 	}
 	a.mu.Lock()

@@ -20,10 +20,7 @@ import (
 // the command runs on the exec's terminal: listed and terminable, not
 // journaled, so it cannot be re-attached.
 func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
-	if err := cmd.Validate(); err != nil {
-		return nil, err
-	}
-	if err := opts.Validate(); err != nil {
+	if err := paddock.ValidateSpawn(a, cmd, opts); err != nil {
 		return nil, err
 	}
 	created := strconv.FormatInt(time.Now().UnixNano(), 10)
@@ -73,7 +70,7 @@ func (a *Adapter) follow(ctx context.Context, h paddock.Handle, id string) (padd
 // session (or sandbox) is not_found; a TTY session cannot be re-attached
 // (it is not journaled).
 func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.AttachOpts) (paddock.Stream, error) {
-	if err := paddock.ValidateSessionID(sessionID); err != nil {
+	if err := paddock.ValidateAttach(a, sessionID); err != nil {
 		return nil, err
 	}
 	out, err := a.run(ctx, h.Name, execSpec{cmd: sh(scriptProbe, sessionBase+"/s/"+sessionID)}, nil)

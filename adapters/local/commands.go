@@ -69,11 +69,9 @@ func hostname(name string) string {
 	return "paddock-" + h[:min(len(h), 55)]
 }
 
-// spec builds the start spec of cmd in the sandbox described by m.
+// spec builds the start spec of cmd (validated) in the sandbox described
+// by m.
 func (a *Adapter) spec(m meta, cmd paddock.Cmd, stdin, tty bool) (startSpec, error) {
-	if err := cmd.Validate(); err != nil {
-		return startSpec{}, err
-	}
 	if err := a.requireIsolation(); err != nil {
 		return startSpec{}, err
 	}
@@ -94,7 +92,7 @@ func (a *Adapter) spec(m meta, cmd paddock.Cmd, stdin, tty bool) (startSpec, err
 // its first subscriber. With opts.Name set and a live session of that name
 // in the sandbox, it attaches to that session instead.
 func (a *Adapter) Spawn(_ context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
-	if err := opts.Validate(); err != nil {
+	if err := paddock.ValidateSpawn(a, cmd, opts); err != nil {
 		return nil, err
 	}
 	m, err := a.readMeta(h.Name)
@@ -172,7 +170,7 @@ func (a *Adapter) ListSessions(_ context.Context, h paddock.Handle) ([]paddock.S
 // gone is recovered first (its processes killed, its end recorded as
 // closed_before_exit).
 func (a *Adapter) Attach(_ context.Context, h paddock.Handle, sessionID string, opts paddock.AttachOpts) (paddock.Stream, error) {
-	if err := paddock.ValidateSessionID(sessionID); err != nil {
+	if err := paddock.ValidateAttach(a, sessionID); err != nil {
 		return nil, err
 	}
 	if _, err := a.readMeta(h.Name); err != nil {
@@ -235,7 +233,7 @@ func (a *Adapter) recover(dir string, rec sessionRecord) {
 // merged, in arrival order. On the deadline the command's processes are
 // killed, not merely abandoned.
 func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	if err := opts.Validate(); err != nil {
+	if err := paddock.ValidateExec(cmd, opts); err != nil {
 		return paddock.ExecResult{}, err
 	}
 	dl := paddock.StartExecDeadline(opts.Timeout, nil)

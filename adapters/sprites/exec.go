@@ -120,14 +120,8 @@ func (a *Adapter) start(ctx context.Context, path string, q url.Values, tty bool
 // for MaxRunAfterDisconnect; 0 = until it ends) and returns once the
 // session exists. Named spawn is not offered.
 func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
-	if err := cmd.Validate(); err != nil {
-		return nil, err
-	}
-	if err := opts.Validate(); err != nil {
-		return nil, err
-	}
-	if opts.Name != "" {
-		return nil, paddock.ErrNotSupported
+	if err := paddock.ValidateSpawn(a, cmd, opts); err != nil {
+		return nil, err // a named spawn among them: Sprites does not offer it
 	}
 	return a.start(ctx, spritePath(h.Name, "exec"), execQuery(cmd, opts.TTY, opts.Stdin, a.cfg.MaxRunAfterDisconnect), opts.TTY)
 }
@@ -135,7 +129,7 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 // Attach rejoins a live session: session info, the scrollback, then live
 // output. An unknown or finished session is not_found.
 func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.AttachOpts) (paddock.Stream, error) {
-	if err := paddock.ValidateSessionID(sessionID); err != nil {
+	if err := paddock.ValidateAttach(a, sessionID); err != nil {
 		return nil, err
 	}
 	return a.start(ctx, spritePath(h.Name, "exec", escape(sessionID)), url.Values{"stdin": {strconv.FormatBool(opts.Stdin)}}, false)
