@@ -75,3 +75,44 @@ func (d ExecDeadline) Context(ctx context.Context) (context.Context, context.Can
 	}
 	return context.WithTimeout(ctx, d.Remaining())
 }
+
+// Clock is the time source of deadlines and backoff, injectable so tests
+// never sleep. Now must carry a monotonic reading, as time.Now does.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+// SystemClock returns the real clock.
+func SystemClock() Clock { return systemClock{} }
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time                         { return time.Now() }
+func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// clockOrSystem returns c, or the system clock when c is nil.
+func clockOrSystem(c Clock) Clock {
+	if c == nil {
+		return systemClock{}
+	}
+	return c
+}
+
+// Duration returns a pointer to d, for option fields where nil means "use the
+// default" and a pointer to zero is an explicit (often invalid) zero.
+func Duration(d time.Duration) *time.Duration { return &d }
+
+// resolveBounded applies the contract's rule for a bounded timeout option:
+// absent (nil) takes def; present must be a whole number of milliseconds in
+// [1ms, max]. The second result is false when the value is out of bounds.
+func resolveBounded(d *time.Duration, def, max time.Duration) (time.Duration, bool) {
+	if d == nil {
+		return def, true
+	}
+	v := *d
+	if v < time.Millisecond || v > max || v%time.Millisecond != 0 {
+		return 0, false
+	}
+	return v, true
+}

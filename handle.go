@@ -3,6 +3,8 @@ package paddock
 import (
 	"fmt"
 	"log/slog"
+	"sort"
+	"strings"
 
 	"github.com/rs/zerolog"
 )
@@ -44,14 +46,63 @@ func (h Handle) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("provider", string(h.Provider)), slog.String("name", h.Name))
 }
 
-// formatSafe writes s for %v, %+v and %s, gos for %#v and a quoted s for %q.
-func formatSafe(f fmt.State, verb rune, s, gos string) {
-	switch {
-	case verb == 'v' && f.Flag('#'):
-		fmt.Fprint(f, gos)
-	case verb == 'q':
-		fmt.Fprintf(f, "%q", s)
-	default:
-		fmt.Fprint(f, s)
+// ValidateSandboxName answers an *InvalidError with detail sandbox_name
+// unless name can key a sandbox: 1 to 256 bytes, no NUL, no '/', and not
+// "." or "..".
+func ValidateSandboxName(name string) error {
+	bad := name == "" || len(name) > 256 || name == "." || name == ".." || strings.ContainsAny(name, "/\x00")
+	if bad {
+		return &InvalidError{Detail: DetailSandboxName}
 	}
+	return nil
+}
+
+// Provider identifies a sandbox backend. It is the tag on every Handle and
+// Subscription that selects the adapter serving it.
+type Provider string
+
+// Providers shipped with Paddock. A host may register others.
+const (
+	ProviderSprites Provider = "sprites"
+	ProviderE2B     Provider = "e2b"
+	ProviderDaytona Provider = "daytona"
+	ProviderDocker  Provider = "docker"
+	ProviderLocal   Provider = "local"
+	ProviderFake    Provider = "fake"
+)
+
+// Registry maps each provider to the adapter that serves it. A host builds
+// the whole map; nothing is merged with a default. It is a value: there is no
+// package-level registry.
+type Registry map[Provider]Adapter
+
+// Lookup returns the adapter registered under p, or an
+// *UnknownProviderError naming p and the configured set.
+func (r Registry) Lookup(p Provider) (Adapter, error) {
+	if a, ok := r[p]; ok && a != nil {
+		return a, nil
+	}
+	return nil, &UnknownProviderError{Provider: p, Configured: r.Providers()}
+}
+
+// Providers returns the registered providers in sorted order.
+func (r Registry) Providers() []Provider {
+	out := make([]Provider, 0, len(r))
+	for p, a := range r {
+		if a != nil {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// Supports answers whether the adapter registered under p advertises c right
+// now; an unregistered p is an *UnknownProviderError.
+func (r Registry) Supports(p Provider, c Capability) (bool, error) {
+	a, err := r.Lookup(p)
+	if err != nil {
+		return false, err
+	}
+	return Supports(a, c), nil
 }

@@ -46,3 +46,15 @@ func (s *Secret) UnmarshalText(text []byte) error {
 	s.value = string(text)
 	return nil
 }
+
+// formatSafe writes s for %v, %+v and %s, gos for %#v and a quoted s for %q.
+func formatSafe(f fmt.State, verb rune, s, gos string) {
+	switch {
+	case verb == 'v' && f.Flag('#'):
+		fmt.Fprint(f, gos)
+	case verb == 'q':
+		fmt.Fprintf(f, "%q", s)
+	default:
+		fmt.Fprint(f, s)
+	}
+}

@@ -3,6 +3,9 @@ package paddock
 import (
 	"context"
 	"fmt"
+	"log/slog"
+
+	"github.com/rs/zerolog"
 )
 
 // EventKind says what one stream event carries.
@@ -111,4 +114,69 @@ func (o SpawnOpts) Validate() error {
 // AttachOpts are the options of Attach.
 type AttachOpts struct {
 	Stdin bool // writes through the attached stream reach the original process
+}
+
+// Ref is the correlation key of one command subscription: fresh for every
+// spawn and every attach, carried by every frame. It is comparable, so it can
+// key a map.
+type Ref string
+
+// Subscription is a provider-tagged reference to one streaming command
+// subscription (contract section 4). Provider selects the adapter for stdin
+// and stop; Private belongs to whoever minted the subscription and is never
+// printed, logged or encoded.
+type Subscription struct {
+	Provider Provider `json:"provider"`
+	Ref      Ref      `json:"ref"`
+	Private  any      `json:"-"`
+}
+
+// String returns "provider/ref".
+func (c Subscription) String() string { return string(c.Provider) + "/" + string(c.Ref) }
+
+// GoString returns a Go-syntax form without private state.
+func (c Subscription) GoString() string {
+	return fmt.Sprintf("paddock.Subscription{Provider:%q, Ref:%q}", string(c.Provider), string(c.Ref))
+}
+
+// Format prints the subscription for every fmt verb without private state.
+func (c Subscription) Format(f fmt.State, verb rune) { formatSafe(f, verb, c.String(), c.GoString()) }
+
+// MarshalZerologObject logs the provider and the ref.
+func (c Subscription) MarshalZerologObject(e *zerolog.Event) {
+	e.Str("provider", string(c.Provider)).Str("ref", string(c.Ref))
+}
+
+// LogValue logs the provider and the ref through log/slog.
+func (c Subscription) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("provider", string(c.Provider)), slog.String("ref", string(c.Ref)))
+}
+
+// ValidateSpawn validates a Spawn request and its capability gates: TTY needs
+// CapTTY and a Name needs CapNamedSpawn.
+func ValidateSpawn(a Adapter, cmd Cmd, opts SpawnOpts) error {
+	if err := cmd.Validate(); err != nil {
+		return err
+	}
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	if opts.TTY {
+		if err := Require(a, CapTTY); err != nil {
+			return err
+		}
+	}
+	if opts.Name != "" {
+		return Require(a, CapNamedSpawn)
+	}
+	return nil
+}
+
+// ValidateAttach validates an Attach request: the id must match
+// SessionIDPattern and the adapter advertise CapAttach.
+func ValidateAttach(a Adapter, sessionID string) error {
+	if err := ValidateSessionID(sessionID); err != nil {
+		return err
+	}
+	return Require(a, CapAttach)
 }

@@ -245,23 +245,38 @@ func TestDrainKillsALeftoverHoldingATerminal(t *testing.T) {
 	assert.Equal(t, []int{pid}, killed.pids(), "killed as the holder of the terminal")
 }
 
-func TestHoldersListsOnlyProcessesHoldingTheObject(t *testing.T) {
+func TestHoldersListsOnlyLeftoversHoldingTheObject(t *testing.T) {
 	t.Parallel()
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	defer r.Close()
 	obj, err := drain.ObjectOf(r)
 	require.NoError(t, err)
-	holder := exec.Command("sleep", "1000")
-	holder.Stdout = w
+	pidFile := t.TempDir() + "/pid"
+	// A leftover: the shell's background child, holding the pipe once the
+	// shell is gone (so it descends from the command, not from us).
+	shell := exec.Command("sh", "-c", `sleep 1000 & echo $! > "$1"`, "sh", pidFile)
+	shell.Stdout = w
+	require.NoError(t, shell.Run())
+	b, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	leftover, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	defer syscall.Kill(leftover, syscall.SIGKILL)
+	// Our own child holding it too (as a child between fork and exec holds
+	// every descriptor of ours), and a process holding nothing of it.
+	ours := exec.Command("sleep", "1000")
+	ours.Stdout = w
 	other := exec.Command("sleep", "1000")
-	for _, c := range []*exec.Cmd{holder, other} {
+	for _, c := range []*exec.Cmd{ours, other} {
 		require.NoError(t, c.Start())
 		defer func() { _ = c.Process.Kill(); _ = c.Wait() }()
 	}
 	require.NoError(t, w.Close())
-	assert.Equal(t, map[int]drain.Object{holder.Process.Pid: obj}, drain.Holders([]drain.Object{obj}),
-		"the holder, not the other process, and never this process (it holds the read end)")
+	assert.Equal(t, map[int]drain.Object{leftover: obj}, drain.Holders([]drain.Object{obj}),
+		"the leftover only: never this process (it holds the read end) nor its own children")
+	require.NoError(t, drain.KillHolder(ours.Process.Pid, obj))
+	assert.True(t, alive(ours.Process.Pid), "KillHolder spares a child of ours")
 }
 
 // KillHolder never signals a process that does not hold the object, such

@@ -3,9 +3,11 @@
 package drain
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -46,9 +48,12 @@ func heldOpen(files []*os.File) bool {
 	return false
 }
 
-// Holders lists the other processes holding a descriptor of any of held,
-// with the object each holds. It reads /proc; processes whose descriptors
-// this process may not read are not listed.
+// Holders lists the processes holding a descriptor of any of held, with
+// the object each holds. It reads /proc; processes whose descriptors this
+// process may not read are not listed. This process and its own children
+// are never listed: a child between fork and exec briefly holds copies of
+// every descriptor of ours (another command being started), while what a
+// command leaves behind descends from its leader, never from us.
 func Holders(held []Object) map[int]Object {
 	want := make(map[Object]bool, len(held))
 	for _, o := range held {
@@ -65,11 +70,29 @@ func Holders(held []Object) map[int]Object {
 		if err != nil || pid == self {
 			continue
 		}
-		if o, ok := holds(pid, want); ok {
+		if o, ok := holds(pid, want); ok && !ownChild(pid, self) {
 			out[pid] = o
 		}
 	}
 	return out
+}
+
+// ownChild reports whether pid's parent is self (or pid is gone).
+func ownChild(pid, self int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // gone: nothing to kill
+	}
+	i := bytes.LastIndexByte(b, ')') // the command name may hold spaces and parentheses
+	if i < 0 || i+2 >= len(b) {
+		return true
+	}
+	f := strings.Fields(string(b[i+2:])) // f[0] is the state, f[1] the parent
+	if len(f) < 2 {
+		return true
+	}
+	ppid, err := strconv.Atoi(f[1])
+	return err != nil || ppid == self
 }
 
 // holds reports whether pid has a descriptor of one of want.
@@ -99,14 +122,14 @@ func KillHolder(pid int, obj Object) error {
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOSYS) { // before Linux 5.3: check, then kill
-			if _, ok := holds(pid, want); ok {
+			if _, ok := holds(pid, want); ok && !ownChild(pid, os.Getpid()) {
 				return unix.Kill(pid, unix.SIGKILL)
 			}
 		}
 		return err
 	}
 	defer unix.Close(pidfd)
-	if _, ok := holds(pid, want); !ok {
+	if _, ok := holds(pid, want); !ok || ownChild(pid, os.Getpid()) {
 		return nil
 	}
 	return unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
