@@ -7,7 +7,7 @@ import (
 )
 
 // Adapter is one provider's implementation of the contract: the required
-// operations of contract 1.3, each blocking until done, with ctx first, and
+// operations (docs/contract.md#required-and-optional), each blocking until done, with ctx first, and
 // answering errors from the taxonomy only. An adapter never panics on a
 // documented failure, never sends actor messages, and works on a Handle
 // rebuilt by BuildHandle alone.
@@ -63,7 +63,7 @@ type Adapter interface {
 	Attach(ctx context.Context, h Handle, sessionID string, opts AttachOpts) (Stream, error)
 }
 
-// Optional operations (contract 1.3). An adapter implements the ones it
+// Optional operations (docs/contract.md#required-and-optional). An adapter implements the ones it
 // offers; the helpers below are the one place that finds them, and answer
 // ErrNotSupported when the method (or, where the contract asks, the
 // capability) is missing. None of them ever falls back to a required
@@ -255,7 +255,8 @@ func ListCheckpoints(ctx context.Context, a Adapter, h Handle) ([]Checkpoint, er
 	return c.ListCheckpoints(ctx, h)
 }
 
-// TerminateSession applies the facade's order of checks (contract 1.4):
+// TerminateSession applies the facade's order of checks
+// (docs/contract.md#op-terminate-session):
 // validation (ErrTerminationRequest), then CapTerminateSession and the
 // method, then CapForceTerminateSession for force mode (ErrNotSupported
 // without calling the adapter), then the adapter.

@@ -6,9 +6,8 @@ import (
 	"strings"
 )
 
-// Capability names an optional promise an adapter makes (contract section
-// 1.2). The set is closed: the eleven of the contract plus CapExpose and
-// CapNamedSpawn.
+// Capability names an optional promise an adapter makes
+// (docs/contract.md#capabilities). The set is closed.
 type Capability string
 
 // The closed set of capabilities.

@@ -114,7 +114,7 @@ func (c Cmd) LogValue() slog.Value { return slog.StringValue(c.String()) }
 // ExecOpts are the options of Exec.
 type ExecOpts struct {
 	// Timeout bounds local collection of the result with one monotonic
-	// deadline (contract section 6): nil = no limit; a pointer to zero
+	// deadline (docs/contract.md#exec-deadlines): nil = no limit; a pointer to zero
 	// answers the timeout error at once, without starting anything; a
 	// negative value is invalid. Expiry is reported as *ExecTimeoutError
 	// carrying this original value.

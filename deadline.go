@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// ExecDeadline is Exec's one monotonic deadline (contract section 6). It is
+// ExecDeadline is Exec's one monotonic deadline (docs/contract.md#exec-deadlines). It is
 // fixed when Exec starts; output never extends it; every check computes the
 // remaining budget afresh; and its error always reports the original
 // timeout. It bounds local collection, not remote execution.

@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// Kind names one class of the closed error taxonomy (contract section 3.1).
+// Kind names one class of the closed error taxonomy
+// (docs/contract.md#taxonomy).
 // Every error an adapter or the runtime returns has exactly one Kind, found
 // with KindOf; no package may invent another.
 type Kind string
@@ -39,7 +40,7 @@ func Kinds() []Kind {
 }
 
 // Transient reports whether an error of this kind may succeed when retried
-// (contract section 3.2). Kinds outside the taxonomy are transient.
+// (docs/contract.md#transient). Kinds outside the taxonomy are transient.
 func (k Kind) Transient() bool {
 	switch k {
 	case KindNotFound, KindTruncated, KindNotSupported, KindAlreadyExists,
@@ -296,7 +297,7 @@ func (e *UnknownProviderError) Error() string {
 }
 
 // IsTransient reports whether retrying an idempotent call that failed with err
-// may succeed (contract section 3.2): unavailable and rate_limited are
+// may succeed (docs/contract.md#transient): unavailable and rate_limited are
 // transient; not_found, truncated, not_supported, already_exists, denied,
 // invalid and restore_failed are not; every other error, including
 // command_exited, write_failed, provider and any error outside the taxonomy,
@@ -317,7 +318,7 @@ func IsTransient(err error) bool {
 	return true
 }
 
-// Detail tokens carried by taxonomy errors (contract section 3.1). Bounded
+// Detail tokens carried by taxonomy errors (docs/contract.md#details). Bounded
 // operations answer with these tokens only, never with provider prose.
 const (
 	// Invalid details: input rejected before any provider access.

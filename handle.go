@@ -9,7 +9,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Handle is a provider-tagged reference to one sandbox (contract section 4).
+// Handle is a provider-tagged reference to one sandbox (docs/contract.md#values).
 // Provider selects the adapter; Name is the identity key. InstanceID is opaque
 // provider metadata set only by CreateNew; hosts persist it with their intent
 // because it cannot be rebuilt from the name. Private belongs to the adapter

@@ -206,7 +206,7 @@ func TestExecOptsValidation(t *testing.T) {
 		ok      bool
 	}{
 		"absent is infinite":       {nil, true},
-		"explicit zero is allowed": {d(0), true}, // it expires at once (contract section 6)
+		"explicit zero is allowed": {d(0), true}, // it expires at once (docs/contract.md#exec-deadlines)
 		"positive":                 {d(time.Second), true},
 		"negative":                 {d(-time.Second), false},
 	}

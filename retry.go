@@ -61,7 +61,7 @@ func (o BackoffOpts) resolve() (BackoffOpts, error) {
 }
 
 // WithBackoff calls fn until it succeeds, up to opts.Attempts calls in all
-// (contract section 3.3). Use it only for idempotent calls: never for a
+// (docs/contract.md#retry). Use it only for idempotent calls: never for a
 // spawn, CreateNew, DestroyOnce, TerminateSession or CreateCheckpointOnce.
 //
 // An error is retried while attempts remain and opts.Retriable says so; any

@@ -36,7 +36,8 @@ type Info struct {
 	Raw       json.RawMessage `json:"raw,omitempty"`
 }
 
-// providerStates holds the observed state vocabularies of contract section 0.
+// providerStates holds the observed state vocabularies
+// (docs/contract.md#vocabulary).
 var providerStates = map[Provider]map[string]Status{
 	ProviderSprites: {
 		"running": StatusRunning, "ready": StatusRunning, "active": StatusRunning,
@@ -53,7 +54,7 @@ var providerStates = map[Provider]map[string]Status{
 }
 
 // StatusOf maps a provider's own state word to a Status using the mappings
-// observed in contract section 0. Anything unrecognised, including every
+// observed so far (docs/contract.md#vocabulary). Anything unrecognised, including every
 // state of a provider without a table, is StatusUnknown.
 func StatusOf(p Provider, state string) Status {
 	if s, ok := providerStates[p][state]; ok {

@@ -2,7 +2,8 @@ package paddock
 
 import "time"
 
-// Session is a detachable command living in a sandbox (contract section 4).
+// Session is a detachable command living in a sandbox
+// (docs/contract.md#sessions).
 // ID is opaque and matches SessionIDPattern; Command is the full command line,
 // path and arguments joined by single spaces. There is deliberately no
 // "attached" flag: a detached session is exactly what Attach recovers.
@@ -46,7 +47,8 @@ type TerminateOpts struct {
 }
 
 // ValidateTermination checks a TerminateSession request before any
-// capability check or provider access (contract 1.4): the session id must
+// capability check or provider access (docs/contract.md#op-terminate-session):
+// the session id must
 // match SessionIDPattern, the timeout must be in bounds and the mode known.
 // It returns the options with defaults filled in, or an *InvalidError with
 // detail termination_request.

@@ -122,7 +122,7 @@ type AttachOpts struct {
 type Ref string
 
 // Subscription is a provider-tagged reference to one streaming command
-// subscription (contract section 4). Provider selects the adapter for stdin
+// subscription (docs/contract.md#values). Provider selects the adapter for stdin
 // and stop; Private belongs to whoever minted the subscription and is never
 // printed, logged or encoded.
 type Subscription struct {

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The facade tests of contract 8.6: the fake registered under each hosted
+// The facade tests of the reference fake (docs/contract.md#fake): the fake registered under each hosted
 // provider's slot, every call dispatched on the tag the caller passes.
 func TestFacadeDispatchesOnTheTag(t *testing.T) {
 	t.Parallel()

@@ -11,7 +11,7 @@ import (
 )
 
 // execCollector owns the frames of one exec and answers its request
-// (contract section 6): stdout only, stderr interleaved when merged, the
+// (docs/contract.md#exec-deadlines): stdout only, stderr interleaved when merged, the
 // partial output discarded on an Error frame, and the one deadline checked
 // on every frame's arrival (queued frames never win against an expired
 // budget) and by a timer. On expiry it answers exec_timeout with the

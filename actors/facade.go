@@ -158,8 +158,8 @@ func (rt *Runtime) Resume(ctx context.Context, h paddock.Handle) (paddock.Handle
 	return wire.HandleFromMessage(r.GetHandle()), nil
 }
 
-// Exec runs cmd to completion through a command stream (contract section
-// 6): one monotonic deadline from opts.Timeout, checked before dispatch,
+// Exec runs cmd to completion through a command stream
+// (docs/contract.md#exec-deadlines): one monotonic deadline from opts.Timeout, checked before dispatch,
 // on every frame and after the exit; the error reports the original
 // timeout. A nonzero exit is data; an Error frame is an error and the
 // partial output is discarded.

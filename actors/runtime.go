@@ -21,7 +21,7 @@ const (
 	DefaultWindow       = 64
 	DefaultName         = "default"
 	DefaultFinishedRefs = 4096
-	commandInbox        = 64 // small inboxes for short-lived actors (hollywood notes 2.7)
+	commandInbox        = 64 // small inboxes for short-lived actors (docs/contract.md#runtime)
 )
 
 // Config configures a Runtime. The zero value of each field takes its

@@ -77,7 +77,7 @@ type BulkFixture struct {
 	Output []byte
 }
 
-// Fixtures is the command vocabulary of the suite (contract section 7).
+// Fixtures is the command vocabulary of the suite (docs/contract.md#conformance).
 type Fixtures struct {
 	ExecOK   ExecFixture
 	ExecFail ExecFailFixture

@@ -12,7 +12,7 @@ import (
 )
 
 // Capabilities is what the fake advertises by default: the reference set of
-// contract 1.2 plus named spawn and expose.
+// the contract's capabilities (docs/contract.md#fake) plus named spawn and expose.
 func Capabilities() paddock.CapabilitySet {
 	return paddock.NewCapabilitySet(
 		paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapPublicURL,

@@ -7,7 +7,7 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
-// Exec evaluates the script without running anything (contract 8.4): stdout
+// Exec evaluates the script without running anything (docs/contract.md#fake): stdout
 // in script order, stderr only when merged, the first exit code (default 0),
 // nothing after a terminal instruction, and closed_before_exit for a drop.
 // A timeout of zero answers the timeout error before anything else; any
@@ -115,7 +115,7 @@ func (a *Adapter) session(h paddock.Handle, sessionID string) (*session, error) 
 	return s, nil
 }
 
-// TerminateSession stops one session of this sandbox (contract 8.5). An
+// TerminateSession stops one session of this sandbox (docs/contract.md#fake). An
 // absent session is ok in graceful mode and unconfirmed in force mode. A
 // present one is killed and confirmed dead; if it had not ended, its
 // subscribers receive exit 137. A finished session keeps its result, and

@@ -10,8 +10,8 @@ import (
 )
 
 // The fake registered under each hosted provider's slot: every call
-// dispatches through the registry on the tag the caller passes (contract
-// 1.1 and 8.6). The runtime's facade repeats this test through its own
+// dispatches through the registry on the tag the caller passes
+// (docs/contract.md#registry). The runtime's facade repeats this test through its own
 // dispatch.
 func TestFakeUnderHostedProviderSlots(t *testing.T) {
 	t.Parallel()

@@ -7,7 +7,7 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
-// op is one instruction of a fake command script (contract 8.3).
+// op is one instruction of a fake command script (docs/contract.md#fake).
 type op int
 
 const (
@@ -63,7 +63,7 @@ func parseInstr(arg string) (instr, error) {
 }
 
 // evaluate computes what Exec answers for a script without running anything
-// (contract 8.4, with the quirk fixed: nothing after a terminal instruction
+// (docs/contract.md#fake; nothing after a terminal instruction runs: nothing after a terminal instruction
 // is emitted, exactly as a spawned command would behave). stay is ignored;
 // drop is closed_before_exit with no output.
 func evaluate(script []instr, mergeStderr bool) (paddock.ExecResult, error) {

@@ -66,7 +66,7 @@ func (s *session) live() bool {
 
 // subscribe adds a new stream that first receives the whole buffer, then
 // the recorded terminal event or every later event. Replay and subscription
-// are one critical section, so nothing is lost or duplicated between them.
+// happen under one lock, so nothing is lost or duplicated between them.
 func (s *session) subscribe(sessionID string) *stream {
 	st := newStream(s, sessionID)
 	s.mu.Lock()

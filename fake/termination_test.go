@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The termination suite of contract 8.6.
+// The termination suite of the reference fake (docs/contract.md#fake).
 func TestTermination(t *testing.T) {
 	t.Parallel()
 	t.Run("detach, attach, terminate: 137 to the attacher only; the neighbour lives", func(t *testing.T) {

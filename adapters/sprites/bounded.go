@@ -67,7 +67,8 @@ func (a *Adapter) boundedDo(ctx context.Context, method, path string, query url.
 	return res.StatusCode, data, true, err
 }
 
-// CreateNew makes one creation attempt that never adopts (contract 1.4):
+// CreateNew makes one creation attempt that never adopts
+// (docs/contract.md#bounded-sprites):
 // one POST carrying the URL setting, within the timeout and a 64 KiB
 // budget, no retries, no redirects. 409 is already_exists; a 2xx must echo
 // the name and carry an id of 1..256 bytes; any other status is judged by
@@ -114,7 +115,8 @@ func (a *Adapter) CreateNew(ctx context.Context, name string, opts paddock.Creat
 	return h, nil
 }
 
-// DestroyOnce makes one bounded deletion attempt (contract 1.4): a DELETE;
+// DestroyOnce makes one bounded deletion attempt
+// (docs/contract.md#bounded-sprites): a DELETE;
 // a 404 is done; a 2xx is confirmed only by one GET of the same path
 // answering 404; every other answer (and any answer to the GET but 404)
 // is delete_unconfirmed, with no second DELETE.
@@ -150,7 +152,7 @@ func (a *Adapter) DestroyOnce(ctx context.Context, h paddock.Handle, opts paddoc
 }
 
 // CreateCheckpointOnce makes one bounded checkpoint tied to an operation id
-// (contract 1.4): a POST whose NDJSON answer must complete cleanly, then one
+// (docs/contract.md#bounded-sprites): a POST whose NDJSON answer must complete cleanly, then one
 // listing GET that must show exactly one checkpoint with the operation's
 // comment; one deadline and one 64 KiB budget cover both. The work runs
 // detached from the caller's cancellation under its own deadline, so a
@@ -209,8 +211,8 @@ func (a *Adapter) checkpointOnce(ctx context.Context, name, comment string) (str
 	return id, nil
 }
 
-// TerminateSession stops one session through the kill endpoint (contract
-// 1.4): one POST with the signal (SIGTERM, or SIGKILL in force mode) and the
+// TerminateSession stops one session through the kill endpoint
+// (docs/contract.md#bounded-sprites): one POST with the signal (SIGTERM, or SIGKILL in force mode) and the
 // timeout, within timeout + 5 s and a 16 KiB budget. 404 is done in
 // graceful mode and unconfirmed in force mode; a 200 needs the NDJSON
 // evidence killConfirmed demands; any other status is judged by itself.

@@ -10,8 +10,8 @@
 // attached to.
 //
 // The bounded operations (CreateNew, DestroyOnce, CreateCheckpointOnce,
-// TerminateSession) make exactly the requests contract section 1.4
-// describes, within one deadline and a byte budget, with no retries and no
+// TerminateSession) make exactly the requests the contract
+// describes (docs/contract.md#bounded-sprites), within one deadline and a byte budget, with no retries and no
 // redirects, and accept only the evidence it lists.
 //
 // The token travels only in the Authorization header of requests; it is

@@ -1,7 +1,8 @@
 package sprites_test
 
-// The exec and session rows of the spec's section 13 checklist: the
-// WebSocket protocol, sessions, attach, kill, checkpoints and restore.
+// What the adapter relies on of Sprites' exec protocol, each a test against
+// spritestest: the WebSocket protocol, sessions, attach, kill, checkpoints
+// and restore, and their failure modes.
 
 import (
 	"context"
@@ -80,7 +81,7 @@ func stdoutUntil(t testing.TB, st paddock.Stream, want string) string {
 	return got
 }
 
-// §13.1 Exec query parsing: argv as repeated cmd, path, env (replacing the
+// Exec query parsing: argv as repeated cmd, path, env (replacing the
 // default), dir, tty, stdin and max_run_after_disconnect.
 func TestExecQuery(t *testing.T) {
 	t.Parallel()
@@ -117,7 +118,7 @@ func TestExecQuery(t *testing.T) {
 	requireKind(t, err, paddock.ErrInvalid)
 }
 
-// §13.1 Command execution: session_info first with a decimal-string id;
+// Command execution: session_info first with a decimal-string id;
 // non-TTY output on stream ids 1 and 2 and the exit byte; TTY output raw
 // with the exit as JSON text and no stderr.
 func TestCommandFraming(t *testing.T) {
@@ -149,7 +150,7 @@ func TestCommandFraming(t *testing.T) {
 	require.Equal(t, 127, res.ExitCode, "a command that cannot start exits 127, as a shell says")
 }
 
-// §13.1 The first message of an exec and of every attach is session_info:
+// The first message of an exec and of every attach is session_info:
 // the creator is the owner, attachers are not; both attach forms work; an
 // unknown session fails the handshake with 404.
 func TestSessionInfoAndAttachForms(t *testing.T) {
@@ -193,7 +194,7 @@ func TestSessionInfoAndAttachForms(t *testing.T) {
 	}
 }
 
-// §13.1 Client frames: stdin and its end (non-TTY), raw stdin (TTY), and
+// Client frames: stdin and its end (non-TTY), raw stdin (TTY), and
 // the resize and signal text messages.
 func TestClientFrames(t *testing.T) {
 	t.Parallel()
@@ -227,7 +228,7 @@ func TestClientFrames(t *testing.T) {
 	require.Equal(t, []byte{3, 143}, data, "the signalled process exits 128+15")
 }
 
-// §13.1 Close sequence and §13.2 exit-hold timing: the server holds the
+// Close sequence and exit-hold timing: the server holds the
 // socket about 5 s after the exit; the adapter does not wait for it.
 func TestExitHoldIsNotWaitedFor(t *testing.T) {
 	t.Parallel()
@@ -253,7 +254,7 @@ func TestExitHoldIsNotWaitedFor(t *testing.T) {
 	require.InDelta(t, 5*time.Second, time.Since(exitAt), float64(time.Second), "after the hold")
 }
 
-// §13.1 Close sequence, TTY attach: the exit message, then a TCP drop
+// Close sequence, TTY attach: the exit message, then a TCP drop
 // without a close frame; the exit stands.
 func TestTTYAttachEndsWithoutACloseFrame(t *testing.T) {
 	t.Parallel()
@@ -292,8 +293,8 @@ func TestTTYAttachEndsWithoutACloseFrame(t *testing.T) {
 	}
 }
 
-// §13.1 Keepalive: the server answers pings, so a quiet command survives a
-// short keepalive; §13.2 a silent server that answers none is given up.
+// Keepalive: the server answers pings, so a quiet command survives a
+// short keepalive; a silent server that answers none is given up.
 func TestKeepalive(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
@@ -344,7 +345,7 @@ func seqOutput(from, to int) string {
 	return b.String()
 }
 
-// §13.1 Detach semantics: a session outlives its client for
+// Detach semantics: a session outlives its client for
 // max_run_after_disconnect, then ends; 0 keeps it until it ends.
 func TestDetachKeepsTheSession(t *testing.T) {
 	t.Parallel()
@@ -383,7 +384,7 @@ func TestDetachKeepsTheSession(t *testing.T) {
 	}
 }
 
-// §13.1 Attach: replay then live output; §13.2 attach edge cases: a
+// Attach: replay then live output; attach edge cases: a
 // session that ends during replay gets its exit after the replay; a dead
 // id is not_found; a TTY session is decoded as one, whatever the caller
 // assumed.
@@ -426,7 +427,7 @@ func TestAttach(t *testing.T) {
 	stdoutUntil(t, tty, "typed")
 }
 
-// §13.1 Session list: the object form with the spec's fields; the command
+// Session list: the object form with Sprites' fields; the command
 // is the resolved path plus arguments; an ended session leaves at once.
 func TestSessionList(t *testing.T) {
 	t.Parallel()
@@ -499,7 +500,7 @@ func types(events []map[string]any) []string {
 	return out
 }
 
-// §13.1 Kill: the signal to the group, exited or timeout and killed, then
+// Kill: the signal to the group, exited or timeout and killed, then
 // complete with 143 (TERM) or 137 (KILL); the session is gone; an unknown
 // one is 404. Through the adapter, both modes confirm.
 func TestKill(t *testing.T) {
@@ -546,7 +547,7 @@ func TestKill(t *testing.T) {
 	}
 }
 
-// §13.1 Checkpoints and restore: v0 from creation; a new one is listed
+// Checkpoints and restore: v0 from creation; a new one is listed
 // newest first after its stream ends; restore ends sessions and returns
 // the files; an unknown id fails inside the 200 stream.
 func TestCheckpointsAndRestore(t *testing.T) {
@@ -610,7 +611,7 @@ func TestCheckpointsAndRestore(t *testing.T) {
 	require.True(t, a.Capabilities().Has(paddock.CapCreateCheckpointOnce))
 }
 
-// §13.2 Exec upgrade refused: 503 while a new sprite starts is waited out
+// Exec upgrade refused: 503 while a new sprite starts is waited out
 // (a refused upgrade ran nothing) for WakeAttempts tries; 401, 404 and a
 // structured 429 are answered at once.
 func TestExecUpgradeRefused(t *testing.T) {
@@ -657,7 +658,7 @@ func TestExecUpgradeRefused(t *testing.T) {
 	captured.err(err)
 }
 
-// §13.2 WebSocket faults, each scripted: how the socket ends, the exit
+// WebSocket faults, each scripted: how the socket ends, the exit
 // frame's variants, and frames to ignore.
 func TestScriptedSockets(t *testing.T) {
 	t.Parallel()
@@ -734,7 +735,7 @@ func TestScriptedSockets(t *testing.T) {
 	})
 }
 
-// §13.2 The exec deadline covers a command that never ends.
+// The exec deadline covers a command that never ends.
 func TestExecTimeout(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
@@ -750,7 +751,7 @@ func TestExecTimeout(t *testing.T) {
 	require.Error(t, err)
 }
 
-// §13.1 Restore restarts the environment: exec is refused (503) briefly
+// Restore restarts the environment: exec is refused (503) briefly
 // again, and waited out.
 func TestExecAfterRestoreWaitsOutTheRestart(t *testing.T) {
 	t.Parallel()

@@ -55,7 +55,8 @@ func intField(obj map[string]json.RawMessage, key string) (int64, bool) {
 	return n, err == nil
 }
 
-// killConfirmed judges a kill answer's NDJSON body (contract 1.4, Sprites):
+// killConfirmed judges a kill answer's NDJSON body
+// (docs/contract.md#bounded-sprites):
 // the last event is complete with an integer exit code 0..255, every earlier
 // event is signal, timeout, exited or killed, at least one is exited or
 // killed, and in force mode a signal event names SIGKILL with a positive

@@ -1,8 +1,8 @@
 package sprites_test
 
-// The REST rows of the spec's section 13 checklist, each a test against
-// spritestest through the adapter (and, where the row is about the wire,
-// the server's request log or a raw request).
+// What the adapter relies on of Sprites' REST API, each a test against
+// spritestest through the adapter (and, where it is about the wire, the
+// server's request log or a raw request).
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ func rawRequest(t testing.TB, srv *spritestest.Server, method, path string, with
 	return res
 }
 
-// §13.1 Auth: every route wants the bearer token; a wrong one is denied
+// Auth: every route wants the bearer token; a wrong one is denied
 // with exactly one request per call, and a missing one never leaves the
 // process.
 func TestAuthIsRequiredEverywhere(t *testing.T) {
@@ -90,7 +90,7 @@ func TestAuthIsRequiredEverywhere(t *testing.T) {
 	require.JSONEq(t, `{"error":"authentication failed"}`, string(body))
 }
 
-// §13.1 Path handling: names are percent-encoded on the way out and
+// Path handling: names are percent-encoded on the way out and
 // decoded by the server.
 func TestPathSegmentsAreEncoded(t *testing.T) {
 	t.Parallel()
@@ -113,7 +113,7 @@ func TestPathSegmentsAreEncoded(t *testing.T) {
 	require.Equal(t, "spaced", string(b))
 }
 
-// §13.1 Sprite registry: create answers 201 with the full object, stores
+// Sprite registry: create answers 201 with the full object, stores
 // the URL setting; duplicates are 409 (adopted by Create), bad names 400.
 func TestCreateAndTheRegistry(t *testing.T) {
 	t.Parallel()
@@ -192,7 +192,7 @@ func TestCreateAndTheRegistry(t *testing.T) {
 	})
 }
 
-// §13.1 GET, PUT, DELETE: 200 or 404; DELETE answers 204 and GET is then
+// GET, PUT, DELETE: 200 or 404; DELETE answers 204 and GET is then
 // 404; deleting again is tolerated.
 func TestGetAndDestroy(t *testing.T) {
 	t.Parallel()
@@ -218,7 +218,7 @@ func TestGetAndDestroy(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, res.StatusCode)
 }
 
-// §13.2 The January 2026 quirk: an absent sprite answered 500. It must not
+// The January 2026 quirk: an absent sprite answered 500. It must not
 // read as absence (Get) nor as success (Destroy).
 func TestAbsentAnsweredAs500(t *testing.T) {
 	t.Parallel()
@@ -233,7 +233,7 @@ func TestAbsentAnsweredAs500(t *testing.T) {
 	requireKind(t, a.Destroy(ctx, a.BuildHandle("gone")), paddock.ErrUnavailable)
 }
 
-// §13.1 List pagination: pages of at most 50 chained by a token until the
+// List pagination: pages of at most 50 chained by a token until the
 // last page; ListAllNames sees every name.
 func TestListPagination(t *testing.T) {
 	t.Parallel()
@@ -272,7 +272,7 @@ func TestListPagination(t *testing.T) {
 	}
 }
 
-// §13.2 Pagination faults.
+// Pagination faults.
 func TestListPaginationFaults(t *testing.T) {
 	t.Parallel()
 	page := func(more bool, token any, names ...string) spritestest.Fault {
@@ -338,7 +338,7 @@ func TestListPaginationFaults(t *testing.T) {
 	}
 }
 
-// §13.1 Status lifecycle, and contract section 0's mapping: cold until
+// Status lifecycle, and the neutral status (docs/contract.md#vocabulary): cold until
 // used, running while busy, warm then cold when idle (both suspended);
 // other words map as documented, unknown ones keep the raw object.
 func TestStatusLifecycle(t *testing.T) {
@@ -378,7 +378,7 @@ func TestStatusLifecycle(t *testing.T) {
 	}
 }
 
-// §13.1 Suspend and Resume: Sprites parks itself; both only probe.
+// Suspend and Resume: Sprites parks itself; both only probe.
 func TestSuspendAndResumeProbe(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
@@ -404,7 +404,7 @@ func routesOf(reqs []spritestest.Request) []string {
 	return out
 }
 
-// §9 and §6.6: the public URL is the sprite's url.
+// The public URL is the sprite's url.
 func TestPublicURL(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
@@ -418,7 +418,7 @@ func TestPublicURL(t *testing.T) {
 	require.ErrorIs(t, err, paddock.ErrNoPublicURL, "no URL is unsupported, not a guess")
 }
 
-// §13.1 Headers: Sprite-Version on sprite routes, NDJSON streams typed;
+// Headers: Sprite-Version on sprite routes, NDJSON streams typed;
 // HEAD /exec answers with the version; /control is 404.
 func TestHeadersHeadAndControl(t *testing.T) {
 	t.Parallel()
@@ -441,7 +441,7 @@ func TestHeadersHeadAndControl(t *testing.T) {
 	require.Contains(t, lines[len(lines)-1], `"data":"Checkpoint v1 created successfully"`)
 }
 
-// §13.1 Network policy: an empty allow list is a standalone deny of "*";
+// Network policy: an empty allow list is a standalone deny of "*";
 // an allow list is one allow rule per domain; the server validates shape
 // and answers 204; a 400 is invalid. The policy call has its own, longer
 // timeout.
@@ -474,7 +474,7 @@ func TestNetworkPolicy(t *testing.T) {
 	requireKind(t, a.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{Allow: []string{"http://x/y"}}), paddock.ErrInvalid)
 }
 
-// §13.2 Slow policy POST: a booting sprite answers late; the policy call
+// Slow policy POST: a booting sprite answers late; the policy call
 // waits on its own timeout (the ordinary one is shorter), on a connection
 // no later call reuses.
 func TestSlowPolicyPost(t *testing.T) {
@@ -495,7 +495,7 @@ func TestSlowPolicyPost(t *testing.T) {
 	requireKind(t, short.ApplyNetworkPolicy(ctxFor(t, 10*time.Second), short.BuildHandle("box"), paddock.NetworkPolicy{}), paddock.ErrInvalid)
 }
 
-// §13.1 fs write and read: the raw body with mode and parent creation; the
+// fs write and read: the raw body with mode and parent creation; the
 // server's copy is what was sent; a missing file is not_found.
 func TestFiles(t *testing.T) {
 	t.Parallel()
@@ -532,7 +532,7 @@ func TestFiles(t *testing.T) {
 	require.Equal(t, map[string]any{"path": "/x/y/z", "size": 1.0, "mode": "0644"}, answer)
 }
 
-// §13.1 Errors: a 429 carries its retry hint, from the body first, else
+// Errors: a 429 carries its retry hint, from the body first, else
 // the Retry-After header; 5xx is unavailable; bodies become short details.
 func TestErrorNormalisation(t *testing.T) {
 	t.Parallel()
@@ -583,7 +583,7 @@ func TestErrorNormalisation(t *testing.T) {
 	})
 }
 
-// §13.2 Malformed JSON on the JSON endpoints: unparsable, the wrong
+// Malformed JSON on the JSON endpoints: unparsable, the wrong
 // top-level type, missing fields. Each is a provider error, never a
 // silently empty answer.
 func TestMalformedJSON(t *testing.T) {

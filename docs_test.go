@@ -1,0 +1,54 @@
+package paddock_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The contract lives in the repository: every code comment that cites it
+// names an anchor of docs/contract.md that exists, and nothing cites a
+// document from outside the repository.
+func TestCitationsResolveInsideTheRepository(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("docs/contract.md")
+	require.NoError(t, err)
+	anchors := map[string]bool{}
+	for _, m := range regexp.MustCompile(`<a id="([a-z0-9-]+)"></a>`).FindAllStringSubmatch(string(doc), -1) {
+		anchors[m[1]] = true
+	}
+	require.NotEmpty(t, anchors)
+	for _, m := range regexp.MustCompile(`\]\(#([a-z0-9-]+)\)`).FindAllStringSubmatch(string(doc), -1) {
+		assert.True(t, anchors[m[1]], "docs/contract.md links to a missing anchor #%s", m[1])
+	}
+
+	cite := regexp.MustCompile(`docs/contract\.md#([a-z0-9-]+)`)
+	outside := regexp.MustCompile(`(?i)(contract sec[t]ion|contract \d|\x{00a7}|hollywood notes|the spec's|\bsec[t]ion \d)`)
+	cited := 0
+	require.NoError(t, filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, ".pb.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range cite.FindAllStringSubmatch(string(b), -1) {
+			cited++
+			assert.True(t, anchors[m[1]], "%s cites docs/contract.md#%s, which does not exist", path, m[1])
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if outside.MatchString(line) && path != "docs_test.go" { // (which spells the pattern)
+				assert.Failf(t, "a citation of a document outside the repository", "%s:%d: %s", path, i+1, strings.TrimSpace(line))
+			}
+		}
+		return nil
+	}))
+	assert.Positive(t, cited, "the code cites the contract")
+}
