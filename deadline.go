@@ -83,9 +83,7 @@ type Clock interface {
 	After(d time.Duration) <-chan time.Time
 }
 
-// SystemClock returns the real clock.
-func SystemClock() Clock { return systemClock{} }
-
+// systemClock is the real clock, what a nil Clock means.
 type systemClock struct{}
 
 func (systemClock) Now() time.Time                         { return time.Now() }

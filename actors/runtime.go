@@ -99,9 +99,6 @@ func Start(cfg Config) (*Runtime, error) {
 	if cfg.Name == "" {
 		cfg.Name = DefaultName
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = paddock.SystemClock()
-	}
 	e := cfg.Engine
 	if e == nil {
 		var err error

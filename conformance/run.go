@@ -104,6 +104,8 @@ func (s *suite) cases() []testCase {
 		testCase{"22 named spawn returns the live session", s.gate(paddock.CapNamedSpawn, namedSpawn, namedSpawnRefused)},
 		testCase{"23 expose and revoke a preview", s.gate(paddock.CapExpose, exposeRevoke, exposeRefused)},
 		testCase{"24 nothing lost under load", nothingLostUnderLoad},
+		testCase{"25 DestroyOnce confirms absence", destroyOnceConfirmsAbsence},
+		testCase{"26 CreateCheckpointOnce is listed", checkpointOnceIsListed},
 	)
 	return cases
 }
