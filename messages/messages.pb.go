@@ -49,7 +49,7 @@ const (
 	ErrorKind_ERROR_KIND_RESTORE_FAILED   ErrorKind = 10
 	ErrorKind_ERROR_KIND_WRITE_FAILED     ErrorKind = 11
 	ErrorKind_ERROR_KIND_PROVIDER         ErrorKind = 12
-	ErrorKind_ERROR_KIND_UNSUPPORTED      ErrorKind = 13 // PublicURL's "does not apply"
+	ErrorKind_ERROR_KIND_NO_PUBLIC_URL    ErrorKind = 13 // PublicURL's "does not apply" (ErrNoPublicURL)
 	ErrorKind_ERROR_KIND_UNKNOWN_PROVIDER ErrorKind = 14 // no adapter is registered for the provider
 	ErrorKind_ERROR_KIND_OTHER            ErrorKind = 15 // an error outside the taxonomy (transient)
 )
@@ -70,7 +70,7 @@ var (
 		10: "ERROR_KIND_RESTORE_FAILED",
 		11: "ERROR_KIND_WRITE_FAILED",
 		12: "ERROR_KIND_PROVIDER",
-		13: "ERROR_KIND_UNSUPPORTED",
+		13: "ERROR_KIND_NO_PUBLIC_URL",
 		14: "ERROR_KIND_UNKNOWN_PROVIDER",
 		15: "ERROR_KIND_OTHER",
 	}
@@ -88,7 +88,7 @@ var (
 		"ERROR_KIND_RESTORE_FAILED":   10,
 		"ERROR_KIND_WRITE_FAILED":     11,
 		"ERROR_KIND_PROVIDER":         12,
-		"ERROR_KIND_UNSUPPORTED":      13,
+		"ERROR_KIND_NO_PUBLIC_URL":    13,
 		"ERROR_KIND_UNKNOWN_PROVIDER": 14,
 		"ERROR_KIND_OTHER":            15,
 	}
@@ -4703,7 +4703,7 @@ const file_messages_proto_rawDesc = "" +
 	"\apreview\x18\x03 \x01(\v2\x1c.paddock.messages.v1.PreviewR\apreview\"U\n" +
 	"\vRevokeReply\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x126\n" +
-	"\afailure\x18\x02 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure*\xc7\x03\n" +
+	"\afailure\x18\x02 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure*\xc9\x03\n" +
 	"\tErrorKind\x12\x1a\n" +
 	"\x16ERROR_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ERROR_KIND_NOT_FOUND\x10\x01\x12\x18\n" +
@@ -4718,8 +4718,8 @@ const file_messages_proto_rawDesc = "" +
 	"\x19ERROR_KIND_RESTORE_FAILED\x10\n" +
 	"\x12\x1b\n" +
 	"\x17ERROR_KIND_WRITE_FAILED\x10\v\x12\x17\n" +
-	"\x13ERROR_KIND_PROVIDER\x10\f\x12\x1a\n" +
-	"\x16ERROR_KIND_UNSUPPORTED\x10\r\x12\x1f\n" +
+	"\x13ERROR_KIND_PROVIDER\x10\f\x12\x1c\n" +
+	"\x18ERROR_KIND_NO_PUBLIC_URL\x10\r\x12\x1f\n" +
 	"\x1bERROR_KIND_UNKNOWN_PROVIDER\x10\x0e\x12\x14\n" +
 	"\x10ERROR_KIND_OTHER\x10\x0f*^\n" +
 	"\x06Status\x12\x16\n" +

@@ -110,7 +110,7 @@ func FailureOf(err error) *messages.Failure {
 	case paddock.KindOf(err) != "":
 		f.Kind = KindCode(paddock.KindOf(err))
 	case errors.Is(err, paddock.ErrNoPublicURL):
-		f.Kind = messages.ErrorKind_ERROR_KIND_UNSUPPORTED
+		f.Kind = messages.ErrorKind_ERROR_KIND_NO_PUBLIC_URL
 	default:
 		f.Kind, f.Message = messages.ErrorKind_ERROR_KIND_OTHER, err.Error()
 	}
@@ -162,7 +162,7 @@ func bareErrorOf(f *messages.Failure) error {
 		return &paddock.WriteFailedError{Detail: f.Detail}
 	case messages.ErrorKind_ERROR_KIND_PROVIDER:
 		return &paddock.ProviderError{Provider: paddock.Provider(f.Provider), Detail: f.Detail}
-	case messages.ErrorKind_ERROR_KIND_UNSUPPORTED:
+	case messages.ErrorKind_ERROR_KIND_NO_PUBLIC_URL:
 		return paddock.ErrNoPublicURL
 	case messages.ErrorKind_ERROR_KIND_UNKNOWN_PROVIDER:
 		e := &paddock.UnknownProviderError{Provider: paddock.Provider(f.Provider)}

@@ -106,7 +106,7 @@ func TestKindCodes(t *testing.T) {
 		assert.Equal(t, k, wire.KindFromCode(code))
 	}
 	assert.Equal(t, messages.ErrorKind_ERROR_KIND_OTHER, wire.KindCode("bogus"))
-	assert.Equal(t, paddock.Kind(""), wire.KindFromCode(messages.ErrorKind_ERROR_KIND_UNSUPPORTED))
+	assert.Equal(t, paddock.Kind(""), wire.KindFromCode(messages.ErrorKind_ERROR_KIND_NO_PUBLIC_URL))
 }
 
 func TestValueConversions(t *testing.T) {
