@@ -147,3 +147,18 @@ func ValidateExec(cmd Cmd, opts ExecOpts) error {
 	}
 	return opts.Validate()
 }
+
+// StartExec validates an Exec request and fixes its one deadline now (clock
+// nil = the system clock). A budget that is already spent (a zero timeout)
+// answers the timeout error at once, before anything is started or even
+// looked up (docs/contract.md#exec-deadlines).
+func StartExec(cmd Cmd, opts ExecOpts, clock Clock) (ExecDeadline, error) {
+	if err := ValidateExec(cmd, opts); err != nil {
+		return ExecDeadline{}, err
+	}
+	dl := StartExecDeadline(opts.Timeout, clock)
+	if dl.Finite() && dl.Expired() {
+		return dl, dl.Err()
+	}
+	return dl, nil
+}

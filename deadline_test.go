@@ -79,3 +79,31 @@ func TestExecDeadlineContext(t *testing.T) {
 	_, ok = ctx.Deadline()
 	assert.False(t, ok, "an infinite deadline adds none")
 }
+
+func TestStartExecValidatesThenAnswersASpentBudget(t *testing.T) {
+	t.Parallel()
+	sh := paddock.NewCmd("sh", "-c", "true")
+	for name, tc := range map[string]struct {
+		cmd  paddock.Cmd
+		opts paddock.ExecOpts
+		want error // nil: started
+	}{
+		"no limit":             {sh, paddock.ExecOpts{}, nil},
+		"a limit":              {sh, paddock.ExecOpts{Timeout: paddock.Duration(time.Second)}, nil},
+		"a zero timeout":       {sh, paddock.ExecOpts{Timeout: paddock.Duration(0)}, paddock.ErrExecTimeout},
+		"a negative timeout":   {sh, paddock.ExecOpts{Timeout: paddock.Duration(-1)}, paddock.ErrInvalid},
+		"a bad command first":  {paddock.Cmd{}, paddock.ExecOpts{Timeout: paddock.Duration(0)}, paddock.ErrInvalid},
+		"a NUL in an argument": {paddock.NewCmd("sh", "a\x00b"), paddock.ExecOpts{}, paddock.ErrInvalid},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dl, err := paddock.StartExec(tc.cmd, tc.opts, nil)
+			if tc.want == nil {
+				require.NoError(t, err)
+				assert.Equal(t, tc.opts.Timeout != nil, dl.Finite())
+				return
+			}
+			require.ErrorIs(t, err, tc.want)
+		})
+	}
+}

@@ -13,11 +13,8 @@ import (
 // A timeout of zero answers the timeout error before anything else; any
 // other timeout is moot, since evaluation is instantaneous.
 func (a *Adapter) Exec(_ context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	if err := paddock.ValidateExec(cmd, opts); err != nil {
+	if _, err := paddock.StartExec(cmd, opts, nil); err != nil {
 		return paddock.ExecResult{}, err
-	}
-	if dl := paddock.StartExecDeadline(opts.Timeout, nil); dl.Finite() && dl.Expired() {
-		return paddock.ExecResult{}, dl.Err()
 	}
 	script, err := parseScript(cmd)
 	if err != nil {

@@ -39,12 +39,9 @@ func envOf(cmd paddock.Cmd) []string {
 // killed inside the sandbox, every process it started with it, not only
 // abandoned.
 func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	if err := paddock.ValidateExec(cmd, opts); err != nil {
+	dl, err := paddock.StartExec(cmd, opts, nil)
+	if err != nil {
 		return paddock.ExecResult{}, err
-	}
-	dl := paddock.StartExecDeadline(opts.Timeout, nil)
-	if dl.Finite() && dl.Expired() {
-		return paddock.ExecResult{}, dl.Err()
 	}
 	runCtx, cancel := dl.Context(ctx)
 	defer cancel()

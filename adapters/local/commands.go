@@ -233,12 +233,9 @@ func (a *Adapter) recover(dir string, rec sessionRecord) {
 // merged, in arrival order. On the deadline the command's processes are
 // killed, not merely abandoned.
 func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	if err := paddock.ValidateExec(cmd, opts); err != nil {
+	dl, err := paddock.StartExec(cmd, opts, nil)
+	if err != nil {
 		return paddock.ExecResult{}, err
-	}
-	dl := paddock.StartExecDeadline(opts.Timeout, nil)
-	if dl.Finite() && dl.Expired() {
-		return paddock.ExecResult{}, dl.Err()
 	}
 	m, err := a.readMeta(h.Name)
 	if err != nil {

@@ -139,12 +139,9 @@ func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string
 // merged, in arrival order; a nonzero exit is data; a socket that ends
 // without an exit is closed_before_exit, its output discarded.
 func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	if err := paddock.ValidateExec(cmd, opts); err != nil {
+	dl, err := paddock.StartExec(cmd, opts, nil)
+	if err != nil {
 		return paddock.ExecResult{}, err
-	}
-	dl := paddock.StartExecDeadline(opts.Timeout, nil)
-	if dl.Finite() && dl.Expired() {
-		return paddock.ExecResult{}, dl.Err()
 	}
 	ctx, cancel := dl.Context(ctx)
 	defer cancel()
