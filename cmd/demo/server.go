@@ -60,10 +60,14 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return exitError
 	}
 	c := newConsole(rt, reg, log)
-	if _, err := rt.Create(ctx, paddock.ProviderLocal, "demo", paddock.CreateOpts{}); err != nil {
+	h, err := rt.Create(ctx, paddock.ProviderLocal, "demo", paddock.CreateOpts{})
+	if err != nil {
 		fmt.Fprintln(stderr, "demo: creating the demo sandbox:", err)
 	}
 	fmt.Fprintf(stdout, "Paddock console: open %s\n", c.url(ln.Addr().String()))
+	if a, err := reg.Lookup(paddock.ProviderLocal); err == nil && h.Name != "" {
+		fmt.Fprintf(stdout, "(the sandbox local/demo keeps its files in %s)\n", paddock.HostPath(a, h, "/"))
+	}
 	fmt.Fprintln(stdout, "(listening on loopback only; the token keeps other local users out; Ctrl-C stops)")
 	if err := c.serve(ctx, ln); err != nil {
 		fmt.Fprintln(stderr, "demo:", err)

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"os"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
@@ -94,4 +99,44 @@ func TestTheTokenIsRequired(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	assert.Equal(t, http.StatusForbidden, res.StatusCode, "a foreign Host is refused (DNS rebinding)")
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// The serve command tells a newcomer where to click and where the demo
+// sandbox's files are, then serves until it is stopped.
+func TestServeSaysWhereTheDemoSandboxLives(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errs syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- serveCommand(ctx, []string{"-addr", "127.0.0.1:0", "-root", root}, &out, &errs) }()
+	files := regexp.MustCompile(`keeps its files in (\S+)\)`)
+	require.Eventually(t, func() bool { return files.MatchString(out.String()) }, 30*time.Second, 10*time.Millisecond,
+		"stdout %q, stderr %q", out.String(), errs.String())
+	assert.Contains(t, out.String(), "Paddock console: open http://127.0.0.1:")
+	dir := files.FindStringSubmatch(out.String())[1]
+	assert.True(t, strings.HasPrefix(dir, root), "%s is under the local root %s", dir, root)
+	info, err := os.Stat(dir)
+	require.NoError(t, err)
+	assert.True(t, info.IsDir())
+	cancel()
+	assert.Equal(t, 0, <-done)
 }
