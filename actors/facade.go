@@ -270,9 +270,15 @@ func (rt *Runtime) ListSessions(ctx context.Context, h paddock.Handle) ([]paddoc
 	return out, nil
 }
 
-// TerminateSession stops one session, with the facade's order of checks.
+// TerminateSession stops one session, with the facade's order of checks;
+// the request is validated before it is encoded (an unknown mode has no
+// wire form, and must never arrive as graceful).
 func (rt *Runtime) TerminateSession(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.TerminateOpts) error {
-	_, err := do[*messages.TerminateSessionReply](ctx, rt, "terminate_session", h.Provider, h.Name, func(id string) proto.Message {
+	opts, err := paddock.ValidateTermination(sessionID, opts)
+	if err != nil {
+		return &paddock.OpError{Op: "terminate_session", Provider: h.Provider, Name: h.Name, Err: err}
+	}
+	_, err = do[*messages.TerminateSessionReply](ctx, rt, "terminate_session", h.Provider, h.Name, func(id string) proto.Message {
 		return &messages.TerminateSessionRequest{Id: id, Handle: wire.HandleMessage(h), SessionId: sessionID,
 			Timeout: wire.DurationMessage(opts.Timeout), Mode: wire.TerminateModeMessage(opts.Mode)}
 	})
@@ -367,7 +373,7 @@ func (rt *Runtime) WriteFile(ctx context.Context, h paddock.Handle, path string,
 	if err := paddock.ValidatePath(path); err != nil {
 		return &paddock.OpError{Op: "write_file", Provider: h.Provider, Name: h.Name, Err: err}
 	}
-	if err := a.WriteFile(ctx, h, path, mode, r); err != nil {
+	if err := recovered(func() error { return a.WriteFile(ctx, h, path, mode, r) }); err != nil {
 		return &paddock.OpError{Op: "write_file", Provider: h.Provider, Name: h.Name, Err: err}
 	}
 	return nil
@@ -382,9 +388,10 @@ func (rt *Runtime) ReadFile(ctx context.Context, h paddock.Handle, path string) 
 	if err := paddock.ValidatePath(path); err != nil {
 		return nil, &paddock.OpError{Op: "read_file", Provider: h.Provider, Name: h.Name, Err: err}
 	}
-	rc, err := a.ReadFile(ctx, h, path)
+	var rc io.ReadCloser
+	err = recovered(func() (err error) { rc, err = a.ReadFile(ctx, h, path); return err })
 	if err != nil {
 		return nil, &paddock.OpError{Op: "read_file", Provider: h.Provider, Name: h.Name, Err: err}
 	}
-	return rc, nil
+	return recoveringReader{rc}, nil
 }

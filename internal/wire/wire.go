@@ -291,15 +291,19 @@ func TerminateModeMessage(m paddock.TerminateMode) messages.TerminateMode {
 	return messages.TerminateMode_TERMINATE_MODE_UNSPECIFIED
 }
 
-// TerminateModeFromMessage decodes a mode.
+// TerminateModeFromMessage decodes a mode: unspecified is "" (graceful),
+// and a value this side does not know stays unknown, so that validation
+// refuses it rather than read it as graceful.
 func TerminateModeFromMessage(m messages.TerminateMode) paddock.TerminateMode {
 	switch m {
+	case messages.TerminateMode_TERMINATE_MODE_UNSPECIFIED:
+		return ""
 	case messages.TerminateMode_TERMINATE_MODE_GRACEFUL:
 		return paddock.TerminateGraceful
 	case messages.TerminateMode_TERMINATE_MODE_FORCE:
 		return paddock.TerminateForce
 	}
-	return ""
+	return paddock.TerminateMode("unknown:" + m.String())
 }
 
 // DurationMessage encodes an optional duration; nil stays absent.

@@ -143,6 +143,8 @@ func TestValueConversions(t *testing.T) {
 	assert.Equal(t, p.URL, back.URL)
 	assert.True(t, p.ExpiresAt.Equal(back.ExpiresAt))
 
+	_, err := paddock.ValidateTermination("s-1", paddock.TerminateOpts{Mode: wire.TerminateModeFromMessage(messages.TerminateMode(99))})
+	assert.ErrorIs(t, err, paddock.ErrTerminationRequest, "a mode this side does not know is refused, never read as graceful")
 	for _, m := range []paddock.TerminateMode{"", paddock.TerminateGraceful, paddock.TerminateForce} {
 		assert.Equal(t, m, wire.TerminateModeFromMessage(wire.TerminateModeMessage(m)))
 	}
