@@ -14,6 +14,8 @@ import (
 // *messages.Error) arrive on C, which closes after the terminal frame, or
 // at once after Close. Reading C is what grants the command flow-control
 // credit: a consumer that stops reading stops the command's reading too.
+// A stream outlives its runtime's Shutdown with all it was owed: read C to
+// its end, or Close the stream, to release it.
 type FrameStream struct {
 	rt        *Runtime
 	sub       paddock.Subscription
@@ -21,6 +23,7 @@ type FrameStream struct {
 	out       chan messages.Frame
 	bridge    *actor.PID
 	closing   chan struct{}
+	pumpDone  chan struct{}
 	closeOnce sync.Once
 }
 
@@ -52,6 +55,7 @@ func (s *FrameStream) Close() error {
 		defer cancel()
 		_ = s.rt.StopCommand(ctx, s.sub)
 		s.rt.engine.Poison(s.bridge)
+		<-s.pumpDone
 	})
 	return nil
 }
@@ -106,22 +110,24 @@ func (rt *Runtime) newStreamBridge() *FrameStream {
 	window := rt.cfg.Window
 	queue := make(chan delivery, window+2)
 	pumpDone := make(chan struct{})
-	s := &FrameStream{rt: rt, out: make(chan messages.Frame), closing: make(chan struct{})}
+	s := &FrameStream{rt: rt, out: make(chan messages.Frame), closing: make(chan struct{}), pumpDone: pumpDone}
 	s.bridge = rt.engine.Spawn(func() actor.Receiver {
 		return &bridgeActor{rt: rt, queue: queue, pumpDone: pumpDone}
 	}, bridgeKind, append(rt.actorOpts(), actor.WithID(rt.newID()), actor.WithInboxSize(commandInbox))...)
 	rt.bridges.Store(s.bridge.ID, s.bridge)
-	rt.goTracked(func() {
+	// The pump is the stream's, not the runtime's: it ends once its
+	// consumer has the terminal frame, or on Close, never on Shutdown.
+	go func() {
 		defer close(pumpDone)
-		pump(rt.pumpCtx, rt.engine, queue, s.out, s.closing, window)
-	})
+		pump(rt.engine, queue, s.out, s.closing, window)
+	}()
 	return s
 }
 
 // pump hands queued frames to the consumer in order, credits the command
-// for each half window taken, and closes out after the terminal frame,
-// on Close, or when the runtime's pumps are cancelled.
-func pump(ctx context.Context, e *actor.Engine, queue <-chan delivery, out chan<- messages.Frame, closing <-chan struct{}, window int) {
+// for each half window taken, and closes out after the terminal frame, on
+// Close, or when the bridge ends without one.
+func pump(e *actor.Engine, queue <-chan delivery, out chan<- messages.Frame, closing <-chan struct{}, window int) {
 	defer close(out)
 	batch := uint32(max(window/2, 1))
 	var owed uint32
@@ -134,8 +140,6 @@ func pump(ctx context.Context, e *actor.Engine, queue <-chan delivery, out chan<
 		select {
 		case out <- d.f:
 		case <-closing:
-			return
-		case <-ctx.Done():
 			return
 		}
 		if messages.IsTerminal(d.f) {

@@ -148,7 +148,7 @@ const drainGrace = 50 * time.Millisecond
 func (a *commandActor) startReader(e *actor.Engine) {
 	st, ctx, permits, self, ref := a.stream, a.ctx, a.permits, a.self, string(a.ref)
 	report := a.violation
-	a.rt.goTracked(func() {
+	a.rt.goTracked("reading the stream of "+ref, func() {
 		defer closeQuietly(st)
 		defer func() {
 			if v := recover(); v != nil {
@@ -206,7 +206,7 @@ func closeQuietly(st paddock.Stream) {
 // startWriter carries out stdin requests one at a time, in order.
 func (a *commandActor) startWriter(e *actor.Engine) {
 	st, ctx, writes, self := a.stream, a.ctx, a.writes, a.self
-	a.rt.goTracked(func() {
+	a.rt.goTracked("writing to the stdin of "+string(a.ref), func() {
 		for {
 			select {
 			case req := <-writes:

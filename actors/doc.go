@@ -34,7 +34,6 @@
 //	paddock/<name>/watchdog/0           the only event-stream subscriber
 //	paddock/<name>/sandbox/<p>/<name>   one per sandbox: provider calls on goroutines
 //	paddock/<name>/cmd/<ref>            one per spawn or attach: reader, writer, guard
-//	paddock/<name>/exec/<ref>           one per exec: collects under the deadline
 //	paddock-bridge/<id>                 owner of a plain-Go Stream
 //
 // Nothing blocks inside Receive, commands start on an explicit launch

@@ -113,8 +113,9 @@ func heapNow() uint64 {
 // TestFlowControlBoundsMemory streams 512 MiB to a consumer that reads
 // slower than the command produces: the command reads only as credit
 // returns, so the heap stays bounded, and every byte arrives in order.
+//
+// It measures the process's heap, so it runs alone (not parallel).
 func TestFlowControlBoundsMemory(t *testing.T) {
-	t.Parallel()
 	const total = 512 << 20
 	hose := &firehose{Adapter: fake.New(), chunks: total / chunkSize}
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": hose}})

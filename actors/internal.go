@@ -9,25 +9,16 @@ import (
 // Messages between the runtime's own actors and goroutines. They never leave
 // the process, so they are plain Go values, not protobuf.
 
-// streamOpened tells the root that an adapter opened a stream for a spawn,
-// an attach or an exec; the root then starts its command actor.
+// streamOpened tells the root that an adapter opened a stream for a spawn
+// or an attach; the root then starts its command actor.
 type streamOpened struct {
 	stream   paddock.Stream
 	provider paddock.Provider // the provider tag the caller used
-	owner    *actor.PID       // receives the frames (nil for exec: the collector)
+	owner    *actor.PID       // receives the frames
 	window   int
 	replyTo  *actor.PID
 	reqID    string
 	attach   bool
-	exec     *execJob // set for exec
-}
-
-// execJob is what an exec collector needs.
-type execJob struct {
-	deadline paddock.ExecDeadline
-	merge    bool
-	op       string
-	handle   paddock.Handle
 }
 
 // execCall carries an ExecRequest to its sandbox actor with the deadline the
@@ -63,10 +54,6 @@ type sandboxGone struct {
 	pid *actor.PID
 }
 
-// collectorDone tells the root that an exec collector answered its request
-// and can be stopped.
-type collectorDone struct{ pid *actor.PID }
-
 // sandboxStopped tells the root that a stopped sandbox actor is gone.
 type sandboxStopped struct{ key string }
 
@@ -83,5 +70,4 @@ type (
 		req stdinReq
 		v   any
 	}
-	deadlineHit struct{}
 )

@@ -29,7 +29,6 @@ type root struct {
 	sandboxes  map[string]*actor.PID
 	stopping   map[string][]held // sandbox actors being stopped, and the requests held for their successor
 	commands   map[paddock.Ref]*liveCommand
-	collectors map[string]*actor.PID // live exec collectors by PID id
 	finished   *finishedRefs
 	owners     map[string]*ownerRefs // owner PID ID -> its live commands
 }
@@ -52,7 +51,6 @@ func newRoot(rt *Runtime) actor.Producer {
 			rt:         rt,
 			sandboxes:  map[string]*actor.PID{},
 			stopping:   map[string][]held{},
-			collectors: map[string]*actor.PID{},
 			commands:   map[paddock.Ref]*liveCommand{},
 			finished:   newFinishedRefs(rt.cfg.FinishedRefs),
 			owners:     map[string]*ownerRefs{},
@@ -96,11 +94,6 @@ func (r *root) Receive(c *actor.Context) {
 		r.stopSandbox(c, m)
 	case sandboxStopped:
 		r.sandboxStopped(c, m)
-	case collectorDone:
-		if _, ok := r.collectors[m.pid.GetID()]; ok {
-			delete(r.collectors, m.pid.GetID())
-			c.Engine().Poison(m.pid)
-		}
 	case supervisor.OwnerDown:
 		r.ownerDown(c, m)
 	}
@@ -199,15 +192,12 @@ func (r *root) stopAll(c *actor.Context) {
 	for _, cmd := range r.commands {
 		stops = append(stops, e.Poison(cmd.pid))
 	}
-	for _, pid := range r.collectors {
-		stops = append(stops, e.Poison(pid))
-	}
 	for _, pid := range r.sandboxes {
 		stops = append(stops, e.Poison(pid))
 	}
 	stops = append(stops, e.Poison(r.watchdog))
 	deadline, done := r.rt.shutdownCtx(), r.rt.actorsDone
-	r.rt.goTracked(func() {
+	r.rt.goTracked("stopping the actors", func() {
 		defer close(done)
 		for _, s := range stops {
 			select {
@@ -230,7 +220,7 @@ func (r *root) stopSandbox(c *actor.Context, m sandboxGone) {
 	r.stopping[m.key] = nil
 	stopped := c.Engine().Poison(m.pid)
 	e, self := c.Engine(), c.PID()
-	r.rt.goTracked(func() {
+	r.rt.goTracked("stopping the actor of "+m.key, func() {
 		<-stopped.Done()
 		e.Send(self, sandboxStopped{key: m.key})
 	})
@@ -253,7 +243,7 @@ func (r *root) list(c *actor.Context, m *messages.ListRequest) {
 		return
 	}
 	replyTo, e := c.Sender(), c.Engine()
-	r.rt.goTracked(func() {
+	r.rt.goTracked("ListAllNames on "+string(p), func() {
 		reply := guardedServe(m, func() proto.Message {
 			names, err := a.ListAllNames(r.rt.opsCtx)
 			if err != nil {
@@ -265,8 +255,9 @@ func (r *root) list(c *actor.Context, m *messages.ListRequest) {
 	})
 }
 
-// exec fixes the exec's one deadline now and answers a timeout that has
-// already expired (a zero timeout) without dispatching anything.
+// exec validates the request and fixes its one deadline now, answering
+// a budget already spent (a zero timeout) without dispatching anything;
+// the sandbox actor runs the adapter's Exec under that deadline.
 func (r *root) exec(c *actor.Context, m *messages.ExecRequest) {
 	h := m.GetHandle()
 	p, name := paddock.Provider(h.GetProvider()), h.GetName()
@@ -274,14 +265,9 @@ func (r *root) exec(c *actor.Context, m *messages.ExecRequest) {
 	if !ok {
 		return
 	}
-	opts := paddock.ExecOpts{Timeout: wire.DurationFromMessage(m.GetTimeout())}
-	if err := opts.Validate(); err != nil {
+	dl, err := paddock.StartExec(wire.CmdFromMessage(m.GetCmd()), execOpts(m), r.rt.cfg.Clock)
+	if err != nil {
 		r.fail(c, m, "exec", p, name, err)
-		return
-	}
-	dl := paddock.StartExecDeadline(opts.Timeout, r.rt.cfg.Clock)
-	if dl.Finite() && dl.Expired() {
-		r.fail(c, m, "exec", p, name, dl.Err())
 		return
 	}
 	if err := paddock.ValidateSandboxName(name); err != nil {
@@ -291,22 +277,14 @@ func (r *root) exec(c *actor.Context, m *messages.ExecRequest) {
 	r.forward(c, a, p, name, &execCall{req: m, deadline: dl})
 }
 
-// startCommand starts the command actor of an opened stream, and for an
-// exec its collector, then launches it and answers the caller.
+// startCommand starts the command actor of an opened stream, launches it
+// and answers the caller.
 func (r *root) startCommand(c *actor.Context, m *streamOpened) {
 	ref := paddock.Ref(r.rt.newID())
-	owner := m.owner
-	if m.exec != nil {
-		owner = r.spawn(c, newExecCollector(r.rt, m, c.PID()), "exec", string(ref), actor.WithInboxSize(commandInbox))
-		r.collectors[owner.ID] = owner
-	}
-	pid := r.spawn(c, newCommand(r.rt, ref, m.provider, m.stream, owner, m.window, c.PID()), "cmd", string(ref), actor.WithInboxSize(commandInbox))
-	r.commands[ref] = &liveCommand{pid: pid, owner: owner}
-	r.watchOwner(c, owner, ref)
+	pid := r.spawn(c, newCommand(r.rt, ref, m.provider, m.stream, m.owner, m.window, c.PID()), "cmd", string(ref), actor.WithInboxSize(commandInbox))
+	r.commands[ref] = &liveCommand{pid: pid, owner: m.owner}
+	r.watchOwner(c, m.owner, ref)
 	c.Send(pid, launch{})
-	if m.exec != nil {
-		return // the collector answers
-	}
 	cmd := &messages.CommandRef{Provider: string(m.provider), Ref: string(ref)}
 	var reply proto.Message = &messages.SpawnReply{Id: m.reqID, Command: cmd, SessionId: m.stream.SessionID()}
 	if m.attach {

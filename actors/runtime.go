@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,12 +69,11 @@ type Runtime struct {
 	refPrefix string
 	nextID    atomic.Uint64
 
-	opsCtx     context.Context // ends provider calls, readers, writers and timers
-	opsCancel  context.CancelFunc
-	pumpCtx    context.Context // ends the plain-Go stream pumps
-	pumpCancel context.CancelFunc
-	wg         sync.WaitGroup // every goroutine the runtime starts
-	bridges    sync.Map       // bridge PID ID -> *actor.PID, live plain-Go streams
+	opsCtx    context.Context // ends provider calls, readers, writers and timers
+	opsCancel context.CancelFunc
+	wg        sync.WaitGroup // every goroutine of the runtime's own (not the streams' pumps)
+	running   sync.Map       // id -> what each such goroutine does, for Shutdown to name
+	bridges   sync.Map       // bridge PID ID -> *actor.PID, live plain-Go streams
 
 	stopping     atomic.Bool
 	stopCtx      atomic.Pointer[context.Context] // Shutdown's context, for the root's final wait
@@ -114,7 +115,6 @@ func Start(cfg Config) (*Runtime, error) {
 		refPrefix: randomPrefix(), stopped: make(chan struct{}), actorsDone: make(chan struct{}),
 	}
 	rt.opsCtx, rt.opsCancel = context.WithCancel(context.Background())
-	rt.pumpCtx, rt.pumpCancel = context.WithCancel(context.Background())
 	rt.replies = newReplyBox(actor.NewPID(e.Address(), repliesKind+"/"+cfg.Name))
 	e.SpawnProc(rt.replies)
 	rt.root = e.Spawn(newRoot(rt), rootKind, append(rt.actorOpts(), actor.WithID(cfg.Name))...)
@@ -162,27 +162,52 @@ func randomPrefix() string {
 	return hex.EncodeToString(b)
 }
 
-// goTracked runs f on a goroutine that Shutdown waits for.
-func (rt *Runtime) goTracked(f func()) {
+// goTracked runs f on a goroutine that Shutdown waits for; what says
+// what it does, for a Shutdown that has to abandon it.
+func (rt *Runtime) goTracked(what string, f func()) {
+	id := rt.nextID.Add(1)
+	rt.running.Store(id, what)
 	rt.wg.Add(1)
 	go func() {
 		defer rt.wg.Done()
+		defer rt.running.Delete(id)
 		f()
 	}()
 }
 
-// Shutdown stops the runtime: every live command's subscribers receive
-// exactly one terminal frame (Error{stopped_before_exit} where no exit was
-// seen), in-flight provider calls are cancelled, and every goroutine the
-// runtime started is waited for, all within ctx. Remote processes of
-// detachable commands keep running. Later calls return the first result.
+// stillRunning names the runtime's goroutines still running (at most
+// maxNamed of them, then a count).
+func (rt *Runtime) stillRunning() string {
+	const maxNamed = 8
+	var names []string
+	n := 0
+	rt.running.Range(func(_, v any) bool {
+		if n++; n <= maxNamed {
+			names = append(names, v.(string))
+		}
+		return true
+	})
+	sort.Strings(names)
+	if n > maxNamed {
+		names = append(names, fmt.Sprintf("and %d more", n-maxNamed))
+	}
+	return strings.Join(names, "; ")
+}
+
+// Shutdown stops the runtime within ctx: every live command's subscribers
+// receive exactly one terminal frame (Error{stopped_before_exit} where no
+// exit was seen) after all they were owed, in-flight provider calls are
+// cancelled, and the runtime's own goroutines are waited for. It never
+// waits for a plain-Go subscriber to read: a FrameStream keeps what it was
+// owed after Shutdown, so read it to its end or Close it. If ctx ends
+// first, Shutdown returns at once with an unavailable error naming what it
+// abandoned (an adapter call or stream that ignores cancellation). Remote
+// processes of detachable commands keep running. Later calls return the
+// first result.
 func (rt *Runtime) Shutdown(ctx context.Context) error {
 	rt.shutdownOnce.Do(func() { rt.shutdownErr = rt.shutdown(ctx) })
 	return rt.shutdownErr
 }
-
-// shutdownGrace bounds the wait for goroutines once ctx has expired.
-const shutdownGrace = time.Second
 
 // shutdownCtx is the context Shutdown was given (Background before).
 func (rt *Runtime) shutdownCtx() context.Context {
@@ -211,15 +236,8 @@ func (rt *Runtime) shutdown(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		err = &paddock.UnavailableError{Detail: "shutdown: " + ctx.Err().Error()}
-		rt.pumpCancel()
-		select {
-		case <-done:
-		case <-time.After(shutdownGrace):
-			err = &paddock.UnavailableError{Detail: "shutdown: goroutines still running after the deadline (an adapter ignores cancellation)"}
-		}
+		err = &paddock.UnavailableError{Detail: "shutdown: " + ctx.Err().Error() + "; abandoned: " + rt.stillRunning()}
 	}
-	rt.pumpCancel()
 	rt.engine.Registry.Remove(rt.replies.PID())
 	close(rt.stopped)
 	rt.log.Debug().Err(err).Msg("runtime stopped")

@@ -62,7 +62,7 @@ type opCall struct {
 // to the request's sender.
 func (s *sandboxActor) dispatch(c *actor.Context, req proto.Message, serve func(opCall) proto.Message) {
 	cl := opCall{ctx: s.rt.opsCtx, h: s.handle(req), e: c.Engine(), self: c.PID(), root: s.root, replyTo: c.Sender()}
-	s.rt.goTracked(func() {
+	s.rt.goTracked(string(req.ProtoReflect().Descriptor().Name())+" on "+s.key, func() {
 		if reply := guardedServe(req, func() proto.Message { return serve(cl) }); reply != nil && cl.replyTo != nil {
 			cl.e.Send(cl.replyTo, reply)
 		}
@@ -281,30 +281,37 @@ func (s *sandboxActor) attach(cl opCall, m *messages.AttachRequest) proto.Messag
 	return s.opened(cl, m, &streamOpened{stream: st, provider: s.provider, owner: owner, window: int(m.GetWindow()), replyTo: cl.replyTo, reqID: m.GetId(), attach: true})
 }
 
-// exec starts the command of an ExecRequest as a stream whose frames an
-// exec collector gathers under the request's deadline.
+// exec runs the adapter's Exec under the request's one deadline
+// (docs/contract.md#exec-deadlines): a budget the lookup spent dispatches
+// nothing; the call's context ends with the budget, so the adapter stops
+// (and kills) the command then; and a result that arrives after the
+// deadline is the timeout error, reporting the original timeout.
 func (s *sandboxActor) exec(cl opCall, ec *execCall) proto.Message {
-	m := ec.req
-	cmd := wire.CmdFromMessage(m.GetCmd())
-	if err := paddock.ValidateExec(cmd, paddock.ExecOpts{}); err != nil {
-		return &messages.ExecReply{Id: m.GetId(), Failure: s.fail("exec", err)}
+	m, dl := ec.req, ec.deadline
+	if dl.Finite() && dl.Expired() {
+		return &messages.ExecReply{Id: m.GetId(), Failure: s.fail("exec", dl.Err())}
 	}
-	st, err := s.a.Spawn(cl.ctx, cl.h, cmd, paddock.SpawnOpts{})
+	ctx, cancel := dl.Context(cl.ctx)
+	defer cancel()
+	res, err := s.a.Exec(ctx, cl.h, wire.CmdFromMessage(m.GetCmd()), execOpts(m))
+	if dl.Finite() && dl.Expired() {
+		err = dl.Err()
+	}
 	if err != nil {
 		return &messages.ExecReply{Id: m.GetId(), Failure: s.fail("exec", err)}
 	}
-	if ec.deadline.Finite() && ec.deadline.Expired() { // starting counts against the budget
-		_ = st.Close()
-		return &messages.ExecReply{Id: m.GetId(), Failure: s.fail("exec", ec.deadline.Err())}
-	}
-	job := &execJob{deadline: ec.deadline, merge: m.GetStderrToStdout(), op: "exec", handle: paddock.Handle{Provider: s.provider, Name: s.name}}
-	return s.opened(cl, m, &streamOpened{stream: st, provider: s.provider, window: s.rt.cfg.Window, replyTo: cl.replyTo, reqID: m.GetId(), exec: job})
+	return &messages.ExecReply{Id: m.GetId(), Output: res.Output, ExitCode: int32(res.ExitCode)}
+}
+
+// execOpts are an ExecRequest's options.
+func execOpts(m *messages.ExecRequest) paddock.ExecOpts {
+	return paddock.ExecOpts{Timeout: wire.DurationFromMessage(m.GetTimeout()), StderrToStdout: m.GetStderrToStdout()}
 }
 
 // opened hands a stream to the root; if the runtime is stopping the stream
 // is closed and the request refused instead.
 func (s *sandboxActor) opened(cl opCall, req proto.Message, so *streamOpened) proto.Message {
-	if so.owner == nil && so.exec == nil {
+	if so.owner == nil {
 		_ = so.stream.Close()
 		return failureReply(req, s.fail(opName(req), &paddock.InvalidError{Detail: "no owner for the frames: set one, or send with a sender"}))
 	}

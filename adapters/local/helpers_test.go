@@ -98,7 +98,9 @@ func execOut(t testing.TB, a *local.Adapter, h paddock.Handle, script string) (s
 // next waits for one event.
 func next(t testing.TB, st paddock.Stream) paddock.Event {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	// A bound on a hang, not a measure of speed: the package's tests run
+	// in parallel under -race on two cores, one of them streaming 1 GiB.
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	ev, err := st.Next(c)
 	require.NoError(t, err)

@@ -134,6 +134,7 @@ func TestCreateNewValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			srv := newServer(t)
 			_, err := newAdapter(t, srv).CreateNew(ctxFor(t, 5*time.Second), c.sprite, paddock.CreateNewOpts{Timeout: c.timeout})
 			requireOutcome(t, c.want, err)
@@ -194,11 +195,12 @@ func TestCreateNewAnswers(t *testing.T) {
 		{"2xx of 65537 bytes", false, ptr(body(oversize)), nil, createUnconfirmed, false},
 		{"truncated body", false, ptr(truncated(201, `{"name":"box","id":"sprite-1"}`)), nil, createUnconfirmed, false},
 		{"declared 100000, sent 70000, stalled", false, ptr(overDeclared(201)), ms(5000), createUnconfirmed, true},
-		{"stalled past the deadline", false, ptr(spritestest.Stall()), ms(200), createTimeout, true},
+		{"stalled past the deadline", false, ptr(spritestest.Stall()), ms(1000), createTimeout, true},
 		{"connection reset", false, ptr(reset()), nil, createTransport, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			srv := newServer(t)
 			a := newAdapter(t, srv)
 			if c.exists {
@@ -245,6 +247,7 @@ func TestCreateNewRequestBody(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			srv := newServer(t)
 			_, err := newAdapter(t, srv, c.edit).CreateNew(ctxFor(t, 5*time.Second), "box", paddock.CreateNewOpts{WaitForCapacity: c.wait})
 			require.NoError(t, err)
@@ -305,13 +308,14 @@ func TestDestroyOnceAnswers(t *testing.T) {
 		{"503 is not normalised", true, ptr(spritestest.Status(503)), nil, nil, deleteUnconfirmed, []string{del}, true},
 		{"500 for absent is not absence", false, ptr(spritestest.Body(500, `{"error":"failed to delete sprite"}`)), nil, nil, deleteUnconfirmed, []string{del}, false},
 		{"oversized GET answer", true, ptr(spritestest.Body(204, "")), ptr(spritestest.Body(404, strings.Repeat("x", 65537))), nil, deleteUnconfirmed, []string{del, get}, true},
-		{"DELETE stalled", true, ptr(spritestest.Stall()), nil, ms(200), deleteTimeout, []string{del}, true},
-		{"GET stalled", true, nil, ptr(spritestest.Stall()), ms(300), deleteTimeout, []string{del, get}, false},
+		{"DELETE stalled", true, ptr(spritestest.Stall()), nil, ms(1000), deleteTimeout, []string{del}, true},
+		{"GET stalled", true, nil, ptr(spritestest.Stall()), ms(2000), deleteTimeout, []string{del, get}, false},
 		{"DELETE reset", true, ptr(reset()), nil, nil, deleteTransport, []string{del}, true},
 		{"GET reset", true, nil, ptr(reset()), nil, deleteTransport, []string{del, get}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			srv := newServer(t)
 			a := newAdapter(t, srv)
 			if c.exists {
@@ -374,6 +378,7 @@ func TestCheckpointOnceValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			srv := newServer(t)
 			srv.AddSprite("box")
 			for _, edit := range []func(*sprites.Config){withCheckpoints, func(*sprites.Config) {}} {
@@ -467,14 +472,15 @@ func TestCheckpointOnceAnswers(t *testing.T) {
 		{"budget shared by both answers", stream(goodStream), listing(padded), nil, cpUnconfirmed, "", []string{post, list}},
 		{"truncated listing", stream(goodStream), ptr(truncated(200, goodListing)), nil, cpUnconfirmed, "", []string{post, list}},
 		// transport
-		{"POST stalled", ptr(spritestest.Stall()), nil, ms(200), cpTimeout, "", []string{post}},
-		{"listing stalled: it has only the time left", stream(goodStream), ptr(spritestest.Stall()), ms(300), cpTimeout, "", []string{post, list}},
+		{"POST stalled", ptr(spritestest.Stall()), nil, ms(1000), cpTimeout, "", []string{post}},
+		{"listing stalled: it has only the time left", stream(goodStream), ptr(spritestest.Stall()), ms(2000), cpTimeout, "", []string{post, list}},
 		{"POST reset", ptr(reset()), nil, nil, cpTransport, "", []string{post}},
 		{"listing reset", stream(goodStream), ptr(reset()), nil, cpTransport, "", []string{post, list}},
 		{"POST declared 100000, sent 70000", ptr(overDeclared(200)), nil, ms(5000), cpUnconfirmed, "", []string{post}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			srv := newServer(t)
 			srv.AddSprite("box")
 			a := newAdapter(t, srv, withCheckpoints)
@@ -536,6 +542,7 @@ func TestTerminateValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			srv := newServer(t)
 			a := newAdapter(t, srv)
 			err := a.TerminateSession(ctxFor(t, 5*time.Second), a.BuildHandle("box"), c.session, c.opts)
@@ -609,6 +616,7 @@ func TestTerminateAnswers(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			srv := newServer(t)
 			srv.AddSprite("box")
 			a := newAdapter(t, srv)
