@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -110,55 +109,3 @@ func (c Cmd) MarshalZerologObject(e *zerolog.Event) {
 
 // LogValue logs the command line and env names through log/slog.
 func (c Cmd) LogValue() slog.Value { return slog.StringValue(c.String()) }
-
-// ExecOpts are the options of Exec.
-type ExecOpts struct {
-	// Timeout bounds local collection of the result with one monotonic
-	// deadline (docs/contract.md#exec-deadlines): nil = no limit; a pointer to zero
-	// answers the timeout error at once, without starting anything; a
-	// negative value is invalid. Expiry is reported as *ExecTimeoutError
-	// carrying this original value.
-	Timeout *time.Duration
-	// StderrToStdout interleaves stderr into Output in arrival order;
-	// otherwise stderr is discarded.
-	StderrToStdout bool
-}
-
-// Validate reports an *InvalidError with detail exec_options for a negative
-// timeout.
-func (o ExecOpts) Validate() error {
-	if o.Timeout != nil && *o.Timeout < 0 {
-		return &InvalidError{Detail: DetailExecOptions + ": negative timeout"}
-	}
-	return nil
-}
-
-// ExecResult is a finished command's output and exit code. A nonzero exit
-// code is data, not an error.
-type ExecResult struct {
-	Output   []byte `json:"output"`
-	ExitCode int    `json:"exit_code"`
-}
-
-// ValidateExec validates an Exec request.
-func ValidateExec(cmd Cmd, opts ExecOpts) error {
-	if err := cmd.Validate(); err != nil {
-		return err
-	}
-	return opts.Validate()
-}
-
-// StartExec validates an Exec request and fixes its one deadline now (clock
-// nil = the system clock). A budget that is already spent (a zero timeout)
-// answers the timeout error at once, before anything is started or even
-// looked up (docs/contract.md#exec-deadlines).
-func StartExec(cmd Cmd, opts ExecOpts, clock Clock) (ExecDeadline, error) {
-	if err := ValidateExec(cmd, opts); err != nil {
-		return ExecDeadline{}, err
-	}
-	dl := StartExecDeadline(opts.Timeout, clock)
-	if dl.Finite() && dl.Expired() {
-		return dl, dl.Err()
-	}
-	return dl, nil
-}

@@ -339,6 +339,11 @@ const (
 	DetailSandboxName           = "sandbox_name"   // an empty or malformed sandbox name
 	DetailPath                  = "path"           // an empty or relative file path
 	DetailBackoffOptions        = "backoff_options"
+	// DetailExecOutputLimit: the command printed more than ExecOpts.MaxOutput
+	// and was stopped. It is invalid, not unavailable, because the outcome
+	// is known and the same request would fail the same way: raise the cap
+	// or stream the output with Spawn.
+	DetailExecOutputLimit = "exec_output_limit"
 
 	// Unavailable details: the outcome is unknown.
 	DetailCreateUnconfirmed          = "create_unconfirmed"
@@ -366,6 +371,7 @@ var (
 	ErrClosedBeforeExit        error = &UnavailableError{Detail: DetailClosedBeforeExit}
 	ErrOutputTruncated         error = &UnavailableError{Detail: DetailOutputTruncated}
 	ErrExecTimeout             error = &UnavailableError{Detail: DetailExecTimeout}
+	ErrExecOutputLimit         error = &InvalidError{Detail: DetailExecOutputLimit}
 	ErrStartTimeout            error = &UnavailableError{Detail: DetailStartTimeout}
 	ErrTerminationUnconfirmed  error = &UnavailableError{Detail: DetailTerminationUnconfirmed}
 	ErrTerminationRequest      error = &InvalidError{Detail: DetailTerminationRequest}

@@ -122,7 +122,7 @@ func TestRuntimeExecIsTheAdaptersExec(t *testing.T) {
 	rt, h := startCounting(t, c)
 	res, err := rt.Exec(ctx, h, paddock.NewCmd("emit", "out:hi"), paddock.ExecOpts{})
 	require.NoError(t, err)
-	assert.Equal(t, "hi", string(res.Output))
+	assert.Equal(t, "hi", string(res.Stdout))
 	assert.Equal(t, []string{"create", "exec"}, c.seen(), "the adapter's Exec, not a spawn")
 	sessions, err := rt.ListSessions(ctx, h)
 	require.NoError(t, err)

@@ -32,7 +32,7 @@ func TestFacadeDispatchesOnTheTag(t *testing.T) {
 
 			res, err := rt.Exec(ctx, h, paddock.NewCmd("emit", "out:out", "err:err", "exit:4"), paddock.ExecOpts{StderrToStdout: true})
 			require.NoError(t, err)
-			assert.Equal(t, "outerr", string(res.Output))
+			assert.Equal(t, "outerr", string(res.Stdout))
 			assert.Equal(t, 4, res.ExitCode)
 
 			s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "stay"), paddock.SpawnOpts{Stdin: true})

@@ -16,7 +16,7 @@ func ExampleRuntime_Exec() {
 	h, _ := rt.Create(context.Background(), "fake", "box", paddock.CreateOpts{})
 
 	res, err := rt.Exec(context.Background(), h, paddock.NewCmd("emit", "out:hello", "exit:3"), paddock.ExecOpts{})
-	fmt.Printf("%q %d %v\n", res.Output, res.ExitCode, err)
+	fmt.Printf("%q %d %v\n", res.Stdout, res.ExitCode, err)
 	// Output: "hello" 3 <nil>
 }
 

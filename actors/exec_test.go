@@ -30,7 +30,7 @@ func (a *timed) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o p
 	skew := map[string]time.Duration{"exits-late": 101 * time.Millisecond, "in-time": 80 * time.Millisecond, "starts-slowly": time.Second}
 	if d, ok := skew[cmd.Path]; ok {
 		a.clock.Advance(d)
-		return paddock.ExecResult{Output: []byte("out")}, nil
+		return paddock.ExecResult{Stdout: []byte("out")}, nil
 	}
 	return a.Adapter.Exec(ctx, h, cmd, o)
 }
@@ -83,7 +83,7 @@ func TestExecDeadline(t *testing.T) {
 		infinite, err := rt.Exec(ctx, h, paddock.NewCmd("in-time"), paddock.ExecOpts{})
 		require.NoError(t, err)
 		assert.Equal(t, infinite, finite)
-		assert.Equal(t, "out", string(finite.Output))
+		assert.Equal(t, "out", string(finite.Stdout))
 	})
 	t.Run("a negative timeout is invalid", func(t *testing.T) {
 		rt, a, h := startTimed(t)
@@ -99,31 +99,58 @@ func TestExecResults(t *testing.T) {
 	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	tests := map[string]struct {
-		instrs []string
-		merge  bool
-		out    string
-		code   int
-		err    error
+		instrs   []string
+		opts     paddock.ExecOpts
+		out, err string
+		code     int
+		fails    error
 	}{
-		"stdout only":             {[]string{"out:a", "err:b", "out:c", "exit:4"}, false, "ac", 4, nil},
-		"stderr merged in order":  {[]string{"out:a", "err:b", "out:c", "exit:4"}, true, "abc", 4, nil},
-		"an error frame discards": {[]string{"out:partial", "drop"}, false, "", 0, paddock.ErrClosedBeforeExit},
-		"an invalid command":      {[]string{"teleport"}, false, "", 0, paddock.ErrInvalid},
-		"nonzero exit is data":    {[]string{"exit:7"}, false, "", 7, nil},
+		"stderr apart":            {[]string{"out:a", "err:b", "out:c", "exit:4"}, paddock.ExecOpts{}, "ac", "b", 4, nil},
+		"stderr merged in order":  {[]string{"out:a", "err:b", "out:c", "exit:4"}, paddock.ExecOpts{StderrToStdout: true}, "abc", "", 4, nil},
+		"an error frame discards": {[]string{"out:partial", "drop"}, paddock.ExecOpts{}, "", "", 0, paddock.ErrClosedBeforeExit},
+		"an invalid command":      {[]string{"teleport"}, paddock.ExecOpts{}, "", "", 0, paddock.ErrInvalid},
+		"nonzero exit is data":    {[]string{"exit:7"}, paddock.ExecOpts{}, "", "", 7, nil},
+		"exactly the cap":         {[]string{"out:abc", "err:de"}, paddock.ExecOpts{MaxOutput: 5}, "abc", "de", 0, nil},
+		"past the cap":            {[]string{"out:abc", "err:def"}, paddock.ExecOpts{MaxOutput: 5}, "", "", 0, paddock.ErrExecOutputLimit},
+		"a negative cap":          {[]string{"out:abc"}, paddock.ExecOpts{MaxOutput: -5}, "", "", 0, paddock.ErrInvalid},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			res, err := rt.Exec(ctx, h, paddock.NewCmd("emit", tc.instrs...), paddock.ExecOpts{StderrToStdout: tc.merge})
-			if tc.err != nil {
-				require.ErrorIs(t, err, tc.err)
-				assert.Empty(t, res.Output)
+			res, err := rt.Exec(ctx, h, paddock.NewCmd("emit", tc.instrs...), tc.opts)
+			if tc.fails != nil {
+				require.ErrorIs(t, err, tc.fails)
+				assert.Empty(t, res.Stdout)
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tc.out, string(res.Output))
+			assert.Equal(t, tc.out, string(res.Stdout))
+			assert.Equal(t, tc.err, string(res.Stderr))
 			assert.Equal(t, tc.code, res.ExitCode)
 		})
 	}
 	_, err = rt.Exec(ctx, paddock.Handle{Provider: "fake", Name: "missing"}, paddock.NewCmd("emit"), paddock.ExecOpts{})
 	require.ErrorIs(t, err, paddock.ErrNotFound)
+}
+
+// overflowing answers more output than any cap allows, and a timeout.
+type overflowing struct{ *fake.Adapter }
+
+func (overflowing) Exec(context.Context, paddock.Handle, paddock.Cmd, paddock.ExecOpts) (paddock.ExecResult, error) {
+	return paddock.ExecResult{Stdout: []byte("0123456789"), Timeout: paddock.Duration(time.Minute)}, nil
+}
+
+// The runtime holds an adapter to the cap it was asked for, and carries
+// the timeout the adapter reports.
+func TestRuntimeHoldsAdaptersToTheOutputCap(t *testing.T) {
+	t.Parallel()
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": overflowing{fake.New()}}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
+	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	_, err = rt.Exec(ctx, h, paddock.NewCmd("x"), paddock.ExecOpts{MaxOutput: 9})
+	require.ErrorIs(t, err, paddock.ErrExecOutputLimit)
+	res, err := rt.Exec(ctx, h, paddock.NewCmd("x"), paddock.ExecOpts{MaxOutput: 10})
+	require.NoError(t, err)
+	assert.Equal(t, paddock.ExecResult{Stdout: []byte("0123456789"), Timeout: paddock.Duration(time.Minute)}, res)
 }

@@ -158,20 +158,18 @@ func (rt *Runtime) Resume(ctx context.Context, h paddock.Handle) (paddock.Handle
 	return wire.HandleFromMessage(r.GetHandle()), nil
 }
 
-// Exec runs cmd to completion through a command stream
-// (docs/contract.md#exec-deadlines): one monotonic deadline from opts.Timeout, checked before dispatch,
-// on every frame and after the exit; the error reports the original
-// timeout. A nonzero exit is data; an Error frame is an error and the
-// partial output is discarded.
+// Exec runs the adapter's Exec under the runtime's guard and one
+// monotonic deadline from opts.Timeout (docs/contract.md#exec-deadlines),
+// checked before dispatch and after the result; the error reports the
+// original timeout. A nonzero exit is data.
 func (rt *Runtime) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
 	r, err := do[*messages.ExecReply](ctx, rt, "exec", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.ExecRequest{Id: id, Handle: wire.HandleMessage(h), Cmd: wire.CmdMessage(cmd),
-			Timeout: wire.DurationMessage(opts.Timeout), StderrToStdout: opts.StderrToStdout}
+		return wire.ExecRequestMessage(id, h, cmd, opts)
 	})
 	if err != nil {
 		return paddock.ExecResult{}, err
 	}
-	return paddock.ExecResult{Output: r.GetOutput(), ExitCode: int(r.GetExitCode())}, nil
+	return wire.ExecResultFromMessage(r), nil
 }
 
 // Spawn starts cmd and returns a plain-Go Stream of its frames.

@@ -212,7 +212,7 @@ func TestMisbehavingAdapterStreams(t *testing.T) {
 			// The process lives on: the runtime still answers.
 			res, err := rt.Exec(ctx, h, paddock.NewCmd("emit", "out:alive"), paddock.ExecOpts{})
 			require.NoError(t, err)
-			assert.Equal(t, "alive", string(res.Output))
+			assert.Equal(t, "alive", string(res.Stdout))
 			if tc.violation != "" {
 				// Events reach subscribers asynchronously.
 				require.Eventually(t, func() bool { return len(events.snapshot()) == 1 }, 2*time.Second, time.Millisecond)

@@ -24,13 +24,13 @@ import (
 // wait would never end. The root is the one party that stops them, once
 // each, and only it waits.
 type root struct {
-	rt         *Runtime
-	watchdog   *actor.PID
-	sandboxes  map[string]*actor.PID
-	stopping   map[string][]held // sandbox actors being stopped, and the requests held for their successor
-	commands   map[paddock.Ref]*liveCommand
-	finished   *finishedRefs
-	owners     map[string]*ownerRefs // owner PID ID -> its live commands
+	rt        *Runtime
+	watchdog  *actor.PID
+	sandboxes map[string]*actor.PID
+	stopping  map[string][]held // sandbox actors being stopped, and the requests held for their successor
+	commands  map[paddock.Ref]*liveCommand
+	finished  *finishedRefs
+	owners    map[string]*ownerRefs // owner PID ID -> its live commands
 }
 
 // liveCommand is a command actor and its owner.
@@ -48,12 +48,12 @@ type ownerRefs struct {
 func newRoot(rt *Runtime) actor.Producer {
 	return func() actor.Receiver {
 		return &root{
-			rt:         rt,
-			sandboxes:  map[string]*actor.PID{},
-			stopping:   map[string][]held{},
-			commands:   map[paddock.Ref]*liveCommand{},
-			finished:   newFinishedRefs(rt.cfg.FinishedRefs),
-			owners:     map[string]*ownerRefs{},
+			rt:        rt,
+			sandboxes: map[string]*actor.PID{},
+			stopping:  map[string][]held{},
+			commands:  map[paddock.Ref]*liveCommand{},
+			finished:  newFinishedRefs(rt.cfg.FinishedRefs),
+			owners:    map[string]*ownerRefs{},
 		}
 	}
 }
@@ -265,7 +265,7 @@ func (r *root) exec(c *actor.Context, m *messages.ExecRequest) {
 	if !ok {
 		return
 	}
-	dl, err := paddock.StartExec(wire.CmdFromMessage(m.GetCmd()), execOpts(m), r.rt.cfg.Clock)
+	dl, _, err := paddock.StartExec(wire.CmdFromMessage(m.GetCmd()), wire.ExecOptsFromMessage(m), paddock.ExecLimits{}, r.rt.cfg.Clock)
 	if err != nil {
 		r.fail(c, m, "exec", p, name, err)
 		return

@@ -293,19 +293,18 @@ func (s *sandboxActor) exec(cl opCall, ec *execCall) proto.Message {
 	}
 	ctx, cancel := dl.Context(cl.ctx)
 	defer cancel()
-	res, err := s.a.Exec(ctx, cl.h, wire.CmdFromMessage(m.GetCmd()), execOpts(m))
-	if dl.Finite() && dl.Expired() {
+	opts := wire.ExecOptsFromMessage(m)
+	res, err := s.a.Exec(ctx, cl.h, wire.CmdFromMessage(m.GetCmd()), opts)
+	switch {
+	case dl.Finite() && dl.Expired():
 		err = dl.Err()
+	case err == nil && int64(len(res.Stdout)+len(res.Stderr)) > opts.OutputCap():
+		err = paddock.ErrExecOutputLimit // an adapter that ignored the cap
 	}
 	if err != nil {
 		return &messages.ExecReply{Id: m.GetId(), Failure: s.fail("exec", err)}
 	}
-	return &messages.ExecReply{Id: m.GetId(), Output: res.Output, ExitCode: int32(res.ExitCode)}
-}
-
-// execOpts are an ExecRequest's options.
-func execOpts(m *messages.ExecRequest) paddock.ExecOpts {
-	return paddock.ExecOpts{Timeout: wire.DurationFromMessage(m.GetTimeout()), StderrToStdout: m.GetStderrToStdout()}
+	return wire.ExecReplyMessage(m.GetId(), res)
 }
 
 // opened hands a stream to the root; if the runtime is stopping the stream

@@ -16,7 +16,7 @@ func TestSmoke(t *testing.T) {
 	require.NoError(t, err)
 	res, err := rt.Exec(ctx, h, paddock.NewCmd("emit", "out:hi", "err:x", "exit:3"), paddock.ExecOpts{})
 	require.NoError(t, err)
-	assert.Equal(t, "hi", string(res.Output))
+	assert.Equal(t, "hi", string(res.Stdout))
 	assert.Equal(t, 3, res.ExitCode)
 
 	s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Stdin: true})

@@ -67,7 +67,7 @@ func terminateKeepsSandbox(t testing.TB, s *suite) {
 	res, err := s.a.Exec(ctx, h, s.cfg.Fixtures.ExecOK.Cmd, paddock.ExecOpts{})
 	require.NoError(t, err)
 	require.Equal(t, 0, res.ExitCode)
-	require.Contains(t, string(res.Output), s.cfg.Fixtures.ExecOK.Expect)
+	require.Contains(t, string(res.Stdout), s.cfg.Fixtures.ExecOK.Expect)
 }
 
 // 18 refused. Without terminate_session the facade refuses, valid input or

@@ -70,6 +70,14 @@ type ExecFailFixture struct {
 	Code int
 }
 
+// ExecSplitFixture is a command that prints Stdout on stdout, then Stderr
+// on stderr, and exits with Code.
+type ExecSplitFixture struct {
+	Cmd            paddock.Cmd
+	Stdout, Stderr string
+	Code           int
+}
+
 // BulkFixture is a command whose stdout is exactly Output and which exits
 // 0; its stderr is ignored.
 type BulkFixture struct {
@@ -81,6 +89,8 @@ type BulkFixture struct {
 type Fixtures struct {
 	ExecOK   ExecFixture
 	ExecFail ExecFailFixture
+	// ExecSplit writes to both stdout and stderr.
+	ExecSplit ExecSplitFixture
 	// SpawnOK prints some stdout and exits 0.
 	SpawnOK paddock.Cmd
 	// SpawnDrop prints, then its transport closes with no exit. Optional:
@@ -100,6 +110,7 @@ func FakeFixtures() Fixtures {
 	return Fixtures{
 		ExecOK:    ExecFixture{Cmd: paddock.NewCmd("emit", "out:hello"), Expect: "hello"},
 		ExecFail:  ExecFailFixture{Cmd: paddock.NewCmd("emit", "out:oops", "exit:3"), Code: 3},
+		ExecSplit: ExecSplitFixture{Cmd: paddock.NewCmd("emit", "out:to stdout", "err:to stderr", "exit:4"), Stdout: "to stdout", Stderr: "to stderr", Code: 4},
 		SpawnOK:   paddock.NewCmd("emit", "out:hello", "exit:0"),
 		SpawnDrop: &drop,
 		SpawnStay: paddock.NewCmd("emit", "out:ready", "stay"),
@@ -134,6 +145,7 @@ func ShellFixtures() Fixtures {
 	return Fixtures{
 		ExecOK:    ExecFixture{Cmd: paddock.NewCmd("sh", "-c", "echo hello"), Expect: "hello"},
 		ExecFail:  ExecFailFixture{Cmd: paddock.NewCmd("sh", "-c", "echo oops; exit 3"), Code: 3},
+		ExecSplit: ExecSplitFixture{Cmd: paddock.NewCmd("sh", "-c", "printf 'to stdout'; printf 'to stderr' >&2; exit 4"), Stdout: "to stdout", Stderr: "to stderr", Code: 4},
 		SpawnOK:   paddock.NewCmd("sh", "-c", "echo hello"),
 		SpawnStay: paddock.NewCmd("sh", "-c", "echo ready; exec cat"),
 		ExecBulk:  BulkFixture{Cmd: paddock.NewCmd("seq", "1", "3000"), Output: numberLines(1, 3000)},

@@ -136,9 +136,9 @@ func turn(ctx context.Context, a paddock.Adapter, f Fixtures, opts paddock.Spawn
 	if err != nil {
 		return fmt.Errorf("exec: %w", err)
 	}
-	if res.ExitCode != 0 || !bytes.Equal(res.Output, f.ExecBulk.Output) {
+	if res.ExitCode != 0 || !bytes.Equal(res.Stdout, f.ExecBulk.Output) {
 		return fmt.Errorf("exec: exit %d with %d bytes %s; want exit 0 with %d bytes",
-			res.ExitCode, len(res.Output), difference(res.Output, f.ExecBulk.Output), len(f.ExecBulk.Output))
+			res.ExitCode, len(res.Stdout), difference(res.Stdout, f.ExecBulk.Output), len(f.ExecBulk.Output))
 	}
 	st, err := a.Spawn(ctx, h, f.SpawnBulk.Cmd, opts)
 	if err != nil {

@@ -18,10 +18,14 @@ type broken struct {
 	attachStream  func(paddock.Stream) paddock.Stream // wraps every attached stream
 	get           func(error) error                   // rewrites Get's error
 	exec          func(paddock.ExecResult) paddock.ExecResult
-	keepOnDestroy bool // Destroy answers ok and removes nothing
+	execOpts      func(paddock.ExecOpts) paddock.ExecOpts // rewrites Exec's options
+	keepOnDestroy bool                                    // Destroy answers ok and removes nothing
 }
 
 func (b *broken) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o paddock.ExecOpts) (paddock.ExecResult, error) {
+	if b.execOpts != nil {
+		o = b.execOpts(o)
+	}
 	res, err := b.Adapter.Exec(ctx, h, cmd, o)
 	if err == nil && b.exec != nil {
 		res = b.exec(res)
@@ -136,7 +140,7 @@ func loseThirdChunk(st paddock.Stream) paddock.Stream {
 
 // cutLongOutput keeps only the first KiB of a longer exec output.
 func cutLongOutput(res paddock.ExecResult) paddock.ExecResult {
-	res.Output = res.Output[:min(len(res.Output), 1024)]
+	res.Stdout = res.Stdout[:min(len(res.Stdout), 1024)]
 	return res
 }
 
@@ -166,7 +170,17 @@ func TestTheSuiteCatchesBrokenAdapters(t *testing.T) {
 		},
 		"exec cutting a long output": {
 			breakIt:  func(b *broken) { b.exec = cutLongOutput },
-			caughtBy: []string{"24 nothing lost under load"},
+			caughtBy: []string{"24 nothing lost under load", "28 Exec holds at most its output cap"},
+		},
+		"exec dropping stderr": {
+			breakIt: func(b *broken) {
+				b.exec = func(r paddock.ExecResult) paddock.ExecResult { r.Stderr = nil; return r }
+			},
+			caughtBy: []string{"27 Exec keeps stderr apart, or merges it"},
+		},
+		"exec ignoring the output cap": {
+			breakIt:  func(b *broken) { b.execOpts = func(o paddock.ExecOpts) paddock.ExecOpts { o.MaxOutput = 0; return o } },
+			caughtBy: []string{"28 Exec holds at most its output cap"},
 		},
 		"destroy leaving the sandbox": {
 			breakIt:  func(b *broken) { b.keepOnDestroy = true },
@@ -222,7 +236,7 @@ func TestTheSuitePassesTheFakeThroughTheRecorder(t *testing.T) {
 	rec := newRecorder(t)
 	run(rec, Config{Adapter: f, Fixtures: FakeFixtures()})
 	assert.Empty(t, rec.failed())
-	assert.Len(t, rec.order, 27)
+	assert.Len(t, rec.order, 29)
 }
 
 // requiredOnly shows only the required operations of the adapter it wraps,

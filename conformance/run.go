@@ -106,6 +106,8 @@ func (s *suite) cases() []testCase {
 		testCase{"24 nothing lost under load", nothingLostUnderLoad},
 		testCase{"25 DestroyOnce confirms absence", destroyOnceConfirmsAbsence},
 		testCase{"26 CreateCheckpointOnce is listed", checkpointOnceIsListed},
+		testCase{"27 Exec keeps stderr apart, or merges it", execSplitsOrMerges},
+		testCase{"28 Exec holds at most its output cap", execOutputCap},
 	)
 	return cases
 }

@@ -7,13 +7,15 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
-// Exec evaluates the script without running anything (docs/contract.md#fake): stdout
-// in script order, stderr only when merged, the first exit code (default 0),
-// nothing after a terminal instruction, and closed_before_exit for a drop.
-// A timeout of zero answers the timeout error before anything else; any
-// other timeout is moot, since evaluation is instantaneous.
+// Exec evaluates the script without running anything (docs/contract.md#fake):
+// stdout and stderr in script order (stderr into stdout when merged) under
+// the output cap, the first exit code (default 0), nothing after a terminal
+// instruction, and closed_before_exit for a drop. A timeout of zero answers
+// the timeout error before anything else; any other timeout is moot, since
+// evaluation is instantaneous.
 func (a *Adapter) Exec(_ context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	if _, err := paddock.StartExec(cmd, opts, nil); err != nil {
+	_, out, err := paddock.StartExec(cmd, opts, paddock.ExecLimits{}, nil)
+	if err != nil {
 		return paddock.ExecResult{}, err
 	}
 	script, err := parseScript(cmd)
@@ -26,7 +28,7 @@ func (a *Adapter) Exec(_ context.Context, h paddock.Handle, cmd paddock.Cmd, opt
 	if err != nil {
 		return paddock.ExecResult{}, err
 	}
-	return evaluate(script, opts.StderrToStdout)
+	return evaluate(script, out)
 }
 
 // Spawn starts the script as a session "fake-sess-<n>" and returns its

@@ -157,11 +157,11 @@ func TestExec(t *testing.T) {
 			res, err := a.Exec(ctx, h, paddock.NewCmd("emit", tc.instrs...), paddock.ExecOpts{StderrToStdout: tc.merge})
 			if tc.err != nil {
 				require.ErrorIs(t, err, tc.err)
-				assert.Empty(t, res.Output, "partial output is discarded")
+				assert.Empty(t, res.Stdout, "partial output is discarded")
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tc.want, string(res.Output))
+			assert.Equal(t, tc.want, string(res.Stdout))
 			assert.Equal(t, tc.code, res.ExitCode)
 		})
 	}

@@ -33,7 +33,7 @@ func TestFakeUnderHostedProviderSlots(t *testing.T) {
 
 			res, err := dispatch(h.Provider).Exec(ctx, h, paddock.NewCmd("emit", "out:out", "err:err", "exit:4"), paddock.ExecOpts{StderrToStdout: true})
 			require.NoError(t, err)
-			assert.Equal(t, "outerr", string(res.Output))
+			assert.Equal(t, "outerr", string(res.Stdout))
 			assert.Equal(t, 4, res.ExitCode)
 
 			st, err := dispatch(h.Provider).Spawn(ctx, h, paddock.NewCmd("emit", "stay"), paddock.SpawnOpts{Stdin: true})

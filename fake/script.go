@@ -63,24 +63,25 @@ func parseInstr(arg string) (instr, error) {
 }
 
 // evaluate computes what Exec answers for a script without running anything
-// (docs/contract.md#fake; nothing after a terminal instruction runs: nothing after a terminal instruction
-// is emitted, exactly as a spawned command would behave). stay is ignored;
-// drop is closed_before_exit with no output.
-func evaluate(script []instr, mergeStderr bool) (paddock.ExecResult, error) {
-	var out []byte
+// (docs/contract.md#fake): output into out, nothing after a terminal
+// instruction (as a spawned command would behave); stay is ignored; drop
+// is closed_before_exit with no output.
+func evaluate(script []instr, out *paddock.ExecOutput) (paddock.ExecResult, error) {
 	for _, in := range script {
+		var err error
 		switch in.op {
 		case opOut:
-			out = append(out, in.data...)
+			err = out.Add(paddock.EventStdout, in.data)
 		case opErr:
-			if mergeStderr {
-				out = append(out, in.data...)
-			}
+			err = out.Add(paddock.EventStderr, in.data)
 		case opExit:
-			return paddock.ExecResult{Output: out, ExitCode: in.code}, nil
+			return out.Result(in.code), nil
 		case opDrop:
-			return paddock.ExecResult{}, &paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit}
+			return paddock.ExecResult{}, paddock.ErrClosedBeforeExit
+		}
+		if err != nil {
+			return paddock.ExecResult{}, err
 		}
 	}
-	return paddock.ExecResult{Output: out}, nil
+	return out.Result(0), nil
 }

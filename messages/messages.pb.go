@@ -2189,8 +2189,9 @@ type ExecRequest struct {
 	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Handle         *Handle                `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
 	Cmd            *Cmd                   `protobuf:"bytes,3,opt,name=cmd,proto3" json:"cmd,omitempty"`
-	Timeout        *durationpb.Duration   `protobuf:"bytes,4,opt,name=timeout,proto3" json:"timeout,omitempty"` // absent = no limit
+	Timeout        *durationpb.Duration   `protobuf:"bytes,4,opt,name=timeout,proto3" json:"timeout,omitempty"` // absent = the adapter's default
 	StderrToStdout bool                   `protobuf:"varint,5,opt,name=stderr_to_stdout,json=stderrToStdout,proto3" json:"stderr_to_stdout,omitempty"`
+	MaxOutput      int64                  `protobuf:"varint,6,opt,name=max_output,json=maxOutput,proto3" json:"max_output,omitempty"` // 0 = the default cap
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -2260,12 +2261,21 @@ func (x *ExecRequest) GetStderrToStdout() bool {
 	return false
 }
 
+func (x *ExecRequest) GetMaxOutput() int64 {
+	if x != nil {
+		return x.MaxOutput
+	}
+	return 0
+}
+
 type ExecReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Output        []byte                 `protobuf:"bytes,2,opt,name=output,proto3" json:"output,omitempty"`
+	Stdout        []byte                 `protobuf:"bytes,2,opt,name=stdout,proto3" json:"stdout,omitempty"` // with stderr interleaved when merged
 	ExitCode      int32                  `protobuf:"varint,3,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
 	Failure       *Failure               `protobuf:"bytes,4,opt,name=failure,proto3" json:"failure,omitempty"`
+	Stderr        []byte                 `protobuf:"bytes,5,opt,name=stderr,proto3" json:"stderr,omitempty"`
+	Timeout       *durationpb.Duration   `protobuf:"bytes,6,opt,name=timeout,proto3" json:"timeout,omitempty"` // the timeout it ran under; absent = none
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2307,9 +2317,9 @@ func (x *ExecReply) GetId() string {
 	return ""
 }
 
-func (x *ExecReply) GetOutput() []byte {
+func (x *ExecReply) GetStdout() []byte {
 	if x != nil {
-		return x.Output
+		return x.Stdout
 	}
 	return nil
 }
@@ -2324,6 +2334,20 @@ func (x *ExecReply) GetExitCode() int32 {
 func (x *ExecReply) GetFailure() *Failure {
 	if x != nil {
 		return x.Failure
+	}
+	return nil
+}
+
+func (x *ExecReply) GetStderr() []byte {
+	if x != nil {
+		return x.Stderr
+	}
+	return nil
+}
+
+func (x *ExecReply) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
 	}
 	return nil
 }
@@ -4547,18 +4571,22 @@ const file_messages_proto_rawDesc = "" +
 	"\vResumeReply\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
 	"\x06handle\x18\x02 \x01(\v2\x1b.paddock.messages.v1.HandleR\x06handle\x126\n" +
-	"\afailure\x18\x03 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"\xdd\x01\n" +
+	"\afailure\x18\x03 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"\xfc\x01\n" +
 	"\vExecRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
 	"\x06handle\x18\x02 \x01(\v2\x1b.paddock.messages.v1.HandleR\x06handle\x12*\n" +
 	"\x03cmd\x18\x03 \x01(\v2\x18.paddock.messages.v1.CmdR\x03cmd\x123\n" +
 	"\atimeout\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12(\n" +
-	"\x10stderr_to_stdout\x18\x05 \x01(\bR\x0estderrToStdout\"\x88\x01\n" +
+	"\x10stderr_to_stdout\x18\x05 \x01(\bR\x0estderrToStdout\x12\x1d\n" +
+	"\n" +
+	"max_output\x18\x06 \x01(\x03R\tmaxOutput\"\xd5\x01\n" +
 	"\tExecReply\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
-	"\x06output\x18\x02 \x01(\fR\x06output\x12\x1b\n" +
+	"\x06stdout\x18\x02 \x01(\fR\x06stdout\x12\x1b\n" +
 	"\texit_code\x18\x03 \x01(\x05R\bexitCode\x126\n" +
-	"\afailure\x18\x04 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"\xb2\x02\n" +
+	"\afailure\x18\x04 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\x12\x16\n" +
+	"\x06stderr\x18\x05 \x01(\fR\x06stderr\x123\n" +
+	"\atimeout\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\xb2\x02\n" +
 	"\fSpawnRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
 	"\x06handle\x18\x02 \x01(\v2\x1b.paddock.messages.v1.HandleR\x06handle\x12*\n" +
@@ -4857,58 +4885,59 @@ var file_messages_proto_depIdxs = []int32{
 	13, // 32: paddock.messages.v1.ExecRequest.cmd:type_name -> paddock.messages.v1.Cmd
 	71, // 33: paddock.messages.v1.ExecRequest.timeout:type_name -> google.protobuf.Duration
 	8,  // 34: paddock.messages.v1.ExecReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 35: paddock.messages.v1.SpawnRequest.handle:type_name -> paddock.messages.v1.Handle
-	13, // 36: paddock.messages.v1.SpawnRequest.cmd:type_name -> paddock.messages.v1.Cmd
-	9,  // 37: paddock.messages.v1.SpawnRequest.owner:type_name -> paddock.messages.v1.Pid
-	11, // 38: paddock.messages.v1.SpawnReply.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 39: paddock.messages.v1.SpawnReply.failure:type_name -> paddock.messages.v1.Failure
-	11, // 40: paddock.messages.v1.WriteStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 41: paddock.messages.v1.WriteStdinReply.failure:type_name -> paddock.messages.v1.Failure
-	11, // 42: paddock.messages.v1.CloseStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 43: paddock.messages.v1.CloseStdinReply.failure:type_name -> paddock.messages.v1.Failure
-	11, // 44: paddock.messages.v1.StopCommandRequest.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 45: paddock.messages.v1.StopCommandReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 46: paddock.messages.v1.ListSessionsRequest.handle:type_name -> paddock.messages.v1.Handle
-	15, // 47: paddock.messages.v1.ListSessionsReply.sessions:type_name -> paddock.messages.v1.Session
-	8,  // 48: paddock.messages.v1.ListSessionsReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 49: paddock.messages.v1.AttachRequest.handle:type_name -> paddock.messages.v1.Handle
-	9,  // 50: paddock.messages.v1.AttachRequest.owner:type_name -> paddock.messages.v1.Pid
-	11, // 51: paddock.messages.v1.AttachReply.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 52: paddock.messages.v1.AttachReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 53: paddock.messages.v1.TerminateSessionRequest.handle:type_name -> paddock.messages.v1.Handle
-	71, // 54: paddock.messages.v1.TerminateSessionRequest.timeout:type_name -> google.protobuf.Duration
-	2,  // 55: paddock.messages.v1.TerminateSessionRequest.mode:type_name -> paddock.messages.v1.TerminateMode
-	8,  // 56: paddock.messages.v1.TerminateSessionReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 57: paddock.messages.v1.ApplyNetworkPolicyRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 58: paddock.messages.v1.ApplyNetworkPolicyReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 59: paddock.messages.v1.PublicURLRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 60: paddock.messages.v1.PublicURLReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 61: paddock.messages.v1.CreateCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 62: paddock.messages.v1.CreateCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 63: paddock.messages.v1.CreateCheckpointOnceRequest.handle:type_name -> paddock.messages.v1.Handle
-	71, // 64: paddock.messages.v1.CreateCheckpointOnceRequest.timeout:type_name -> google.protobuf.Duration
-	8,  // 65: paddock.messages.v1.CreateCheckpointOnceReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 66: paddock.messages.v1.RestoreCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 67: paddock.messages.v1.RestoreCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 68: paddock.messages.v1.ListCheckpointsRequest.handle:type_name -> paddock.messages.v1.Handle
-	16, // 69: paddock.messages.v1.ListCheckpointsReply.checkpoints:type_name -> paddock.messages.v1.Checkpoint
-	8,  // 70: paddock.messages.v1.ListCheckpointsReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 71: paddock.messages.v1.WriteFileRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 72: paddock.messages.v1.WriteFileReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 73: paddock.messages.v1.ReadFileRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 74: paddock.messages.v1.ReadFileReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 75: paddock.messages.v1.ExposeRequest.handle:type_name -> paddock.messages.v1.Handle
-	71, // 76: paddock.messages.v1.ExposeRequest.ttl:type_name -> google.protobuf.Duration
-	17, // 77: paddock.messages.v1.ExposeReply.preview:type_name -> paddock.messages.v1.Preview
-	8,  // 78: paddock.messages.v1.ExposeReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 79: paddock.messages.v1.RevokeRequest.handle:type_name -> paddock.messages.v1.Handle
-	17, // 80: paddock.messages.v1.RevokeRequest.preview:type_name -> paddock.messages.v1.Preview
-	8,  // 81: paddock.messages.v1.RevokeReply.failure:type_name -> paddock.messages.v1.Failure
-	82, // [82:82] is the sub-list for method output_type
-	82, // [82:82] is the sub-list for method input_type
-	82, // [82:82] is the sub-list for extension type_name
-	82, // [82:82] is the sub-list for extension extendee
-	0,  // [0:82] is the sub-list for field type_name
+	71, // 35: paddock.messages.v1.ExecReply.timeout:type_name -> google.protobuf.Duration
+	10, // 36: paddock.messages.v1.SpawnRequest.handle:type_name -> paddock.messages.v1.Handle
+	13, // 37: paddock.messages.v1.SpawnRequest.cmd:type_name -> paddock.messages.v1.Cmd
+	9,  // 38: paddock.messages.v1.SpawnRequest.owner:type_name -> paddock.messages.v1.Pid
+	11, // 39: paddock.messages.v1.SpawnReply.command:type_name -> paddock.messages.v1.CommandRef
+	8,  // 40: paddock.messages.v1.SpawnReply.failure:type_name -> paddock.messages.v1.Failure
+	11, // 41: paddock.messages.v1.WriteStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
+	8,  // 42: paddock.messages.v1.WriteStdinReply.failure:type_name -> paddock.messages.v1.Failure
+	11, // 43: paddock.messages.v1.CloseStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
+	8,  // 44: paddock.messages.v1.CloseStdinReply.failure:type_name -> paddock.messages.v1.Failure
+	11, // 45: paddock.messages.v1.StopCommandRequest.command:type_name -> paddock.messages.v1.CommandRef
+	8,  // 46: paddock.messages.v1.StopCommandReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 47: paddock.messages.v1.ListSessionsRequest.handle:type_name -> paddock.messages.v1.Handle
+	15, // 48: paddock.messages.v1.ListSessionsReply.sessions:type_name -> paddock.messages.v1.Session
+	8,  // 49: paddock.messages.v1.ListSessionsReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 50: paddock.messages.v1.AttachRequest.handle:type_name -> paddock.messages.v1.Handle
+	9,  // 51: paddock.messages.v1.AttachRequest.owner:type_name -> paddock.messages.v1.Pid
+	11, // 52: paddock.messages.v1.AttachReply.command:type_name -> paddock.messages.v1.CommandRef
+	8,  // 53: paddock.messages.v1.AttachReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 54: paddock.messages.v1.TerminateSessionRequest.handle:type_name -> paddock.messages.v1.Handle
+	71, // 55: paddock.messages.v1.TerminateSessionRequest.timeout:type_name -> google.protobuf.Duration
+	2,  // 56: paddock.messages.v1.TerminateSessionRequest.mode:type_name -> paddock.messages.v1.TerminateMode
+	8,  // 57: paddock.messages.v1.TerminateSessionReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 58: paddock.messages.v1.ApplyNetworkPolicyRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 59: paddock.messages.v1.ApplyNetworkPolicyReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 60: paddock.messages.v1.PublicURLRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 61: paddock.messages.v1.PublicURLReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 62: paddock.messages.v1.CreateCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 63: paddock.messages.v1.CreateCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 64: paddock.messages.v1.CreateCheckpointOnceRequest.handle:type_name -> paddock.messages.v1.Handle
+	71, // 65: paddock.messages.v1.CreateCheckpointOnceRequest.timeout:type_name -> google.protobuf.Duration
+	8,  // 66: paddock.messages.v1.CreateCheckpointOnceReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 67: paddock.messages.v1.RestoreCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 68: paddock.messages.v1.RestoreCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 69: paddock.messages.v1.ListCheckpointsRequest.handle:type_name -> paddock.messages.v1.Handle
+	16, // 70: paddock.messages.v1.ListCheckpointsReply.checkpoints:type_name -> paddock.messages.v1.Checkpoint
+	8,  // 71: paddock.messages.v1.ListCheckpointsReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 72: paddock.messages.v1.WriteFileRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 73: paddock.messages.v1.WriteFileReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 74: paddock.messages.v1.ReadFileRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 75: paddock.messages.v1.ReadFileReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 76: paddock.messages.v1.ExposeRequest.handle:type_name -> paddock.messages.v1.Handle
+	71, // 77: paddock.messages.v1.ExposeRequest.ttl:type_name -> google.protobuf.Duration
+	17, // 78: paddock.messages.v1.ExposeReply.preview:type_name -> paddock.messages.v1.Preview
+	8,  // 79: paddock.messages.v1.ExposeReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 80: paddock.messages.v1.RevokeRequest.handle:type_name -> paddock.messages.v1.Handle
+	17, // 81: paddock.messages.v1.RevokeRequest.preview:type_name -> paddock.messages.v1.Preview
+	8,  // 82: paddock.messages.v1.RevokeReply.failure:type_name -> paddock.messages.v1.Failure
+	83, // [83:83] is the sub-list for method output_type
+	83, // [83:83] is the sub-list for method input_type
+	83, // [83:83] is the sub-list for extension type_name
+	83, // [83:83] is the sub-list for extension extendee
+	0,  // [0:83] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/docker"
 	"github.com/stretchr/testify/require"
 )
 
@@ -42,6 +43,27 @@ func TestExecTimeoutKillsInside(t *testing.T) {
 	require.Less(t, time.Since(start), 5*time.Second)
 	out, _ := execOut(t, a, h, "sh", "-c", "ps -o args | grep -c '^sleep 6' || true")
 	require.Equal(t, "0\n", out, "the command, its child and the one that left its group are gone")
+}
+
+// The adapter's ceiling clamps an hour's request, visibly, and an exec
+// past its output cap is killed inside the sandbox like a timed-out one.
+func TestExecLimitsAndCap(t *testing.T) {
+	a := newAdapter(t, func(c *docker.Config) { c.Exec = paddock.ExecLimits{MaxTimeout: 2 * time.Second} })
+	h := sandbox(t, a, "limits", nil)
+	start := time.Now()
+	_, err := a.Exec(ctxFor(t, time.Minute), h, paddock.NewCmd("sleep", "60"), paddock.ExecOpts{Timeout: paddock.Duration(time.Hour)})
+	var et *paddock.ExecTimeoutError
+	require.ErrorAs(t, err, &et)
+	require.Equal(t, 2*time.Second, et.Timeout)
+	require.Less(t, time.Since(start), 10*time.Second)
+	res, err := a.Exec(ctxFor(t, time.Minute), h, paddock.NewCmd("sh", "-c", "echo out; echo err >&2; exit 3"), paddock.ExecOpts{Timeout: paddock.Duration(time.Hour)})
+	require.NoError(t, err)
+	require.Equal(t, paddock.ExecResult{Stdout: []byte("out\n"), Stderr: []byte("err\n"), ExitCode: 3, Timeout: paddock.Duration(2 * time.Second)}, res)
+
+	_, err = a.Exec(ctxFor(t, time.Minute), h, paddock.NewCmd("sh", "-c", "yes paddock-cap"), paddock.ExecOpts{MaxOutput: 1 << 20})
+	require.ErrorIs(t, err, paddock.ErrExecOutputLimit)
+	out, _ := execOut(t, a, h, "sh", "-c", "ps -o args | grep -c '^yes paddock-cap' || true")
+	require.Equal(t, "0\n", out, "the command printing past the cap is gone")
 }
 
 // Sessions outlive their subscriber and replay from byte zero, live or

@@ -68,6 +68,9 @@ type Config struct {
 	// by Reap.
 	IdleTimeout time.Duration
 	MaxAge      time.Duration
+	// Exec bounds the timeouts of Exec: the default of an exec that sets
+	// none and the ceiling of any; zero fields = none.
+	Exec paddock.ExecLimits
 	// Owner names this runtime on the sandboxes it creates, so Reap can
 	// find those whose owner is gone; "" = this process
 	// (host/pid/start-time).
@@ -113,6 +116,9 @@ func New(cfg Config) (*Adapter, error) {
 		cfg.User = DefaultUser
 	}
 	if err := checkUser(cfg.User); err != nil {
+		return nil, err
+	}
+	if err := cfg.Exec.Validate(); err != nil {
 		return nil, err
 	}
 	switch cfg.Runtime {

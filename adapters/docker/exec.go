@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -34,12 +33,12 @@ func envOf(cmd paddock.Cmd) []string {
 	return env
 }
 
-// Exec runs cmd to completion: stdout (and stderr when merged) in arrival
-// order, the exit code from the engine. Past its timeout the command is
-// killed inside the sandbox, every process it started with it, not only
-// abandoned.
+// Exec runs cmd to completion: stdout and stderr apart (or merged in
+// arrival order) under the output cap, the exit code from the engine. Past
+// its timeout or its output cap the command is killed inside the sandbox,
+// every process it started with it, not only abandoned.
 func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	dl, err := paddock.StartExec(cmd, opts, nil)
+	dl, out, err := paddock.StartExec(cmd, opts, a.cfg.Exec, nil)
 	if err != nil {
 		return paddock.ExecResult{}, err
 	}
@@ -57,12 +56,12 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	defer a.touch(h)
 	stop := context.AfterFunc(runCtx, x.close)
 	defer stop()
-	var out bytes.Buffer
 	buf := make([]byte, 32<<10)
 	for {
 		stream, data, err := x.next(buf)
-		if stream == muxStdout || (stream == muxStderr && opts.StderrToStdout) {
-			out.Write(data)
+		if over := out.Add(muxKind(stream), data); over != nil {
+			a.killExec(h.Name, token)
+			return paddock.ExecResult{}, over
 		}
 		if err == nil {
 			continue
@@ -83,7 +82,7 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	if err != nil {
 		return paddock.ExecResult{}, err
 	}
-	return paddock.ExecResult{Output: out.Bytes(), ExitCode: code}, nil
+	return out.Result(code), nil
 }
 
 // finished is the exit code of an exec whose stream ended, provided the

@@ -23,6 +23,18 @@ const (
 	muxSystem byte = 3 // an engine error
 )
 
+// muxKind is the event kind of a multiplexed stream's output: stdout,
+// stderr, or none (0) for the engine's own messages.
+func muxKind(stream byte) paddock.EventKind {
+	switch stream {
+	case muxStdout:
+		return paddock.EventStdout
+	case muxStderr:
+		return paddock.EventStderr
+	}
+	return 0
+}
+
 // maxFrame bounds one multiplexed frame (the engine sends at most 32 KiB).
 const maxFrame = 1 << 20
 

@@ -33,7 +33,7 @@ func execOut(t testing.TB, a *docker.Adapter, h paddock.Handle, argv ...string) 
 	t.Helper()
 	res, err := a.Exec(ctxFor(t, time.Minute), h, paddock.NewCmd(argv[0], argv[1:]...), paddock.ExecOpts{StderrToStdout: true})
 	require.NoError(t, err)
-	return string(res.Output), res.ExitCode
+	return string(res.Stdout), res.ExitCode
 }
 
 // The container is what the design says, as the engine reports it.

@@ -62,15 +62,9 @@ func (st *stream) read() {
 	buf := make([]byte, 32<<10)
 	for {
 		stream, data, err := st.in.next(buf)
-		if len(data) > 0 {
-			ev := paddock.Stdout(append([]byte(nil), data...))
-			if stream == muxStderr {
-				ev = paddock.Stderr(ev.Data)
-			}
-			if stream == muxStdout || stream == muxStderr {
-				if !st.q.Emit(ev) {
-					return
-				}
+		if kind := muxKind(stream); kind != 0 && len(data) > 0 {
+			if !st.q.Emit(paddock.Event{Kind: kind, Data: append([]byte(nil), data...)}) {
+				return
 			}
 		}
 		if err == nil {

@@ -51,6 +51,7 @@ type Adapter struct {
 	fileLimit    int64
 	keepFinished int
 	drain        drain.Policy // when leftovers are killed, how long their output may take
+	execLimits   paddock.ExecLimits
 
 	probe       sync.Once
 	isolated    bool   // the outcome of the probe
@@ -102,6 +103,11 @@ func WithExitGrace(d time.Duration) Option { return func(a *Adapter) { a.drain.G
 // of its exit: the output is not whole. Default 5 s.
 func WithDrainLimit(d time.Duration) Option { return func(a *Adapter) { a.drain.Limit = d } }
 
+// WithExecLimits sets the default timeout of an Exec that sets none and the
+// ceiling of any Exec timeout; default none (an Exec without a timeout
+// runs until it exits).
+func WithExecLimits(l paddock.ExecLimits) Option { return func(a *Adapter) { a.execLimits = l } }
+
 // New returns a local adapter. Invalid options are reported as an
 // *paddock.InvalidError.
 func New(opts ...Option) (*Adapter, error) {
@@ -120,6 +126,9 @@ func New(opts ...Option) (*Adapter, error) {
 	}
 	if a.processLimit <= 0 || a.fileLimit <= 0 || a.keepFinished <= 0 || a.drain.Limit <= 0 {
 		return nil, &paddock.InvalidError{Detail: "local: limits must be positive"}
+	}
+	if err := a.execLimits.Validate(); err != nil {
+		return nil, err
 	}
 	if a.drain.Grace < 0 {
 		return nil, &paddock.InvalidError{Detail: "local: the exit grace must not be negative"}

@@ -74,7 +74,7 @@ func TestTheEnvironmentIsClean(t *testing.T) {
 	h := box(t, a, "env")
 	res, err := a.Exec(ctx, h, paddock.Cmd{Path: "env", Env: []paddock.EnvVar{{Name: "A", Value: "1"}, {Name: "A", Value: "2"}, {Name: "PATH", Value: "/usr/bin:/bin"}}}, paddock.ExecOpts{})
 	require.NoError(t, err)
-	env := string(res.Output)
+	env := string(res.Stdout)
 	assert.NotContains(t, env, "do-not-leak", "nothing of the host process's environment")
 	assert.Contains(t, env, "A=2\n", "a later entry wins")
 	assert.NotContains(t, env, "A=1\n")

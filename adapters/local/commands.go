@@ -1,7 +1,6 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -229,11 +228,12 @@ func (a *Adapter) recover(dir string, rec sessionRecord) {
 	a.log.Info().Str("session", rec.ID).Msg("local: recovered a session whose runtime had gone")
 }
 
-// Exec runs cmd to completion without a journal: stdout, and stderr when
-// merged, in arrival order. On the deadline the command's processes are
-// killed, not merely abandoned.
+// Exec runs cmd to completion without a journal: stdout and stderr apart
+// (or merged in arrival order) under the output cap and the adapter's
+// timeout limits. On the deadline, or past the cap, the command's
+// processes are killed, not merely abandoned.
 func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	dl, err := paddock.StartExec(cmd, opts, nil)
+	dl, out, err := paddock.StartExec(cmd, opts, a.execLimits, nil)
 	if err != nil {
 		return paddock.ExecResult{}, err
 	}
@@ -250,14 +250,18 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 		return paddock.ExecResult{}, startError(err)
 	}
 	var (
-		mu  sync.Mutex
-		out bytes.Buffer
+		mu       sync.Mutex
+		overErr  error
+		overflow = make(chan struct{})
 	)
 	done := proc.read(func(kind byte, p []byte) {
-		if kind == recStdout || opts.StderrToStdout {
-			mu.Lock()
-			out.Write(p)
-			mu.Unlock()
+		mu.Lock()
+		defer mu.Unlock()
+		if overErr != nil {
+			return
+		}
+		if overErr = out.Add(outputKind(kind), p); overErr != nil {
+			close(overflow)
 		}
 	})
 	type result struct {
@@ -273,6 +277,10 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	var r result
 	select {
 	case r = <-finished:
+	case <-overflow:
+		close(stop)
+		<-finished
+		return paddock.ExecResult{}, paddock.ErrExecOutputLimit
 	case <-dl.C():
 		close(stop)
 		<-finished
@@ -282,8 +290,12 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 		<-finished
 		return paddock.ExecResult{}, unavailable("exec", ctx.Err())
 	}
+	mu.Lock()
+	defer mu.Unlock() // a reader left behind by output_truncated adds nothing more
 	var exited *exec.ExitError
 	switch {
+	case overErr != nil:
+		return paddock.ExecResult{}, overErr
 	case !r.complete:
 		return paddock.ExecResult{}, paddock.ErrOutputTruncated
 	case r.waitErr != nil && !errors.As(r.waitErr, &exited):
@@ -291,5 +303,13 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	case dl.Finite() && dl.Expired():
 		return paddock.ExecResult{}, dl.Err()
 	}
-	return paddock.ExecResult{Output: out.Bytes(), ExitCode: exitCode(proc.cmd.ProcessState)}, nil
+	return out.Result(exitCode(proc.cmd.ProcessState)), nil
+}
+
+// outputKind is the event kind of an output record kind.
+func outputKind(rec byte) paddock.EventKind {
+	if rec == recStderr {
+		return paddock.EventStderr
+	}
+	return paddock.EventStdout
 }

@@ -92,7 +92,7 @@ func execOut(t testing.TB, a *local.Adapter, h paddock.Handle, script string) (s
 	t.Helper()
 	res, err := a.Exec(ctx, h, paddock.NewCmd("sh", "-c", script), paddock.ExecOpts{})
 	require.NoError(t, err)
-	return string(res.Output), res.ExitCode
+	return string(res.Stdout), res.ExitCode
 }
 
 // next waits for one event.

@@ -120,6 +120,6 @@ func helper(t *testing.T, a *local.Adapter, h paddock.Handle, name string) strin
 	require.NoError(t, err)
 	res, err := a.Exec(ctx, h, paddock.Cmd{Path: exe, Env: []paddock.EnvVar{{Name: helperEnv, Value: name}}}, paddock.ExecOpts{})
 	require.NoError(t, err)
-	require.Equal(t, 0, res.ExitCode, "helper %s: %s", name, res.Output)
-	return string(res.Output)
+	require.Equal(t, 0, res.ExitCode, "helper %s: %s", name, res.Stdout)
+	return string(res.Stdout)
 }

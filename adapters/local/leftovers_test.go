@@ -64,7 +64,7 @@ func TestALeftoverHoldingTheOutputIsKilledAndTheOutputKept(t *testing.T) {
 			res, err := a.Exec(ctx, h, paddock.NewCmd("sh", "-c", script), paddock.ExecOpts{})
 			require.NoError(t, err)
 			assert.Equal(t, 0, res.ExitCode)
-			assert.True(t, strings.HasSuffix(string(res.Output), "\n4999\n5000\n"))
+			assert.True(t, strings.HasSuffix(string(res.Stdout), "\n4999\n5000\n"))
 		})
 	}
 }

@@ -41,6 +41,10 @@ type Config struct {
 	// MaxRunAfterDisconnect is how long a spawned command keeps running with
 	// no client attached; 0 = until it ends.
 	MaxRunAfterDisconnect time.Duration
+	// Exec bounds the timeouts of Exec: the default of an exec that sets
+	// none and the ceiling of any; zero fields = none. Invalid limits make
+	// every Exec invalid.
+	Exec paddock.ExecLimits
 	// WakeAttempts is how many times an exec or attach upgrade is tried
 	// while the sprite refuses it with 503, as a new sprite does for a few
 	// seconds (backing off from 250 ms to 2 s); 0 = 6, 1 = no retry.

@@ -1,7 +1,6 @@
 package sprites
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -135,11 +134,13 @@ func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string
 	return a.start(ctx, spritePath(h.Name, "exec", escape(sessionID)), url.Values{"stdin": {strconv.FormatBool(opts.Stdin)}}, false)
 }
 
-// Exec runs cmd to completion over one WebSocket: stdout, and stderr when
-// merged, in arrival order; a nonzero exit is data; a socket that ends
-// without an exit is closed_before_exit, its output discarded.
+// Exec runs cmd to completion over one WebSocket: stdout and stderr apart
+// (or merged in arrival order) under the output cap; a nonzero exit is
+// data; a socket that ends without an exit is closed_before_exit, its
+// output discarded. Past the timeout or the cap the socket is closed, and
+// Sprites ends the command execMaxRun later.
 func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	dl, err := paddock.StartExec(cmd, opts, nil)
+	dl, out, err := paddock.StartExec(cmd, opts, a.cfg.Exec, nil)
 	if err != nil {
 		return paddock.ExecResult{}, err
 	}
@@ -153,7 +154,6 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 		return paddock.ExecResult{}, err
 	}
 	defer st.Close()
-	var out bytes.Buffer
 	for {
 		ev, err := st.Next(ctx)
 		if err != nil {
@@ -163,19 +163,16 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 			return paddock.ExecResult{}, httpx.Transport(err)
 		}
 		switch ev.Kind {
-		case paddock.EventStdout:
-			out.Write(ev.Data)
-		case paddock.EventStderr:
-			if opts.StderrToStdout {
-				out.Write(ev.Data)
-			}
 		case paddock.EventExit:
 			if dl.Finite() && dl.Expired() {
 				return paddock.ExecResult{}, dl.Err()
 			}
-			return paddock.ExecResult{Output: out.Bytes(), ExitCode: ev.Code}, nil
+			return out.Result(ev.Code), nil
 		case paddock.EventError:
 			return paddock.ExecResult{}, ev.Err
+		}
+		if err := out.Add(ev.Kind, ev.Data); err != nil {
+			return paddock.ExecResult{}, err
 		}
 	}
 }

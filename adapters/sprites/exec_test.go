@@ -94,7 +94,7 @@ func TestExecQuery(t *testing.T) {
 		Env: []paddock.EnvVar{{Name: "FOO", Value: "a b"}}, Dir: "/work"}
 	res, err := a.Exec(ctx, h, cmd, paddock.ExecOpts{})
 	require.NoError(t, err)
-	lines := strings.Split(strings.TrimSpace(string(res.Output)), "\n")
+	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
 	require.Equal(t, "foo=a b home=none", lines[0], "env replaces the default environment")
 	require.True(t, strings.HasSuffix(lines[1], "/fs/work"), "dir is the sprite's /work: %s", lines[1])
 
@@ -238,7 +238,7 @@ func TestExitHoldIsNotWaitedFor(t *testing.T) {
 	start := time.Now()
 	res, err := a.Exec(ctxFor(t, 10*time.Second), h, paddock.NewCmd("echo", "quick"), paddock.ExecOpts{})
 	require.NoError(t, err)
-	require.Equal(t, "quick\n", string(res.Output))
+	require.Equal(t, "quick\n", string(res.Stdout))
 	require.Less(t, time.Since(start), 2*time.Second, "Exec returns at the exit frame")
 
 	conn, _, err := dialRaw(t, srv, "/v1/sprites/box/exec", url.Values{"cmd": {"true"}})
@@ -623,7 +623,7 @@ func TestExecUpgradeRefused(t *testing.T) {
 	ctx := ctxFor(t, 20*time.Second)
 	res, err := a.Exec(ctx, h, paddock.NewCmd("echo", "awake"), paddock.ExecOpts{})
 	require.NoError(t, err, "the first exec after create waits out the start")
-	require.Equal(t, "awake\n", string(res.Output))
+	require.Equal(t, "awake\n", string(res.Stdout))
 	require.Equal(t, 3, srv.Count(route), "two refusals, then the command, once")
 
 	once := newAdapter(t, srv, func(c *sprites.Config) { c.WakeAttempts = 1 })
@@ -718,10 +718,10 @@ func TestScriptedSockets(t *testing.T) {
 			if c.last.Kind == paddock.EventExit {
 				require.NoError(t, err)
 				require.Equal(t, c.last.Code, res.ExitCode)
-				require.Equal(t, c.stdout, string(res.Output))
+				require.Equal(t, c.stdout, string(res.Stdout))
 			} else {
 				requireKind(t, err, paddock.ErrClosedBeforeExit)
-				require.Empty(t, res.Output, "partial output is discarded")
+				require.Empty(t, res.Stdout, "partial output is discarded")
 			}
 		})
 	}
@@ -766,6 +766,29 @@ func TestExecAfterRestoreWaitsOutTheRestart(t *testing.T) {
 	require.NoError(t, a.RestoreCheckpoint(ctx, h, "v0"))
 	res, err := a.Exec(ctx, h, paddock.NewCmd("echo", "back"), paddock.ExecOpts{})
 	require.NoError(t, err)
-	require.Equal(t, "back\n", string(res.Output))
+	require.Equal(t, "back\n", string(res.Stdout))
 	require.Equal(t, 4, srv.Count(route), "one refusal after the restore, then the command")
+}
+
+// Config.Exec clamps an hour's request to its ceiling, visibly; invalid
+// limits make every exec invalid before anything is sent.
+func TestExecLimits(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	a := newAdapter(t, srv, func(c *sprites.Config) { c.Exec = paddock.ExecLimits{MaxTimeout: 300 * time.Millisecond} })
+	h := create(t, a, "box")
+	ctx := ctxFor(t, 30*time.Second)
+	_, err := a.Exec(ctx, h, paddock.NewCmd("sleep", "60"), paddock.ExecOpts{Timeout: paddock.Duration(time.Hour)})
+	var et *paddock.ExecTimeoutError
+	require.ErrorAs(t, err, &et)
+	require.Equal(t, 300*time.Millisecond, et.Timeout)
+	res, err := a.Exec(ctx, h, paddock.NewCmd("sh", "-c", "echo out; echo err >&2"), paddock.ExecOpts{})
+	require.NoError(t, err)
+	require.Equal(t, paddock.ExecResult{Stdout: []byte("out\n"), Stderr: []byte("err\n"), Timeout: paddock.Duration(300 * time.Millisecond)}, res)
+
+	bad := newAdapter(t, srv, func(c *sprites.Config) { c.Exec = paddock.ExecLimits{MaxTimeout: -1} })
+	before := len(srv.Requests())
+	_, err = bad.Exec(ctx, h, paddock.NewCmd("true"), paddock.ExecOpts{})
+	require.ErrorIs(t, err, paddock.ErrInvalid)
+	require.Len(t, srv.Requests(), before, "nothing was sent")
 }

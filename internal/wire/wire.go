@@ -280,6 +280,27 @@ func PreviewFromMessage(m *messages.Preview) paddock.Preview {
 	return paddock.Preview{URL: m.GetUrl(), Port: int(m.GetPort()), Token: paddock.NewSecret(m.GetToken()), ExpiresAt: timeOf(m.GetExpiresAt())}
 }
 
+// ExecRequestMessage is an Exec request with its options.
+func ExecRequestMessage(id string, h paddock.Handle, cmd paddock.Cmd, o paddock.ExecOpts) *messages.ExecRequest {
+	return &messages.ExecRequest{Id: id, Handle: HandleMessage(h), Cmd: CmdMessage(cmd),
+		Timeout: DurationMessage(o.Timeout), StderrToStdout: o.StderrToStdout, MaxOutput: o.MaxOutput}
+}
+
+// ExecOptsFromMessage returns an Exec request's options.
+func ExecOptsFromMessage(m *messages.ExecRequest) paddock.ExecOpts {
+	return paddock.ExecOpts{Timeout: DurationFromMessage(m.GetTimeout()), StderrToStdout: m.GetStderrToStdout(), MaxOutput: m.GetMaxOutput()}
+}
+
+// ExecReplyMessage is the reply carrying an Exec's result.
+func ExecReplyMessage(id string, r paddock.ExecResult) *messages.ExecReply {
+	return &messages.ExecReply{Id: id, Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: int32(r.ExitCode), Timeout: DurationMessage(r.Timeout)}
+}
+
+// ExecResultFromMessage returns the result an Exec reply carries.
+func ExecResultFromMessage(m *messages.ExecReply) paddock.ExecResult {
+	return paddock.ExecResult{Stdout: m.GetStdout(), Stderr: m.GetStderr(), ExitCode: int(m.GetExitCode()), Timeout: DurationFromMessage(m.GetTimeout())}
+}
+
 // TerminateModeMessage encodes a mode ("" stays unspecified, i.e. graceful).
 func TerminateModeMessage(m paddock.TerminateMode) messages.TerminateMode {
 	switch m {

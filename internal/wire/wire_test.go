@@ -152,3 +152,28 @@ func TestValueConversions(t *testing.T) {
 	assert.Equal(t, time.Duration(0), *wire.DurationFromMessage(wire.DurationMessage(paddock.Duration(0))), "explicit zero stays explicit")
 	assert.Equal(t, 0o644, int(wire.FileModeFromMessage(0o100644)))
 }
+
+func TestExecRoundTrip(t *testing.T) {
+	t.Parallel()
+	h := paddock.Handle{Provider: "fake", Name: "box"}
+	cmd := paddock.NewCmd("sh", "-c", "true")
+	for name, opts := range map[string]paddock.ExecOpts{
+		"zero":  {},
+		"every": {Timeout: paddock.Duration(time.Second), StderrToStdout: true, MaxOutput: 7},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			m := wire.ExecRequestMessage("id", h, cmd, opts)
+			assert.Equal(t, opts, wire.ExecOptsFromMessage(m))
+		})
+	}
+	for name, res := range map[string]paddock.ExecResult{
+		"zero":  {},
+		"every": {Stdout: []byte("out"), Stderr: []byte("err"), ExitCode: -3, Timeout: paddock.Duration(time.Minute)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, res, wire.ExecResultFromMessage(wire.ExecReplyMessage("id", res)))
+		})
+	}
+}
