@@ -288,19 +288,17 @@ func (a *commandActor) nextWrite() {
 
 // answer replies to a stdin request with err.
 func (a *commandActor) answer(c *actor.Context, req stdinReq, err error) {
-	var f *messages.Failure
-	if err != nil {
-		op := "write_stdin"
-		if req.close {
-			op = "close_stdin"
-		}
-		f = wire.FailureOf(&paddock.OpError{Op: op, Provider: a.provider, Err: err})
-	}
-	var reply proto.Message = &messages.WriteStdinReply{Id: req.id, Failure: f}
+	var (
+		o operation = opWriteStdin
+		f *messages.Failure
+	)
 	if req.close {
-		reply = &messages.CloseStdinReply{Id: req.id, Failure: f}
+		o = opCloseStdin
 	}
-	a.reply(c, req.replyTo, reply)
+	if err != nil {
+		f = wire.FailureOf(&paddock.OpError{Op: o.name(), Provider: a.provider, Err: err})
+	}
+	a.reply(c, req.replyTo, o.answer(req.id, f))
 }
 
 // refuse answers a stdin request that never reached the stream: after a

@@ -23,16 +23,6 @@ type reply interface {
 	GetFailure() *messages.Failure
 }
 
-// do sends one request through the root and decodes the reply's failure.
-// A call that could not complete is wrapped with op, provider and name.
-func do[R reply](ctx context.Context, rt *Runtime, op string, p paddock.Provider, name string, build func(id string) proto.Message) (R, error) {
-	r, err := call[R](ctx, rt, build)
-	if err != nil {
-		return r, &paddock.OpError{Op: op, Provider: p, Name: name, Err: err}
-	}
-	return r, wire.ErrorOf(r.GetFailure())
-}
-
 // adapter looks a provider up for the calls that need no actor, wrapping
 // the loud unknown-provider error.
 func (rt *Runtime) adapter(op string, p paddock.Provider, name string) (paddock.Adapter, error) {
@@ -81,9 +71,7 @@ func (rt *Runtime) HostPath(h paddock.Handle, path string) (string, error) {
 
 // Create makes (or adopts) the sandbox called name on provider p.
 func (rt *Runtime) Create(ctx context.Context, p paddock.Provider, name string, opts paddock.CreateOpts) (paddock.Handle, error) {
-	r, err := do[*messages.CreateReply](ctx, rt, "create", p, name, func(id string) proto.Message {
-		return &messages.CreateRequest{Id: id, Provider: string(p), Name: name, Params: opts.Params}
-	})
+	r, err := invoke(ctx, rt, opCreate, p, name, &messages.CreateRequest{Provider: string(p), Name: name, Params: opts.Params})
 	if err != nil {
 		return paddock.Handle{}, err
 	}
@@ -93,10 +81,8 @@ func (rt *Runtime) Create(ctx context.Context, p paddock.Provider, name string, 
 // CreateNew makes one creation attempt that never adopts; ErrNotSupported
 // where the adapter has none.
 func (rt *Runtime) CreateNew(ctx context.Context, p paddock.Provider, name string, opts paddock.CreateNewOpts) (paddock.Handle, error) {
-	r, err := do[*messages.CreateNewReply](ctx, rt, "create_new", p, name, func(id string) proto.Message {
-		return &messages.CreateNewRequest{Id: id, Provider: string(p), Name: name,
-			Timeout: wire.DurationMessage(opts.Timeout), WaitForCapacity: opts.WaitForCapacity}
-	})
+	r, err := invoke(ctx, rt, opCreateNew, p, name, &messages.CreateNewRequest{Provider: string(p), Name: name,
+		Timeout: wire.DurationMessage(opts.Timeout), WaitForCapacity: opts.WaitForCapacity})
 	if err != nil {
 		return paddock.Handle{}, err
 	}
@@ -105,9 +91,7 @@ func (rt *Runtime) CreateNew(ctx context.Context, p paddock.Provider, name strin
 
 // Get reports the sandbox's status; ErrNotFound only for definite absence.
 func (rt *Runtime) Get(ctx context.Context, h paddock.Handle) (paddock.Info, error) {
-	r, err := do[*messages.GetReply](ctx, rt, "get", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.GetRequest{Id: id, Handle: wire.HandleMessage(h)}
-	})
+	r, err := invoke(ctx, rt, opGet, h.Provider, h.Name, &messages.GetRequest{Handle: wire.HandleMessage(h)})
 	if err != nil {
 		return paddock.Info{}, err
 	}
@@ -116,42 +100,32 @@ func (rt *Runtime) Get(ctx context.Context, h paddock.Handle) (paddock.Info, err
 
 // Destroy removes the sandbox; an absent one is fine.
 func (rt *Runtime) Destroy(ctx context.Context, h paddock.Handle) error {
-	_, err := do[*messages.DestroyReply](ctx, rt, "destroy", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.DestroyRequest{Id: id, Handle: wire.HandleMessage(h)}
-	})
+	_, err := invoke(ctx, rt, opDestroy, h.Provider, h.Name, &messages.DestroyRequest{Handle: wire.HandleMessage(h)})
 	return err
 }
 
 // DestroyOnce makes one bounded deletion attempt; ErrNotSupported where the
 // adapter has none.
 func (rt *Runtime) DestroyOnce(ctx context.Context, h paddock.Handle, opts paddock.DestroyOnceOpts) error {
-	_, err := do[*messages.DestroyOnceReply](ctx, rt, "destroy_once", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.DestroyOnceRequest{Id: id, Handle: wire.HandleMessage(h), Timeout: wire.DurationMessage(opts.Timeout)}
-	})
+	_, err := invoke(ctx, rt, opDestroyOnce, h.Provider, h.Name, &messages.DestroyOnceRequest{Handle: wire.HandleMessage(h), Timeout: wire.DurationMessage(opts.Timeout)})
 	return err
 }
 
 // ListAllNames returns every sandbox name of provider p, or ErrTruncated.
 func (rt *Runtime) ListAllNames(ctx context.Context, p paddock.Provider) ([]string, error) {
-	r, err := do[*messages.ListReply](ctx, rt, "list", p, "", func(id string) proto.Message {
-		return &messages.ListRequest{Id: id, Provider: string(p)}
-	})
+	r, err := invoke(ctx, rt, opList, p, "", &messages.ListRequest{Provider: string(p)})
 	return r.GetNames(), err
 }
 
 // Suspend parks the sandbox.
 func (rt *Runtime) Suspend(ctx context.Context, h paddock.Handle) error {
-	_, err := do[*messages.SuspendReply](ctx, rt, "suspend", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.SuspendRequest{Id: id, Handle: wire.HandleMessage(h)}
-	})
+	_, err := invoke(ctx, rt, opSuspend, h.Provider, h.Name, &messages.SuspendRequest{Handle: wire.HandleMessage(h)})
 	return err
 }
 
 // Resume wakes the sandbox and returns a usable handle.
 func (rt *Runtime) Resume(ctx context.Context, h paddock.Handle) (paddock.Handle, error) {
-	r, err := do[*messages.ResumeReply](ctx, rt, "resume", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.ResumeRequest{Id: id, Handle: wire.HandleMessage(h)}
-	})
+	r, err := invoke(ctx, rt, opResume, h.Provider, h.Name, &messages.ResumeRequest{Handle: wire.HandleMessage(h)})
 	if err != nil {
 		return paddock.Handle{}, err
 	}
@@ -163,9 +137,7 @@ func (rt *Runtime) Resume(ctx context.Context, h paddock.Handle) (paddock.Handle
 // checked before dispatch and after the result; the error reports the
 // original timeout. A nonzero exit is data.
 func (rt *Runtime) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	r, err := do[*messages.ExecReply](ctx, rt, "exec", h.Provider, h.Name, func(id string) proto.Message {
-		return wire.ExecRequestMessage(id, h, cmd, opts)
-	})
+	r, err := invoke(ctx, rt, opExec, h.Provider, h.Name, wire.ExecRequestMessage("", h, cmd, opts))
 	if err != nil {
 		return paddock.ExecResult{}, err
 	}
@@ -189,11 +161,9 @@ func (rt *Runtime) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd,
 // runtime's window; see Credits). It returns the command and its session
 // id.
 func (rt *Runtime) SpawnTo(ctx context.Context, owner *actor.PID, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts, window int) (paddock.Subscription, string, error) {
-	r, err := do[*messages.SpawnReply](ctx, rt, "spawn", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.SpawnRequest{Id: id, Handle: wire.HandleMessage(h), Cmd: wire.CmdMessage(cmd),
-			Owner: messages.PidOf(owner), Stdin: opts.Stdin, Tty: opts.TTY, Detachable: opts.Detachable,
-			SessionName: opts.Name, Window: uint32(max(window, 0))}
-	})
+	r, err := invoke(ctx, rt, opSpawn, h.Provider, h.Name, &messages.SpawnRequest{Handle: wire.HandleMessage(h), Cmd: wire.CmdMessage(cmd),
+		Owner: messages.PidOf(owner), Stdin: opts.Stdin, Tty: opts.TTY, Detachable: opts.Detachable,
+		SessionName: opts.Name, Window: uint32(max(window, 0))})
 	if err != nil {
 		return paddock.Subscription{}, "", err
 	}
@@ -215,10 +185,8 @@ func (rt *Runtime) Attach(ctx context.Context, h paddock.Handle, sessionID strin
 
 // AttachTo rejoins a session with owner as the recipient of its frames.
 func (rt *Runtime) AttachTo(ctx context.Context, owner *actor.PID, h paddock.Handle, sessionID string, opts paddock.AttachOpts, window int) (paddock.Subscription, error) {
-	r, err := do[*messages.AttachReply](ctx, rt, "attach", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.AttachRequest{Id: id, Handle: wire.HandleMessage(h), SessionId: sessionID,
-			Owner: messages.PidOf(owner), Stdin: opts.Stdin, Window: uint32(max(window, 0))}
-	})
+	r, err := invoke(ctx, rt, opAttach, h.Provider, h.Name, &messages.AttachRequest{Handle: wire.HandleMessage(h), SessionId: sessionID,
+		Owner: messages.PidOf(owner), Stdin: opts.Stdin, Window: uint32(max(window, 0))})
 	if err != nil {
 		return paddock.Subscription{}, err
 	}
@@ -229,35 +197,27 @@ func (rt *Runtime) AttachTo(ctx context.Context, owner *actor.PID, h paddock.Han
 // ErrCommandExited after its exit or after StopCommand.
 func (rt *Runtime) WriteStdin(ctx context.Context, c paddock.Subscription, p []byte) error {
 	data := bytes.Clone(p) // the caller may reuse p once we return, even on a timeout
-	_, err := do[*messages.WriteStdinReply](ctx, rt, "write_stdin", c.Provider, "", func(id string) proto.Message {
-		return &messages.WriteStdinRequest{Id: id, Command: wire.CommandMessage(c), Data: data}
-	})
+	_, err := invoke(ctx, rt, opWriteStdin, c.Provider, "", &messages.WriteStdinRequest{Command: wire.CommandMessage(c), Data: data})
 	return err
 }
 
 // CloseStdin sends EOF to the command's stdin; ok after its exit,
 // ErrCommandExited after StopCommand.
 func (rt *Runtime) CloseStdin(ctx context.Context, c paddock.Subscription) error {
-	_, err := do[*messages.CloseStdinReply](ctx, rt, "close_stdin", c.Provider, "", func(id string) proto.Message {
-		return &messages.CloseStdinRequest{Id: id, Command: wire.CommandMessage(c)}
-	})
+	_, err := invoke(ctx, rt, opCloseStdin, c.Provider, "", &messages.CloseStdinRequest{Command: wire.CommandMessage(c)})
 	return err
 }
 
 // StopCommand detaches this subscription locally; the remote command keeps
 // running and stays attachable. It succeeds for any command, repeatedly.
 func (rt *Runtime) StopCommand(ctx context.Context, c paddock.Subscription) error {
-	_, err := do[*messages.StopCommandReply](ctx, rt, "stop_command", c.Provider, "", func(id string) proto.Message {
-		return &messages.StopCommandRequest{Id: id, Command: wire.CommandMessage(c)}
-	})
+	_, err := invoke(ctx, rt, opStopCommand, c.Provider, "", &messages.StopCommandRequest{Command: wire.CommandMessage(c)})
 	return err
 }
 
 // ListSessions lists the sandbox's sessions, finished ones included.
 func (rt *Runtime) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock.Session, error) {
-	r, err := do[*messages.ListSessionsReply](ctx, rt, "list_sessions", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.ListSessionsRequest{Id: id, Handle: wire.HandleMessage(h)}
-	})
+	r, err := invoke(ctx, rt, opListSessions, h.Provider, h.Name, &messages.ListSessionsRequest{Handle: wire.HandleMessage(h)})
 	if err != nil {
 		return nil, err
 	}
@@ -274,62 +234,48 @@ func (rt *Runtime) ListSessions(ctx context.Context, h paddock.Handle) ([]paddoc
 func (rt *Runtime) TerminateSession(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.TerminateOpts) error {
 	opts, err := paddock.ValidateTermination(sessionID, opts)
 	if err != nil {
-		return &paddock.OpError{Op: "terminate_session", Provider: h.Provider, Name: h.Name, Err: err}
+		return opTerminateSession.opError(h.Provider, h.Name, err)
 	}
-	_, err = do[*messages.TerminateSessionReply](ctx, rt, "terminate_session", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.TerminateSessionRequest{Id: id, Handle: wire.HandleMessage(h), SessionId: sessionID,
-			Timeout: wire.DurationMessage(opts.Timeout), Mode: wire.TerminateModeMessage(opts.Mode)}
-	})
+	_, err = invoke(ctx, rt, opTerminateSession, h.Provider, h.Name, &messages.TerminateSessionRequest{Handle: wire.HandleMessage(h), SessionId: sessionID,
+		Timeout: wire.DurationMessage(opts.Timeout), Mode: wire.TerminateModeMessage(opts.Mode)})
 	return err
 }
 
 // ApplyNetworkPolicy applies the complete egress policy; an empty allow
 // list denies all egress.
 func (rt *Runtime) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p paddock.NetworkPolicy) error {
-	_, err := do[*messages.ApplyNetworkPolicyReply](ctx, rt, "apply_network_policy", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.ApplyNetworkPolicyRequest{Id: id, Handle: wire.HandleMessage(h), Allow: p.Allow}
-	})
+	_, err := invoke(ctx, rt, opApplyNetworkPolicy, h.Provider, h.Name, &messages.ApplyNetworkPolicyRequest{Handle: wire.HandleMessage(h), Allow: p.Allow})
 	return err
 }
 
 // PublicURL returns the sandbox's URL, or paddock.ErrNoPublicURL.
 func (rt *Runtime) PublicURL(ctx context.Context, h paddock.Handle) (string, error) {
-	r, err := do[*messages.PublicURLReply](ctx, rt, "public_url", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.PublicURLRequest{Id: id, Handle: wire.HandleMessage(h)}
-	})
+	r, err := invoke(ctx, rt, opPublicURL, h.Provider, h.Name, &messages.PublicURLRequest{Handle: wire.HandleMessage(h)})
 	return r.GetUrl(), err
 }
 
 // CreateCheckpoint saves the sandbox; ErrNotSupported without CapCheckpoint.
 func (rt *Runtime) CreateCheckpoint(ctx context.Context, h paddock.Handle, opts paddock.CheckpointOpts) (string, error) {
-	r, err := do[*messages.CreateCheckpointReply](ctx, rt, "create_checkpoint", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.CreateCheckpointRequest{Id: id, Handle: wire.HandleMessage(h), Comment: opts.Comment}
-	})
+	r, err := invoke(ctx, rt, opCreateCheckpoint, h.Provider, h.Name, &messages.CreateCheckpointRequest{Handle: wire.HandleMessage(h), Comment: opts.Comment})
 	return r.GetCheckpointId(), err
 }
 
 // CreateCheckpointOnce makes one bounded checkpoint tied to an operation id.
 func (rt *Runtime) CreateCheckpointOnce(ctx context.Context, h paddock.Handle, opts paddock.CheckpointOnceOpts) (string, error) {
-	r, err := do[*messages.CreateCheckpointOnceReply](ctx, rt, "create_checkpoint_once", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.CreateCheckpointOnceRequest{Id: id, Handle: wire.HandleMessage(h),
-			Timeout: wire.DurationMessage(opts.Timeout), OperationId: opts.OperationID}
-	})
+	r, err := invoke(ctx, rt, opCreateCheckpointOnce, h.Provider, h.Name, &messages.CreateCheckpointOnceRequest{Handle: wire.HandleMessage(h),
+		Timeout: wire.DurationMessage(opts.Timeout), OperationId: opts.OperationID})
 	return r.GetCheckpointId(), err
 }
 
 // RestoreCheckpoint restores a checkpoint.
 func (rt *Runtime) RestoreCheckpoint(ctx context.Context, h paddock.Handle, checkpointID string) error {
-	_, err := do[*messages.RestoreCheckpointReply](ctx, rt, "restore_checkpoint", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.RestoreCheckpointRequest{Id: id, Handle: wire.HandleMessage(h), CheckpointId: checkpointID}
-	})
+	_, err := invoke(ctx, rt, opRestoreCheckpoint, h.Provider, h.Name, &messages.RestoreCheckpointRequest{Handle: wire.HandleMessage(h), CheckpointId: checkpointID})
 	return err
 }
 
 // ListCheckpoints lists the sandbox's checkpoints.
 func (rt *Runtime) ListCheckpoints(ctx context.Context, h paddock.Handle) ([]paddock.Checkpoint, error) {
-	r, err := do[*messages.ListCheckpointsReply](ctx, rt, "list_checkpoints", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.ListCheckpointsRequest{Id: id, Handle: wire.HandleMessage(h)}
-	})
+	r, err := invoke(ctx, rt, opListCheckpoints, h.Provider, h.Name, &messages.ListCheckpointsRequest{Handle: wire.HandleMessage(h)})
 	if err != nil {
 		return nil, err
 	}
@@ -342,9 +288,7 @@ func (rt *Runtime) ListCheckpoints(ctx context.Context, h paddock.Handle) ([]pad
 
 // Expose makes a port reachable as a signed, expiring preview.
 func (rt *Runtime) Expose(ctx context.Context, h paddock.Handle, port int, opts paddock.ExposeOpts) (paddock.Preview, error) {
-	r, err := do[*messages.ExposeReply](ctx, rt, "expose", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.ExposeRequest{Id: id, Handle: wire.HandleMessage(h), Port: int32(port), Ttl: wire.DurationMessage(&opts.TTL)}
-	})
+	r, err := invoke(ctx, rt, opExpose, h.Provider, h.Name, &messages.ExposeRequest{Handle: wire.HandleMessage(h), Port: int32(port), Ttl: wire.DurationMessage(&opts.TTL)})
 	if err != nil {
 		return paddock.Preview{}, err
 	}
@@ -353,9 +297,7 @@ func (rt *Runtime) Expose(ctx context.Context, h paddock.Handle, port int, opts 
 
 // Revoke ends a preview early.
 func (rt *Runtime) Revoke(ctx context.Context, h paddock.Handle, p paddock.Preview) error {
-	_, err := do[*messages.RevokeReply](ctx, rt, "revoke", h.Provider, h.Name, func(id string) proto.Message {
-		return &messages.RevokeRequest{Id: id, Handle: wire.HandleMessage(h), Preview: wire.PreviewMessage(p)}
-	})
+	_, err := invoke(ctx, rt, opRevoke, h.Provider, h.Name, &messages.RevokeRequest{Handle: wire.HandleMessage(h), Preview: wire.PreviewMessage(p)})
 	return err
 }
 
@@ -364,32 +306,32 @@ func (rt *Runtime) Revoke(ctx context.Context, h paddock.Handle, p paddock.Previ
 // through without being held in memory (an actor sending WriteFileRequest
 // carries the bytes in the message instead).
 func (rt *Runtime) WriteFile(ctx context.Context, h paddock.Handle, path string, mode fs.FileMode, r io.Reader) error {
-	a, err := rt.adapter("write_file", h.Provider, h.Name)
+	a, err := rt.adapter(opWriteFile.name(), h.Provider, h.Name)
 	if err != nil {
 		return err
 	}
 	if err := paddock.ValidatePath(path); err != nil {
-		return &paddock.OpError{Op: "write_file", Provider: h.Provider, Name: h.Name, Err: err}
+		return opWriteFile.opError(h.Provider, h.Name, err)
 	}
 	if err := recovered(func() error { return a.WriteFile(ctx, h, path, mode, r) }); err != nil {
-		return &paddock.OpError{Op: "write_file", Provider: h.Provider, Name: h.Name, Err: err}
+		return opWriteFile.opError(h.Provider, h.Name, err)
 	}
 	return nil
 }
 
 // ReadFile streams the file at path from the adapter.
 func (rt *Runtime) ReadFile(ctx context.Context, h paddock.Handle, path string) (io.ReadCloser, error) {
-	a, err := rt.adapter("read_file", h.Provider, h.Name)
+	a, err := rt.adapter(opReadFile.name(), h.Provider, h.Name)
 	if err != nil {
 		return nil, err
 	}
 	if err := paddock.ValidatePath(path); err != nil {
-		return nil, &paddock.OpError{Op: "read_file", Provider: h.Provider, Name: h.Name, Err: err}
+		return nil, opReadFile.opError(h.Provider, h.Name, err)
 	}
 	var rc io.ReadCloser
 	err = recovered(func() (err error) { rc, err = a.ReadFile(ctx, h, path); return err })
 	if err != nil {
-		return nil, &paddock.OpError{Op: "read_file", Provider: h.Provider, Name: h.Name, Err: err}
+		return nil, opReadFile.opError(h.Provider, h.Name, err)
 	}
 	return recoveringReader{rc}, nil
 }

@@ -69,23 +69,6 @@ func (r *root) Receive(c *actor.Context) {
 		r.watchdog = r.spawn(c, supervisor.NewWatchdog(), "watchdog", "0")
 	case actor.Stopped:
 		r.stopAll(c)
-	case *messages.CreateRequest:
-		r.toSandbox(c, m, paddock.Provider(m.GetProvider()), m.GetName())
-	case *messages.CreateNewRequest:
-		r.toSandbox(c, m, paddock.Provider(m.GetProvider()), m.GetName())
-	case *messages.ListRequest:
-		r.list(c, m)
-	case *messages.ExecRequest:
-		r.exec(c, m)
-	case handleRequest:
-		h := m.GetHandle()
-		r.toSandbox(c, m, paddock.Provider(h.GetProvider()), h.GetName())
-	case *messages.WriteStdinRequest:
-		r.writeStdin(c, m)
-	case *messages.CloseStdinRequest:
-		r.closeStdin(c, m)
-	case *messages.StopCommandRequest:
-		r.stopCommand(c, m)
 	case *streamOpened:
 		r.startCommand(c, m)
 	case commandDone:
@@ -96,6 +79,10 @@ func (r *root) Receive(c *actor.Context) {
 		r.sandboxStopped(c, m)
 	case supervisor.OwnerDown:
 		r.ownerDown(c, m)
+	case proto.Message:
+		if o := operationOf(m); o != nil {
+			o.route(r, c, m) // as the operation declares
+		}
 	}
 }
 
@@ -113,9 +100,9 @@ func (r *root) reply(c *actor.Context, msg proto.Message) {
 	}
 }
 
-// fail answers req with err.
-func (r *root) fail(c *actor.Context, req proto.Message, op string, p paddock.Provider, name string, err error) {
-	r.reply(c, failureReply(req, wire.FailureOf(&paddock.OpError{Op: op, Provider: p, Name: name, Err: err})))
+// fail answers req with err, wrapped with its operation.
+func (r *root) fail(c *actor.Context, req proto.Message, p paddock.Provider, name string, err error) {
+	r.reply(c, failureReply(req, wire.FailureOf(&paddock.OpError{Op: opName(req), Provider: p, Name: name, Err: err})))
 }
 
 // adapter looks the provider up, answering the loud unknown-provider error
@@ -123,7 +110,7 @@ func (r *root) fail(c *actor.Context, req proto.Message, op string, p paddock.Pr
 func (r *root) adapter(c *actor.Context, req proto.Message, p paddock.Provider, name string) (paddock.Adapter, bool) {
 	a, err := r.rt.cfg.Adapters.Lookup(p)
 	if err != nil {
-		r.fail(c, req, opName(req), p, name, err)
+		r.fail(c, req, p, name, err)
 		return nil, false
 	}
 	return a, true
@@ -137,7 +124,7 @@ func (r *root) toSandbox(c *actor.Context, req proto.Message, p paddock.Provider
 		return
 	}
 	if err := paddock.ValidateSandboxName(name); err != nil {
-		r.fail(c, req, opName(req), p, name, err)
+		r.fail(c, req, p, name, err)
 		return
 	}
 	r.forward(c, a, p, name, req)
@@ -247,7 +234,7 @@ func (r *root) list(c *actor.Context, m *messages.ListRequest) {
 		reply := guardedServe(m, func() proto.Message {
 			names, err := a.ListAllNames(r.rt.opsCtx)
 			if err != nil {
-				return failureReply(m, wire.FailureOf(&paddock.OpError{Op: "list", Provider: p, Err: err}))
+				return failureReply(m, wire.FailureOf(&paddock.OpError{Op: opName(m), Provider: p, Err: err}))
 			}
 			return &messages.ListReply{Id: m.GetId(), Names: names}
 		})
@@ -265,13 +252,13 @@ func (r *root) exec(c *actor.Context, m *messages.ExecRequest) {
 	if !ok {
 		return
 	}
-	dl, _, err := paddock.StartExec(wire.CmdFromMessage(m.GetCmd()), wire.ExecOptsFromMessage(m), paddock.ExecLimits{}, r.rt.cfg.Clock)
-	if err != nil {
-		r.fail(c, m, "exec", p, name, err)
+	if err := paddock.ValidateSandboxName(name); err != nil {
+		r.fail(c, m, p, name, err)
 		return
 	}
-	if err := paddock.ValidateSandboxName(name); err != nil {
-		r.fail(c, m, "exec", p, name, err)
+	dl, _, err := paddock.StartExec(wire.CmdFromMessage(m.GetCmd()), wire.ExecOptsFromMessage(m), paddock.ExecLimits{}, r.rt.cfg.Clock)
+	if err != nil {
+		r.fail(c, m, p, name, err)
 		return
 	}
 	r.forward(c, a, p, name, &execCall{req: m, deadline: dl})
@@ -355,7 +342,7 @@ func (r *root) writeStdin(c *actor.Context, m *messages.WriteStdinRequest) {
 	case cmd != nil:
 		c.Engine().SendWithSender(cmd.pid, m, c.Sender())
 	default:
-		r.fail(c, m, "write_stdin", paddock.Provider(m.GetCommand().GetProvider()), "", paddock.ErrCommandExited)
+		r.fail(c, m, paddock.Provider(m.GetCommand().GetProvider()), "", paddock.ErrCommandExited)
 	}
 }
 
@@ -371,7 +358,7 @@ func (r *root) closeStdin(c *actor.Context, m *messages.CloseStdinRequest) {
 	case r.finished.subscribed(paddock.Ref(m.GetCommand().GetRef())):
 		r.reply(c, &messages.CloseStdinReply{Id: m.GetId()})
 	default:
-		r.fail(c, m, "close_stdin", paddock.Provider(m.GetCommand().GetProvider()), "", paddock.ErrCommandExited)
+		r.fail(c, m, paddock.Provider(m.GetCommand().GetProvider()), "", paddock.ErrCommandExited)
 	}
 }
 

@@ -42,28 +42,33 @@ func (s *sandboxActor) Receive(c *actor.Context) {
 	case handleUpdate:
 		s.cached = m.h
 	case *execCall:
-		s.dispatch(c, m.req, func(cl opCall) proto.Message { return s.exec(cl, m) })
+		s.dispatch(c, m.req, &m.deadline)
 	case proto.Message:
-		s.dispatch(c, m, func(cl opCall) proto.Message { return s.serve(cl, m) })
+		s.dispatch(c, m, nil)
 	}
 }
 
 // opCall is what one dispatched request's goroutine needs.
 type opCall struct {
-	ctx     context.Context
-	h       paddock.Handle
-	e       *actor.Engine
-	self    *actor.PID
-	root    *actor.PID
-	replyTo *actor.PID
+	ctx      context.Context
+	h        paddock.Handle
+	e        *actor.Engine
+	self     *actor.PID
+	root     *actor.PID
+	replyTo  *actor.PID
+	deadline *paddock.ExecDeadline // an exec's, fixed when the root admitted it
 }
 
-// dispatch runs serve on a tracked goroutine and sends its reply, if any,
-// to the request's sender.
-func (s *sandboxActor) dispatch(c *actor.Context, req proto.Message, serve func(opCall) proto.Message) {
-	cl := opCall{ctx: s.rt.opsCtx, h: s.handle(req), e: c.Engine(), self: c.PID(), root: s.root, replyTo: c.Sender()}
-	s.rt.goTracked(string(req.ProtoReflect().Descriptor().Name())+" on "+s.key, func() {
-		if reply := guardedServe(req, func() proto.Message { return serve(cl) }); reply != nil && cl.replyTo != nil {
+// dispatch serves req, as its operation declares, on a tracked goroutine
+// and sends the reply, if any, to the request's sender.
+func (s *sandboxActor) dispatch(c *actor.Context, req proto.Message, dl *paddock.ExecDeadline) {
+	o := operationOf(req)
+	if o == nil {
+		return
+	}
+	cl := opCall{ctx: s.rt.opsCtx, h: s.handle(req), e: c.Engine(), self: c.PID(), root: s.root, replyTo: c.Sender(), deadline: dl}
+	s.rt.goTracked(o.name()+" on "+s.key, func() {
+		if reply := guardedServe(req, func() proto.Message { return o.serve(s, cl, req) }); reply != nil && cl.replyTo != nil {
 			cl.e.Send(cl.replyTo, reply)
 		}
 	})
@@ -87,135 +92,130 @@ func (s *sandboxActor) fail(op string, err error) *messages.Failure {
 	return wire.FailureOf(&paddock.OpError{Op: op, Provider: s.provider, Name: s.name, Err: err})
 }
 
-// serve performs one request against the adapter.
-func (s *sandboxActor) serve(cl opCall, req proto.Message) proto.Message {
-	ctx, a, h := cl.ctx, s.a, cl.h
-	switch m := req.(type) {
-	case *messages.CreateRequest:
-		got, err := a.Create(ctx, s.name, paddock.CreateOpts{Params: m.GetParams()})
-		if err != nil {
-			return &messages.CreateReply{Id: m.GetId(), Failure: s.fail("create", err)}
-		}
-		cl.e.Send(cl.self, handleUpdate{got})
-		return &messages.CreateReply{Id: m.GetId(), Handle: wire.HandleMessage(got)}
-	case *messages.CreateNewRequest:
-		opts := paddock.CreateNewOpts{Timeout: wire.DurationFromMessage(m.GetTimeout()), WaitForCapacity: m.GetWaitForCapacity()}
-		got, err := paddock.CreateNew(ctx, a, s.name, opts)
-		if err != nil {
-			return &messages.CreateNewReply{Id: m.GetId(), Failure: s.fail("create_new", err)}
-		}
-		cl.e.Send(cl.self, handleUpdate{got})
-		return &messages.CreateNewReply{Id: m.GetId(), Handle: wire.HandleMessage(got)}
-	case *messages.GetRequest:
-		info, err := a.Get(ctx, h)
-		if err != nil {
-			return &messages.GetReply{Id: m.GetId(), Failure: s.fail("get", err)}
-		}
-		return &messages.GetReply{Id: m.GetId(), Info: wire.InfoMessage(info)}
-	case *messages.DestroyRequest:
-		if err := a.Destroy(ctx, h); err != nil {
-			return &messages.DestroyReply{Id: m.GetId(), Failure: s.fail("destroy", err)}
-		}
-		cl.e.Send(cl.root, sandboxGone{key: s.key, pid: cl.self})
-		return &messages.DestroyReply{Id: m.GetId()}
-	case *messages.DestroyOnceRequest:
-		err := paddock.DestroyOnce(ctx, a, h, paddock.DestroyOnceOpts{Timeout: wire.DurationFromMessage(m.GetTimeout())})
-		if err != nil {
-			return &messages.DestroyOnceReply{Id: m.GetId(), Failure: s.fail("destroy_once", err)}
-		}
-		cl.e.Send(cl.root, sandboxGone{key: s.key, pid: cl.self})
-		return &messages.DestroyOnceReply{Id: m.GetId()}
-	case *messages.SuspendRequest:
-		return &messages.SuspendReply{Id: m.GetId(), Failure: s.failure("suspend", a.Suspend(ctx, h))}
-	case *messages.ResumeRequest:
-		got, err := a.Resume(ctx, h)
-		if err != nil {
-			return &messages.ResumeReply{Id: m.GetId(), Failure: s.fail("resume", err)}
-		}
-		cl.e.Send(cl.self, handleUpdate{got})
-		return &messages.ResumeReply{Id: m.GetId(), Handle: wire.HandleMessage(got)}
-	case *messages.SpawnRequest:
-		return s.spawn(cl, m)
-	case *messages.AttachRequest:
-		return s.attach(cl, m)
-	case *messages.ListSessionsRequest:
-		return s.listSessions(cl, m)
-	case *messages.TerminateSessionRequest:
-		opts := paddock.TerminateOpts{Timeout: wire.DurationFromMessage(m.GetTimeout()), Mode: wire.TerminateModeFromMessage(m.GetMode())}
-		err := paddock.TerminateSession(ctx, a, h, m.GetSessionId(), opts)
-		return &messages.TerminateSessionReply{Id: m.GetId(), Failure: s.failure("terminate_session", err)}
-	case *messages.ApplyNetworkPolicyRequest:
-		policy := paddock.NetworkPolicy{Allow: m.GetAllow()}
-		if policy.Allow == nil {
-			policy.Allow = []string{}
-		}
-		err := paddock.ApplyNetworkPolicy(ctx, a, h, policy)
-		return &messages.ApplyNetworkPolicyReply{Id: m.GetId(), Failure: s.failure("apply_network_policy", err)}
-	case *messages.PublicURLRequest:
-		url, err := paddock.PublicURL(ctx, a, h)
-		return &messages.PublicURLReply{Id: m.GetId(), Url: url, Failure: s.failure("public_url", err)}
-	default:
-		return s.serveMore(cl, req)
-	}
-}
+// The serve methods below perform one operation each (see operations.go):
+// they answer the reply without its id, or the error to reply with.
 
-// serveMore performs the checkpoint, file and preview requests.
-func (s *sandboxActor) serveMore(cl opCall, req proto.Message) proto.Message {
-	ctx, a, h := cl.ctx, s.a, cl.h
-	switch m := req.(type) {
-	case *messages.CreateCheckpointRequest:
-		id, err := paddock.CreateCheckpoint(ctx, a, h, paddock.CheckpointOpts{Comment: m.GetComment()})
-		return &messages.CreateCheckpointReply{Id: m.GetId(), CheckpointId: id, Failure: s.failure("create_checkpoint", err)}
-	case *messages.CreateCheckpointOnceRequest:
-		opts := paddock.CheckpointOnceOpts{Timeout: wire.DurationFromMessage(m.GetTimeout()), OperationID: m.GetOperationId()}
-		id, err := paddock.CreateCheckpointOnce(ctx, a, h, opts)
-		return &messages.CreateCheckpointOnceReply{Id: m.GetId(), CheckpointId: id, Failure: s.failure("create_checkpoint_once", err)}
-	case *messages.RestoreCheckpointRequest:
-		err := paddock.RestoreCheckpoint(ctx, a, h, m.GetCheckpointId())
-		return &messages.RestoreCheckpointReply{Id: m.GetId(), Failure: s.failure("restore_checkpoint", err)}
-	case *messages.ListCheckpointsRequest:
-		cps, err := paddock.ListCheckpoints(ctx, a, h)
-		reply := &messages.ListCheckpointsReply{Id: m.GetId(), Failure: s.failure("list_checkpoints", err)}
-		for _, cp := range cps {
-			reply.Checkpoints = append(reply.Checkpoints, wire.CheckpointMessage(cp))
-		}
-		return reply
-	case *messages.WriteFileRequest:
-		err := paddock.ValidatePath(m.GetPath())
-		if err == nil {
-			err = a.WriteFile(ctx, h, m.GetPath(), wire.FileModeFromMessage(m.GetMode()), bytes.NewReader(m.GetData()))
-		}
-		return &messages.WriteFileReply{Id: m.GetId(), Failure: s.failure("write_file", err)}
-	case *messages.ReadFileRequest:
-		data, err := s.readFile(ctx, h, m.GetPath())
-		return &messages.ReadFileReply{Id: m.GetId(), Data: data, Failure: s.failure("read_file", err)}
-	case *messages.ExposeRequest:
-		p, err := paddock.Expose(ctx, a, h, int(m.GetPort()), paddock.ExposeOpts{TTL: m.GetTtl().AsDuration()})
-		if err != nil {
-			return &messages.ExposeReply{Id: m.GetId(), Failure: s.fail("expose", err)}
-		}
-		return &messages.ExposeReply{Id: m.GetId(), Preview: wire.PreviewMessage(p)}
-	case *messages.RevokeRequest:
-		err := paddock.Revoke(ctx, a, h, wire.PreviewFromMessage(m.GetPreview()))
-		return &messages.RevokeReply{Id: m.GetId(), Failure: s.failure("revoke", err)}
-	}
-	return nil
-}
-
-// failure is fail for an error that may be nil.
-func (s *sandboxActor) failure(op string, err error) *messages.Failure {
-	if err == nil {
-		return nil
-	}
-	return s.fail(op, err)
-}
-
-// readFile reads a whole file for a message reply, up to MaxMessageFile.
-func (s *sandboxActor) readFile(ctx context.Context, h paddock.Handle, path string) ([]byte, error) {
-	if err := paddock.ValidatePath(path); err != nil {
+func (s *sandboxActor) create(cl opCall, m *messages.CreateRequest) (*messages.CreateReply, error) {
+	got, err := s.a.Create(cl.ctx, s.name, paddock.CreateOpts{Params: m.GetParams()})
+	if err != nil {
 		return nil, err
 	}
-	rc, err := s.a.ReadFile(ctx, h, path)
+	cl.e.Send(cl.self, handleUpdate{got})
+	return &messages.CreateReply{Handle: wire.HandleMessage(got)}, nil
+}
+
+func (s *sandboxActor) createNew(cl opCall, m *messages.CreateNewRequest) (*messages.CreateNewReply, error) {
+	opts := paddock.CreateNewOpts{Timeout: wire.DurationFromMessage(m.GetTimeout()), WaitForCapacity: m.GetWaitForCapacity()}
+	got, err := paddock.CreateNew(cl.ctx, s.a, s.name, opts)
+	if err != nil {
+		return nil, err
+	}
+	cl.e.Send(cl.self, handleUpdate{got})
+	return &messages.CreateNewReply{Handle: wire.HandleMessage(got)}, nil
+}
+
+func (s *sandboxActor) get(cl opCall, _ *messages.GetRequest) (*messages.GetReply, error) {
+	info, err := s.a.Get(cl.ctx, cl.h)
+	if err != nil {
+		return nil, err
+	}
+	return &messages.GetReply{Info: wire.InfoMessage(info)}, nil
+}
+
+// destroy removes the sandbox, then this actor: requests that arrive later
+// find a fresh one.
+func (s *sandboxActor) destroy(cl opCall, _ *messages.DestroyRequest) (*messages.DestroyReply, error) {
+	if err := s.a.Destroy(cl.ctx, cl.h); err != nil {
+		return nil, err
+	}
+	cl.e.Send(cl.root, sandboxGone{key: s.key, pid: cl.self})
+	return &messages.DestroyReply{}, nil
+}
+
+func (s *sandboxActor) destroyOnce(cl opCall, m *messages.DestroyOnceRequest) (*messages.DestroyOnceReply, error) {
+	if err := paddock.DestroyOnce(cl.ctx, s.a, cl.h, paddock.DestroyOnceOpts{Timeout: wire.DurationFromMessage(m.GetTimeout())}); err != nil {
+		return nil, err
+	}
+	cl.e.Send(cl.root, sandboxGone{key: s.key, pid: cl.self})
+	return &messages.DestroyOnceReply{}, nil
+}
+
+func (s *sandboxActor) suspend(cl opCall, _ *messages.SuspendRequest) (*messages.SuspendReply, error) {
+	return &messages.SuspendReply{}, s.a.Suspend(cl.ctx, cl.h)
+}
+
+func (s *sandboxActor) resume(cl opCall, _ *messages.ResumeRequest) (*messages.ResumeReply, error) {
+	got, err := s.a.Resume(cl.ctx, cl.h)
+	if err != nil {
+		return nil, err
+	}
+	cl.e.Send(cl.self, handleUpdate{got})
+	return &messages.ResumeReply{Handle: wire.HandleMessage(got)}, nil
+}
+
+func (s *sandboxActor) terminateSession(cl opCall, m *messages.TerminateSessionRequest) (*messages.TerminateSessionReply, error) {
+	opts := paddock.TerminateOpts{Timeout: wire.DurationFromMessage(m.GetTimeout()), Mode: wire.TerminateModeFromMessage(m.GetMode())}
+	return &messages.TerminateSessionReply{}, paddock.TerminateSession(cl.ctx, s.a, cl.h, m.GetSessionId(), opts)
+}
+
+// applyNetworkPolicy applies the policy; an absent list is an empty one
+// (deny all), as the wire cannot tell them apart.
+func (s *sandboxActor) applyNetworkPolicy(cl opCall, m *messages.ApplyNetworkPolicyRequest) (*messages.ApplyNetworkPolicyReply, error) {
+	policy := paddock.NetworkPolicy{Allow: m.GetAllow()}
+	if policy.Allow == nil {
+		policy.Allow = []string{}
+	}
+	return &messages.ApplyNetworkPolicyReply{}, paddock.ApplyNetworkPolicy(cl.ctx, s.a, cl.h, policy)
+}
+
+func (s *sandboxActor) publicURL(cl opCall, _ *messages.PublicURLRequest) (*messages.PublicURLReply, error) {
+	url, err := paddock.PublicURL(cl.ctx, s.a, cl.h)
+	return &messages.PublicURLReply{Url: url}, err
+}
+
+func (s *sandboxActor) createCheckpoint(cl opCall, m *messages.CreateCheckpointRequest) (*messages.CreateCheckpointReply, error) {
+	id, err := paddock.CreateCheckpoint(cl.ctx, s.a, cl.h, paddock.CheckpointOpts{Comment: m.GetComment()})
+	return &messages.CreateCheckpointReply{CheckpointId: id}, err
+}
+
+func (s *sandboxActor) createCheckpointOnce(cl opCall, m *messages.CreateCheckpointOnceRequest) (*messages.CreateCheckpointOnceReply, error) {
+	opts := paddock.CheckpointOnceOpts{Timeout: wire.DurationFromMessage(m.GetTimeout()), OperationID: m.GetOperationId()}
+	id, err := paddock.CreateCheckpointOnce(cl.ctx, s.a, cl.h, opts)
+	return &messages.CreateCheckpointOnceReply{CheckpointId: id}, err
+}
+
+func (s *sandboxActor) restoreCheckpoint(cl opCall, m *messages.RestoreCheckpointRequest) (*messages.RestoreCheckpointReply, error) {
+	return &messages.RestoreCheckpointReply{}, paddock.RestoreCheckpoint(cl.ctx, s.a, cl.h, m.GetCheckpointId())
+}
+
+func (s *sandboxActor) listCheckpoints(cl opCall, _ *messages.ListCheckpointsRequest) (*messages.ListCheckpointsReply, error) {
+	cps, err := paddock.ListCheckpoints(cl.ctx, s.a, cl.h)
+	if err != nil {
+		return nil, err
+	}
+	reply := &messages.ListCheckpointsReply{}
+	for _, cp := range cps {
+		reply.Checkpoints = append(reply.Checkpoints, wire.CheckpointMessage(cp))
+	}
+	return reply, nil
+}
+
+// writeFile writes the bytes the message carries (the Go facade streams
+// instead).
+func (s *sandboxActor) writeFile(cl opCall, m *messages.WriteFileRequest) (*messages.WriteFileReply, error) {
+	if err := paddock.ValidatePath(m.GetPath()); err != nil {
+		return nil, err
+	}
+	return &messages.WriteFileReply{}, s.a.WriteFile(cl.ctx, cl.h, m.GetPath(), wire.FileModeFromMessage(m.GetMode()), bytes.NewReader(m.GetData()))
+}
+
+// readFile reads a whole file for a message reply, up to MaxMessageFile
+// (the Go facade streams files of any size instead).
+func (s *sandboxActor) readFile(cl opCall, m *messages.ReadFileRequest) (*messages.ReadFileReply, error) {
+	if err := paddock.ValidatePath(m.GetPath()); err != nil {
+		return nil, err
+	}
+	rc, err := s.a.ReadFile(cl.ctx, cl.h, m.GetPath())
 	if err != nil {
 		return nil, err
 	}
@@ -227,99 +227,121 @@ func (s *sandboxActor) readFile(ctx context.Context, h paddock.Handle, path stri
 	if len(data) > MaxMessageFile {
 		return nil, &paddock.InvalidError{Detail: "file larger than a message carries; read it through the Go facade"}
 	}
-	return data, nil
+	return &messages.ReadFileReply{Data: data}, nil
+}
+
+func (s *sandboxActor) expose(cl opCall, m *messages.ExposeRequest) (*messages.ExposeReply, error) {
+	p, err := paddock.Expose(cl.ctx, s.a, cl.h, int(m.GetPort()), paddock.ExposeOpts{TTL: m.GetTtl().AsDuration()})
+	if err != nil {
+		return nil, err
+	}
+	return &messages.ExposeReply{Preview: wire.PreviewMessage(p)}, nil
+}
+
+func (s *sandboxActor) revoke(cl opCall, m *messages.RevokeRequest) (*messages.RevokeReply, error) {
+	return &messages.RevokeReply{}, paddock.Revoke(cl.ctx, s.a, cl.h, wire.PreviewFromMessage(m.GetPreview()))
 }
 
 // listSessions lists the sandbox's sessions (attach is required).
-func (s *sandboxActor) listSessions(cl opCall, m *messages.ListSessionsRequest) proto.Message {
+func (s *sandboxActor) listSessions(cl opCall, _ *messages.ListSessionsRequest) (*messages.ListSessionsReply, error) {
 	if err := paddock.Require(s.a, paddock.CapAttach); err != nil {
-		return &messages.ListSessionsReply{Id: m.GetId(), Failure: s.fail("list_sessions", err)}
+		return nil, err
 	}
 	sessions, err := s.a.ListSessions(cl.ctx, cl.h)
 	if err != nil {
-		return &messages.ListSessionsReply{Id: m.GetId(), Failure: s.fail("list_sessions", err)}
+		return nil, err
 	}
-	reply := &messages.ListSessionsReply{Id: m.GetId()}
+	reply := &messages.ListSessionsReply{}
 	for _, sess := range sessions {
 		reply.Sessions = append(reply.Sessions, wire.SessionMessage(sess))
 	}
-	return reply
+	return reply, nil
 }
 
 // spawn opens the adapter's stream and hands it to the root, which starts
 // the command actor and answers.
-func (s *sandboxActor) spawn(cl opCall, m *messages.SpawnRequest) proto.Message {
+func (s *sandboxActor) spawn(cl opCall, m *messages.SpawnRequest) (*messages.SpawnReply, error) {
 	cmd := wire.CmdFromMessage(m.GetCmd())
 	opts := paddock.SpawnOpts{Stdin: m.GetStdin(), TTY: m.GetTty(), Detachable: m.GetDetachable(), Name: m.GetSessionName()}
 	if err := paddock.ValidateSpawn(s.a, cmd, opts); err != nil {
-		return &messages.SpawnReply{Id: m.GetId(), Failure: s.fail("spawn", err)}
-	}
-	owner := m.GetOwner().ActorPID()
-	if owner == nil {
-		owner = cl.replyTo
+		return nil, err
 	}
 	st, err := s.a.Spawn(cl.ctx, cl.h, cmd, opts)
 	if err != nil {
-		return &messages.SpawnReply{Id: m.GetId(), Failure: s.fail("spawn", err)}
+		return nil, err
 	}
-	return s.opened(cl, m, &streamOpened{stream: st, provider: s.provider, owner: owner, window: int(m.GetWindow()), replyTo: cl.replyTo, reqID: m.GetId()})
+	return nil, s.opened(cl, &streamOpened{stream: st, provider: s.provider, owner: ownerOf(m.GetOwner(), cl), window: int(m.GetWindow()), replyTo: cl.replyTo, reqID: m.GetId()})
 }
 
 // attach opens an attach stream and hands it to the root.
-func (s *sandboxActor) attach(cl opCall, m *messages.AttachRequest) proto.Message {
+func (s *sandboxActor) attach(cl opCall, m *messages.AttachRequest) (*messages.AttachReply, error) {
 	if err := paddock.ValidateAttach(s.a, m.GetSessionId()); err != nil {
-		return &messages.AttachReply{Id: m.GetId(), Failure: s.fail("attach", err)}
-	}
-	owner := m.GetOwner().ActorPID()
-	if owner == nil {
-		owner = cl.replyTo
+		return nil, err
 	}
 	st, err := s.a.Attach(cl.ctx, cl.h, m.GetSessionId(), paddock.AttachOpts{Stdin: m.GetStdin()})
 	if err != nil {
-		return &messages.AttachReply{Id: m.GetId(), Failure: s.fail("attach", err)}
+		return nil, err
 	}
-	return s.opened(cl, m, &streamOpened{stream: st, provider: s.provider, owner: owner, window: int(m.GetWindow()), replyTo: cl.replyTo, reqID: m.GetId(), attach: true})
+	return nil, s.opened(cl, &streamOpened{stream: st, provider: s.provider, owner: ownerOf(m.GetOwner(), cl), window: int(m.GetWindow()), replyTo: cl.replyTo, reqID: m.GetId(), attach: true})
+}
+
+// ownerOf is the recipient of a command's frames: the one the request
+// names, else its sender.
+func ownerOf(owner *messages.Pid, cl opCall) *actor.PID {
+	if pid := owner.ActorPID(); pid != nil {
+		return pid
+	}
+	return cl.replyTo
 }
 
 // exec runs the adapter's Exec under the request's one deadline
-// (docs/contract.md#exec-deadlines): a budget the lookup spent dispatches
-// nothing; the call's context ends with the budget, so the adapter stops
-// (and kills) the command then; and a result that arrives after the
-// deadline is the timeout error, reporting the original timeout.
-func (s *sandboxActor) exec(cl opCall, ec *execCall) proto.Message {
-	m, dl := ec.req, ec.deadline
+// (docs/contract.md#exec-deadlines), fixed when the root admitted it: a
+// budget the lookup spent dispatches nothing; the call's context ends with
+// the budget, so the adapter stops (and kills) the command then; and a
+// result that arrives after the deadline is the timeout error, reporting
+// the original timeout. An adapter that ignored the output cap is held to
+// it.
+func (s *sandboxActor) exec(cl opCall, m *messages.ExecRequest) (*messages.ExecReply, error) {
+	cmd, opts := wire.CmdFromMessage(m.GetCmd()), wire.ExecOptsFromMessage(m)
+	if cl.deadline == nil { // not admitted by the root: fix the deadline now
+		dl, _, err := paddock.StartExec(cmd, opts, paddock.ExecLimits{}, s.rt.cfg.Clock)
+		if err != nil {
+			return nil, err
+		}
+		cl.deadline = &dl
+	}
+	dl := *cl.deadline
 	if dl.Finite() && dl.Expired() {
-		return &messages.ExecReply{Id: m.GetId(), Failure: s.fail("exec", dl.Err())}
+		return nil, dl.Err()
 	}
 	ctx, cancel := dl.Context(cl.ctx)
 	defer cancel()
-	opts := wire.ExecOptsFromMessage(m)
-	res, err := s.a.Exec(ctx, cl.h, wire.CmdFromMessage(m.GetCmd()), opts)
+	res, err := s.a.Exec(ctx, cl.h, cmd, opts)
 	switch {
 	case dl.Finite() && dl.Expired():
-		err = dl.Err()
-	case err == nil && int64(len(res.Stdout)+len(res.Stderr)) > opts.OutputCap():
-		err = paddock.ErrExecOutputLimit // an adapter that ignored the cap
+		return nil, dl.Err()
+	case err != nil:
+		return nil, err
+	case int64(len(res.Stdout)+len(res.Stderr)) > opts.OutputCap():
+		return nil, paddock.ErrExecOutputLimit
 	}
-	if err != nil {
-		return &messages.ExecReply{Id: m.GetId(), Failure: s.fail("exec", err)}
-	}
-	return wire.ExecReplyMessage(m.GetId(), res)
+	return wire.ExecReplyMessage("", res), nil
 }
 
-// opened hands a stream to the root; if the runtime is stopping the stream
-// is closed and the request refused instead.
-func (s *sandboxActor) opened(cl opCall, req proto.Message, so *streamOpened) proto.Message {
+// opened hands a stream to the root, which answers the request once the
+// command actor runs; if the runtime is stopping, or the frames have no
+// recipient, the stream is closed and the request refused instead.
+func (s *sandboxActor) opened(cl opCall, so *streamOpened) error {
 	if so.owner == nil {
 		_ = so.stream.Close()
-		return failureReply(req, s.fail(opName(req), &paddock.InvalidError{Detail: "no owner for the frames: set one, or send with a sender"}))
+		return &paddock.InvalidError{Detail: "no owner for the frames: set one, or send with a sender"}
 	}
 	if so.window <= 0 {
 		so.window = s.rt.cfg.Window
 	}
 	if s.rt.stopping.Load() {
 		_ = so.stream.Close()
-		return failureReply(req, s.fail(opName(req), errStopped))
+		return errStopped
 	}
 	cl.e.Send(cl.root, so)
 	return nil
