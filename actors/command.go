@@ -13,35 +13,33 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// commandActor owns one subscription: the adapter's stream, the reader and
-// writer goroutines over it, and the frame guard. It is the one funnel of
-// frames to its owner, so they arrive in order, with seq from 1 and exactly
-// one terminal frame after all output. It sends at most window output frames
-// its owner has not credited, and stops reading the stream until credit
-// arrives, so a slow owner costs bounded memory.
+// commandActor owns one subscription: the adapter's stream, the reader
+// goroutine over it (and a writer goroutine while stdin is being written),
+// and the outlet its frames leave by. Frames reach the owner in order, with
+// seq from 1 and exactly one terminal frame after all output. The reader
+// makes at most window reads its owner has not credited, so a slow owner
+// costs bounded memory. The actor itself handles credits, stdin, detaching
+// and stopping; output never passes through its inbox.
 type commandActor struct {
 	rt       *Runtime
 	ref      paddock.Ref
 	provider paddock.Provider
 	stream   paddock.Stream
-	owner    *actor.PID
 	window   int
-	guard    *supervisor.Guard
+	out      *outlet
 
 	self, root *actor.PID
 	ctx        context.Context
 	cancel     context.CancelFunc
 	permits    chan struct{} // one per stream read the reader may make
-	unacked    int           // output frames sent and not yet credited
 
 	launched bool
-	ended    bool // the terminal frame was sent
+	finished bool // the terminal frame was sent and the actor wound up
 	detached bool
 	reported bool // the root was told this command is done
 
-	queue   []stdinReq    // stdin requests waiting for the writer
-	writing *stdinReq     // the request the writer is carrying out
-	writes  chan stdinReq // to the writer goroutine (capacity 1; used only when it is idle)
+	queue   []stdinReq // stdin requests waiting for the one in flight
+	writing *stdinReq  // the request a writer goroutine is carrying out
 }
 
 // stdinReq is one WriteStdin or CloseStdin request.
@@ -54,8 +52,8 @@ type stdinReq struct {
 
 func newCommand(rt *Runtime, ref paddock.Ref, p paddock.Provider, st paddock.Stream, owner *actor.PID, window int, root *actor.PID) actor.Producer {
 	return func() actor.Receiver {
-		c := &commandActor{rt: rt, ref: ref, provider: p, stream: st, owner: owner, window: window, root: root}
-		c.guard = supervisor.NewGuard(string(ref), c.violation)
+		c := &commandActor{rt: rt, ref: ref, provider: p, stream: st, window: window, root: root}
+		c.out = newOutlet(rt, owner, supervisor.NewGuard(string(ref), c.violation))
 		return c
 	}
 }
@@ -67,19 +65,18 @@ func (a *commandActor) violation(v supervisor.Violation) {
 	a.rt.engine.BroadcastEvent(v)
 }
 
-// Receive handles launch, stream reports, credits, stdin and detach.
+// Receive handles launch, the reader's reports, credits, stdin and detach.
 func (a *commandActor) Receive(c *actor.Context) {
 	switch m := c.Message().(type) {
 	case actor.Started:
 		a.self = c.PID()
+		a.out.self = a.self
 	case launch:
 		a.launch(c)
-	case readerEvent:
-		a.send(c, a.guard.Event(m.ev))
-	case readerEnd:
-		a.send(c, a.guard.End(m.err))
+	case readerDone:
+		a.finish(c)
 	case readerPanic:
-		a.send(c, a.guard.Fail(supervisor.ReasonAdapterPanic, supervisor.PanicText(m.v), messages.ErrorKind_ERROR_KIND_UNAVAILABLE))
+		a.fail(c, supervisor.ReasonAdapterPanic, supervisor.PanicText(m.v))
 	case *messages.Credit:
 		a.credit(int(m.GetN()))
 	case *messages.WriteStdinRequest:
@@ -89,19 +86,20 @@ func (a *commandActor) Receive(c *actor.Context) {
 	case stdinDone:
 		a.writing = nil
 		err := m.err
-		if (a.ended || a.detached) && a.ctx.Err() != nil && errors.Is(err, a.ctx.Err()) {
+		over := a.out.ended() || a.detached
+		if over && a.ctx.Err() != nil && errors.Is(err, a.ctx.Err()) {
 			err = paddock.ErrCommandExited // cut short by our own cancellation
 		}
 		a.answer(c, m.req, err)
-		if a.ended || a.detached {
+		if over {
 			a.report(c) // it waited for this write's real result
 			return
 		}
-		a.nextWrite()
+		a.nextWrite(c)
 	case writerPanic:
 		a.writing = nil
 		a.answer(c, m.req, &paddock.WriteFailedError{Detail: supervisor.ReasonAdapterPanic})
-		a.send(c, a.guard.Fail(supervisor.ReasonAdapterPanic, supervisor.PanicText(m.v), messages.ErrorKind_ERROR_KIND_UNAVAILABLE))
+		a.fail(c, supervisor.ReasonAdapterPanic, supervisor.PanicText(m.v))
 	case *messages.StopCommandRequest:
 		a.detach(c)
 		a.reply(c, c.Sender(), &messages.StopCommandReply{Id: m.GetId()})
@@ -115,16 +113,28 @@ func (a *commandActor) Receive(c *actor.Context) {
 // OnPanic turns a panic in this actor into the owner's one terminal frame;
 // the actor then finishes through the root like any other.
 func (a *commandActor) OnPanic(c *actor.Context, v any) bool {
-	a.send(c, a.guard.Fail(supervisor.ReasonAdapterPanic, supervisor.PanicText(v), messages.ErrorKind_ERROR_KIND_UNAVAILABLE))
-	if !a.ended {
-		a.finish(c)
-	}
+	a.fail(c, supervisor.ReasonAdapterPanic, supervisor.PanicText(v))
+	a.finish(c)
 	return false
 }
 
-// launch starts the reader and the writer; a second launch does nothing.
+// fail sends the terminal Error frame the runtime decided (unavailable with
+// reason), unless the subscription already has its terminal frame or was
+// detached, and winds the command up.
+func (a *commandActor) fail(c *actor.Context, reason, detail string) {
+	if a.out.emit(func(g *supervisor.Guard) messages.Frame {
+		if g.Done() {
+			return nil // not a breach: the adapter's own terminal frame won
+		}
+		return g.Fail(reason, detail, messages.ErrorKind_ERROR_KIND_UNAVAILABLE)
+	}) {
+		a.finish(c)
+	}
+}
+
+// launch starts the reader; a second launch does nothing.
 func (a *commandActor) launch(c *actor.Context) {
-	if a.launched || a.ended || a.detached {
+	if a.launched || a.out.ended() || a.detached {
 		return
 	}
 	a.launched = true
@@ -133,20 +143,20 @@ func (a *commandActor) launch(c *actor.Context) {
 	for range a.window {
 		a.permits <- struct{}{}
 	}
-	a.writes = make(chan stdinReq, 1)
 	a.startReader(c.Engine())
-	a.startWriter(c.Engine())
+	a.nextWrite(c) // stdin that arrived before the launch
 }
 
 // drainGrace is how long the reader keeps reading after the terminal event,
 // to catch (and report) an adapter that sends more.
 const drainGrace = 50 * time.Millisecond
 
-// startReader reads the stream, one read per permit, reporting each event
-// to the actor, until the terminal event, the stream's end, or cancel. It
-// owns the stream's local end and closes it when it returns.
+// startReader reads the stream, one read per permit, and sends each event's
+// frame out through the outlet, until the terminal frame, the stream's end,
+// or cancel. It owns the stream's local end and closes it when it returns;
+// after the terminal frame it tells the actor, which winds the command up.
 func (a *commandActor) startReader(e *actor.Engine) {
-	st, ctx, permits, self, ref := a.stream, a.ctx, a.permits, a.self, string(a.ref)
+	st, ctx, permits, self, ref, out := a.stream, a.ctx, a.permits, a.self, string(a.ref), a.out
 	report := a.violation
 	a.rt.goTracked("reading the stream of "+ref, func() {
 		defer closeQuietly(st)
@@ -165,13 +175,19 @@ func (a *commandActor) startReader(e *actor.Engine) {
 			if ctx.Err() != nil {
 				return // detached or stopped: nobody wants more
 			}
+			var terminal bool
 			if err != nil {
-				e.Send(self, readerEnd{err})
-				return
+				terminal = out.emit(func(g *supervisor.Guard) messages.Frame { return g.End(err) })
+			} else {
+				terminal = out.emit(func(g *supervisor.Guard) messages.Frame { return g.Event(ev) })
 			}
-			e.Send(self, readerEvent{ev})
-			if ev.Kind.Terminal() {
-				drainAfterTerminal(a.rt.opsCtx, st, ref, report)
+			if terminal {
+				e.Send(self, readerDone{})
+			}
+			if err != nil || terminal {
+				if err == nil {
+					drainAfterTerminal(a.rt.opsCtx, st, ref, report)
+				}
 				return
 			}
 		}
@@ -203,49 +219,26 @@ func closeQuietly(st paddock.Stream) {
 	_ = st.Close()
 }
 
-// startWriter carries out stdin requests one at a time, in order.
-func (a *commandActor) startWriter(e *actor.Engine) {
-	st, ctx, writes, self := a.stream, a.ctx, a.writes, a.self
+// write starts a goroutine that carries out one stdin request and reports
+// it; the actor starts the next once this one is answered, so requests run
+// one at a time, in order, and a command with no stdin in flight has no
+// writer goroutine.
+func (a *commandActor) write(e *actor.Engine, req stdinReq) {
+	st, ctx, self := a.stream, a.ctx, a.self
 	a.rt.goTracked("writing to the stdin of "+string(a.ref), func() {
-		for {
-			select {
-			case req := <-writes:
-				writeOne(ctx, e, self, st, req)
-			case <-ctx.Done():
-				return
+		defer func() {
+			if v := recover(); v != nil {
+				e.Send(self, writerPanic{req: req, v: v})
 			}
+		}()
+		var err error
+		if req.close {
+			err = st.CloseStdin(ctx)
+		} else {
+			err = st.WriteStdin(ctx, req.data)
 		}
+		e.Send(self, stdinDone{req: req, err: err})
 	})
-}
-
-// writeOne performs one stdin request and reports it, or its panic.
-func writeOne(ctx context.Context, e *actor.Engine, self *actor.PID, st paddock.Stream, req stdinReq) {
-	defer func() {
-		if v := recover(); v != nil {
-			e.Send(self, writerPanic{req: req, v: v})
-		}
-	}()
-	var err error
-	if req.close {
-		err = st.CloseStdin(ctx)
-	} else {
-		err = st.WriteStdin(ctx, req.data)
-	}
-	e.Send(self, stdinDone{req: req, err: err})
-}
-
-// send forwards a frame from the guard to the owner (nil: dropped) and
-// finishes the command after its terminal frame.
-func (a *commandActor) send(c *actor.Context, f messages.Frame) {
-	if f == nil || a.detached {
-		return
-	}
-	c.Send(a.owner, f)
-	if messages.IsTerminal(f) {
-		a.finish(c)
-		return
-	}
-	a.unacked++
 }
 
 // credit lets the reader make n more reads.
@@ -253,7 +246,6 @@ func (a *commandActor) credit(n int) {
 	if n <= 0 || a.permits == nil {
 		return
 	}
-	a.unacked = max(a.unacked-n, 0)
 	for range min(n, a.window) {
 		select {
 		case a.permits <- struct{}{}:
@@ -267,23 +259,24 @@ func (a *commandActor) credit(n int) {
 // more: after a detach both are command_exited; after the exit a write is
 // command_exited and a close is ok.
 func (a *commandActor) stdin(c *actor.Context, req stdinReq) {
-	if a.detached || a.ended {
+	if a.detached || a.out.ended() {
 		a.refuse(c, req)
 		return
 	}
 	a.queue = append(a.queue, req)
-	a.nextWrite()
+	a.nextWrite(c)
 }
 
-// nextWrite hands the next queued request to the writer when it is idle.
-func (a *commandActor) nextWrite() {
-	if a.writing != nil || len(a.queue) == 0 || a.writes == nil {
+// nextWrite starts the next queued request when none is in flight (and the
+// command is launched).
+func (a *commandActor) nextWrite(c *actor.Context) {
+	if a.writing != nil || len(a.queue) == 0 || !a.launched {
 		return
 	}
 	req := a.queue[0]
 	a.queue = a.queue[1:]
 	a.writing = &req
-	a.writes <- req // never blocks: the writer is idle and the channel has room
+	a.write(c.Engine(), req)
 }
 
 // answer replies to a stdin request with err.
@@ -318,10 +311,14 @@ func (a *commandActor) reply(c *actor.Context, to *actor.PID, msg proto.Message)
 	}
 }
 
-// finish stops reading after the terminal frame, answers queued stdin, and
-// tells the root, which stops this actor.
+// finish winds the command up once its terminal frame is out: it stops the
+// goroutines, answers queued stdin, and tells the root, which stops this
+// actor. It runs once.
 func (a *commandActor) finish(c *actor.Context) {
-	a.ended = true
+	if a.finished {
+		return
+	}
+	a.finished = true
 	a.stopGoroutines()
 	a.refuseQueued(c)
 	a.report(c)
@@ -335,6 +332,7 @@ func (a *commandActor) detach(c *actor.Context) {
 		return
 	}
 	a.detached = true
+	a.out.detach()
 	a.stopGoroutines()
 	if !a.launched {
 		closeQuietly(a.stream)
@@ -364,9 +362,7 @@ func (a *commandActor) report(c *actor.Context) {
 // Error{stopped_before_exit}, every pending request is answered, and the
 // goroutines are cancelled.
 func (a *commandActor) stopped(c *actor.Context) {
-	if !a.detached && !a.guard.Done() {
-		a.send(c, a.guard.Fail(supervisor.ReasonStoppedBeforeExit, "", messages.ErrorKind_ERROR_KIND_UNAVAILABLE))
-	}
+	a.fail(c, supervisor.ReasonStoppedBeforeExit, "")
 	a.stopGoroutines()
 	if !a.launched {
 		closeQuietly(a.stream)

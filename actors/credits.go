@@ -10,34 +10,58 @@ import (
 // consumed, half a window at a time. An owner that never grants credit
 // receives at most a window of output frames per command.
 type Credits struct {
-	batch uint32
-	owed  map[string]uint32
+	window int
+	owed   map[string]creditBatch
 }
 
 // NewCredits returns the helper for commands spawned with window (0 = the
 // runtime's default window, DefaultWindow unless configured otherwise).
 func NewCredits(window int) *Credits {
-	if window <= 0 {
-		window = DefaultWindow
-	}
-	return &Credits{batch: uint32(max(window/2, 1)), owed: map[string]uint32{}}
+	return &Credits{window: window, owed: map[string]creditBatch{}}
 }
 
 // Consumed records that f, just handled in c's Receive, is consumed, and
 // sends its sender (the command actor) credit when half a window is owed.
 // A terminal frame forgets its subscription.
 func (k *Credits) Consumed(c *actor.Context, f messages.Frame) {
+	ref := f.GetRef()
 	if messages.IsTerminal(f) {
-		delete(k.owed, f.GetRef())
+		delete(k.owed, ref)
 		return
 	}
-	n := k.owed[f.GetRef()] + 1
-	if n < k.batch {
-		k.owed[f.GetRef()] = n
-		return
+	b, ok := k.owed[ref]
+	if !ok {
+		b = newCreditBatch(k.window)
 	}
-	delete(k.owed, f.GetRef())
-	if c.Sender() != nil {
-		c.Send(c.Sender(), &messages.Credit{Ref: f.GetRef(), N: n})
+	n := b.consume()
+	k.owed[ref] = b
+	if n > 0 && c.Sender() != nil {
+		c.Send(c.Sender(), &messages.Credit{Ref: ref, N: n})
 	}
+}
+
+// creditBatch is the one credit rule of the runtime's subscribers (owner
+// actors through Credits, plain-Go streams through their pump): consumed
+// output frames are granted back half a window at a time.
+type creditBatch struct {
+	size, owed uint32
+}
+
+// newCreditBatch returns the rule for window (0 = DefaultWindow).
+func newCreditBatch(window int) creditBatch {
+	if window <= 0 {
+		window = DefaultWindow
+	}
+	return creditBatch{size: uint32(max(window/2, 1))}
+}
+
+// consume counts one consumed output frame and returns the credit to grant
+// now: 0 until half a window is owed.
+func (b *creditBatch) consume() uint32 {
+	if b.owed++; b.owed < b.size {
+		return 0
+	}
+	n := b.owed
+	b.owed = 0
+	return n
 }

@@ -34,7 +34,7 @@
 //	paddock/<name>/watchdog/0           the only event-stream subscriber
 //	paddock/<name>/sandbox/<p>/<name>   one per sandbox: provider calls on goroutines
 //	paddock/<name>/cmd/<ref>            one per spawn or attach: reader, writer, guard
-//	paddock-bridge/<id>                 owner of a plain-Go Stream
+//	paddock-stream/<id>                 names a plain-Go FrameStream as owner (no actor: frames go to its queue)
 //
 // Nothing blocks inside Receive, commands start on an explicit launch
 // message (never in Started), every actor carries the recover middleware,

@@ -146,10 +146,10 @@ func (rt *Runtime) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 
 // Spawn starts cmd and returns a plain-Go Stream of its frames.
 func (rt *Runtime) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (*FrameStream, error) {
-	s := rt.newStreamBridge()
-	c, session, err := rt.SpawnTo(ctx, s.bridge, h, cmd, opts, 0)
+	s := rt.newFrameStream()
+	c, session, err := rt.SpawnTo(ctx, s.sink.owner, h, cmd, opts, 0)
 	if err != nil {
-		rt.engine.Poison(s.bridge)
+		s.release()
 		return nil, err
 	}
 	s.sub, s.sessionID = c, session
@@ -173,10 +173,10 @@ func (rt *Runtime) SpawnTo(ctx context.Context, owner *actor.PID, h paddock.Hand
 // Attach rejoins a session with a plain-Go Stream: its output from byte
 // zero, then live output or its recorded end.
 func (rt *Runtime) Attach(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.AttachOpts) (*FrameStream, error) {
-	s := rt.newStreamBridge()
-	c, err := rt.AttachTo(ctx, s.bridge, h, sessionID, opts, 0)
+	s := rt.newFrameStream()
+	c, err := rt.AttachTo(ctx, s.sink.owner, h, sessionID, opts, 0)
 	if err != nil {
-		rt.engine.Poison(s.bridge)
+		s.release()
 		return nil, err
 	}
 	s.sub, s.sessionID = c, sessionID

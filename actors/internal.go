@@ -59,8 +59,7 @@ type sandboxStopped struct{ key string }
 
 // Reports of a command actor's goroutines.
 type (
-	readerEvent struct{ ev paddock.Event }
-	readerEnd   struct{ err error }
+	readerDone  struct{} // the reader sent the terminal frame
 	readerPanic struct{ v any }
 	stdinDone   struct {
 		req stdinReq

@@ -215,7 +215,7 @@ func TestMisbehavingAdapterStreams(t *testing.T) {
 			assert.Equal(t, "alive", string(res.Stdout))
 			if tc.violation != "" {
 				// Events reach subscribers asynchronously.
-				require.Eventually(t, func() bool { return len(events.snapshot()) == 1 }, 2*time.Second, time.Millisecond)
+				require.Eventually(t, func() bool { return len(events.snapshot()) == 1 }, 2*time.Second, time.Millisecond, "%v", events.snapshot())
 				assert.Equal(t, tc.violation, events.snapshot()[0].What)
 				assert.Equal(t, string(s.Subscription().Ref), events.snapshot()[0].Ref)
 			}

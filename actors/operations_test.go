@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/fake"
@@ -201,6 +202,19 @@ func (f *opFixture) raw(t *testing.T, req proto.Message) error {
 
 func (f *opFixture) hm() *messages.Handle { return wire.HandleMessage(f.h) }
 
+// owner spawns an owner actor for a raw spawn or attach (a request's reply
+// address cannot own frames) and names it.
+func (f *opFixture) owner(t *testing.T) *messages.Pid {
+	credits := actors.NewCredits(0)
+	pid := f.rt.Engine().SpawnFunc(func(c *actor.Context) {
+		if fr, ok := c.Message().(messages.Frame); ok {
+			credits.Consumed(c, fr)
+		}
+	}, "owner")
+	t.Cleanup(func() { <-f.rt.Engine().Poison(pid).Done() })
+	return messages.PidOf(pid)
+}
+
 func (f *opFixture) cmdOf(s *actors.FrameStream) *messages.CommandRef {
 	return wire.CommandMessage(s.Subscription())
 }
@@ -284,7 +298,7 @@ var reach = map[string]struct {
 	"spawn": {"Spawn",
 		func(t *testing.T, f *opFixture) error { f.live(t); return nil },
 		func(t *testing.T, f *opFixture) error {
-			return f.raw(t, &messages.SpawnRequest{Id: "r", Handle: f.hm(), Cmd: wire.CmdMessage(paddock.NewCmd("emit", "out:x"))})
+			return f.raw(t, &messages.SpawnRequest{Id: "r", Handle: f.hm(), Cmd: wire.CmdMessage(paddock.NewCmd("emit", "out:x")), Owner: f.owner(t)})
 		},
 		func(t *testing.T, f *opFixture) error {
 			st, err := f.v.Spawn(ctx, f.h, paddock.NewCmd("emit", "out:x"), paddock.SpawnOpts{})
@@ -342,7 +356,7 @@ var reach = map[string]struct {
 			return err
 		},
 		func(t *testing.T, f *opFixture) error {
-			return f.raw(t, &messages.AttachRequest{Id: "r", Handle: f.hm(), SessionId: f.live(t).SessionID()})
+			return f.raw(t, &messages.AttachRequest{Id: "r", Handle: f.hm(), SessionId: f.live(t).SessionID(), Owner: f.owner(t)})
 		},
 		func(t *testing.T, f *opFixture) error {
 			st, err := f.v.Attach(ctx, f.h, f.live(t).SessionID(), paddock.AttachOpts{})
@@ -546,4 +560,27 @@ func TestEveryHandleOperationValidatesTheNameFirst(t *testing.T) {
 	}
 	assert.Equal(t, 20, checked, "the operations addressed by a handle")
 	assert.Zero(t, total(), "nothing reached the adapter")
+}
+
+// A request's reply address (hollywood's Engine.Request) takes one message,
+// so it cannot own a command's frames: a raw spawn or attach sent that way
+// without an Owner is refused before the adapter is called.
+func TestARequestReplyAddressCannotOwnFrames(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": rec}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)); rec.Reset() })
+	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	f := &opFixture{rt: rt, h: h}
+	for name, req := range map[string]proto.Message{
+		"spawn":  &messages.SpawnRequest{Id: "r", Handle: f.hm(), Cmd: wire.CmdMessage(paddock.NewCmd("emit", "out:x"))},
+		"attach": &messages.AttachRequest{Id: "r", Handle: f.hm(), SessionId: "s-1"},
+	} {
+		err := f.raw(t, req)
+		require.ErrorIs(t, err, paddock.ErrInvalid, name)
+		assert.Contains(t, err.Error(), "set Owner", name)
+	}
+	assert.Zero(t, rec.count("Spawn")+rec.count("Attach"), "nothing reached the adapter")
 }

@@ -41,8 +41,9 @@ type liveCommand struct {
 
 // ownerRefs is one owner's live commands.
 type ownerRefs struct {
-	pid  *actor.PID
-	refs map[paddock.Ref]struct{}
+	pid     *actor.PID
+	refs    map[paddock.Ref]struct{}
+	watched bool // the watchdog reports its stop (a plain-Go stream has no actor to stop: it detaches itself)
 }
 
 func newRoot(rt *Runtime) actor.Producer {
@@ -271,22 +272,24 @@ func (r *root) startCommand(c *actor.Context, m *streamOpened) {
 	pid := r.spawn(c, newCommand(r.rt, ref, m.provider, m.stream, m.owner, m.window, c.PID()), "cmd", string(ref), actor.WithInboxSize(commandInbox))
 	r.commands[ref] = &liveCommand{pid: pid, owner: m.owner}
 	r.watchOwner(c, m.owner, ref)
-	c.Send(pid, launch{})
 	cmd := &messages.CommandRef{Provider: string(m.provider), Ref: string(ref)}
 	var reply proto.Message = &messages.SpawnReply{Id: m.reqID, Command: cmd, SessionId: m.stream.SessionID()}
 	if m.attach {
 		reply = &messages.AttachReply{Id: m.reqID, Command: cmd}
 	}
-	c.Engine().Send(m.replyTo, reply)
+	c.Engine().Send(m.replyTo, reply) // before the launch: a requester that owns the frames has its reply first
+	c.Send(pid, launch{})
 }
 
-// watchOwner asks the watchdog about owner's stop, once per owner.
+// watchOwner asks the watchdog about owner's stop, once per owner actor.
 func (r *root) watchOwner(c *actor.Context, owner *actor.PID, ref paddock.Ref) {
 	o := r.owners[owner.GetID()]
 	if o == nil {
-		o = &ownerRefs{pid: owner, refs: map[paddock.Ref]struct{}{}}
+		o = &ownerRefs{pid: owner, refs: map[paddock.Ref]struct{}{}, watched: r.rt.sinkOf(owner) == nil}
 		r.owners[owner.GetID()] = o
-		c.Send(r.watchdog, supervisor.Watch{Target: owner, Watcher: c.PID()})
+		if o.watched {
+			c.Send(r.watchdog, supervisor.Watch{Target: owner, Watcher: c.PID()})
+		}
 	}
 	o.refs[ref] = struct{}{}
 }
@@ -304,7 +307,9 @@ func (r *root) commandDone(c *actor.Context, m commandDone) {
 		delete(o.refs, m.ref)
 		if len(o.refs) == 0 {
 			delete(r.owners, cmd.owner.GetID())
-			c.Send(r.watchdog, supervisor.Unwatch{Target: cmd.owner, Watcher: c.PID()})
+			if o.watched {
+				c.Send(r.watchdog, supervisor.Unwatch{Target: cmd.owner, Watcher: c.PID()})
+			}
 		}
 	}
 	c.Engine().Poison(cmd.pid)

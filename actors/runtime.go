@@ -73,7 +73,7 @@ type Runtime struct {
 	opsCancel context.CancelFunc
 	wg        sync.WaitGroup // every goroutine of the runtime's own (not the streams' pumps)
 	running   sync.Map       // id -> what each such goroutine does, for Shutdown to name
-	bridges   sync.Map       // bridge PID ID -> *actor.PID, live plain-Go streams
+	sinks     sync.Map       // stream owner PID ID -> *streamSink, live plain-Go streams
 
 	stopping     atomic.Bool
 	stopCtx      atomic.Pointer[context.Context] // Shutdown's context, for the root's final wait
@@ -132,7 +132,7 @@ func Start(cfg Config) (*Runtime, error) {
 const (
 	rootKind    = "paddock"
 	repliesKind = "paddock-replies"
-	bridgeKind  = "paddock-bridge"
+	streamKind  = "paddock-stream"
 )
 
 // actorOpts are the options every runtime actor carries: the recover
@@ -226,8 +226,8 @@ func (rt *Runtime) shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	rt.opsCancel()
-	rt.bridges.Range(func(_, v any) bool {
-		rt.engine.Poison(v.(*actor.PID))
+	rt.sinks.Range(func(_, v any) bool { // streams whose command was abandoned end here
+		v.(*streamSink).close()
 		return true
 	})
 	done := make(chan struct{})

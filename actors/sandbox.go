@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"strings"
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
@@ -266,11 +267,15 @@ func (s *sandboxActor) spawn(cl opCall, m *messages.SpawnRequest) (*messages.Spa
 	if err := paddock.ValidateSpawn(s.a, cmd, opts); err != nil {
 		return nil, err
 	}
+	owner, err := ownerOf(m.GetOwner(), cl)
+	if err != nil {
+		return nil, err
+	}
 	st, err := s.a.Spawn(cl.ctx, cl.h, cmd, opts)
 	if err != nil {
 		return nil, err
 	}
-	return nil, s.opened(cl, &streamOpened{stream: st, provider: s.provider, owner: ownerOf(m.GetOwner(), cl), window: int(m.GetWindow()), replyTo: cl.replyTo, reqID: m.GetId()})
+	return nil, s.opened(cl, &streamOpened{stream: st, provider: s.provider, owner: owner, window: int(m.GetWindow()), replyTo: cl.replyTo, reqID: m.GetId()})
 }
 
 // attach opens an attach stream and hands it to the root.
@@ -278,21 +283,39 @@ func (s *sandboxActor) attach(cl opCall, m *messages.AttachRequest) (*messages.A
 	if err := paddock.ValidateAttach(s.a, m.GetSessionId()); err != nil {
 		return nil, err
 	}
+	owner, err := ownerOf(m.GetOwner(), cl)
+	if err != nil {
+		return nil, err
+	}
 	st, err := s.a.Attach(cl.ctx, cl.h, m.GetSessionId(), paddock.AttachOpts{Stdin: m.GetStdin()})
 	if err != nil {
 		return nil, err
 	}
-	return nil, s.opened(cl, &streamOpened{stream: st, provider: s.provider, owner: ownerOf(m.GetOwner(), cl), window: int(m.GetWindow()), replyTo: cl.replyTo, reqID: m.GetId(), attach: true})
+	return nil, s.opened(cl, &streamOpened{stream: st, provider: s.provider, owner: owner, window: int(m.GetWindow()), replyTo: cl.replyTo, reqID: m.GetId(), attach: true})
 }
 
 // ownerOf is the recipient of a command's frames: the one the request
-// names, else its sender.
-func ownerOf(owner *messages.Pid, cl opCall) *actor.PID {
-	if pid := owner.ActorPID(); pid != nil {
-		return pid
+// names, else its sender. There must be one, and it must be able to take
+// a stream: the reply address of hollywood's Engine.Request takes exactly
+// one message (the reply), so frames sent there would be lost or would
+// block; such a request must name its Owner.
+func ownerOf(owner *messages.Pid, cl opCall) (*actor.PID, error) {
+	pid := owner.ActorPID()
+	if pid == nil {
+		pid = cl.replyTo
 	}
-	return cl.replyTo
+	switch {
+	case pid == nil:
+		return nil, &paddock.InvalidError{Detail: "no owner for the frames: set one, or send with a sender"}
+	case strings.HasPrefix(pid.GetID(), requestReplyKind+"/"):
+		return nil, &paddock.InvalidError{Detail: "no owner for the frames: a request's reply address takes only the reply; set Owner"}
+	}
+	return pid, nil
 }
+
+// requestReplyKind is the kind of the one-message reply addresses
+// hollywood's Engine.Request makes.
+const requestReplyKind = "response"
 
 // exec runs the adapter's Exec under the request's one deadline
 // (docs/contract.md#exec-deadlines), fixed when the root admitted it: a
@@ -329,13 +352,9 @@ func (s *sandboxActor) exec(cl opCall, m *messages.ExecRequest) (*messages.ExecR
 }
 
 // opened hands a stream to the root, which answers the request once the
-// command actor runs; if the runtime is stopping, or the frames have no
-// recipient, the stream is closed and the request refused instead.
+// command actor runs; if the runtime is stopping, the stream is closed and
+// the request refused instead.
 func (s *sandboxActor) opened(cl opCall, so *streamOpened) error {
-	if so.owner == nil {
-		_ = so.stream.Close()
-		return &paddock.InvalidError{Detail: "no owner for the frames: set one, or send with a sender"}
-	}
 	if so.window <= 0 {
 		so.window = s.rt.cfg.Window
 	}

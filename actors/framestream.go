@@ -20,8 +20,8 @@ type FrameStream struct {
 	rt        *Runtime
 	sub       paddock.Subscription
 	sessionID string
+	sink      *streamSink
 	out       chan messages.Frame
-	bridge    *actor.PID
 	closing   chan struct{}
 	pumpDone  chan struct{}
 	closeOnce sync.Once
@@ -54,10 +54,16 @@ func (s *FrameStream) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 		defer cancel()
 		_ = s.rt.StopCommand(ctx, s.sub)
-		s.rt.engine.Poison(s.bridge)
+		s.release()
 		<-s.pumpDone
 	})
 	return nil
+}
+
+// release forgets the stream's sink and ends its queue.
+func (s *FrameStream) release() {
+	s.rt.sinks.Delete(s.sink.owner.ID)
+	s.sink.close()
 }
 
 // delivery is a frame with the command actor that sent it.
@@ -66,71 +72,87 @@ type delivery struct {
 	from *actor.PID
 }
 
-// bridgeActor is the owner actor of a plain-Go Stream: it queues the frames
-// for the stream's pump goroutine, which hands them to the consumer and
-// credits the command as they are taken.
-type bridgeActor struct {
-	rt       *Runtime
+// streamSink is where a plain-Go stream's command puts its frames: a queue
+// the stream's pump hands to the consumer. Its owner PID names the stream
+// in the actor protocol (it is never spawned: the command pushes here
+// directly instead of sending). Credits bound the queue: a command has at
+// most a window of output frames plus its terminal frame in it, so a push
+// never waits.
+type streamSink struct {
+	owner    *actor.PID
 	queue    chan delivery
 	pumpDone <-chan struct{}
-	closed   bool
+
+	mu     sync.Mutex
+	closed bool
 }
 
-// Receive queues frames and finishes after the terminal one.
-func (b *bridgeActor) Receive(c *actor.Context) {
-	switch m := c.Message().(type) {
-	case messages.Frame:
-		if b.closed {
-			return
-		}
-		select {
-		case b.queue <- delivery{f: m, from: c.Sender()}: // never waits while credits are honoured
-		case <-b.pumpDone:
-		}
-		if messages.IsTerminal(m) {
-			b.close()
-			c.Engine().Poison(c.PID())
-		}
-	case actor.Stopped:
-		b.close()
-		b.rt.bridges.Delete(c.PID().ID)
+// push queues d; after a terminal frame, or once closed, the queue ends.
+func (k *streamSink) push(d delivery) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return
+	}
+	select {
+	case k.queue <- d:
+	case <-k.pumpDone: // the stream was closed: nobody takes frames any more
+	}
+	if messages.IsTerminal(d.f) {
+		k.closed = true
+		close(k.queue)
 	}
 }
 
-func (b *bridgeActor) close() {
-	if !b.closed {
-		b.closed = true
-		close(b.queue)
+// close ends the queue: the pump closes C once it has handed over what the
+// queue holds.
+func (k *streamSink) close() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.closed {
+		k.closed = true
+		close(k.queue)
 	}
 }
 
-// newStreamBridge spawns a bridge and its pump; the caller sets cmd once
-// the command exists.
-func (rt *Runtime) newStreamBridge() *FrameStream {
+// sinkOf is the local stream sink owner names, or nil for an actor.
+func (rt *Runtime) sinkOf(owner *actor.PID) *streamSink {
+	if owner == nil || owner.Address != rt.engine.Address() {
+		return nil
+	}
+	if v, ok := rt.sinks.Load(owner.ID); ok {
+		return v.(*streamSink)
+	}
+	return nil
+}
+
+// newFrameStream makes a stream and starts its pump; the caller sets sub
+// once the command exists.
+func (rt *Runtime) newFrameStream() *FrameStream {
 	window := rt.cfg.Window
-	queue := make(chan delivery, window+2)
 	pumpDone := make(chan struct{})
-	s := &FrameStream{rt: rt, out: make(chan messages.Frame), closing: make(chan struct{}), pumpDone: pumpDone}
-	s.bridge = rt.engine.Spawn(func() actor.Receiver {
-		return &bridgeActor{rt: rt, queue: queue, pumpDone: pumpDone}
-	}, bridgeKind, append(rt.actorOpts(), actor.WithID(rt.newID()), actor.WithInboxSize(commandInbox))...)
-	rt.bridges.Store(s.bridge.ID, s.bridge)
+	sink := &streamSink{
+		owner:    actor.NewPID(rt.engine.Address(), streamKind+"/"+rt.newID()),
+		queue:    make(chan delivery, window+2),
+		pumpDone: pumpDone,
+	}
+	s := &FrameStream{rt: rt, sink: sink, out: make(chan messages.Frame), closing: make(chan struct{}), pumpDone: pumpDone}
+	rt.sinks.Store(sink.owner.ID, sink)
 	// The pump is the stream's, not the runtime's: it ends once its
 	// consumer has the terminal frame, or on Close, never on Shutdown.
 	go func() {
 		defer close(pumpDone)
-		pump(rt.engine, queue, s.out, s.closing, window)
+		pump(rt.engine, sink.queue, s.out, s.closing, window)
 	}()
 	return s
 }
 
 // pump hands queued frames to the consumer in order, credits the command
-// for each half window taken, and closes out after the terminal frame, on
-// Close, or when the bridge ends without one.
+// as the credit rule says, and closes out after the terminal frame, on
+// Close, or when the queue ends without one.
 func pump(e *actor.Engine, queue <-chan delivery, out chan<- messages.Frame, closing <-chan struct{}, window int) {
 	defer close(out)
-	batch := uint32(max(window/2, 1))
-	var owed uint32
+	credit := newCreditBatch(window)
 	for d := range queue {
 		select { // a closed stream hands nothing more over, even to a waiting reader
 		case <-closing:
@@ -145,9 +167,8 @@ func pump(e *actor.Engine, queue <-chan delivery, out chan<- messages.Frame, clo
 		if messages.IsTerminal(d.f) {
 			return
 		}
-		if owed++; owed >= batch {
-			e.Send(d.from, &messages.Credit{Ref: d.f.GetRef(), N: owed})
-			owed = 0
+		if n := credit.consume(); n > 0 {
+			e.Send(d.from, &messages.Credit{Ref: d.f.GetRef(), N: n})
 		}
 	}
 }
