@@ -15,9 +15,13 @@ import (
 	"github.com/paddockhq/paddock/messages"
 )
 
-// BenchmarkStream measures stdout throughput through the runtime (command
-// actor, guard, credits, bridge, channel) next to the same adapter stream
-// drained directly, in the same run, and reports their ratio.
+// BenchmarkStream measures stdout throughput through the runtime (reader,
+// guard, outlet, the stream's queue and pump, channel) next to, in the same
+// run, the same adapter stream drained directly on the benchmark's
+// goroutine, and the same stream read on a goroutine of its own and handed
+// over a plain Go channel (the least any design that reads off the
+// caller's goroutine pays). It reports the rates and runtime/direct and
+// runtime/handoff.
 func BenchmarkStream(b *testing.B) {
 	b.Run("32KiB-chunks", func(b *testing.B) { benchStream(b, 2048, chunkSize) }) // 64 MiB per run
 	b.Run("64B-lines", func(b *testing.B) { benchStream(b, 16384, 64) })          // 1 MiB per run
@@ -26,7 +30,7 @@ func BenchmarkStream(b *testing.B) {
 func benchStream(b *testing.B, chunks, size int) {
 	rt, h := startHose(b, chunks, size)
 	bytesPerRun := float64(chunks * size)
-	var direct, through time.Duration
+	var direct, handoff, through time.Duration
 	b.SetBytes(int64(bytesPerRun))
 	b.ResetTimer()
 	for range b.N {
@@ -41,6 +45,11 @@ func benchStream(b *testing.B, chunks, size int) {
 		direct += time.Since(start)
 
 		start = time.Now()
+		for range handOver(&hoseStream{total: chunks, size: size}) {
+		}
+		handoff += time.Since(start)
+
+		start = time.Now()
 		s, err := rt.Spawn(ctx, h, paddock.NewCmd("firehose"), paddock.SpawnOpts{})
 		if err != nil {
 			b.Fatal(err)
@@ -51,8 +60,30 @@ func benchStream(b *testing.B, chunks, size int) {
 	}
 	mbps := func(d time.Duration) float64 { return bytesPerRun * float64(b.N) / d.Seconds() / (1 << 20) }
 	b.ReportMetric(mbps(direct), "direct-MB/s")
+	b.ReportMetric(mbps(handoff), "handoff-MB/s")
 	b.ReportMetric(mbps(through), "runtime-MB/s")
 	b.ReportMetric(mbps(through)/mbps(direct), "runtime/direct")
+	b.ReportMetric(mbps(through)/mbps(handoff), "runtime/handoff")
+}
+
+// handOver reads st on a goroutine and hands its events over a channel,
+// which closes after the terminal event.
+func handOver(st paddock.Stream) <-chan paddock.Event {
+	out := make(chan paddock.Event)
+	go func() {
+		defer close(out)
+		for {
+			ev, err := st.Next(ctx)
+			if err != nil {
+				return
+			}
+			out <- ev
+			if ev.Kind.Terminal() {
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // startHose starts a runtime over a firehose of chunks frames of size

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/wire"
 	"github.com/paddockhq/paddock/messages"
-	"github.com/paddockhq/paddock/supervisor"
 )
 
 // View is one provider seen through the runtime as a paddock.Adapter: every
@@ -140,19 +140,7 @@ func (v *View) HostPath(h paddock.Handle, path string) string {
 }
 
 // EventOf turns a frame into the stream event it stands for.
-func EventOf(f messages.Frame) paddock.Event {
-	switch f := f.(type) {
-	case *messages.Stdout:
-		return paddock.Stdout(f.GetData())
-	case *messages.Stderr:
-		return paddock.Stderr(f.GetData())
-	case *messages.Exit:
-		return paddock.Exit(int(f.GetCode()))
-	case *messages.Error:
-		return paddock.Failed(supervisor.FrameError(f))
-	}
-	return paddock.Failed(&paddock.UnavailableError{Detail: "unknown frame"})
-}
+func EventOf(f messages.Frame) paddock.Event { return wire.EventOf(f) }
 
 // StreamOf presents a plain-Go Stream as a paddock.Stream.
 func StreamOf(s *FrameStream) paddock.Stream { return &streamView{s: s} }

@@ -52,17 +52,18 @@ func (g *Guard) Event(ev paddock.Event) messages.Frame {
 		}
 		g.seq++
 		g.outputs++
-		if ev.Kind == paddock.EventStdout {
-			return &messages.Stdout{Ref: g.ref, Seq: g.seq, Data: ev.Data}
-		}
-		return &messages.Stderr{Ref: g.ref, Seq: g.seq, Data: ev.Data}
+		return wire.OutputFrame(g.ref, g.seq, ev)
 	case paddock.EventExit:
 		if !g.terminal(ev.Kind.String()) {
 			return nil
 		}
-		return &messages.Exit{Ref: g.ref, Seq: g.seq, Code: int32(ev.Code), OutputFrames: g.outputs}
+		return wire.ExitFrame(g.ref, g.seq, g.outputs, ev.Code)
 	case paddock.EventError:
-		return g.Fail(errorFrameFields(ev.Err))
+		if ev.Err == nil {
+			return g.Fail(ReasonClosedBeforeExit, "error event without an error", messages.ErrorKind_ERROR_KIND_UNAVAILABLE)
+		}
+		reason, kind := wire.ErrorFrameFields(ev.Err)
+		return g.Fail(reason, ev.Err.Error(), kind)
 	}
 	// An event of no known kind has an unknown fate: the stream is broken.
 	return g.Fail(ReasonClosedBeforeExit, "unknown event kind "+ev.Kind.String(), messages.ErrorKind_ERROR_KIND_UNAVAILABLE)
@@ -88,7 +89,7 @@ func (g *Guard) Fail(reason, detail string, kind messages.ErrorKind) messages.Fr
 	if !g.terminal("error") {
 		return nil
 	}
-	return &messages.Error{Ref: g.ref, Seq: g.seq, Reason: reason, Detail: detail, Kind: kind, OutputFrames: g.outputs}
+	return wire.ErrorFrame(g.ref, g.seq, g.outputs, reason, detail, kind)
 }
 
 // terminal claims the terminal slot; a second claim is a violation.
@@ -106,34 +107,4 @@ func (g *Guard) violate(what, kind string) {
 	if g.onViolation != nil {
 		g.onViolation(Violation{Ref: g.ref, What: what, Kind: kind})
 	}
-}
-
-// errorFrameFields derives an Error frame's reason, detail and kind from an
-// adapter's error event: the reason is the error's detail token where it has
-// one (closed_before_exit, start_timeout, ...), else its kind.
-func errorFrameFields(err error) (reason, detail string, kind messages.ErrorKind) {
-	if err == nil {
-		return ReasonClosedBeforeExit, "error event without an error", messages.ErrorKind_ERROR_KIND_UNAVAILABLE
-	}
-	f := wire.FailureOf(err)
-	reason = f.GetDetail()
-	if reason == "" {
-		reason = string(wire.KindFromCode(f.GetKind()))
-	}
-	if reason == "" {
-		reason = "error"
-	}
-	return reason, err.Error(), f.GetKind()
-}
-
-// FrameError is the error an Error frame stands for, as Exec returns it: a
-// taxonomy error of the frame's kind whose detail is the frame's reason
-// (closed_before_exit reads as ErrClosedBeforeExit). A frame of no taxonomy
-// kind is unavailable: its fate is unknown.
-func FrameError(f *messages.Error) error {
-	kind := f.GetKind()
-	if wire.KindFromCode(kind) == "" {
-		kind = messages.ErrorKind_ERROR_KIND_UNAVAILABLE
-	}
-	return wire.ErrorOf(&messages.Failure{Kind: kind, Detail: f.GetReason()})
 }

@@ -129,23 +129,3 @@ func TestGuardFail(t *testing.T) {
 	assert.Nil(t, g.End(io.EOF), "an end after the terminal is normal")
 	assert.Equal(t, uint64(1), g.Outputs())
 }
-
-func TestFrameError(t *testing.T) {
-	t.Parallel()
-	tests := map[string]struct {
-		frame *messages.Error
-		is    error
-	}{
-		"closed before exit":   {&messages.Error{Reason: "closed_before_exit", Kind: messages.ErrorKind_ERROR_KIND_UNAVAILABLE}, paddock.ErrClosedBeforeExit},
-		"adapter panic":        {&messages.Error{Reason: "adapter_panic", Kind: messages.ErrorKind_ERROR_KIND_UNAVAILABLE}, paddock.ErrUnavailable},
-		"denied":               {&messages.Error{Reason: "denied", Kind: messages.ErrorKind_ERROR_KIND_DENIED}, paddock.ErrDenied},
-		"no kind: unavailable": {&messages.Error{Reason: "weird"}, paddock.ErrUnavailable},
-		"other: unavailable":   {&messages.Error{Reason: "x", Kind: messages.ErrorKind_ERROR_KIND_OTHER}, paddock.ErrUnavailable},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			err := supervisor.FrameError(tc.frame)
-			require.ErrorIs(t, err, tc.is)
-		})
-	}
-}

@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -197,4 +198,82 @@ func osExecTurn(dir string, f conformance.Fixtures) error {
 		return fmt.Errorf("spawn: %d bytes, %v", len(out), err)
 	}
 	return nil
+}
+
+// BenchmarkExecTrue times Exec of `true` in one sandbox three ways,
+// interleaved in the same run: plain os/exec, the adapter's own Exec, and
+// the runtime's Exec on the adapter. It reports each mean and the runtime's
+// ratio and excess over os/exec (the goal is runtime <= 1.15 x os/exec +
+// 200 us, unisolated).
+func BenchmarkExecTrue(b *testing.B) {
+	for mode, opt := range benchModes() {
+		b.Run(mode, func(b *testing.B) {
+			a := newLocal(b, opt)
+			rt := startRuntime(b, a)
+			h, err := rt.Create(ctx, paddock.ProviderLocal, "bench", paddock.CreateOpts{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cmd := paddock.NewCmd("true")
+			var plain, adapter, through time.Duration
+			for range b.N {
+				start := time.Now()
+				if err := exec.Command("true").Run(); err != nil {
+					b.Fatal(err)
+				}
+				plain += time.Since(start)
+
+				start = time.Now()
+				if res, err := a.Exec(ctx, h, cmd, paddock.ExecOpts{}); err != nil || res.ExitCode != 0 {
+					b.Fatal(res, err)
+				}
+				adapter += time.Since(start)
+
+				start = time.Now()
+				if res, err := rt.Exec(ctx, h, cmd, paddock.ExecOpts{}); err != nil || res.ExitCode != 0 {
+					b.Fatal(res, err)
+				}
+				through += time.Since(start)
+			}
+			us := func(d time.Duration) float64 { return float64(d) / float64(b.N) / float64(time.Microsecond) }
+			b.ReportMetric(us(plain), "os/exec-us")
+			b.ReportMetric(us(adapter), "adapter-us")
+			b.ReportMetric(us(through), "runtime-us")
+			b.ReportMetric(us(adapter)/us(plain), "adapter/os-exec")
+			b.ReportMetric(us(through)/us(plain), "runtime/os-exec")
+			b.ReportMetric(us(through)-1.15*us(plain), "runtime-minus-1.15x-os-exec-us")
+		})
+	}
+}
+
+// BenchmarkExecOutputCap runs an exec that prints 200 MB under the default
+// output cap (64 MiB), through the adapter and through the runtime, and
+// reports the heap's peak above its base for each, in MiB and as a ratio
+// to the cap (the promise: the cap plus a constant).
+func BenchmarkExecOutputCap(b *testing.B) {
+	a := newLocal(b)
+	rt := startRuntime(b, a)
+	h, err := rt.Create(ctx, paddock.ProviderLocal, "bench", paddock.CreateOpts{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := paddock.NewCmd("sh", "-c", "head -c 200000000 /dev/zero")
+	measure := func(exec func() error) float64 {
+		base := heapObjects()
+		peak := watchHeap(b)
+		if err := exec(); !errors.Is(err, paddock.ErrExecOutputLimit) {
+			b.Fatalf("want exec_output_limit, got %v", err)
+		}
+		return float64(int64(peak())-int64(base)) / (1 << 20)
+	}
+	var adapter, through float64
+	for range b.N {
+		adapter = max(adapter, measure(func() error { _, err := a.Exec(ctx, h, cmd, paddock.ExecOpts{}); return err }))
+		through = max(through, measure(func() error { _, err := rt.Exec(ctx, h, cmd, paddock.ExecOpts{}); return err }))
+	}
+	capMiB := float64(paddock.DefaultExecMaxOutput) / (1 << 20)
+	b.ReportMetric(capMiB, "cap-MiB")
+	b.ReportMetric(adapter, "adapter-peak-MiB")
+	b.ReportMetric(through, "runtime-peak-MiB")
+	b.ReportMetric(through/capMiB, "runtime-peak/cap")
 }
