@@ -155,6 +155,7 @@ func TestInvalidInputNeverReachesTheAdapter(t *testing.T) {
 	rt, h := startCounting(t, c)
 	base := len(c.seen())
 	sh := paddock.NewCmd("sh", "-c", "true")
+	badEnv := paddock.Cmd{Path: "sh", Env: []paddock.EnvVar{{Name: "A=B", Value: "c"}}}
 	tests := map[string]struct {
 		runtime func() error
 		facade  error
@@ -196,6 +197,34 @@ func TestInvalidInputNeverReachesTheAdapter(t *testing.T) {
 			_, err := rt.Exec(ctx, h, sh, paddock.ExecOpts{Timeout: paddock.Duration(-1)})
 			return err
 		}, paddock.ValidateExec(sh, paddock.ExecOpts{Timeout: paddock.Duration(-1)})},
+		"exec: a negative output cap": {func() error {
+			_, err := rt.Exec(ctx, h, sh, paddock.ExecOpts{MaxOutput: -1})
+			return err
+		}, paddock.ValidateExec(sh, paddock.ExecOpts{MaxOutput: -1})},
+		"exec: a NUL byte in an argument": {func() error {
+			_, err := rt.Exec(ctx, h, paddock.NewCmd("echo", "a\x00b"), paddock.ExecOpts{})
+			return err
+		}, paddock.ValidateExec(paddock.NewCmd("echo", "a\x00b"), paddock.ExecOpts{})},
+		"exec: a malformed env entry": {func() error {
+			_, err := rt.Exec(ctx, h, badEnv, paddock.ExecOpts{})
+			return err
+		}, paddock.ValidateExec(badEnv, paddock.ExecOpts{})},
+		"create_new: a timeout past its ceiling": {func() error {
+			_, err := rt.CreateNew(ctx, "fake", "x", paddock.CreateNewOpts{Timeout: paddock.Duration(time.Hour)})
+			return err
+		}, errOf(paddock.CreateNew(ctx, c.Adapter, "x", paddock.CreateNewOpts{Timeout: paddock.Duration(time.Hour)}))},
+		"destroy_once: a timeout past its ceiling": {func() error {
+			return rt.DestroyOnce(ctx, h, paddock.DestroyOnceOpts{Timeout: paddock.Duration(time.Hour)})
+		}, paddock.DestroyOnce(ctx, c.Adapter, h, paddock.DestroyOnceOpts{Timeout: paddock.Duration(time.Hour)})},
+		"expose: port 70000": {func() error { _, err := rt.Expose(ctx, h, 70000, paddock.ExposeOpts{}); return err },
+			errOf(paddock.ValidateExpose(70000, paddock.ExposeOpts{}))},
+		"expose: a ttl past its ceiling": {func() error { _, err := rt.Expose(ctx, h, 80, paddock.ExposeOpts{TTL: 48 * time.Hour}); return err },
+			errOf(paddock.ValidateExpose(80, paddock.ExposeOpts{TTL: 48 * time.Hour}))},
+		"spawn: a NUL byte in the dir": {func() error {
+			_, err := rt.Spawn(ctx, h, paddock.Cmd{Path: "sh", Dir: "/a\x00"}, paddock.SpawnOpts{})
+			return err
+		}, paddock.ValidateSpawn(c, paddock.Cmd{Path: "sh", Dir: "/a\x00"}, paddock.SpawnOpts{})},
+		"read_file: a NUL byte in the path": {func() error { _, err := rt.ReadFile(ctx, h, "/a\x00b"); return err }, paddock.ValidatePath("/a\x00b")},
 		"spawn: an empty command": {func() error { _, err := rt.Spawn(ctx, h, paddock.Cmd{}, paddock.SpawnOpts{}); return err },
 			paddock.ValidateSpawn(c, paddock.Cmd{}, paddock.SpawnOpts{})},
 		"spawn: a bad name": {func() error { _, err := rt.Spawn(ctx, h, sh, paddock.SpawnOpts{Name: "a/b"}); return err },
