@@ -14,8 +14,11 @@ type Credits struct {
 	owed   map[string]creditBatch
 }
 
-// NewCredits returns the helper for commands spawned with window (0 = the
-// runtime's default window, DefaultWindow unless configured otherwise).
+// NewCredits returns the helper for commands spawned with window: the
+// window given to SpawnTo or AttachTo, or, where that was 0, the runtime's
+// Window(). 0 here means DefaultWindow, so a runtime configured with a
+// smaller window must pass it: a helper batching more than the command's
+// window would never grant credit.
 func NewCredits(window int) *Credits {
 	return &Credits{window: window, owed: map[string]creditBatch{}}
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"runtime"
 	"runtime/metrics"
@@ -201,4 +202,45 @@ func (c *capture) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 		*c.got = hs
 	}
 	return st, err
+}
+
+// An owner that credits with the helper made for the runtime's window gets
+// a whole stream, whatever that window is; one batching more than the
+// window would be stuck after the first window.
+func TestCreditsFollowTheRuntimeWindow(t *testing.T) {
+	t.Parallel()
+	for _, window := range []int{1, 2, 8, actors.DefaultWindow} {
+		t.Run(fmt.Sprint(window), func(t *testing.T) {
+			t.Parallel()
+			hose := &firehose{Adapter: fake.New(), chunks: 100, size: 64}
+			rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": hose}, Window: window})
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
+			h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+			require.NoError(t, err)
+			credits := actors.NewCredits(rt.Window())
+			var outputs atomic.Int64
+			ended := make(chan messages.Frame, 1)
+			owner := rt.Engine().SpawnFunc(func(c *actor.Context) {
+				if f, ok := c.Message().(messages.Frame); ok {
+					credits.Consumed(c, f)
+					if messages.IsTerminal(f) {
+						ended <- f
+					} else {
+						outputs.Add(1)
+					}
+				}
+			}, "owner")
+			t.Cleanup(func() { <-rt.Engine().Poison(owner).Done() })
+			_, _, err = rt.SpawnTo(ctx, owner, h, paddock.NewCmd("firehose"), paddock.SpawnOpts{}, 0)
+			require.NoError(t, err)
+			select {
+			case f := <-ended:
+				require.IsType(t, &messages.Exit{}, f)
+				assert.Equal(t, int64(100), outputs.Load())
+			case <-time.After(10 * time.Second):
+				require.Failf(t, "stuck", "after %d of 100 frames", outputs.Load())
+			}
+		})
+	}
 }

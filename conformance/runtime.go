@@ -75,7 +75,7 @@ type ownedStream struct {
 
 func (a *actorOwned) newOwned() *ownedStream {
 	st := &ownedStream{rt: a.rt, ready: make(chan struct{}, 1)}
-	credits := actors.NewCredits(0)
+	credits := actors.NewCredits(a.rt.Window())
 	st.owner = a.rt.Engine().SpawnFunc(func(c *actor.Context) {
 		if f, ok := c.Message().(messages.Frame); ok {
 			st.push(f)
