@@ -24,9 +24,9 @@ func TestExecLimits(t *testing.T) {
 		requested *time.Duration
 		want      time.Duration
 	}{
-		"the default applies to an exec without a timeout": {paddock.ExecLimits{DefaultTimeout: 300 * time.Millisecond}, nil, 300 * time.Millisecond},
-		"an hour is clamped to the ceiling":                {paddock.ExecLimits{MaxTimeout: 300 * time.Millisecond}, d(time.Hour), 300 * time.Millisecond},
-		"no timeout at all runs under the ceiling":         {paddock.ExecLimits{MaxTimeout: 300 * time.Millisecond}, nil, 300 * time.Millisecond},
+		"the default applies to an exec without a timeout": {paddock.ExecLimits{DefaultTimeout: 2 * time.Second}, nil, 2 * time.Second},
+		"an hour is clamped to the ceiling":                {paddock.ExecLimits{MaxTimeout: 2 * time.Second}, d(time.Hour), 2 * time.Second},
+		"no timeout at all runs under the ceiling":         {paddock.ExecLimits{MaxTimeout: 2 * time.Second}, nil, 2 * time.Second},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -775,16 +775,16 @@ func TestExecAfterRestoreWaitsOutTheRestart(t *testing.T) {
 func TestExecLimits(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	a := newAdapter(t, srv, func(c *sprites.Config) { c.Exec = paddock.ExecLimits{MaxTimeout: 300 * time.Millisecond} })
+	a := newAdapter(t, srv, func(c *sprites.Config) { c.Exec = paddock.ExecLimits{MaxTimeout: 2 * time.Second} })
 	h := create(t, a, "box")
 	ctx := ctxFor(t, 30*time.Second)
 	_, err := a.Exec(ctx, h, paddock.NewCmd("sleep", "60"), paddock.ExecOpts{Timeout: paddock.Duration(time.Hour)})
 	var et *paddock.ExecTimeoutError
 	require.ErrorAs(t, err, &et)
-	require.Equal(t, 300*time.Millisecond, et.Timeout)
+	require.Equal(t, 2*time.Second, et.Timeout)
 	res, err := a.Exec(ctx, h, paddock.NewCmd("sh", "-c", "echo out; echo err >&2"), paddock.ExecOpts{})
 	require.NoError(t, err)
-	require.Equal(t, paddock.ExecResult{Stdout: []byte("out\n"), Stderr: []byte("err\n"), Timeout: paddock.Duration(300 * time.Millisecond)}, res)
+	require.Equal(t, paddock.ExecResult{Stdout: []byte("out\n"), Stderr: []byte("err\n"), Timeout: paddock.Duration(2 * time.Second)}, res)
 
 	bad := newAdapter(t, srv, func(c *sprites.Config) { c.Exec = paddock.ExecLimits{MaxTimeout: -1} })
 	before := len(srv.Requests())
