@@ -24,9 +24,9 @@ func TestExecLimits(t *testing.T) {
 		requested *time.Duration
 		want      time.Duration
 	}{
-		"the default applies to an exec without a timeout": {paddock.ExecLimits{DefaultTimeout: 2 * time.Second}, nil, 2 * time.Second},
-		"an hour is clamped to the ceiling":                {paddock.ExecLimits{MaxTimeout: 2 * time.Second}, d(time.Hour), 2 * time.Second},
-		"no timeout at all runs under the ceiling":         {paddock.ExecLimits{MaxTimeout: 2 * time.Second}, nil, 2 * time.Second},
+		"the default applies to an exec without a timeout": {paddock.ExecLimits{DefaultTimeout: 10 * time.Second}, nil, 10 * time.Second},
+		"an hour is clamped to the ceiling":                {paddock.ExecLimits{MaxTimeout: 10 * time.Second}, d(time.Hour), 10 * time.Second},
+		"no timeout at all runs under the ceiling":         {paddock.ExecLimits{MaxTimeout: 10 * time.Second}, nil, 10 * time.Second},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -58,3 +58,6 @@ func (a *Adapter) AllStopped(h paddock.Handle, id string) bool {
 	}
 	return len(pids) > 0
 }
+
+// PIDNamespaceOf is the pid namespace of pid, as records hold it.
+func PIDNamespaceOf(pid int) string { return pidNamespace(pid) }

@@ -251,12 +251,18 @@ func (s *session) signal(sig syscall.Signal) {
 }
 
 // members lists the session's live processes: those of its pid namespace
-// (isolated; the shim may already be gone while the namespace is torn
-// down) or of its process group, started no earlier than its leader, so a
-// reused namespace inode or group id never names a stranger.
+// (isolated) or of its process group, started no earlier than its leader.
+// A pid namespace dies with its init, the shim: while the shim lives it
+// pins the namespace, so the inode names ours; once the shim is gone (or a
+// zombie) every member is gone too (the kernel kills and reaps them before
+// the init's exit completes), and the same inode may already name a
+// stranger's new namespace, so nothing is listed.
 func (rec sessionRecord) members() []int {
 	candidates := groupMembers(rec.PGID)
 	if rec.Isolated {
+		if !sameProcess(rec.PID, rec.PIDStart) {
+			return nil
+		}
 		candidates = namespaceMembers(rec.NS)
 	}
 	var out []int
