@@ -48,7 +48,7 @@ func (a *Adapter) boundedDo(ctx context.Context, method, path string, query url.
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := a.newRequest(ctx, method, path, query, rd)
+	req, err := a.rest.NewRequest(ctx, method, path, query, rd)
 	if err != nil {
 		return 0, nil, false, err
 	}
@@ -58,12 +58,12 @@ func (a *Adapter) boundedDo(ctx context.Context, method, path string, query url.
 	start := time.Now()
 	res, err := a.bound.Do(req)
 	if err != nil {
-		a.logRequest(method, path, 0, start, err)
+		a.rest.LogCall(method, path, 0, start, err)
 		return 0, nil, false, err
 	}
 	defer res.Body.Close()
 	data, err = budget.Read(res)
-	a.logRequest(method, path, res.StatusCode, start, err)
+	a.rest.LogCall(method, path, res.StatusCode, start, err)
 	return res.StatusCode, data, true, err
 }
 
@@ -232,7 +232,7 @@ func (a *Adapter) TerminateSession(ctx context.Context, h paddock.Handle, sessio
 	ctx, cancel := context.WithTimeout(ctx, *opts.Timeout+paddock.TerminateTransportAllowance)
 	defer cancel()
 	q := url.Values{"signal": {signal}, "timeout": {fmt.Sprintf("%dms", opts.Timeout.Milliseconds())}}
-	status, data, answered, err := a.boundedDo(ctx, http.MethodPost, spritePath(h.Name, "exec", escape(sessionID), "kill"), q, nil, httpx.NewBudget(killBudget))
+	status, data, answered, err := a.boundedDo(ctx, http.MethodPost, spritePath(h.Name, "exec", httpx.Escape(sessionID), "kill"), q, nil, httpx.NewBudget(killBudget))
 	if err != nil {
 		return boundedFailure(ctx, answered, err, paddock.DetailTerminationTimeout, paddock.DetailTerminationTransportFailed, paddock.DetailTerminationUnconfirmed)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/httpx"
 )
 
 // CreateCheckpoint saves the sprite (only with CheckpointCreation on): it
@@ -50,7 +51,7 @@ func (a *Adapter) CreateCheckpoint(ctx context.Context, h paddock.Handle, opts p
 
 // checkpoints reads the listing.
 func (a *Adapter) checkpoints(ctx context.Context, name string) ([]checkpointEntry, error) {
-	status, header, data, err := a.call(ctx, a.client, http.MethodGet, spritePath(name, "checkpoints"), nil, nil)
+	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodGet, spritePath(name, "checkpoints"), nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func (a *Adapter) RestoreCheckpoint(ctx context.Context, h paddock.Handle, check
 	if !a.cfg.CheckpointCreation {
 		return paddock.ErrNotSupported
 	}
-	status, header, data, err := a.stream(ctx, http.MethodPost, spritePath(h.Name, "checkpoints", escape(checkpointID), "restore"), nil)
+	status, header, data, err := a.stream(ctx, http.MethodPost, spritePath(h.Name, "checkpoints", httpx.Escape(checkpointID), "restore"), nil)
 	if err != nil {
 		return err
 	}
@@ -107,5 +108,5 @@ func (a *Adapter) RestoreCheckpoint(ctx context.Context, h paddock.Handle, check
 // stream is call for a streamed (NDJSON) answer: no overall client timeout,
 // the caller's context bounds it.
 func (a *Adapter) stream(ctx context.Context, method, path string, body any) (int, http.Header, []byte, error) {
-	return a.call(ctx, a.streaming, method, path, nil, body)
+	return a.rest.Call(ctx, a.streaming, method, path, nil, body)
 }

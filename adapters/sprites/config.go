@@ -61,6 +61,7 @@ type Config struct {
 type Adapter struct {
 	cfg       Config
 	log       zerolog.Logger
+	rest      *httpx.REST  // ordinary calls: authorisation, answers, logging
 	client    *http.Client // ordinary calls
 	policy    *http.Client // the policy call: longer timeout, no pooled connections
 	bound     *http.Client // bounded operations: deadline per call, a connection per request
@@ -106,6 +107,7 @@ func New(cfg Config) *Adapter {
 	return &Adapter{
 		cfg:       cfg,
 		log:       cfg.Logger,
+		rest:      newREST(cfg),
 		client:    &http.Client{Transport: transport, Timeout: cfg.Timeout, CheckRedirect: httpx.NoRedirects},
 		policy:    &http.Client{Transport: policyTransport, Timeout: cfg.PolicyTimeout, CheckRedirect: httpx.NoRedirects},
 		bound:     &http.Client{Transport: boundTransport, CheckRedirect: httpx.NoRedirects},

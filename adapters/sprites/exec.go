@@ -66,14 +66,14 @@ func (a *Adapter) dialOnce(ctx context.Context, path string, q url.Values) (*web
 			defer res.Body.Close()
 			body, _ := io.ReadAll(io.LimitReader(res.Body, 1<<16))
 			err = statusError(res.StatusCode, res.Header, body)
-			a.logRequest("WS", path, res.StatusCode, start, err)
+			a.rest.LogCall("WS", path, res.StatusCode, start, err)
 			return nil, err
 		}
 		err = httpx.Transport(err)
-		a.logRequest("WS", path, 0, start, err)
+		a.rest.LogCall("WS", path, 0, start, err)
 		return nil, err
 	}
-	a.logRequest("WS", path, res.StatusCode, start, nil)
+	a.rest.LogCall("WS", path, res.StatusCode, start, nil)
 	conn.SetReadLimit(16 << 20)
 	return conn, nil
 }
@@ -131,7 +131,7 @@ func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string
 	if err := paddock.ValidateAttach(a, sessionID); err != nil {
 		return nil, err
 	}
-	return a.start(ctx, spritePath(h.Name, "exec", escape(sessionID)), url.Values{"stdin": {strconv.FormatBool(opts.Stdin)}}, false)
+	return a.start(ctx, spritePath(h.Name, "exec", httpx.Escape(sessionID)), url.Values{"stdin": {strconv.FormatBool(opts.Stdin)}}, false)
 }
 
 // Exec runs cmd to completion over one WebSocket: stdout and stderr apart
@@ -190,7 +190,7 @@ type sessionEntry struct {
 // from its list once it ends). The object form is read, and a bare array
 // is accepted.
 func (a *Adapter) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock.Session, error) {
-	status, header, data, err := a.call(ctx, a.client, http.MethodGet, spritePath(h.Name, "exec"), nil, nil)
+	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodGet, spritePath(h.Name, "exec"), nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -102,7 +102,7 @@ func (a *Adapter) Create(ctx context.Context, name string, opts paddock.CreateOp
 	if err != nil {
 		return paddock.Handle{}, err
 	}
-	status, header, data, err := a.call(ctx, a.client, http.MethodPost, "/v1/sprites", nil, body)
+	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, "/v1/sprites", nil, body)
 	switch {
 	case err != nil:
 		return paddock.Handle{}, err
@@ -121,12 +121,12 @@ func (a *Adapter) Create(ctx context.Context, name string, opts paddock.CreateOp
 
 // setURLAuth writes the sprite's URL setting.
 func (a *Adapter) setURLAuth(ctx context.Context, name, auth string) error {
-	return a.jsonCall(ctx, http.MethodPut, spritePath(name), nil, map[string]any{"url_settings": map[string]string{"auth": auth}}, nil)
+	return a.rest.JSON(ctx, a.client, http.MethodPut, spritePath(name), nil, map[string]any{"url_settings": map[string]string{"auth": auth}}, nil)
 }
 
 // get reads the sprite object and its raw body.
 func (a *Adapter) get(ctx context.Context, name string) (spriteObject, []byte, error) {
-	status, header, data, err := a.call(ctx, a.client, http.MethodGet, spritePath(name), nil, nil)
+	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodGet, spritePath(name), nil, nil)
 	if err != nil {
 		return spriteObject{}, nil, err
 	}
@@ -164,7 +164,7 @@ func (a *Adapter) Get(ctx context.Context, h paddock.Handle) (paddock.Info, erro
 
 // Destroy deletes the sprite; absent (404) is fine.
 func (a *Adapter) Destroy(ctx context.Context, h paddock.Handle) error {
-	status, header, data, err := a.call(ctx, a.client, http.MethodDelete, spritePath(h.Name), nil, nil)
+	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodDelete, spritePath(h.Name), nil, nil)
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func (a *Adapter) ListAllNames(ctx context.Context) ([]string, error) {
 			HasMore bool            `json:"has_more"`
 			Next    *string         `json:"next_continuation_token"`
 		}
-		if err := a.jsonCall(ctx, http.MethodGet, "/v1/sprites", q, nil, &res); err != nil {
+		if err := a.rest.JSON(ctx, a.client, http.MethodGet, "/v1/sprites", q, nil, &res); err != nil {
 			return nil, err
 		}
 		if res.Sprites == nil {
@@ -261,7 +261,7 @@ func (a *Adapter) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p pa
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	status, header, data, err := a.call(ctx, a.policy, http.MethodPost, spritePath(h.Name, "policy", "network"), nil, map[string]any{"rules": policyRules(p)})
+	status, header, data, err := a.rest.Call(ctx, a.policy, http.MethodPost, spritePath(h.Name, "policy", "network"), nil, map[string]any{"rules": policyRules(p)})
 	if err != nil {
 		return err
 	}
@@ -280,7 +280,7 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, path string, 
 		mode = 0o644
 	}
 	q := url.Values{"path": {path}, "workingDir": {"/"}, "mode": {"0" + strconv.FormatUint(uint64(mode.Perm()), 8)}, "mkdirParents": {"true"}}
-	req, err := a.newRequest(ctx, http.MethodPut, spritePath(h.Name, "fs", "write"), q, r)
+	req, err := a.rest.NewRequest(ctx, http.MethodPut, spritePath(h.Name, "fs", "write"), q, r)
 	if err != nil {
 		return err
 	}
@@ -302,7 +302,7 @@ func (a *Adapter) ReadFile(ctx context.Context, h paddock.Handle, path string) (
 	if err := paddock.ValidatePath(path); err != nil {
 		return nil, err
 	}
-	req, err := a.newRequest(ctx, http.MethodGet, spritePath(h.Name, "fs", "read"), url.Values{"path": {path}, "workingDir": {"/"}}, nil)
+	req, err := a.rest.NewRequest(ctx, http.MethodGet, spritePath(h.Name, "fs", "read"), url.Values{"path": {path}, "workingDir": {"/"}}, nil)
 	if err != nil {
 		return nil, err
 	}
