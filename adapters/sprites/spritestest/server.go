@@ -15,7 +15,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,6 +22,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubfault"
 )
 
 // SpriteVersion is the Sprite-Version header the server sends.
@@ -52,7 +53,7 @@ type Server struct {
 	mu       sync.Mutex
 	sprites  map[string]*sprite
 	requests []Request
-	faults   map[string][]Fault
+	faults   stubfault.Queue
 	scripts  []Script
 	nextPID  int
 	closed   bool
@@ -92,7 +93,7 @@ func WithCapabilities(c string) Option { return func(s *Server) { s.capabilities
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	s := &Server{t: t, exitHold: 5 * time.Second, warm: 30 * time.Second, cold: 5 * time.Minute,
-		sprites: map[string]*sprite{}, faults: map[string][]Fault{}, nextPID: 19,
+		sprites: map[string]*sprite{}, nextPID: 19,
 		done: make(chan struct{}), capabilities: "signal"}
 	s.token = randomHex(16)
 	for _, o := range opts {
@@ -229,7 +230,7 @@ func (s *Server) serve(route string, h func(w http.ResponseWriter, r *http.Reque
 		if strings.HasPrefix(r.URL.Path, "/v1/sprites/") {
 			w.Header().Set("Sprite-Version", SpriteVersion)
 		}
-		if f, ok := s.takeFault(route); ok && f.apply(s, i, w, r) {
+		if s.applyFault(route, i, w, r) {
 			return
 		}
 		h(w, r, body)
@@ -246,22 +247,6 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// resetConn drops a hijacked connection with a TCP reset.
-func resetConn(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		return
-	}
-	conn, _, err := hj.Hijack()
-	if err != nil {
-		return
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0)
-	}
-	_ = conn.Close()
 }
 
 // String names the server by its URL (never its token).

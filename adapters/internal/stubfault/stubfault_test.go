@@ -1,0 +1,58 @@
+package stubfault_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubfault"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// Faults are handed out once each, in order, per route; a fault with no
+// status lets the route run.
+func TestQueueAndApply(t *testing.T) {
+	t.Parallel()
+	var q stubfault.Queue
+	q.Add("GET /a", stubfault.Fault{})
+	q.Add("GET /a", stubfault.Fault{Status: http.StatusTeapot})
+	q.Add("GET /a", stubfault.Fault{Status: http.StatusOK, Body: "x", DeclaredLength: 10})
+	srv := stubfault.Server{
+		DefaultBody: func(status int) string { return "default" },
+		ContentType: func(string) string { return "text/plain" },
+		ClientGone:  func() {},
+	}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f, ok := q.Take("GET /a"); ok && f.Apply(srv, w, r) {
+			return
+		}
+		_, _ = io.WriteString(w, "route")
+	}))
+	t.Cleanup(ts.Close)
+	get := func() (int, string, error) {
+		res, err := http.Get(ts.URL)
+		if err != nil {
+			return 0, "", err
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		return res.StatusCode, string(b), err
+	}
+	status, body, err := get()
+	require.NoError(t, err)
+	assert.Equal(t, "route", body, "a fault without a status lets the route answer")
+	status, body, err = get()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusTeapot, status)
+	assert.Equal(t, "default", body)
+	_, _, err = get()
+	require.Error(t, err, "a body shorter than declared is a truncated answer")
+	_, body, err = get()
+	require.NoError(t, err)
+	assert.Equal(t, "route", body, "the queue is empty again")
+}
