@@ -1,0 +1,12 @@
+// Package e2b is the Paddock adapter for E2B: the control-plane REST API
+// for sandboxes (create, list, get, kill, timeout, pause, connect, network)
+// and envd, the daemon inside each sandbox, for processes (connect-go over
+// its Connect protocol) and files (its /files endpoints). A sandbox is
+// found by name through its metadata, never by a cached id. Detachable
+// spawns run under a journal wrapper inside the sandbox, so an attach
+// replays from byte zero and recovers the real exit code.
+//
+//	a := e2b.New(e2b.Config{APIKey: paddock.NewSecret(os.Getenv("E2B_API_KEY"))})
+//
+// Package e2btest is a loopback E2B (both planes) for tests.
+package e2b

@@ -1,0 +1,519 @@
+package e2btest
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sandbox is one sandbox of the server.
+type sandbox struct {
+	s         *Server
+	id        string
+	template  string
+	clientID  string
+	metadata  map[string]string
+	envVars   map[string]string
+	state     string // "running" or "paused"
+	autoPause bool
+	startedAt time.Time
+	endAt     time.Time
+	network   json.RawMessage
+	dir       string // its filesystem
+}
+
+// templates are the templates the server knows.
+var templates = map[string]bool{"base": true}
+
+// Sandboxes answers the ids of the live sandboxes (running or paused).
+func (s *Server) Sandboxes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id := range s.sandboxes {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// State answers a sandbox's state ("running", "paused"), or "" when it
+// does not exist.
+func (s *Server) State(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb := s.sandboxes[id]; sb != nil {
+		return sb.state
+	}
+	return ""
+}
+
+// EndAt answers when a sandbox's TTL runs out.
+func (s *Server) EndAt(id string) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb := s.sandboxes[id]; sb != nil {
+		return sb.endAt
+	}
+	return time.Time{}
+}
+
+// Now answers the server's clock.
+func (s *Server) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.now
+}
+
+// Advance moves the server's clock by d. A sandbox whose TTL runs out is
+// paused if it was created with autoPause, else killed.
+func (s *Server) Advance(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = s.now.Add(d)
+	for id, sb := range s.sandboxes {
+		if sb.state != "running" || s.now.Before(sb.endAt) {
+			continue
+		}
+		if sb.autoPause {
+			sb.state = "paused"
+		} else {
+			delete(s.sandboxes, id)
+		}
+	}
+}
+
+// create is POST /sandboxes (and the SDK's /v2 form).
+func (s *Server) create(w http.ResponseWriter, _ *http.Request, body []byte) {
+	var req struct {
+		TemplateID string            `json:"templateID"`
+		Timeout    *int              `json:"timeout"`
+		AutoPause  bool              `json:"autoPause"`
+		Metadata   map[string]string `json:"metadata"`
+		EnvVars    map[string]string `json:"envVars"`
+		Network    json.RawMessage   `json:"network"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || req.TemplateID == "" {
+		apiError(w, http.StatusBadRequest, "Error when parsing request: templateID is required")
+		return
+	}
+	template, _, _ := strings.Cut(req.TemplateID, ":")
+	if !templates[template] {
+		apiError(w, http.StatusNotFound, fmt.Sprintf("template '%s' not found", req.TemplateID))
+		return
+	}
+	ttl := 15 * time.Second
+	if req.Timeout != nil {
+		if *req.Timeout <= 0 {
+			apiError(w, http.StatusBadRequest, "Timeout must be greater than 0")
+			return
+		}
+		ttl = time.Duration(*req.Timeout) * time.Second
+	}
+	if ttl > s.maxTTL {
+		apiError(w, http.StatusBadRequest, fmt.Sprintf("Timeout cannot be greater than %d hours", int(s.maxTTL/time.Hour)))
+		return
+	}
+	if len(req.Network) > 0 {
+		if msg := checkNetwork(req.Network); msg != "" {
+			apiError(w, http.StatusBadRequest, msg)
+			return
+		}
+	}
+	id := "i" + randomID(20)
+	dir := filepath.Join(s.root, id)
+	if err := os.MkdirAll(filepath.Join(dir, "home", "user"), 0o755); err != nil {
+		apiError(w, http.StatusInternalServerError, "creating the sandbox failed")
+		return
+	}
+	s.mu.Lock()
+	sb := &sandbox{s: s, id: id, template: req.TemplateID, clientID: randomID(8), metadata: req.Metadata, envVars: req.EnvVars,
+		state: "running", autoPause: req.AutoPause, startedAt: s.now, endAt: s.now.Add(ttl), network: req.Network, dir: dir}
+	s.sandboxes[id] = sb
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, sb.created())
+}
+
+// created is the Sandbox object of create and connect answers.
+func (sb *sandbox) created() map[string]any {
+	return map[string]any{"templateID": sb.template, "sandboxID": sb.id, "alias": sb.template, "clientID": sb.clientID,
+		"envdVersion": EnvdVersion, "domain": nil}
+}
+
+// listed is a sandbox's entry in a listing (the caller holds s.mu).
+func (sb *sandbox) listed() map[string]any {
+	m := map[string]any{"templateID": sb.template, "alias": sb.template, "sandboxID": sb.id, "clientID": sb.clientID,
+		"startedAt": sb.startedAt.Format(time.RFC3339Nano), "endAt": sb.endAt.Format(time.RFC3339Nano),
+		"cpuCount": 2, "memoryMB": 512, "diskSizeMB": 1024, "state": sb.state, "envdVersion": EnvdVersion, "volumeMounts": []any{}}
+	if len(sb.metadata) > 0 {
+		m["metadata"] = sb.metadata
+	}
+	return m
+}
+
+// parseMetadata reads a metadata filter: pairs joined by &, each key and
+// value escaped. false for a malformed filter.
+func parseMetadata(q string) (map[string]string, bool) {
+	out := map[string]string{}
+	if q == "" {
+		return out, true
+	}
+	for _, pair := range strings.Split(q, "&") {
+		parts := strings.Split(pair, "=")
+		if len(parts) != 2 {
+			return nil, false
+		}
+		k, err1 := url.QueryUnescape(parts[0])
+		v, err2 := url.QueryUnescape(parts[1])
+		if err1 != nil || err2 != nil {
+			return nil, false
+		}
+		out[k] = v
+	}
+	return out, true
+}
+
+// list is GET /v2/sandboxes: filtered by metadata (all pairs, exactly) and
+// state (default both), newest first then by id (asc reverses both), paged
+// by limit with an opaque X-Next-Token while more remain.
+func (s *Server) list(w http.ResponseWriter, r *http.Request, _ []byte) {
+	q := r.URL.Query()
+	filter, ok := parseMetadata(q.Get("metadata"))
+	if !ok {
+		apiError(w, http.StatusBadRequest, "Error parsing metadata")
+		return
+	}
+	states := map[string]bool{"running": true, "paused": true}
+	if v := q.Get("state"); v != "" {
+		states = map[string]bool{}
+		for _, st := range strings.Split(v, ",") {
+			if st != "running" && st != "paused" {
+				apiError(w, http.StatusBadRequest, "invalid state "+strconv.Quote(st))
+				return
+			}
+			states[st] = true
+		}
+	}
+	order := q.Get("order")
+	switch order {
+	case "":
+		order = "desc"
+	case "asc", "desc":
+	default:
+		apiError(w, http.StatusBadRequest, "invalid order")
+		return
+	}
+	limit := 100
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			apiError(w, http.StatusBadRequest, "limit must be between 1 and 100")
+			return
+		}
+		limit = n
+	}
+	s.mu.Lock()
+	var all []*sandbox
+	for _, sb := range s.sandboxes {
+		if states[sb.state] && matches(sb.metadata, filter) {
+			all = append(all, sb)
+		}
+	}
+	slices.SortFunc(all, func(a, b *sandbox) int {
+		c := b.startedAt.Compare(a.startedAt)
+		if c == 0 {
+			c = strings.Compare(a.id, b.id)
+		}
+		if order == "asc" {
+			c = -c
+		}
+		return c
+	})
+	if tok := q.Get("nextToken"); tok != "" {
+		i, ok := afterToken(all, tok, order)
+		if !ok {
+			s.mu.Unlock()
+			apiError(w, http.StatusBadRequest, "Invalid next token")
+			return
+		}
+		all = all[i:]
+	}
+	page := all[:min(limit, len(all))]
+	out := make([]map[string]any, 0, len(page))
+	for _, sb := range page {
+		out = append(out, sb.listed())
+	}
+	if len(all) > len(page) {
+		w.Header().Set("X-Next-Token", token(page[len(page)-1], order))
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+// matches reports whether metadata holds every pair of filter.
+func matches(metadata, filter map[string]string) bool {
+	if len(filter) > 0 && len(metadata) == 0 {
+		return false
+	}
+	for k, v := range filter {
+		if metadata[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// token is the cursor after sb: base64url of its start time and id (and
+// the order, when ascending).
+func token(sb *sandbox, order string) string {
+	t := sb.startedAt.Format(time.RFC3339Nano) + "__" + sb.id
+	if order == "asc" {
+		t += "__asc"
+	}
+	return base64.URLEncoding.EncodeToString([]byte(t))
+}
+
+// afterToken is the index of the first sandbox after tok's cursor in all.
+func afterToken(all []*sandbox, tok, order string) (int, bool) {
+	raw, err := base64.URLEncoding.DecodeString(tok)
+	if err != nil {
+		return 0, false
+	}
+	parts := strings.Split(string(raw), "__")
+	if len(parts) < 2 || (len(parts) == 3) != (order == "asc") || (len(parts) == 3 && parts[2] != "asc") {
+		return 0, false
+	}
+	at, err := time.Parse(time.RFC3339Nano, parts[0])
+	if err != nil {
+		return 0, false
+	}
+	for i, sb := range all {
+		c := at.Compare(sb.startedAt)
+		if c == 0 {
+			c = strings.Compare(sb.id, parts[1])
+		}
+		if order == "asc" {
+			c = -c
+		}
+		if c > 0 || (c == 0 && sb.id != parts[1] && sb.startedAt.Equal(at)) {
+			return i, true
+		}
+	}
+	return len(all), true
+}
+
+// listLegacy is the deprecated GET /sandboxes: running ones, unpaged.
+func (s *Server) listLegacy(w http.ResponseWriter, r *http.Request, _ []byte) {
+	filter, ok := parseMetadata(r.URL.Query().Get("metadata"))
+	if !ok {
+		apiError(w, http.StatusBadRequest, "Error parsing metadata")
+		return
+	}
+	s.mu.Lock()
+	out := []map[string]any{}
+	for _, sb := range s.sandboxes {
+		if sb.state == "running" && matches(sb.metadata, filter) {
+			out = append(out, sb.listed())
+		}
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+// lookup finds the sandbox of the route's id; it answers E2B's 400 for an
+// id of more than two dash-separated parts and 404 for an unknown one.
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request) *sandbox {
+	id := r.PathValue("id")
+	parts := strings.Split(id, "-")
+	if len(parts) > 2 {
+		apiError(w, http.StatusBadRequest, "Invalid sandbox ID")
+		return nil
+	}
+	s.mu.Lock()
+	sb := s.sandboxes[parts[0]]
+	s.mu.Unlock()
+	if sb == nil {
+		apiError(w, http.StatusNotFound, fmt.Sprintf("Sandbox %q doesn't exist or you don't have access to it", parts[0]))
+	}
+	return sb
+}
+
+// get is GET /sandboxes/{id}.
+func (s *Server) get(w http.ResponseWriter, r *http.Request, _ []byte) {
+	sb := s.lookup(w, r)
+	if sb == nil {
+		return
+	}
+	s.mu.Lock()
+	m := sb.listed()
+	onTimeout := "kill"
+	if sb.autoPause {
+		onTimeout = "pause"
+	}
+	m["lifecycle"] = map[string]any{"autoResume": false, "onTimeout": onTimeout}
+	m["domain"] = nil
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, m)
+}
+
+// kill is DELETE /sandboxes/{id}: running or paused, the sandbox is gone.
+func (s *Server) kill(w http.ResponseWriter, r *http.Request, _ []byte) {
+	sb := s.lookup(w, r)
+	if sb == nil {
+		return
+	}
+	s.mu.Lock()
+	delete(s.sandboxes, sb.id)
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// readTimeout reads a {"timeout": seconds} body; false when it is missing
+// or malformed.
+func readTimeout(body []byte) (int, bool) {
+	var req struct {
+		Timeout *int `json:"timeout"`
+	}
+	if json.Unmarshal(body, &req) != nil || req.Timeout == nil {
+		return 0, false
+	}
+	return *req.Timeout, true
+}
+
+// setTimeout is POST /sandboxes/{id}/timeout: the TTL is overwritten
+// (shorter too), capped at the maximum; a paused sandbox is not live, so
+// 404.
+func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, body []byte) {
+	sb := s.lookup(w, r)
+	if sb == nil {
+		return
+	}
+	secs, ok := readTimeout(body)
+	if !ok {
+		apiError(w, http.StatusBadRequest, "Error when parsing request: timeout is required")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb.state != "running" {
+		apiError(w, http.StatusNotFound, fmt.Sprintf("Sandbox %q doesn't exist or you don't have access to it", sb.id))
+		return
+	}
+	sb.endAt = s.now.Add(min(time.Duration(max(secs, 0))*time.Second, s.maxTTL))
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// pause is POST /sandboxes/{id}/pause; 409 when already paused.
+func (s *Server) pause(w http.ResponseWriter, r *http.Request, _ []byte) {
+	sb := s.lookup(w, r)
+	if sb == nil {
+		return
+	}
+	s.mu.Lock()
+	if sb.state == "paused" {
+		s.mu.Unlock()
+		apiError(w, http.StatusConflict, fmt.Sprintf("Sandbox '%s' cannot be paused while in 'paused' state", sb.id))
+		return
+	}
+	sb.state = "paused"
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// connect is POST /sandboxes/{id}/connect: a running sandbox answers 200
+// (its TTL only extended), a paused one is resumed, 201.
+func (s *Server) connect(w http.ResponseWriter, r *http.Request, body []byte) {
+	sb := s.lookup(w, r)
+	if sb == nil {
+		return
+	}
+	secs, ok := readTimeout(body)
+	if !ok {
+		secs = 15 // the SDK's v2 form sends {}
+	}
+	if time.Duration(secs)*time.Second > s.maxTTL {
+		apiError(w, http.StatusBadRequest, fmt.Sprintf("Timeout cannot be greater than %d hours", int(s.maxTTL/time.Hour)))
+		return
+	}
+	s.mu.Lock()
+	status := http.StatusOK
+	if sb.state == "paused" {
+		sb.state, status = "running", http.StatusCreated
+		sb.endAt = s.now
+	}
+	if end := s.now.Add(time.Duration(max(secs, 0)) * time.Second); end.After(sb.endAt) {
+		sb.endAt = end
+	}
+	out := sb.created()
+	s.mu.Unlock()
+	writeJSON(w, status, out)
+}
+
+// network is PUT /sandboxes/{id}/network: the body replaces the policy.
+func (s *Server) network(w http.ResponseWriter, r *http.Request, body []byte) {
+	sb := s.lookup(w, r)
+	if sb == nil {
+		return
+	}
+	if msg := checkNetwork(body); msg != "" {
+		apiError(w, http.StatusBadRequest, msg)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb.state != "running" {
+		apiError(w, http.StatusNotFound, fmt.Sprintf("Sandbox %q doesn't exist or you don't have access to it", sb.id))
+		return
+	}
+	sb.network = append(json.RawMessage(nil), body...)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Network answers the last network policy body a sandbox was given.
+func (s *Server) Network(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb := s.sandboxes[id]; sb != nil {
+		return string(sb.network)
+	}
+	return ""
+}
+
+// checkNetwork validates a network config as E2B does: deny entries are
+// IPs or CIDRs, and allowing a domain needs 0.0.0.0/0 denied.
+func checkNetwork(body []byte) string {
+	var cfg struct {
+		AllowOut []string `json:"allowOut"`
+		DenyOut  []string `json:"denyOut"`
+	}
+	if err := json.Unmarshal(body, &cfg); err != nil {
+		return "Error when parsing request: " + err.Error()
+	}
+	for _, d := range cfg.DenyOut {
+		if !isIPOrCIDR(d) {
+			return "invalid denied CIDR " + d
+		}
+	}
+	domains := slices.ContainsFunc(cfg.AllowOut, func(a string) bool { return !isIPOrCIDR(a) })
+	if domains && !slices.Contains(cfg.DenyOut, "0.0.0.0/0") {
+		return "When specifying allowed domains in allow out, you must include 'ALL_TRAFFIC' in deny out to block all other traffic."
+	}
+	return ""
+}
+
+func isIPOrCIDR(s string) bool {
+	if net.ParseIP(s) != nil {
+		return true
+	}
+	_, _, err := net.ParseCIDR(s)
+	return err == nil
+}

@@ -1,0 +1,193 @@
+// Package e2btest is a loopback E2B for tests: the control-plane REST API
+// (create, list with metadata filters and paging, get, kill, timeout,
+// pause, connect, network) with a manual clock for TTLs. It follows the
+// provider's protocol (shared/spec/providers/e2b.md), not any adapter, and
+// can inject the failures that protocol allows. (envd, the daemon inside
+// each sandbox, is not served yet.)
+//
+//	srv := e2btest.NewServer(t)
+//	a := e2b.New(e2b.Config{APIKey: paddock.NewSecret(srv.Key()), BaseURL: srv.URL(), EnvdURL: srv.URL()})
+package e2btest
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubfault"
+)
+
+// EnvdVersion is the envd version sandboxes report.
+const EnvdVersion = "0.6.13"
+
+// Request is one request the server received.
+type Request struct {
+	Route  string // e.g. "POST /sandboxes/{id}/pause"
+	Method string
+	Path   string
+	Query  string
+	Body   string
+	Header http.Header
+}
+
+// Server is a loopback E2B. Use NewServer.
+type Server struct {
+	t    testing.TB
+	ts   *httptest.Server
+	key  string
+	root string
+
+	mu        sync.Mutex
+	now       time.Time // the manual clock's time
+	sandboxes map[string]*sandbox
+	requests  []Request
+	faults    stubfault.Queue
+	maxTTL    time.Duration
+	closed    bool
+}
+
+// Option configures NewServer.
+type Option func(*Server)
+
+// WithKey sets the accepted API key (default: random, with E2B's e2b_
+// prefix).
+func WithKey(key string) Option { return func(s *Server) { s.key = key } }
+
+// NewServer starts a server on 127.0.0.1, closed when the test ends. Its
+// clock is manual: it starts at the wall clock's time and moves only with
+// Advance.
+func NewServer(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s := &Server{t: t, key: "e2b_" + randomID(32), now: time.Now().UTC().Truncate(time.Second),
+		sandboxes: map[string]*sandbox{}, maxTTL: 24 * time.Hour}
+	for _, o := range opts {
+		o(s)
+	}
+	dir, err := os.MkdirTemp("", "e2btest-")
+	if err != nil {
+		t.Fatalf("e2btest: %v", err)
+	}
+	s.root = dir
+	s.ts = httptest.NewServer(s.routes())
+	t.Cleanup(s.Close)
+	return s
+}
+
+// URL is the server's base URL, for both planes.
+func (s *Server) URL() string { return s.ts.URL }
+
+// Key is the API key the server accepts.
+func (s *Server) Key() string { return s.key }
+
+// String names the server by its URL (never its key).
+func (s *Server) String() string { return "e2btest.Server(" + s.URL() + ")" }
+
+// Close stops every process and the server.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.ts.CloseClientConnections()
+	s.ts.Close()
+	_ = os.RemoveAll(s.root)
+}
+
+// Requests returns every request received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Count returns how many requests matched route.
+func (s *Server) Count(route string) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if r.Route == route {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Server) record(route string, r *http.Request, body []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, Request{Route: route, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+		Body: string(body), Header: r.Header.Clone()})
+}
+
+// routes serves both planes: a request that names a sandbox (the routing
+// header, or a 49983-<id> host) goes to that sandbox's envd, any other to
+// the control plane.
+func (s *Server) routes() http.Handler {
+	control := http.NewServeMux()
+	handle := func(pattern string, h func(http.ResponseWriter, *http.Request, []byte)) {
+		control.HandleFunc(pattern, s.serve(pattern, h))
+	}
+	handle("POST /sandboxes", s.create)
+	handle("POST /v2/sandboxes", s.create) // the current JS SDK's form
+	handle("GET /v2/sandboxes", s.list)
+	handle("GET /sandboxes", s.listLegacy)
+	handle("GET /sandboxes/{id}", s.get)
+	handle("DELETE /sandboxes/{id}", s.kill)
+	handle("POST /sandboxes/{id}/timeout", s.setTimeout)
+	handle("POST /sandboxes/{id}/pause", s.pause)
+	handle("POST /sandboxes/{id}/connect", s.connect)
+	handle("POST /v2/sandboxes/{id}/connect", s.connect)
+	handle("PUT /sandboxes/{id}/network", s.network)
+	handle("/", func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+		apiError(w, http.StatusNotFound, "not found")
+	})
+	return control
+}
+
+// serve wraps a control-plane route: it records the request, checks the
+// key, and applies a queued fault before the route's own behaviour.
+func (s *Server) serve(route string, h func(w http.ResponseWriter, r *http.Request, body []byte)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		s.record(route, r, body)
+		if r.Header.Get("X-API-Key") != s.key {
+			apiError(w, http.StatusUnauthorized, "Invalid API key, it must start with 'e2b_' prefix")
+			return
+		}
+		if s.applyFault(route, w, r) {
+			return
+		}
+		h(w, r, body)
+	}
+}
+
+// apiError answers E2B's error body: the status again as code, and a
+// message.
+func apiError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"code": status, "message": msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// randomID is n characters of [a-z0-9], as E2B's ids are made.
+func randomID(n int) string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
