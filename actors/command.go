@@ -88,7 +88,12 @@ func (a *commandActor) Receive(c *actor.Context) {
 		err := m.err
 		over := a.out.ended() || a.detached
 		if over && a.ctx.Err() != nil && errors.Is(err, a.ctx.Err()) {
-			err = paddock.ErrCommandExited // cut short by our own cancellation
+			// Cut short by our own cancellation: as if it came after the
+			// end (a close of an exited command is fine).
+			err = paddock.ErrCommandExited
+			if m.req.close && !a.detached {
+				err = nil
+			}
 		}
 		a.answer(c, m.req, err)
 		if over {
