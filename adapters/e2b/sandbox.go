@@ -39,18 +39,19 @@ type listed struct {
 	raw        json.RawMessage
 }
 
-// The control plane is complete; the data plane (envd: Exec, Spawn,
-// Attach, ListSessions and files) comes next, and with it the assertion
-// that *Adapter is a paddock.Adapter.
-var _ paddock.PolicyApplier = (*Adapter)(nil)
+var _ interface {
+	paddock.Adapter
+	paddock.PolicyApplier
+} = (*Adapter)(nil)
 
 // Provider returns "e2b".
 func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderE2B }
 
-// Capabilities are what E2B offers through this adapter: suspend (pause),
-// network policy, and attach (through journals).
+// Capabilities are what E2B offers through this adapter so far: suspend
+// (pause) and network policy. Attach (through journals) is not offered
+// yet.
 func (a *Adapter) Capabilities() paddock.CapabilitySet {
-	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach)
+	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy)
 }
 
 // BuildHandle returns {e2b, name}.

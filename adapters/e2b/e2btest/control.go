@@ -3,6 +3,7 @@ package e2btest
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -28,7 +30,8 @@ type sandbox struct {
 	startedAt time.Time
 	endAt     time.Time
 	network   json.RawMessage
-	dir       string // its filesystem
+	dir       string // its filesystem, as envd's processes see it
+	procs     *processTable
 }
 
 // templates are the templates the server knows.
@@ -78,18 +81,34 @@ func (s *Server) Now() time.Time {
 // paused if it was created with autoPause, else killed.
 func (s *Server) Advance(d time.Duration) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.now = s.now.Add(d)
+	var pause, kill []*sandbox
 	for id, sb := range s.sandboxes {
 		if sb.state != "running" || s.now.Before(sb.endAt) {
 			continue
 		}
 		if sb.autoPause {
 			sb.state = "paused"
+			pause = append(pause, sb)
 		} else {
 			delete(s.sandboxes, id)
+			kill = append(kill, sb)
 		}
 	}
+	s.mu.Unlock()
+	for _, sb := range pause {
+		sb.freeze()
+	}
+	for _, sb := range kill {
+		sb.killAll()
+	}
+}
+
+// freeze is a pause: processes stop where they are (a memory snapshot
+// keeps them) and every open process stream is cut.
+func (sb *sandbox) freeze() {
+	sb.procs.signalAll(syscall.SIGSTOP)
+	sb.procs.cutStreams()
 }
 
 // create is POST /sandboxes (and the SDK's /v2 form).
@@ -131,13 +150,14 @@ func (s *Server) create(w http.ResponseWriter, _ *http.Request, body []byte) {
 	}
 	id := "i" + randomID(20)
 	dir := filepath.Join(s.root, id)
-	if err := os.MkdirAll(filepath.Join(dir, "home", "user"), 0o755); err != nil {
+	if err := errors.Join(os.MkdirAll(filepath.Join(dir, "home", "user"), 0o755), os.MkdirAll(filepath.Join(dir, "tmp"), 0o1777)); err != nil {
 		apiError(w, http.StatusInternalServerError, "creating the sandbox failed")
 		return
 	}
 	s.mu.Lock()
 	sb := &sandbox{s: s, id: id, template: req.TemplateID, clientID: randomID(8), metadata: req.Metadata, envVars: req.EnvVars,
 		state: "running", autoPause: req.AutoPause, startedAt: s.now, endAt: s.now.Add(ttl), network: req.Network, dir: dir}
+	sb.procs = newProcessTable(sb)
 	s.sandboxes[id] = sb
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, sb.created())
@@ -374,6 +394,7 @@ func (s *Server) kill(w http.ResponseWriter, r *http.Request, _ []byte) {
 	s.mu.Lock()
 	delete(s.sandboxes, sb.id)
 	s.mu.Unlock()
+	sb.killAll()
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -412,7 +433,8 @@ func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, body []byte)
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// pause is POST /sandboxes/{id}/pause; 409 when already paused.
+// pause is POST /sandboxes/{id}/pause: processes are frozen and open
+// process streams cut; 409 when already paused.
 func (s *Server) pause(w http.ResponseWriter, r *http.Request, _ []byte) {
 	sb := s.lookup(w, r)
 	if sb == nil {
@@ -426,6 +448,7 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request, _ []byte) {
 	}
 	sb.state = "paused"
 	s.mu.Unlock()
+	sb.freeze()
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -449,6 +472,7 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request, body []byte) {
 	if sb.state == "paused" {
 		sb.state, status = "running", http.StatusCreated
 		sb.endAt = s.now
+		sb.procs.signalAll(syscall.SIGCONT)
 	}
 	if end := s.now.Add(time.Duration(max(secs, 0)) * time.Second); end.After(sb.endAt) {
 		sb.endAt = end

@@ -1,9 +1,17 @@
 // Package e2btest is a loopback E2B for tests: the control-plane REST API
 // (create, list with metadata filters and paging, get, kill, timeout,
-// pause, connect, network) with a manual clock for TTLs. It follows the
-// provider's protocol (shared/spec/providers/e2b.md), not any adapter, and
-// can inject the failures that protocol allows. (envd, the daemon inside
-// each sandbox, is not served yet.)
+// pause, connect, network) with a manual clock for TTLs, and envd, the
+// daemon of each sandbox: the Process service over the Connect protocol
+// (connect-go, as envd itself) with real processes behind it, /files and
+// /health. envd calls are routed by the E2b-Sandbox-Id header (or a
+// 49983-<id> host), as E2B's proxy routes them. It follows the provider's
+// protocol (shared/spec/providers/e2b.md), not any adapter, and can inject
+// the failures that protocol allows. A sandbox's files live under a
+// directory of its own: /files and a process's working directory map
+// there, and where mount namespaces work (as root, or with unprivileged
+// user namespaces) each process gets the sandbox's own /tmp and /home
+// mounted, so both see the same files; elsewhere processes see this
+// machine's.
 //
 //	srv := e2btest.NewServer(t)
 //	a := e2b.New(e2b.Config{APIKey: paddock.NewSecret(srv.Key()), BaseURL: srv.URL(), EnvdURL: srv.URL()})
@@ -49,7 +57,10 @@ type Server struct {
 	requests  []Request
 	faults    stubfault.Queue
 	maxTTL    time.Duration
+	envdMux   http.Handler
+	mapped    bool // processes see the sandbox's own /tmp and /home (see probeMounts)
 	closed    bool
+	wg        sync.WaitGroup // process pumps
 }
 
 // Option configures NewServer.
@@ -74,6 +85,8 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		t.Fatalf("e2btest: %v", err)
 	}
 	s.root = dir
+	s.envdMux = s.envdHandler()
+	s.mapped = s.probeMounts()
 	s.ts = httptest.NewServer(s.routes())
 	t.Cleanup(s.Close)
 	return s
@@ -96,9 +109,17 @@ func (s *Server) Close() {
 		return
 	}
 	s.closed = true
+	var all []*sandbox
+	for _, sb := range s.sandboxes {
+		all = append(all, sb)
+	}
 	s.mu.Unlock()
+	for _, sb := range all {
+		sb.killAll()
+	}
 	s.ts.CloseClientConnections()
 	s.ts.Close()
+	s.wg.Wait()
 	_ = os.RemoveAll(s.root)
 }
 
@@ -149,7 +170,13 @@ func (s *Server) routes() http.Handler {
 	handle("/", func(w http.ResponseWriter, _ *http.Request, _ []byte) {
 		apiError(w, http.StatusNotFound, "not found")
 	})
-	return control
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := envdTarget(r); id != "" {
+			s.envd(w, r, id)
+			return
+		}
+		control.ServeHTTP(w, r)
+	})
 }
 
 // serve wraps a control-plane route: it records the request, checks the

@@ -1,0 +1,221 @@
+package e2btest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/paddockhq/paddock/adapters/e2b/envd/processpb/processpbconnect"
+)
+
+// envdTarget is the sandbox an envd request names (the routing header, or
+// a 49983-<id> host), or "".
+func envdTarget(r *http.Request) string {
+	if id := r.Header.Get("E2b-Sandbox-Id"); id != "" {
+		return id
+	}
+	host, _, _ := strings.Cut(r.Host, ".")
+	if port, id, ok := strings.Cut(host, "-"); ok && port == "49983" {
+		return id
+	}
+	return ""
+}
+
+// envdHandler serves every sandbox's envd; the sandbox comes with the
+// request's context.
+func (s *Server) envdHandler() http.Handler {
+	mux := http.NewServeMux()
+	path, h := processpbconnect.NewProcessHandler(processService{s: s})
+	mux.Handle(path, h)
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /files", s.download)
+	mux.HandleFunc("POST /files", s.upload)
+	return mux
+}
+
+// envd routes one envd request: a sandbox that is gone or paused answers
+// as E2B's proxy does (502 JSON); an unknown Basic-auth user is refused
+// as envd refuses it.
+func (s *Server) envd(w http.ResponseWriter, r *http.Request, id string) {
+	body, r := peekBody(r)
+	route := "ENVD " + r.URL.Path
+	s.record(route, r, body)
+	s.mu.Lock()
+	sb := s.sandboxes[id]
+	running := sb != nil && sb.state == "running"
+	s.mu.Unlock()
+	if !running {
+		writeJSON(w, http.StatusBadGateway, map[string]any{"sandboxId": id, "message": "The sandbox was not found", "code": 502})
+		return
+	}
+	if s.applyFault(route, w, r) {
+		return
+	}
+	if user, ok := basicUser(r); ok && user != "user" && user != "root" {
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/connect+") {
+			// A stream: HTTP 200 and an end-of-stream error, as envd answers.
+			w.Header().Set("Content-Type", r.Header.Get("Content-Type"))
+			w.WriteHeader(http.StatusOK)
+			msg := `{"error":{"code":"unauthenticated","message":"invalid username: '` + user + `'"}}`
+			_, _ = w.Write(append([]byte{2, 0, 0, 0, byte(len(msg))}, msg...))
+			return
+		}
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"code": "unauthenticated", "message": "invalid username: '" + user + "'"})
+		return
+	}
+	s.envdMux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sandboxKey{}, sb)))
+}
+
+// peekBody reads a small request body for the log and puts it back; a
+// large or streamed body (an upload) is logged empty and left alone.
+func peekBody(r *http.Request) ([]byte, *http.Request) {
+	if r.ContentLength < 0 || r.ContentLength > 1<<20 || strings.HasPrefix(r.URL.Path, "/files") {
+		return nil, r
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(strings.NewReader(string(body)))
+	return body, r
+}
+
+// basicUser is the user a Basic Authorization header names.
+func basicUser(r *http.Request) (string, bool) {
+	user, _, ok := r.BasicAuth()
+	return user, ok
+}
+
+// filesError answers envd's own error shape for /files.
+func filesError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(map[string]any{"code": status, "message": msg})
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// sandboxFor is the sandbox of an envd request.
+func sandboxFor(r *http.Request) *sandbox { return sandboxOf(r.Context()) }
+
+// download is GET /files?path=: the file's bytes, streamed.
+func (s *Server) download(w http.ResponseWriter, r *http.Request) {
+	sb := sandboxFor(r)
+	p := r.URL.Query().Get("path")
+	abs := sb.inside(p)
+	target := sb.resolve(p)
+	info, err := os.Stat(target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		filesError(w, http.StatusNotFound, "path '"+abs+"' does not exist")
+		return
+	case err != nil:
+		filesError(w, http.StatusInternalServerError, "error checking path: "+err.Error())
+		return
+	case info.IsDir():
+		filesError(w, http.StatusBadRequest, "path '"+abs+"' is a directory")
+		return
+	}
+	w.Header().Set("Content-Disposition", "inline; filename="+filepath.Base(abs))
+	http.ServeFile(w, r, target)
+}
+
+// upload is POST /files?path=: a multipart part named file (or a raw
+// octet-stream body), written with its parents created, streamed to disk.
+func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
+	sb := sandboxFor(r)
+	p := r.URL.Query().Get("path")
+	ct, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	var written []map[string]string
+	write := func(name string, body io.Reader) bool {
+		abs := sb.inside(name)
+		target := sb.resolve(name)
+		if info, err := os.Stat(target); err == nil && info.IsDir() {
+			filesError(w, http.StatusBadRequest, "path is a directory: "+abs)
+			return false
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			filesError(w, http.StatusInternalServerError, "error creating directories: "+err.Error())
+			return false
+		}
+		f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		if err != nil {
+			filesError(w, http.StatusInternalServerError, "error opening file: "+err.Error())
+			return false
+		}
+		_, err = io.Copy(f, body)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if errors.Is(err, syscall.ENOSPC) {
+			filesError(w, http.StatusInsufficientStorage, "not enough disk space")
+			return false
+		}
+		if err != nil {
+			filesError(w, http.StatusInternalServerError, "error writing file: "+err.Error())
+			return false
+		}
+		written = append(written, map[string]string{"name": filepath.Base(abs), "path": abs, "type": "file"})
+		return true
+	}
+	switch ct {
+	case "multipart/form-data":
+		mr := multipart.NewReader(r.Body, params["boundary"])
+		for {
+			part, err := mr.NextPart()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				filesError(w, http.StatusBadRequest, "error parsing multipart: "+err.Error())
+				return
+			}
+			if part.FormName() != "file" {
+				continue
+			}
+			name := p
+			if name == "" {
+				name = part.FileName()
+			}
+			if !write(name, part) {
+				return
+			}
+		}
+	case "application/octet-stream":
+		if p == "" {
+			filesError(w, http.StatusBadRequest, "path query parameter is required for raw body upload")
+			return
+		}
+		if !write(p, r.Body) {
+			return
+		}
+	default:
+		filesError(w, http.StatusBadRequest, "unsupported content type: "+ct)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8") // as envd labels it
+	w.WriteHeader(http.StatusOK)
+	_ = json.NewEncoder(w).Encode(written)
+}
+
+// inside is the absolute path inside the sandbox that p names (relative
+// and ~ against the user's home).
+func (sb *sandbox) inside(p string) string {
+	rel, _ := filepath.Rel(sb.dir, sb.resolve(p))
+	return "/" + rel
+}
+
+// killAll kills every process of the sandbox (it was killed).
+func (sb *sandbox) killAll() {
+	sb.procs.signalAll(syscall.SIGKILL)
+	sb.procs.cutStreams()
+}

@@ -1,0 +1,87 @@
+package e2b
+
+import (
+	"context"
+
+	"github.com/paddockhq/paddock"
+)
+
+// Exec runs cmd to completion under one deadline: at the deadline the
+// process is killed (on E2B it would outlive its request) and the timeout
+// answered. Output is held up to the cap.
+func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
+	dl, out, err := paddock.StartExec(cmd, opts, a.cfg.Exec, nil)
+	if err != nil {
+		return paddock.ExecResult{}, err
+	}
+	if err := paddock.ValidateSandboxName(h.Name); err != nil {
+		return paddock.ExecResult{}, err
+	}
+	ctx, cancel := dl.Context(ctx)
+	defer cancel()
+	id, err := a.running(ctx, h)
+	if err != nil {
+		return paddock.ExecResult{}, a.execError(dl, err)
+	}
+	st, err := a.startProcess(ctx, id, cmd, false, "")
+	if err != nil {
+		return paddock.ExecResult{}, a.execError(dl, err)
+	}
+	st.kill = true
+	defer st.Close()
+	for {
+		ev, err := st.Next(ctx)
+		if err != nil {
+			return paddock.ExecResult{}, a.execError(dl, err)
+		}
+		switch ev.Kind {
+		case paddock.EventExit:
+			return out.Result(ev.Code), nil
+		case paddock.EventError:
+			return paddock.ExecResult{}, ev.Err
+		}
+		if err := out.Add(ev.Kind, ev.Data); err != nil {
+			return paddock.ExecResult{}, err // Close kills the process
+		}
+	}
+}
+
+// execError is the deadline's error once it passed, else err.
+func (a *Adapter) execError(dl paddock.ExecDeadline, err error) error {
+	if dl.Finite() && dl.Expired() {
+		return dl.Err()
+	}
+	return err
+}
+
+// Spawn starts cmd and returns its stream once its pid is known, so stdin
+// can be written at once. Closing the stream kills the process.
+func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
+	if err := paddock.ValidateSpawn(a, cmd, opts); err != nil {
+		return nil, err
+	}
+	id, err := a.running(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	st, err := a.startProcess(ctx, id, cmd, opts.Stdin, "")
+	if err != nil {
+		return nil, err
+	}
+	st.kill = true
+	return st, nil
+}
+
+// ListSessions is not supported until journals land (the adapter does
+// not offer attach yet).
+func (a *Adapter) ListSessions(context.Context, paddock.Handle) ([]paddock.Session, error) {
+	return nil, paddock.ErrNotSupported
+}
+
+// Attach is not supported until journals land.
+func (a *Adapter) Attach(_ context.Context, _ paddock.Handle, sessionID string, _ paddock.AttachOpts) (paddock.Stream, error) {
+	if err := paddock.ValidateAttach(a, sessionID); err != nil {
+		return nil, err
+	}
+	return nil, paddock.ErrNotSupported
+}

@@ -1,0 +1,252 @@
+package e2b
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/e2b/envd/processpb"
+	"github.com/paddockhq/paddock/adapters/internal/httpx"
+)
+
+// killTimeout bounds the SIGKILL a closing stream sends.
+const killTimeout = 10 * time.Second
+
+// stream is one process followed over envd: its events become stream
+// events, and stdin goes to its pid. The request carrying it has no
+// deadline (envd would take one for the process's lifetime); Next's
+// context, Close and the adapter's calls end it instead.
+type stream struct {
+	a       *Adapter
+	sandbox string
+	pid     uint32
+	session string
+	recv    func() (*processpb.ProcessEvent, bool)
+	err     func() error
+	close   func() error
+	cancel  context.CancelFunc
+	kill    bool // Close kills the process (it is not detachable)
+
+	mu     sync.Mutex
+	done   bool // the terminal event was returned
+	closed bool
+}
+
+// Next returns the process's next event: output, then one exit (or an
+// error), then io.EOF. A stream that ends without an end event is
+// closed_before_exit, never a made-up exit.
+func (s *stream) Next(ctx context.Context) (paddock.Event, error) {
+	s.mu.Lock()
+	done := s.done || s.closed
+	s.mu.Unlock()
+	if done {
+		return paddock.Event{}, io.EOF
+	}
+	stop := context.AfterFunc(ctx, s.cancel) // a Next given up on ends the stream
+	defer stop()
+	for {
+		ev, ok := s.recv()
+		if !ok {
+			if err := ctx.Err(); err != nil {
+				return paddock.Event{}, err
+			}
+			return s.terminal(paddock.Failed(s.endError(s.err()))), nil
+		}
+		switch e := ev.GetEvent().(type) {
+		case *processpb.ProcessEvent_Data:
+			switch out := e.Data.GetOutput().(type) {
+			case *processpb.ProcessEvent_DataEvent_Stdout:
+				if len(out.Stdout) > 0 {
+					return paddock.Stdout(out.Stdout), nil
+				}
+			case *processpb.ProcessEvent_DataEvent_Stderr:
+				if len(out.Stderr) > 0 {
+					return paddock.Stderr(out.Stderr), nil
+				}
+			case *processpb.ProcessEvent_DataEvent_Pty:
+				if len(out.Pty) > 0 {
+					return paddock.Stdout(out.Pty), nil
+				}
+			}
+		case *processpb.ProcessEvent_End:
+			code, ok := exitCode(e.End)
+			if !ok {
+				return s.terminal(paddock.Failed(&paddock.ProviderError{Provider: paddock.ProviderE2B, Detail: "an end without a code: " + e.End.GetStatus()})), nil
+			}
+			return s.terminal(paddock.Exit(code)), nil
+		}
+		// start, keepalive, an empty chunk, an unknown event: nothing to say
+	}
+}
+
+// terminal marks the stream done and returns ev.
+func (s *stream) terminal(ev paddock.Event) paddock.Event {
+	s.mu.Lock()
+	s.done = true
+	s.mu.Unlock()
+	return ev
+}
+
+// endError is the error of a stream that ended without an end event: a
+// clean end-of-stream is closed_before_exit, an error end is that error.
+func (s *stream) endError(err error) error {
+	if err == nil || errors.Is(err, io.EOF) {
+		return paddock.ErrClosedBeforeExit
+	}
+	var ce *connect.Error
+	if errors.As(err, &ce) && ce.Code() == connect.CodeUnknown && strings.Contains(ce.Message(), "EndStreamResponse") {
+		return paddock.ErrClosedBeforeExit // the body ended without an end-of-stream message
+	}
+	mapped := envdError(err)
+	if errors.Is(mapped, paddock.ErrNotFound) {
+		return paddock.ErrClosedBeforeExit // the process is gone without a recorded end
+	}
+	return mapped
+}
+
+// exitCode is the exit code of an end event: its own code when the
+// process exited, 128+n when signal n killed it.
+func exitCode(end *processpb.ProcessEvent_EndEvent) (int, bool) {
+	if end.GetExited() {
+		return int(end.GetExitCode()), true
+	}
+	name, ok := strings.CutPrefix(end.GetStatus(), "signal: ")
+	if !ok {
+		return 0, false
+	}
+	n, ok := signalNumbers[name]
+	return 128 + n, ok
+}
+
+// signalNumbers are the numbers of the signals by the names Go's process
+// states print.
+var signalNumbers = map[string]int{
+	"hangup": 1, "interrupt": 2, "quit": 3, "illegal instruction": 4, "trace/breakpoint trap": 5, "aborted": 6,
+	"bus error": 7, "floating point exception": 8, "killed": 9, "user defined signal 1": 10,
+	"segmentation fault": 11, "user defined signal 2": 12, "broken pipe": 13, "alarm clock": 14, "terminated": 15,
+}
+
+// isClosed reports whether the stream was closed here (a local detach).
+func (s *stream) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// WriteStdin writes p to the process's stdin; after Close it has exited.
+func (s *stream) WriteStdin(ctx context.Context, p []byte) error {
+	if s.isClosed() {
+		return paddock.ErrCommandExited
+	}
+	_, err := s.a.processes(s.sandbox, false).SendInput(ctx, connect.NewRequest(&processpb.SendInputRequest{
+		Process: pidOf(s.pid), Input: &processpb.ProcessInput{Input: &processpb.ProcessInput_Stdin{Stdin: p}}}))
+	switch {
+	case err == nil:
+		return nil
+	case connect.CodeOf(err) == connect.CodeNotFound:
+		return paddock.ErrCommandExited
+	case connect.CodeOf(err) == connect.CodeInternal:
+		return &paddock.WriteFailedError{Detail: connectMessage(err)}
+	}
+	return envdError(err)
+}
+
+// CloseStdin sends EOF; an exited process needs none; after Close it has
+// exited.
+func (s *stream) CloseStdin(ctx context.Context) error {
+	if s.isClosed() {
+		return paddock.ErrCommandExited
+	}
+	_, err := s.a.processes(s.sandbox, false).CloseStdin(ctx, connect.NewRequest(&processpb.CloseStdinRequest{Process: pidOf(s.pid)}))
+	if err == nil || connect.CodeOf(err) == connect.CodeNotFound {
+		return nil
+	}
+	return envdError(err)
+}
+
+// Close ends the stream; a command that is not detachable is killed, since
+// on E2B a process outlives its request.
+func (s *stream) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	done := s.done
+	s.mu.Unlock()
+	s.cancel()
+	_ = s.close()
+	if s.kill && !done {
+		ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
+		defer cancel()
+		_ = s.a.signal(ctx, s.sandbox, s.pid, processpb.Signal_SIGNAL_SIGKILL)
+	}
+	return nil
+}
+
+// SessionID is the session a detachable spawn made ("" otherwise).
+func (s *stream) SessionID() string { return s.session }
+
+// signal sends sig to pid; a process already gone is fine.
+func (a *Adapter) signal(ctx context.Context, sandbox string, pid uint32, sig processpb.Signal) error {
+	_, err := a.processes(sandbox, false).SendSignal(ctx, connect.NewRequest(&processpb.SendSignalRequest{Process: pidOf(pid), Signal: sig}))
+	if err == nil || connect.CodeOf(err) == connect.CodeNotFound {
+		return nil
+	}
+	return envdError(err)
+}
+
+// startProcess starts cmd in sandbox id and returns its stream once envd
+// named its pid (so stdin can be written at once). The request's context
+// has no deadline: envd would take it for the process's lifetime.
+func (a *Adapter) startProcess(ctx context.Context, id string, cmd paddock.Cmd, stdin bool, tag string) (*stream, error) {
+	cfg := &processpb.ProcessConfig{Cmd: cmd.Path, Args: cmd.Args}
+	if len(cmd.Env) > 0 {
+		cfg.Envs = map[string]string{}
+		for _, e := range cmd.Env {
+			cfg.Envs[e.Name] = e.Value // a later name wins
+		}
+	}
+	if cmd.Dir != "" {
+		cfg.Cwd = &cmd.Dir
+	}
+	req := &processpb.StartRequest{Process: cfg, Stdin: &stdin}
+	if tag != "" {
+		req.Tag = &tag
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	st, err := a.processes(id, true).Start(sctx, connect.NewRequest(req))
+	if err != nil {
+		cancel()
+		return nil, envdError(err)
+	}
+	s := &stream{a: a, sandbox: id, cancel: cancel, close: st.Close, err: st.Err,
+		recv: func() (*processpb.ProcessEvent, bool) {
+			if !st.Receive() {
+				return nil, false
+			}
+			return st.Msg().GetEvent(), true
+		}}
+	stop := context.AfterFunc(ctx, cancel) // the caller gave up before the start
+	defer stop()
+	ev, ok := s.recv()
+	if !ok || ev.GetStart() == nil {
+		cancel()
+		_ = st.Close()
+		if ctx.Err() != nil {
+			return nil, httpx.Transport(ctx.Err())
+		}
+		if err := st.Err(); err != nil {
+			return nil, envdError(err)
+		}
+		return nil, &paddock.UnavailableError{Detail: "envd: the process stream began without a start event"}
+	}
+	s.pid = ev.GetStart().GetPid()
+	return s, nil
+}
