@@ -12,7 +12,7 @@ import (
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
 )
 
-// The control plane (the provider notes, section 1). Every operation finds
+// The control plane. Every operation finds
 // its sandbox by name again: an id is never cached, since a sandbox can be
 // killed, or replaced by a racing create, behind our back.
 

@@ -5,7 +5,7 @@
 // (connect-go, as envd itself) with real processes behind it, /files and
 // /health. envd calls are routed by the E2b-Sandbox-Id header (or a
 // 49983-<id> host), as E2B's proxy routes them. It follows the provider's
-// protocol (shared/spec/providers/e2b.md), not any adapter, and can inject
+// protocol (as its API server and envd answer), not any adapter, and can inject
 // the failures that protocol allows. A sandbox's files live under a
 // directory of its own: /files and a process's working directory map
 // there, and where mount namespaces work (as root, or with unprivileged

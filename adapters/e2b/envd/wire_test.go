@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// What a real envd sent (the provider notes' appendix) decodes into the
+// What a real envd sent decodes into the
 // project's messages, field by field.
 func TestRealEnvdFramesDecode(t *testing.T) {
 	t.Parallel()

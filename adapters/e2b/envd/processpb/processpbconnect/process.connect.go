@@ -1,6 +1,6 @@
 // The Process service of envd, the daemon inside every E2B sandbox, as the
 // adapter and its loopback server use it. Written by the Paddock project
-// from the wire facts recorded in the provider notes: package, service,
+// from what envd sends and accepts on the wire: package, service,
 // method, message and field names and numbers are envd's, since they are
 // the wire; everything else here is ours. Regenerate with
 // `go generate ./adapters/e2b/envd` (see the README).
