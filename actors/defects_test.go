@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -272,18 +273,21 @@ func TestFileCallsRecoverAdapterPanics(t *testing.T) {
 // everything it was owed, then Error{stopped_before_exit}.
 func TestShutdownDoesNotWaitForAnIdleReader(t *testing.T) {
 	t.Parallel()
-	fa := fake.New()
+	fa := &owedAdapter{Adapter: fake.New()}
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": fa}})
 	require.NoError(t, err)
 	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	// The commands outlive the runtime, as detachable commands do.
 	t.Cleanup(func() { _ = fa.Destroy(context.Background(), h) })
-	idle, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:one", "out:two", "stay"), paddock.SpawnOpts{Stdin: true})
+	idle, err := rt.Spawn(ctx, h, paddock.NewCmd("owed"), paddock.SpawnOpts{Stdin: true})
 	require.NoError(t, err)
 	busy, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Stdin: true})
 	require.NoError(t, err)
 	require.Equal(t, "ready", string(frame(t, busy).(*messages.Stdout).GetData()))
+	// Once the runtime asks for a third event, it has sent the first two on:
+	// they are owed to the idle subscriber.
+	require.Eventually(t, func() bool { return fa.nexts.Load() >= 3 }, 5*time.Second, time.Millisecond)
 
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -302,3 +306,34 @@ func TestShutdownDoesNotWaitForAnIdleReader(t *testing.T) {
 	}
 	assert.Equal(t, []string{"one", "two", "error:stopped_before_exit"}, got, "everything owed, then the terminal frame")
 }
+
+// owedAdapter is a fake whose "owed" command prints one and two, then
+// waits; it counts the reads of its stream.
+type owedAdapter struct {
+	*fake.Adapter
+	nexts atomic.Int64
+}
+
+func (a *owedAdapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o paddock.SpawnOpts) (paddock.Stream, error) {
+	if cmd.Path != "owed" {
+		return a.Adapter.Spawn(ctx, h, cmd, o)
+	}
+	return &owedStream{a: a}, nil
+}
+
+type owedStream struct{ a *owedAdapter }
+
+func (s *owedStream) Next(ctx context.Context) (paddock.Event, error) {
+	switch s.a.nexts.Add(1) {
+	case 1:
+		return paddock.Stdout([]byte("one")), nil
+	case 2:
+		return paddock.Stdout([]byte("two")), nil
+	}
+	<-ctx.Done()
+	return paddock.Event{}, ctx.Err()
+}
+func (s *owedStream) WriteStdin(context.Context, []byte) error { return nil }
+func (s *owedStream) CloseStdin(context.Context) error         { return nil }
+func (s *owedStream) Close() error                             { return nil }
+func (s *owedStream) SessionID() string                        { return "" }
