@@ -7,26 +7,32 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/adapters/e2b"
 	"github.com/paddockhq/paddock/adapters/e2b/e2btest"
 	"github.com/paddockhq/paddock/conformance"
 	"github.com/stretchr/testify/require"
 )
 
 // suiteConfig is the suite on shell fixtures: e2btest runs real processes.
+// The load case runs 200 turns (400 commands at once): each e2btest
+// process gets a mount namespace of its own, which a CI machine running
+// the docker and local suites beside it makes slow.
 func suiteConfig(a paddock.Adapter) conformance.Config {
-	return conformance.Config{Adapter: a, Fixtures: conformance.ShellFixtures(), FrameTimeout: 5 * time.Second}
+	return conformance.Config{Adapter: a, Fixtures: conformance.ShellFixtures(), FrameTimeout: 5 * time.Second,
+		SpawnOptions: paddock.SpawnOpts{Detachable: true}, // sessions are the detachable spawns
+		Load:         conformance.Load{Turns: 200, Timeout: 5 * time.Minute}}
 }
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	srv := e2btest.NewServer(t)
-	conformance.Run(t, suiteConfig(newAdapter(t, srv)))
+	conformance.Run(t, suiteConfig(newAdapter(t, srv, slowMachine)))
 }
 
 func TestConformanceThroughTheRuntime(t *testing.T) {
 	t.Parallel()
 	srv := e2btest.NewServer(t)
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderE2B: newAdapter(t, srv)}})
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderE2B: newAdapter(t, srv, slowMachine)}})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -35,3 +41,7 @@ func TestConformanceThroughTheRuntime(t *testing.T) {
 	})
 	conformance.RunRuntime(t, rt, paddock.ProviderE2B, suiteConfig(nil))
 }
+
+// slowMachine gives ordinary calls two minutes: under load a loaded CI
+// machine answers slowly, and a timeout there is not what the suite tests.
+func slowMachine(c *e2b.Config) { c.Timeout = 2 * time.Minute }

@@ -280,7 +280,11 @@ func TestControlPlaneFailures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := e2btest.NewServer(t)
-			a := newAdapter(t, srv, func(c *e2b.Config) { c.Timeout = 300 * time.Millisecond })
+			timeout := 10 * time.Second
+			if tc.fault.Delay > 0 {
+				timeout = 300 * time.Millisecond // the stall outlasts it
+			}
+			a := newAdapter(t, srv, func(c *e2b.Config) { c.Timeout = timeout })
 			if tc.route != "POST /sandboxes" {
 				_, err := a.Create(ctx, "box", paddock.CreateOpts{})
 				require.NoError(t, err)

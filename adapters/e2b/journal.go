@@ -30,8 +30,11 @@ func journalDir(id string) string { return journalRoot + "/" + id }
 func newSessionID() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
-	return "paddock-" + hex.EncodeToString(b)
+	return sessionPrefix + hex.EncodeToString(b)
 }
+
+// sessionPrefix starts every session id (and the tag of its process).
+const sessionPrefix = "paddock-"
 
 // journalScript is the wrapper of a detachable spawn, for sh -c. Its
 // positional parameters are the session id, the command line for listings,

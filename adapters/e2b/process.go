@@ -14,6 +14,9 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	if err != nil {
 		return paddock.ExecResult{}, err
 	}
+	if !textOnly(cmd) {
+		return paddock.ExecResult{}, &paddock.InvalidError{Detail: paddock.DetailCommand + ": E2B carries arguments as UTF-8 text"}
+	}
 	if err := paddock.ValidateSandboxName(h.Name); err != nil {
 		return paddock.ExecResult{}, err
 	}
@@ -55,33 +58,29 @@ func (a *Adapter) execError(dl paddock.ExecDeadline, err error) error {
 }
 
 // Spawn starts cmd and returns its stream once its pid is known, so stdin
-// can be written at once. Closing the stream kills the process.
+// can be written at once. Closing the stream kills the process, unless it
+// is detachable: that one runs under its journal, tagged with its session
+// id, and goes on.
 func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
 	if err := paddock.ValidateSpawn(a, cmd, opts); err != nil {
 		return nil, err
+	}
+	if !opts.Detachable && !textOnly(cmd) {
+		return nil, &paddock.InvalidError{Detail: paddock.DetailCommand + ": E2B carries arguments as UTF-8 text; spawn it detachable to pass other bytes"}
 	}
 	id, err := a.running(ctx, h)
 	if err != nil {
 		return nil, err
 	}
-	st, err := a.startProcess(ctx, id, cmd, opts.Stdin, "")
+	session := ""
+	if opts.Detachable {
+		session = newSessionID()
+		cmd = journalCmd(session, cmd)
+	}
+	st, err := a.startProcess(ctx, id, cmd, opts.Stdin, session)
 	if err != nil {
 		return nil, err
 	}
-	st.kill = true
+	st.kill, st.session = !opts.Detachable, session
 	return st, nil
-}
-
-// ListSessions is not supported until journals land (the adapter does
-// not offer attach yet).
-func (a *Adapter) ListSessions(context.Context, paddock.Handle) ([]paddock.Session, error) {
-	return nil, paddock.ErrNotSupported
-}
-
-// Attach is not supported until journals land.
-func (a *Adapter) Attach(_ context.Context, _ paddock.Handle, sessionID string, _ paddock.AttachOpts) (paddock.Stream, error) {
-	if err := paddock.ValidateAttach(a, sessionID); err != nil {
-		return nil, err
-	}
-	return nil, paddock.ErrNotSupported
 }

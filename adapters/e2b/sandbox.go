@@ -47,11 +47,10 @@ var _ interface {
 // Provider returns "e2b".
 func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderE2B }
 
-// Capabilities are what E2B offers through this adapter so far: suspend
-// (pause) and network policy. Attach (through journals) is not offered
-// yet.
+// Capabilities are what E2B offers through this adapter: suspend (pause),
+// network policy, and attach (through journals).
 func (a *Adapter) Capabilities() paddock.CapabilitySet {
-	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy)
+	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach)
 }
 
 // BuildHandle returns {e2b, name}.

@@ -142,12 +142,12 @@ func (ps processService) Start(ctx context.Context, req *connect.Request[process
 	if req.Msg.GetPty() != nil {
 		return connect.NewError(connect.CodeUnimplemented, errors.New("e2btest: PTY processes are not served"))
 	}
-	p, err := sb.start(req.Msg)
+	p, sub, err := sb.start(req.Msg)
 	if err != nil {
 		return err
 	}
 	_, deadline := ctx.Deadline()
-	return ps.follow(ctx, sb, p, true, deadline, func(ev *processpb.ProcessEvent) error {
+	return ps.follow(ctx, sb, p, sub, deadline, func(ev *processpb.ProcessEvent) error {
 		return stream.Send(&processpb.StartResponse{Event: ev})
 	}, req.Header().Get("Keepalive-Ping-Interval"))
 }
@@ -159,7 +159,7 @@ func (ps processService) Connect(ctx context.Context, req *connect.Request[proce
 	if err != nil {
 		return err
 	}
-	return ps.follow(ctx, sb, p, false, false, func(ev *processpb.ProcessEvent) error {
+	return ps.follow(ctx, sb, p, nil, false, func(ev *processpb.ProcessEvent) error {
 		return stream.Send(&processpb.ConnectResponse{Event: ev})
 	}, req.Header().Get("Keepalive-Ping-Interval"))
 }
@@ -169,7 +169,10 @@ func (ps processService) Connect(ctx context.Context, req *connect.Request[proce
 // the deadline the process is killed and the stream ends deadline_exceeded
 // with no end event. A client that leaves leaves the process running. A
 // pause cuts the stream with no end-of-stream message.
-func (ps processService) follow(ctx context.Context, sb *sandbox, p *process, start, deadline bool, send func(*processpb.ProcessEvent) error, keepalive string) error {
+// A Start's subscriber (sub) was registered before the process could
+// print, so it misses nothing; a Connect subscribes now, for live output.
+func (ps processService) follow(ctx context.Context, sb *sandbox, p *process, sub *subscriber, deadline bool, send func(*processpb.ProcessEvent) error, keepalive string) error {
+	start := sub != nil
 	interval := 90 * time.Second
 	if keepalive != "" {
 		n, err := strconv.Atoi(keepalive)
@@ -181,7 +184,9 @@ func (ps processService) follow(ctx context.Context, sb *sandbox, p *process, st
 			interval = time.Duration(n) * time.Second
 		}
 	}
-	sub := p.subscribe()
+	if sub == nil {
+		sub = p.subscribe()
+	}
 	defer p.unsubscribe(sub)
 	cut := sb.procs.openStream()
 	if err := send(&processpb.ProcessEvent{Event: &processpb.ProcessEvent_Start{Start: &processpb.ProcessEvent_StartEvent{Pid: p.pid}}}); err != nil {
@@ -258,15 +263,16 @@ func (p *process) broadcast(ev *processpb.ProcessEvent) {
 	}
 }
 
-// start launches a process for req in the sandbox.
-func (sb *sandbox) start(req *processpb.StartRequest) (*process, error) {
+// start launches a process for req in the sandbox, with the Start
+// stream's subscriber in place before it can print.
+func (sb *sandbox) start(req *processpb.StartRequest) (*process, *subscriber, error) {
 	cfg := req.GetProcess()
 	var home string
 	dir := filepath.Join(sb.dir, "home", "user")
 	if req.GetProcess().Cwd != nil {
 		dir = sb.resolve(cfg.GetCwd())
 		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("cwd '%s' does not exist", cfg.GetCwd()))
+			return nil, nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("cwd '%s' does not exist", cfg.GetCwd()))
 		}
 	}
 	mapped := sb.s.mapped
@@ -300,20 +306,21 @@ func (sb *sandbox) start(req *processpb.StartRequest) (*process, error) {
 	if req.Stdin == nil || req.GetStdin() { // absent means open, for old clients
 		w, err := cmd.StdinPipe()
 		if err != nil {
-			return nil, connect.NewError(connect.CodeInternal, err)
+			return nil, nil, connect.NewError(connect.CodeInternal, err)
 		}
 		p.stdin = w
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, connect.NewError(connect.CodeInternal, err)
+		return nil, nil, connect.NewError(connect.CodeInternal, err)
 	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return nil, connect.NewError(connect.CodeInternal, err)
+		return nil, nil, connect.NewError(connect.CodeInternal, err)
 	}
+	sub := p.subscribe()
 	if err := cmd.Start(); err != nil {
-		return nil, connect.NewError(connect.CodeInternal, err)
+		return nil, nil, connect.NewError(connect.CodeInternal, err)
 	}
 	p.pid = uint32(cmd.Process.Pid)
 	sb.procs.mu.Lock()
@@ -324,7 +331,7 @@ func (sb *sandbox) start(req *processpb.StartRequest) (*process, error) {
 		defer sb.s.wg.Done()
 		p.run(stdout, stderr)
 	}()
-	return p, nil
+	return p, sub, nil
 }
 
 // run pumps the output to the subscribers, then records and sends the end.

@@ -1,0 +1,286 @@
+package e2b
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/e2b/envd/processpb"
+	"github.com/paddockhq/paddock/adapters/internal/httpx"
+)
+
+// pollInterval is how long an attach waits before looking at a quiet
+// journal again. It sets the latency of followed output, never whether the
+// output is complete: the exit record says that.
+const pollInterval = 100 * time.Millisecond
+
+// maxChunk bounds one read of a journal file.
+const maxChunk = 256 << 10
+
+// ListSessions lists the sandbox's journals, finished ones included.
+func (a *Adapter) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock.Session, error) {
+	script := `for d in "$HOME"/` + journalRoot + `/*/; do [ -f "$d/cmd" ] || continue; ` +
+		`n=${d%/}; printf '%s\0' "${n##*/}"; cat "$d/cmd"; printf '\0'; done`
+	res, err := a.Exec(ctx, h, paddock.NewCmd("/bin/sh", "-c", script), paddock.ExecOpts{})
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode != 0 {
+		return nil, &paddock.UnavailableError{Detail: "e2b: listing the journals failed: " + string(res.Stderr)}
+	}
+	parts := bytes.Split(res.Stdout, []byte{0})
+	var out []paddock.Session
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(parts); i += 2 {
+		id := string(parts[i])
+		if paddock.ValidateSessionID(id) != nil {
+			continue // not one of ours
+		}
+		seen[id] = true
+		out = append(out, paddock.Session{ID: id, Command: string(parts[i+1])})
+	}
+	// A session just spawned may not have written its journal yet: its
+	// process, tagged with its id, is listed by envd already.
+	id, err := a.running(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	list, err := a.processes(id, false).List(ctx, connect.NewRequest(&processpb.ListRequest{}))
+	if err != nil {
+		return nil, envdError(err)
+	}
+	for _, p := range list.Msg.GetProcesses() {
+		tag := p.GetTag()
+		if !strings.HasPrefix(tag, sessionPrefix) || seen[tag] {
+			continue
+		}
+		out = append(out, paddock.Session{ID: tag, Command: journalLine(p.GetConfig().GetArgs())})
+	}
+	return out, nil
+}
+
+// journalLine is the command line a journal wrapper's arguments carry.
+func journalLine(args []string) string {
+	if len(args) < 5 {
+		return ""
+	}
+	b, err := base64.StdEncoding.DecodeString(args[4])
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// Attach replays session id's journal from byte zero, then follows it
+// until its exit record; writes go to the original process.
+func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.AttachOpts) (paddock.Stream, error) {
+	if err := paddock.ValidateAttach(a, sessionID); err != nil {
+		return nil, err
+	}
+	id, err := a.running(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := a.readJournal(ctx, id, sessionID, "cmd", 0); err != nil {
+		return nil, err // ErrNotFound: no such session
+	}
+	s := &journalStream{a: a, sandbox: id, session: sessionID, stdin: opts.Stdin}
+	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	s.pid, s.live = a.sessionPID(ctx, id, sessionID)
+	return s, nil
+}
+
+// sessionPID finds the live process of a session by its tag in the
+// process list (the list shows every tag; selecting by tag can miss).
+func (a *Adapter) sessionPID(ctx context.Context, id, session string) (uint32, bool) {
+	res, err := a.processes(id, false).List(ctx, connect.NewRequest(&processpb.ListRequest{}))
+	if err != nil {
+		return 0, false
+	}
+	for _, p := range res.Msg.GetProcesses() {
+		if p.GetTag() == session {
+			return p.GetPid(), true
+		}
+	}
+	return 0, false
+}
+
+// readJournal reads one journal file of a session from offset: its bytes
+// (at most maxChunk), and whether the file exists. A missing file is
+// (nil, false, nil); a missing session directory for "cmd" is ErrNotFound.
+func (a *Adapter) readJournal(ctx context.Context, id, session, name string, offset int64) ([]byte, bool, error) {
+	req, err := a.filesRequest(ctx, http.MethodGet, id, journalDir(session)+"/"+name, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	if offset > 0 {
+		req.Header.Set("Range", "bytes="+strconv.FormatInt(offset, 10)+"-")
+	}
+	res, err := a.streaming.Do(req)
+	if err != nil {
+		return nil, false, httpx.Transport(err)
+	}
+	defer res.Body.Close()
+	switch res.StatusCode {
+	case http.StatusOK, http.StatusPartialContent:
+		b, err := io.ReadAll(io.LimitReader(res.Body, maxChunk))
+		if err != nil {
+			return nil, true, httpx.Transport(err)
+		}
+		return b, true, nil
+	case http.StatusRequestedRangeNotSatisfiable:
+		return nil, true, nil // nothing past offset yet
+	case http.StatusNotFound:
+		if name == "cmd" {
+			return nil, false, paddock.ErrNotFound
+		}
+		return nil, false, nil
+	}
+	body, _ := io.ReadAll(io.LimitReader(res.Body, maxBody))
+	return nil, false, a.rest.StatusError(res.StatusCode, res.Header, body)
+}
+
+// journalStream follows a session's journal.
+type journalStream struct {
+	a       *Adapter
+	sandbox string
+	session string
+	stdin   bool
+	pid     uint32
+	live    bool
+	ctx     context.Context
+	cancel  context.CancelFunc
+
+	outOff, errOff int64
+	exitSeen       bool // the exit record exists: what remains is the rest
+	quiet          int  // polls in a row with nothing new
+
+	mu     sync.Mutex
+	done   bool
+	closed bool
+}
+
+// Next returns the journal's next bytes (stdout first, then stderr), and
+// once the exit record exists and both files are read to their end, the
+// recorded exit. A session whose process is gone without a record ends
+// closed_before_exit; a garbled record is the provider's error.
+func (s *journalStream) Next(ctx context.Context) (paddock.Event, error) {
+	s.mu.Lock()
+	over := s.done || s.closed
+	s.mu.Unlock()
+	if over {
+		return paddock.Event{}, io.EOF
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return paddock.Event{}, err
+		}
+		for _, f := range []struct {
+			name string
+			off  *int64
+			ev   func([]byte) paddock.Event
+		}{{"out", &s.outOff, paddock.Stdout}, {"err", &s.errOff, paddock.Stderr}} {
+			b, _, err := s.a.readJournal(ctx, s.sandbox, s.session, f.name, *f.off)
+			if err != nil {
+				return paddock.Event{}, err
+			}
+			if len(b) > 0 {
+				*f.off += int64(len(b))
+				s.quiet = 0
+				return f.ev(b), nil
+			}
+		}
+		if s.exitSeen {
+			record, _, err := s.a.readJournal(ctx, s.sandbox, s.session, "exit", 0)
+			if err != nil {
+				return paddock.Event{}, err
+			}
+			return s.finish(record), nil
+		}
+		_, exists, err := s.a.readJournal(ctx, s.sandbox, s.session, "exit", 0)
+		if err != nil {
+			return paddock.Event{}, err
+		}
+		if exists {
+			s.exitSeen = true // read both files to their end once more
+			continue
+		}
+		if s.quiet++; s.quiet%20 == 0 { // every 2 s of silence: is the process still there?
+			if _, live := s.a.sessionPID(ctx, s.sandbox, s.session); !live {
+				if _, exists, err := s.a.readJournal(ctx, s.sandbox, s.session, "exit", 0); err == nil && !exists {
+					return s.terminal(paddock.Failed(paddock.ErrClosedBeforeExit)), nil
+				}
+			}
+		}
+		select {
+		case <-time.After(pollInterval):
+		case <-ctx.Done():
+			return paddock.Event{}, ctx.Err()
+		case <-s.ctx.Done():
+			return paddock.Event{}, io.EOF
+		}
+	}
+}
+
+// finish is the terminal event of a read exit record.
+func (s *journalStream) finish(record []byte) paddock.Event {
+	code, ok := parseExit(record)
+	if !ok {
+		return s.terminal(paddock.Failed(&paddock.ProviderError{Provider: paddock.ProviderE2B, Detail: "a garbled exit record in session " + s.session}))
+	}
+	return s.terminal(paddock.Exit(code))
+}
+
+func (s *journalStream) terminal(ev paddock.Event) paddock.Event {
+	s.mu.Lock()
+	s.done = true
+	s.mu.Unlock()
+	return ev
+}
+
+// WriteStdin writes to the original process; without one it has exited.
+func (s *journalStream) WriteStdin(ctx context.Context, p []byte) error {
+	if !s.live || s.isClosed() {
+		return paddock.ErrCommandExited
+	}
+	st := &stream{a: s.a, sandbox: s.sandbox, pid: s.pid}
+	return st.WriteStdin(ctx, p)
+}
+
+// CloseStdin sends EOF to the original process.
+func (s *journalStream) CloseStdin(ctx context.Context) error {
+	if s.isClosed() {
+		return paddock.ErrCommandExited
+	}
+	if !s.live {
+		return nil
+	}
+	st := &stream{a: s.a, sandbox: s.sandbox, pid: s.pid}
+	return st.CloseStdin(ctx)
+}
+
+func (s *journalStream) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close stops following; the session goes on.
+func (s *journalStream) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	return nil
+}
+
+// SessionID is the attached session.
+func (s *journalStream) SessionID() string { return s.session }
