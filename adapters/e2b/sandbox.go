@@ -216,12 +216,10 @@ func (a *Adapter) Destroy(ctx context.Context, h paddock.Handle) error {
 		if err != nil || l == nil {
 			return err
 		}
-		status, header, data, err := a.rest.Call(ctx, a.client, http.MethodDelete, sandboxPath(l.SandboxID), nil, nil)
-		switch {
-		case err != nil:
+		// A 404 is a sandbox that went meanwhile: gone either way.
+		if err := a.rest.Expect(ctx, a.client, http.MethodDelete, sandboxPath(l.SandboxID), nil,
+			http.StatusNoContent, http.StatusOK, http.StatusNotFound); err != nil {
 			return err
-		case status != http.StatusNoContent && status != http.StatusOK && status != http.StatusNotFound:
-			return a.rest.StatusError(status, header, data)
 		}
 	}
 }
@@ -233,14 +231,8 @@ func (a *Adapter) Suspend(ctx context.Context, h paddock.Handle) error {
 	if err != nil || l.State == "paused" {
 		return err
 	}
-	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, sandboxPath(l.SandboxID, "pause"), nil, map[string]any{})
-	switch {
-	case err != nil:
-		return err
-	case status == http.StatusNoContent || status == http.StatusOK || status == http.StatusConflict:
-		return nil
-	}
-	return a.rest.StatusError(status, header, data)
+	return a.rest.Expect(ctx, a.client, http.MethodPost, sandboxPath(l.SandboxID, "pause"), map[string]any{},
+		http.StatusNoContent, http.StatusOK, http.StatusConflict)
 }
 
 // Resume connects to the sandbox: a paused one is resumed, a running one
@@ -284,14 +276,8 @@ func (a *Adapter) running(ctx context.Context, h paddock.Handle) (string, error)
 // resume connects to a paused sandbox, which resumes it (201; a running
 // one answers 200) with the configured TTL.
 func (a *Adapter) resume(ctx context.Context, id string) error {
-	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, sandboxPath(id, "connect"), nil, map[string]any{"timeout": a.ttlSeconds()})
-	switch {
-	case err != nil:
-		return err
-	case status == http.StatusOK || status == http.StatusCreated:
-		return nil
-	}
-	return a.rest.StatusError(status, header, data)
+	return a.rest.Expect(ctx, a.client, http.MethodPost, sandboxPath(id, "connect"), map[string]any{"timeout": a.ttlSeconds()},
+		http.StatusOK, http.StatusCreated)
 }
 
 // ApplyNetworkPolicy replaces the sandbox's egress policy: all egress is
@@ -306,26 +292,13 @@ func (a *Adapter) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p pa
 	}
 	allow := append([]string{}, p.Allow...)
 	body := map[string]any{"denyOut": []string{"0.0.0.0/0"}, "allowOut": allow}
-	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPut, sandboxPath(id, "network"), nil, body)
-	switch {
-	case err != nil:
-		return err
-	case status == http.StatusNoContent || status == http.StatusOK:
-		return nil
-	}
-	return a.rest.StatusError(status, header, data)
+	return a.rest.Expect(ctx, a.client, http.MethodPut, sandboxPath(id, "network"), body, http.StatusNoContent, http.StatusOK)
 }
 
 // extend sets the sandbox's TTL to the configured one from now (a
 // heartbeat). E2B overwrites the TTL, so this can also shorten one set
 // longer elsewhere.
 func (a *Adapter) extend(ctx context.Context, id string) error {
-	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, sandboxPath(id, "timeout"), nil, map[string]any{"timeout": a.ttlSeconds()})
-	switch {
-	case err != nil:
-		return err
-	case status == http.StatusNoContent || status == http.StatusOK:
-		return nil
-	}
-	return a.rest.StatusError(status, header, data)
+	return a.rest.Expect(ctx, a.client, http.MethodPost, sandboxPath(id, "timeout"), map[string]any{"timeout": a.ttlSeconds()},
+		http.StatusNoContent, http.StatusOK)
 }

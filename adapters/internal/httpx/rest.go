@@ -141,3 +141,18 @@ func Escape(s string) string {
 	}
 	return b.String()
 }
+
+// Expect is Call for an answer whose body does not matter: a status of
+// accepted is success, any other is normalised to an error.
+func (r *REST) Expect(ctx context.Context, client *http.Client, method, path string, body any, accepted ...int) error {
+	status, header, data, err := r.Call(ctx, client, method, path, nil, body)
+	if err != nil {
+		return err
+	}
+	for _, ok := range accepted {
+		if status == ok {
+			return nil
+		}
+	}
+	return r.StatusError(status, header, data)
+}
