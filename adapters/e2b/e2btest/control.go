@@ -139,7 +139,7 @@ func (s *Server) create(w http.ResponseWriter, _ *http.Request, body []byte) {
 		ttl = time.Duration(*req.Timeout) * time.Second
 	}
 	if ttl > s.maxTTL {
-		apiError(w, http.StatusBadRequest, fmt.Sprintf("Timeout cannot be greater than %d hours", int(s.maxTTL/time.Hour)))
+		s.tooLong(w)
 		return
 	}
 	if len(req.Network) > 0 {
@@ -362,7 +362,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) *sandbox {
 	sb := s.sandboxes[parts[0]]
 	s.mu.Unlock()
 	if sb == nil {
-		apiError(w, http.StatusNotFound, fmt.Sprintf("Sandbox %q doesn't exist or you don't have access to it", parts[0]))
+		notFound(w, parts[0])
 	}
 	return sb
 }
@@ -426,7 +426,7 @@ func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, body []byte)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sb.state != "running" {
-		apiError(w, http.StatusNotFound, fmt.Sprintf("Sandbox %q doesn't exist or you don't have access to it", sb.id))
+		notFound(w, sb.id)
 		return
 	}
 	sb.endAt = s.now.Add(min(time.Duration(max(secs, 0))*time.Second, s.maxTTL))
@@ -464,7 +464,7 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request, body []byte) {
 		secs = 15 // the SDK's v2 form sends {}
 	}
 	if time.Duration(secs)*time.Second > s.maxTTL {
-		apiError(w, http.StatusBadRequest, fmt.Sprintf("Timeout cannot be greater than %d hours", int(s.maxTTL/time.Hour)))
+		s.tooLong(w)
 		return
 	}
 	s.mu.Lock()
@@ -495,7 +495,7 @@ func (s *Server) network(w http.ResponseWriter, r *http.Request, body []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sb.state != "running" {
-		apiError(w, http.StatusNotFound, fmt.Sprintf("Sandbox %q doesn't exist or you don't have access to it", sb.id))
+		notFound(w, sb.id)
 		return
 	}
 	sb.network = append(json.RawMessage(nil), body...)
@@ -540,4 +540,15 @@ func isIPOrCIDR(s string) bool {
 	}
 	_, _, err := net.ParseCIDR(s)
 	return err == nil
+}
+
+// notFound answers E2B's 404 for a sandbox that is not there (or, for the
+// routes that need a live one, not running).
+func notFound(w http.ResponseWriter, id string) {
+	apiError(w, http.StatusNotFound, fmt.Sprintf("Sandbox %q doesn't exist or you don't have access to it", id))
+}
+
+// tooLong answers E2B's 400 for a TTL above the maximum.
+func (s *Server) tooLong(w http.ResponseWriter) {
+	apiError(w, http.StatusBadRequest, fmt.Sprintf("Timeout cannot be greater than %d hours", int(s.maxTTL/time.Hour)))
 }
