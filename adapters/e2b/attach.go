@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -92,7 +91,7 @@ func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string
 	if _, _, err := a.readJournal(ctx, id, sessionID, "cmd", 0); err != nil {
 		return nil, err // ErrNotFound: no such session
 	}
-	s := &journalStream{a: a, sandbox: id, session: sessionID, stdin: opts.Stdin}
+	s := &journalStream{process: process{a: a, sandbox: id}, session: sessionID}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.pid, s.live = a.sessionPID(ctx, id, sessionID)
 	return s, nil
@@ -150,11 +149,9 @@ func (a *Adapter) readJournal(ctx context.Context, id, session, name string, off
 
 // journalStream follows a session's journal.
 type journalStream struct {
-	a       *Adapter
-	sandbox string
+	process // the original process, for stdin (pid valid while live)
+	ending
 	session string
-	stdin   bool
-	pid     uint32
 	live    bool
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -162,10 +159,6 @@ type journalStream struct {
 	outOff, errOff int64
 	exitSeen       bool // the exit record exists: what remains is the rest
 	quiet          int  // polls in a row with nothing new
-
-	mu     sync.Mutex
-	done   bool
-	closed bool
 }
 
 // Next returns the journal's next bytes (stdout first, then stderr), and
@@ -173,10 +166,7 @@ type journalStream struct {
 // recorded exit. A session whose process is gone without a record ends
 // closed_before_exit; a garbled record is the provider's error.
 func (s *journalStream) Next(ctx context.Context) (paddock.Event, error) {
-	s.mu.Lock()
-	over := s.done || s.closed
-	s.mu.Unlock()
-	if over {
+	if s.over() {
 		return paddock.Event{}, io.EOF
 	}
 	for {
@@ -239,20 +229,12 @@ func (s *journalStream) finish(record []byte) paddock.Event {
 	return s.terminal(paddock.Exit(code))
 }
 
-func (s *journalStream) terminal(ev paddock.Event) paddock.Event {
-	s.mu.Lock()
-	s.done = true
-	s.mu.Unlock()
-	return ev
-}
-
 // WriteStdin writes to the original process; without one it has exited.
 func (s *journalStream) WriteStdin(ctx context.Context, p []byte) error {
 	if !s.live || s.isClosed() {
 		return paddock.ErrCommandExited
 	}
-	st := &stream{a: s.a, sandbox: s.sandbox, pid: s.pid}
-	return st.WriteStdin(ctx, p)
+	return s.writeStdin(ctx, p)
 }
 
 // CloseStdin sends EOF to the original process.
@@ -263,21 +245,12 @@ func (s *journalStream) CloseStdin(ctx context.Context) error {
 	if !s.live {
 		return nil
 	}
-	st := &stream{a: s.a, sandbox: s.sandbox, pid: s.pid}
-	return st.CloseStdin(ctx)
-}
-
-func (s *journalStream) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
+	return s.closeStdin(ctx)
 }
 
 // Close stops following; the session goes on.
 func (s *journalStream) Close() error {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
+	s.markClosed()
 	s.cancel()
 	return nil
 }

@@ -22,29 +22,67 @@ const killTimeout = 10 * time.Second
 // deadline (envd would take one for the process's lifetime); Next's
 // context, Close and the adapter's calls end it instead.
 type stream struct {
-	a       *Adapter
-	sandbox string
-	pid     uint32
+	process
+	ending
 	session string
 	recv    func() (*processpb.ProcessEvent, bool)
 	err     func() error
 	close   func() error
 	cancel  context.CancelFunc
 	kill    bool // Close kills the process (it is not detachable)
+}
 
+// process is one process of a sandbox, addressed by its pid.
+type process struct {
+	a       *Adapter
+	sandbox string
+	pid     uint32
+}
+
+// ending is what an E2B stream knows of its end: whether it returned its
+// terminal event, and whether it was closed here.
+type ending struct {
 	mu     sync.Mutex
-	done   bool // the terminal event was returned
+	done   bool
 	closed bool
+}
+
+// over reports whether nothing more is to be returned.
+func (e *ending) over() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.done || e.closed
+}
+
+// terminal marks the terminal event returned and returns it.
+func (e *ending) terminal(ev paddock.Event) paddock.Event {
+	e.mu.Lock()
+	e.done = true
+	e.mu.Unlock()
+	return ev
+}
+
+// isClosed reports whether the stream was closed here (a local detach).
+func (e *ending) isClosed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed
+}
+
+// markClosed closes the stream; first is false for a repeated close, and
+// done says whether the terminal event had been returned.
+func (e *ending) markClosed() (first, done bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	first, e.closed = !e.closed, true
+	return first, e.done
 }
 
 // Next returns the process's next event: output, then one exit (or an
 // error), then io.EOF. A stream that ends without an end event is
 // closed_before_exit, never a made-up exit.
 func (s *stream) Next(ctx context.Context) (paddock.Event, error) {
-	s.mu.Lock()
-	done := s.done || s.closed
-	s.mu.Unlock()
-	if done {
+	if s.over() {
 		return paddock.Event{}, io.EOF
 	}
 	stop := context.AfterFunc(ctx, s.cancel) // a Next given up on ends the stream
@@ -82,14 +120,6 @@ func (s *stream) Next(ctx context.Context) (paddock.Event, error) {
 		}
 		// start, keepalive, an empty chunk, an unknown event: nothing to say
 	}
-}
-
-// terminal marks the stream done and returns ev.
-func (s *stream) terminal(ev paddock.Event) paddock.Event {
-	s.mu.Lock()
-	s.done = true
-	s.mu.Unlock()
-	return ev
 }
 
 // endError is the error of a stream that ended without an end event: a
@@ -131,20 +161,28 @@ var signalNumbers = map[string]int{
 	"segmentation fault": 11, "user defined signal 2": 12, "broken pipe": 13, "alarm clock": 14, "terminated": 15,
 }
 
-// isClosed reports whether the stream was closed here (a local detach).
-func (s *stream) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
-
 // WriteStdin writes p to the process's stdin; after Close it has exited.
 func (s *stream) WriteStdin(ctx context.Context, p []byte) error {
 	if s.isClosed() {
 		return paddock.ErrCommandExited
 	}
-	_, err := s.a.processes(s.sandbox, false).SendInput(ctx, connect.NewRequest(&processpb.SendInputRequest{
-		Process: pidOf(s.pid), Input: &processpb.ProcessInput{Input: &processpb.ProcessInput_Stdin{Stdin: p}}}))
+	return s.writeStdin(ctx, p)
+}
+
+// CloseStdin sends EOF; an exited process needs none; after Close it has
+// exited.
+func (s *stream) CloseStdin(ctx context.Context) error {
+	if s.isClosed() {
+		return paddock.ErrCommandExited
+	}
+	return s.closeStdin(ctx)
+}
+
+// writeStdin writes p to the process's stdin: a process gone has exited,
+// envd's refusal of the write is write_failed.
+func (p process) writeStdin(ctx context.Context, b []byte) error {
+	_, err := p.a.processes(p.sandbox, false).SendInput(ctx, connect.NewRequest(&processpb.SendInputRequest{
+		Process: pidOf(p.pid), Input: &processpb.ProcessInput{Input: &processpb.ProcessInput_Stdin{Stdin: b}}}))
 	switch {
 	case err == nil:
 		return nil
@@ -156,13 +194,9 @@ func (s *stream) WriteStdin(ctx context.Context, p []byte) error {
 	return envdError(err)
 }
 
-// CloseStdin sends EOF; an exited process needs none; after Close it has
-// exited.
-func (s *stream) CloseStdin(ctx context.Context) error {
-	if s.isClosed() {
-		return paddock.ErrCommandExited
-	}
-	_, err := s.a.processes(s.sandbox, false).CloseStdin(ctx, connect.NewRequest(&processpb.CloseStdinRequest{Process: pidOf(s.pid)}))
+// closeStdin sends EOF; a process gone needs none.
+func (p process) closeStdin(ctx context.Context) error {
+	_, err := p.a.processes(p.sandbox, false).CloseStdin(ctx, connect.NewRequest(&processpb.CloseStdinRequest{Process: pidOf(p.pid)}))
 	if err == nil || connect.CodeOf(err) == connect.CodeNotFound {
 		return nil
 	}
@@ -172,20 +206,16 @@ func (s *stream) CloseStdin(ctx context.Context) error {
 // Close ends the stream; a command that is not detachable is killed, since
 // on E2B a process outlives its request.
 func (s *stream) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	first, done := s.markClosed()
+	if !first {
 		return nil
 	}
-	s.closed = true
-	done := s.done
-	s.mu.Unlock()
 	s.cancel()
 	_ = s.close()
 	if s.kill && !done {
 		ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
 		defer cancel()
-		_ = s.a.signal(ctx, s.sandbox, s.pid, processpb.Signal_SIGNAL_SIGKILL)
+		_ = s.signal(ctx, processpb.Signal_SIGNAL_SIGKILL)
 	}
 	return nil
 }
@@ -193,9 +223,9 @@ func (s *stream) Close() error {
 // SessionID is the session a detachable spawn made ("" otherwise).
 func (s *stream) SessionID() string { return s.session }
 
-// signal sends sig to pid; a process already gone is fine.
-func (a *Adapter) signal(ctx context.Context, sandbox string, pid uint32, sig processpb.Signal) error {
-	_, err := a.processes(sandbox, false).SendSignal(ctx, connect.NewRequest(&processpb.SendSignalRequest{Process: pidOf(pid), Signal: sig}))
+// signal sends sig to the process; one already gone is fine.
+func (p process) signal(ctx context.Context, sig processpb.Signal) error {
+	_, err := p.a.processes(p.sandbox, false).SendSignal(ctx, connect.NewRequest(&processpb.SendSignalRequest{Process: pidOf(p.pid), Signal: sig}))
 	if err == nil || connect.CodeOf(err) == connect.CodeNotFound {
 		return nil
 	}
@@ -226,7 +256,7 @@ func (a *Adapter) startProcess(ctx context.Context, id string, cmd paddock.Cmd, 
 		cancel()
 		return nil, envdError(err)
 	}
-	s := &stream{a: a, sandbox: id, cancel: cancel, close: st.Close, err: st.Err,
+	s := &stream{process: process{a: a, sandbox: id}, cancel: cancel, close: st.Close, err: st.Err,
 		recv: func() (*processpb.ProcessEvent, bool) {
 			if !st.Receive() {
 				return nil, false
