@@ -17,9 +17,6 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	if !textOnly(cmd) {
 		return paddock.ExecResult{}, &paddock.InvalidError{Detail: paddock.DetailCommand + ": E2B carries arguments as UTF-8 text"}
 	}
-	if err := paddock.ValidateSandboxName(h.Name); err != nil {
-		return paddock.ExecResult{}, err
-	}
 	ctx, cancel := dl.Context(ctx)
 	defer cancel()
 	id, err := a.running(ctx, h)
