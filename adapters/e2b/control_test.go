@@ -280,11 +280,7 @@ func TestControlPlaneFailures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := e2btest.NewServer(t)
-			timeout := 10 * time.Second
-			if tc.fault.Delay > 0 {
-				timeout = 300 * time.Millisecond // the stall outlasts it
-			}
-			a := newAdapter(t, srv, func(c *e2b.Config) { c.Timeout = timeout })
+			a := newAdapter(t, srv)
 			if tc.route != "POST /sandboxes" {
 				_, err := a.Create(ctx, "box", paddock.CreateOpts{})
 				require.NoError(t, err)
@@ -299,6 +295,12 @@ func TestControlPlaneFailures(t *testing.T) {
 			}
 			for range sends {
 				srv.Fail(tc.route, tc.fault)
+			}
+			if tc.fault.Delay > 0 {
+				// Only the faulted call runs on a short timeout the stall
+				// outlasts; the setup above keeps the default, so a slow
+				// machine cannot fail it.
+				a = newAdapter(t, srv, func(c *e2b.Config) { c.Timeout = 300 * time.Millisecond })
 			}
 			before := srv.Count(tc.route)
 			err := tc.call(a)

@@ -727,8 +727,10 @@ func TestScriptedSockets(t *testing.T) {
 	}
 	t.Run("no session_info", func(t *testing.T) {
 		srv := newServer(t)
+		h := create(t, newAdapter(t, srv), "box")
+		// Only the spawn runs on the short timeout; the create keeps the
+		// default, so a slow machine cannot fail the setup.
 		a := newAdapter(t, srv, func(c *sprites.Config) { c.Timeout = 300 * time.Millisecond })
-		h := create(t, a, "box")
 		srv.Script(spritestest.Script{NoInfo: true, End: spritestest.EndHang})
 		_, err := a.Spawn(ctxFor(t, 5*time.Second), h, paddock.NewCmd("scripted"), paddock.SpawnOpts{})
 		requireKind(t, err, paddock.ErrStartTimeout)
