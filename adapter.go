@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"io/fs"
+	"time"
 )
 
 // Adapter is one provider's implementation of the contract: the required
@@ -324,4 +325,17 @@ type ReapReport struct {
 // report.
 type Reaper interface {
 	Reap(ctx context.Context) (ReapReport, error)
+}
+
+// Heartbeater is implemented by adapters whose sandboxes expire unless they
+// are kept alive while in use (a provider-side TTL). The runtime calls
+// Heartbeat every HeartbeatInterval while a sandbox has live commands or
+// saw a request since the previous beat, and never once it lets go.
+type Heartbeater interface {
+	// HeartbeatInterval is how often a sandbox in use needs a heartbeat,
+	// well inside its expiry; 0 = none needed.
+	HeartbeatInterval() time.Duration
+	// Heartbeat pushes the sandbox's expiry ahead from now. A failure is
+	// logged by the runtime and never affects commands.
+	Heartbeat(ctx context.Context, h Handle) error
 }

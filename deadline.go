@@ -18,7 +18,7 @@ type ExecDeadline struct {
 // StartExecDeadline fixes the deadline for an Exec that starts now. A nil
 // timeout is infinite; clock nil is the system clock.
 func StartExecDeadline(timeout *time.Duration, clock Clock) ExecDeadline {
-	clock = clockOrSystem(clock)
+	clock = ClockOrSystem(clock)
 	d := ExecDeadline{timeout: timeout, clock: clock}
 	if timeout != nil {
 		d.at = clock.Now().Add(*timeout)
@@ -89,8 +89,8 @@ type systemClock struct{}
 func (systemClock) Now() time.Time                         { return time.Now() }
 func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
-// clockOrSystem returns c, or the system clock when c is nil.
-func clockOrSystem(c Clock) Clock {
+// ClockOrSystem returns c, or the system clock when c is nil.
+func ClockOrSystem(c Clock) Clock {
 	if c == nil {
 		return systemClock{}
 	}

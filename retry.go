@@ -53,7 +53,7 @@ func (o BackoffOpts) resolve() (BackoffOpts, error) {
 	if o.Retriable == nil {
 		o.Retriable = IsTransient
 	}
-	o.Clock = clockOrSystem(o.Clock)
+	o.Clock = ClockOrSystem(o.Clock)
 	if o.Rand == nil {
 		o.Rand = rand.Int64N
 	}

@@ -10,3 +10,7 @@ func Operations() map[string]string {
 	}
 	return out
 }
+
+// ObserveHeartbeats reports each heartbeat tick's decision ("idle" or
+// "sent") and each beat's end ("done"); call it before the first request.
+func ObserveHeartbeats(rt *Runtime, f func(sandbox, event string)) { rt.observeBeat = f }

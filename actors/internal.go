@@ -19,6 +19,7 @@ type streamOpened struct {
 	replyTo  *actor.PID
 	reqID    string
 	attach   bool
+	sandbox  *actor.PID // the sandbox actor, told when the command starts and ends
 }
 
 // execCall carries an ExecRequest to its sandbox actor with the deadline the

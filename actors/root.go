@@ -35,8 +35,9 @@ type root struct {
 
 // liveCommand is a command actor and its owner.
 type liveCommand struct {
-	pid   *actor.PID
-	owner *actor.PID
+	pid     *actor.PID
+	owner   *actor.PID
+	sandbox *actor.PID // counts its live commands, for heartbeats
 }
 
 // ownerRefs is one owner's live commands.
@@ -270,7 +271,10 @@ func (r *root) exec(c *actor.Context, m *messages.ExecRequest) {
 func (r *root) startCommand(c *actor.Context, m *streamOpened) {
 	ref := paddock.Ref(r.rt.newID())
 	pid := r.spawn(c, newCommand(r.rt, ref, m.provider, m.stream, m.owner, m.window, c.PID()), "cmd", string(ref), actor.WithInboxSize(commandInbox))
-	r.commands[ref] = &liveCommand{pid: pid, owner: m.owner}
+	r.commands[ref] = &liveCommand{pid: pid, owner: m.owner, sandbox: m.sandbox}
+	if m.sandbox != nil {
+		c.Send(m.sandbox, commandsAdded{})
+	}
 	r.watchOwner(c, m.owner, ref)
 	cmd := &messages.CommandRef{Provider: string(m.provider), Ref: string(ref)}
 	var reply proto.Message = &messages.SpawnReply{Id: m.reqID, Command: cmd, SessionId: m.stream.SessionID()}
@@ -303,6 +307,9 @@ func (r *root) commandDone(c *actor.Context, m commandDone) {
 	}
 	delete(r.commands, m.ref)
 	r.finished.add(m.ref, m.detached)
+	if cmd.sandbox != nil {
+		c.Send(cmd.sandbox, commandsGone{})
+	}
 	if o := r.owners[cmd.owner.GetID()]; o != nil {
 		delete(o.refs, m.ref)
 		if len(o.refs) == 0 {

@@ -44,7 +44,8 @@ type Config struct {
 	// Window is how many output frames a command sends before its owner
 	// grants credit. Default 64.
 	Window int
-	// Clock is the time source of exec deadlines; nil = the system clock.
+	// Clock is the time source of exec deadlines and heartbeats; nil = the
+	// system clock.
 	Clock paddock.Clock
 	// FinishedRefs is how many finished commands the runtime remembers, to
 	// answer late stdin and stop calls precisely. Default 4096.
@@ -81,6 +82,8 @@ type Runtime struct {
 	actorsDone   chan struct{} // closed once the root's actors have stopped
 	shutdownOnce sync.Once
 	shutdownErr  error
+
+	observeBeat func(sandbox, event string) // tests: each heartbeat tick's decision (idle, sent) and each beat's end (done)
 }
 
 // Start validates cfg and starts a runtime.

@@ -29,6 +29,7 @@ type sandboxActor struct {
 	key      string
 	root     *actor.PID
 	cached   paddock.Handle
+	beat     heartbeat
 }
 
 func newSandbox(rt *Runtime, a paddock.Adapter, p paddock.Provider, name, key string, root *actor.PID) actor.Producer {
@@ -40,11 +41,25 @@ func newSandbox(rt *Runtime, a paddock.Adapter, p paddock.Provider, name, key st
 // Receive dispatches one request to a goroutine.
 func (s *sandboxActor) Receive(c *actor.Context) {
 	switch m := c.Message().(type) {
+	case actor.Started:
+		s.startHeartbeat(c)
+	case actor.Stopped:
+		s.stopHeartbeat()
 	case handleUpdate:
 		s.cached = m.h
+	case heartbeatTick:
+		s.tick(c)
+	case heartbeatDone:
+		s.beatDone()
+	case commandsAdded:
+		s.beat.live++
+	case commandsGone:
+		s.beat.live = max(s.beat.live-1, 0) // a successor under the same id never saw the start
 	case *execCall:
+		s.beat.used = true
 		s.dispatch(c, m.req, &m.deadline)
 	case proto.Message:
+		s.beat.used = true
 		s.dispatch(c, m, nil)
 	}
 }
@@ -362,6 +377,7 @@ func (s *sandboxActor) opened(cl opCall, so *streamOpened) error {
 		_ = so.stream.Close()
 		return errStopped
 	}
+	so.sandbox = cl.self
 	cl.e.Send(cl.root, so)
 	return nil
 }

@@ -381,7 +381,7 @@ func TestHeartbeatExtendsTheTTL(t *testing.T) {
 	id := srv.Sandboxes()[0]
 	assert.Equal(t, srv.Now().Add(10*time.Minute), srv.EndAt(id))
 	srv.Advance(9 * time.Minute)
-	require.NoError(t, a.Extend(ctx, h))
+	require.NoError(t, a.Heartbeat(ctx, h))
 	assert.Equal(t, srv.Now().Add(10*time.Minute), srv.EndAt(id), "the TTL runs from the heartbeat")
 	srv.Advance(9 * time.Minute)
 	assert.Equal(t, "running", srv.State(id), "kept alive past its first TTL")

@@ -42,6 +42,7 @@ type listed struct {
 var _ interface {
 	paddock.Adapter
 	paddock.PolicyApplier
+	paddock.Heartbeater
 } = (*Adapter)(nil)
 
 // Provider returns "e2b".
@@ -293,6 +294,20 @@ func (a *Adapter) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p pa
 	allow := append([]string{}, p.Allow...)
 	body := map[string]any{"denyOut": []string{"0.0.0.0/0"}, "allowOut": allow}
 	return a.rest.Expect(ctx, a.client, http.MethodPut, sandboxPath(id, "network"), body, http.StatusNoContent, http.StatusOK)
+}
+
+// HeartbeatInterval is a sixth of the TTL: a sandbox in use is extended
+// five times before it would expire.
+func (a *Adapter) HeartbeatInterval() time.Duration { return a.cfg.TTL / 6 }
+
+// Heartbeat sets the sandbox's TTL to the configured one from now. A
+// paused sandbox is left paused (its next use resumes it).
+func (a *Adapter) Heartbeat(ctx context.Context, h paddock.Handle) error {
+	l, err := a.mustFind(ctx, h)
+	if err != nil || l.State == "paused" {
+		return err
+	}
+	return a.extend(ctx, l.SandboxID)
 }
 
 // extend sets the sandbox's TTL to the configured one from now (a

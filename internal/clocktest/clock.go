@@ -16,6 +16,13 @@ type Manual struct {
 	delays []time.Duration
 	frozen bool
 	asked  chan time.Duration
+	timers []timer // a frozen clock's pending Afters, for Tick
+}
+
+// timer is one pending After of a frozen clock.
+type timer struct {
+	at time.Time
+	ch chan time.Time
 }
 
 // New returns a clock at a fixed instant whose After fires at once.
@@ -55,7 +62,9 @@ func (c *Manual) After(d time.Duration) <-chan time.Time {
 	c.mu.Lock()
 	c.delays = append(c.delays, d)
 	ch := make(chan time.Time, 1)
-	if !c.frozen {
+	if c.frozen {
+		c.timers = append(c.timers, timer{at: c.now.Add(d), ch: ch})
+	} else {
 		c.now = c.now.Add(d)
 		ch <- c.now
 	}
@@ -72,4 +81,28 @@ func (c *Manual) Delays() []time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]time.Duration(nil), c.delays...)
+}
+
+// Tick moves a frozen clock forward by d and fires every pending After
+// that is then due (Advance moves it without firing any).
+func (c *Manual) Tick(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	pending := c.timers[:0]
+	for _, t := range c.timers {
+		if t.at.After(c.now) {
+			pending = append(pending, t)
+			continue
+		}
+		t.ch <- c.now
+	}
+	c.timers = pending
+}
+
+// Pending is how many of a frozen clock's Afters have not fired.
+func (c *Manual) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.timers)
 }

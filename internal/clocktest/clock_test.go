@@ -24,14 +24,28 @@ func TestManual(t *testing.T) {
 	assert.Equal(t, []time.Duration{time.Second}, c.Delays())
 
 	f := clocktest.Frozen()
-	asked := make(chan time.Duration, 1)
+	asked := make(chan time.Duration, 2)
 	f.NotifyAfter(asked)
-	ch := f.After(time.Hour)
+	frozenAt := f.Now()
+	hour := f.After(time.Hour)
+	minute := f.After(time.Minute)
 	assert.Equal(t, time.Hour, <-asked)
-	select {
-	case <-ch:
-		t.Fatal("a frozen clock never fires by itself")
-	case <-time.After(10 * time.Millisecond):
-	}
-	assert.Equal(t, start, f.Now().Add(0).Add(start.Sub(f.Now())), "frozen time stands still")
+	assert.Equal(t, time.Minute, <-asked)
+	assert.Equal(t, 2, f.Pending())
+	f.Advance(2 * time.Hour)
+	assert.Empty(t, hour, "Advance moves a frozen clock without firing")
+	assert.Equal(t, frozenAt.Add(2*time.Hour), f.Now())
+
+	g := clocktest.Frozen()
+	gAt := g.Now()
+	hour, minute = g.After(time.Hour), g.After(time.Minute)
+	g.Tick(59 * time.Second)
+	assert.Empty(t, minute, "nothing is due yet")
+	g.Tick(time.Second)
+	assert.Equal(t, gAt.Add(time.Minute), <-minute, "Tick fires what is due, at the new instant")
+	assert.Empty(t, hour)
+	assert.Equal(t, 1, g.Pending())
+	g.Tick(time.Hour)
+	assert.Equal(t, gAt.Add(61*time.Minute), <-hour)
+	assert.Zero(t, g.Pending())
 }
