@@ -18,7 +18,7 @@ import (
 // process gets a mount namespace of its own, which a CI machine running
 // the docker and local suites beside it makes slow.
 func suiteConfig(a paddock.Adapter) conformance.Config {
-	return conformance.Config{Adapter: a, Fixtures: conformance.ShellFixtures(), FrameTimeout: 5 * time.Second,
+	return conformance.Config{Adapter: a, Fixtures: conformance.ShellFixtures(), FrameTimeout: 20 * time.Second, // a loaded CI machine is slow; a hang still fails
 		SpawnOptions: paddock.SpawnOpts{Detachable: true}, // sessions are the detachable spawns
 		Load:         conformance.Load{Turns: 200, Timeout: 5 * time.Minute}}
 }
@@ -32,7 +32,7 @@ func TestConformance(t *testing.T) {
 func TestConformanceThroughTheRuntime(t *testing.T) {
 	t.Parallel()
 	srv := e2btest.NewServer(t)
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderE2B: newAdapter(t, srv, slowMachine)}})
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderE2B: newAdapter(t, srv, slowMachine)}, Logger: testLogger()})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

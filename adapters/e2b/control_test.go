@@ -20,7 +20,7 @@ import (
 
 func newAdapter(t *testing.T, srv *e2btest.Server, edit ...func(*e2b.Config)) *e2b.Adapter {
 	t.Helper()
-	cfg := e2b.Config{APIKey: paddock.NewSecret(srv.Key()), BaseURL: srv.URL(), EnvdURL: srv.URL()}
+	cfg := e2b.Config{APIKey: paddock.NewSecret(captured.Secret(srv.Key())), BaseURL: srv.URL(), EnvdURL: srv.URL(), Logger: testLogger()}
 	for _, e := range edit {
 		e(&cfg)
 	}
@@ -304,6 +304,7 @@ func TestControlPlaneFailures(t *testing.T) {
 			}
 			before := srv.Count(tc.route)
 			err := tc.call(a)
+			captured.Err(err)
 			require.Error(t, err)
 			tc.check(t, err)
 			assert.NotContains(t, err.Error(), srv.Key(), "the key never reaches an error")
@@ -409,4 +410,16 @@ func TestAKeyIsNeededAndNeverShown(t *testing.T) {
 	b, err := json.Marshal(cfg)
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), key)
+
+	// A wrong key is refused, and neither it nor the right one shows in
+	// the error or in a debug log of the call.
+	wrong := captured.Secret("e2b_wrong_" + key[4:20])
+	w := e2b.New(e2b.Config{APIKey: paddock.NewSecret(wrong), BaseURL: srv.URL(), EnvdURL: srv.URL(), Logger: testLogger()})
+	_, err = w.Create(ctx, "box", paddock.CreateOpts{})
+	captured.Err(err)
+	require.ErrorIs(t, err, paddock.ErrDenied)
+	reqs := srv.Requests()
+	require.Equal(t, wrong, reqs[len(reqs)-1].Header.Get("X-API-Key"), "the key travels in its header only")
+	assert.Zero(t, captured.Leaks(), "so far, no key in any log line or error")
+	assert.Positive(t, captured.Lines(), "the adapters did log")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -76,9 +77,14 @@ func (a *Adapter) processes(id string, streaming bool) processpbconnect.ProcessC
 	if streaming {
 		client = a.streaming
 	}
-	return processpbconnect.NewProcessClient(client, a.envdBase(id),
-		connect.WithProtoJSON(), connect.WithInterceptors(envdHeaders{sandbox: id, user: a.cfg.User}))
+	return processpbconnect.NewProcessClient(client, a.envdBase(id), connect.WithProtoJSON(),
+		connect.WithReadMaxBytes(MaxEnvdMessage), connect.WithInterceptors(envdHeaders{sandbox: id, user: a.cfg.User}))
 }
+
+// MaxEnvdMessage bounds one message read from envd: its output chunks are
+// at most 32 KiB, and a larger message is refused as the provider's error
+// rather than held in memory.
+const MaxEnvdMessage = 4 << 20
 
 // pidOf selects a process by pid, never by tag (envd's tag lookup can miss
 // a live process).
@@ -99,6 +105,9 @@ func envdError(err error) error {
 		return httpx.Transport(err)
 	}
 	msg := connectMessage(err)
+	if malformed(err) {
+		return &paddock.ProviderError{Provider: paddock.ProviderE2B, Detail: msg}
+	}
 	switch connect.CodeOf(err) {
 	case connect.CodeNotFound:
 		return paddock.ErrNotFound
@@ -112,6 +121,28 @@ func envdError(err error) error {
 		return &paddock.UnavailableError{Detail: paddock.DetailTimeout}
 	}
 	return &paddock.UnavailableError{Detail: msg}
+}
+
+// malformed reports an answer envd should never send, found while
+// decoding it here: a message that does not decode, an envelope with flags
+// the protocol lacks, or a message above MaxEnvdMessage. (A body cut short
+// is a transport failure instead.)
+func malformed(err error) bool {
+	var ce *connect.Error
+	if !errors.As(err, &ce) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return false
+	}
+	m := ce.Message()
+	switch ce.Code() {
+	case connect.CodeInvalidArgument:
+		return strings.HasPrefix(m, "unmarshal ")
+	case connect.CodeInternal:
+		return strings.HasPrefix(m, "protocol error: invalid envelope") || strings.HasPrefix(m, "unmarshal ") ||
+			strings.HasPrefix(m, "corrupt response")
+	case connect.CodeResourceExhausted:
+		return strings.Contains(m, "larger than configured max")
+	}
+	return false
 }
 
 // connectMessage is the short text of a connect error (never headers).

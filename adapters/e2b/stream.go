@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -123,10 +124,12 @@ func (s *stream) Next(ctx context.Context) (paddock.Event, error) {
 }
 
 // endError is the error of a stream that ended without an end event: a
-// clean end-of-stream is closed_before_exit, an error end is that error.
+// clean end-of-stream, a body cut short or a connection lost is
+// closed_before_exit; an error end is that error.
 func (s *stream) endError(err error) error {
-	if err == nil || errors.Is(err, io.EOF) {
-		return paddock.ErrClosedBeforeExit
+	var netErr *net.OpError
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &netErr) {
+		return paddock.ErrClosedBeforeExit // the transport closed: the command's fate is unknown
 	}
 	var ce *connect.Error
 	if errors.As(err, &ce) && ce.Code() == connect.CodeUnknown && strings.Contains(ce.Message(), "EndStreamResponse") {

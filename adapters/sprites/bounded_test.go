@@ -58,7 +58,7 @@ func invalidStatus(status int) outcome { return outcome{kind: paddock.ErrInvalid
 // token scan. A bounded operation's error never carries provider prose.
 func requireOutcome(t testing.TB, want outcome, err error) {
 	t.Helper()
-	captured.err(err)
+	captured.Err(err)
 	if want.kind == nil {
 		require.NoError(t, err)
 		return

@@ -27,18 +27,18 @@ func TestTheTokenNeverShows(t *testing.T) {
 	// Errors from every layer: HTTP, WebSocket, bounded, transport.
 	ctx := ctxFor(t, 10*time.Second)
 	_, err = a.Get(ctx, a.BuildHandle("absent"))
-	captured.err(err)
+	captured.Err(err)
 	_, err = a.Spawn(ctx, a.BuildHandle("absent"), paddock.NewCmd("true"), paddock.SpawnOpts{})
-	captured.err(err)
+	captured.Err(err)
 	_, err = a.CreateNew(ctx, "x", paddock.CreateNewOpts{})
-	captured.err(err)
+	captured.Err(err)
 	dead := sprites.New(sprites.Config{Token: paddock.NewSecret(srv.Token()), BaseURL: "http://127.0.0.1:1", Logger: testLogger()})
 	_, err = dead.Get(ctx, dead.BuildHandle("x"))
 	requireKind(t, err, paddock.ErrUnavailable)
 	_, err = dead.Exec(ctx, dead.BuildHandle("x"), paddock.NewCmd("true"), paddock.ExecOpts{})
 	requireKind(t, err, paddock.ErrUnavailable)
-	require.Empty(t, captured.leaks(), "so far, no token in any log line or error")
-	require.Positive(t, captured.lines(), "the adapters did log")
+	require.Zero(t, captured.Leaks(), "so far, no token in any log line or error")
+	require.Positive(t, captured.Lines(), "the adapters did log")
 }
 
 // Unset fields take their defaults; a missing token is a denied error at

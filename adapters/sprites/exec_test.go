@@ -655,7 +655,7 @@ func TestExecUpgradeRefused(t *testing.T) {
 	var rl *paddock.RateLimitedError
 	require.ErrorAs(t, err, &rl)
 	require.Equal(t, 9*time.Second, *rl.RetryAfter)
-	captured.err(err)
+	captured.Err(err)
 }
 
 // WebSocket faults, each scripted: how the socket ends, the exit

@@ -17,7 +17,7 @@ import (
 func newServer(t testing.TB, opts ...spritestest.Option) *spritestest.Server {
 	t.Helper()
 	srv := spritestest.NewServer(t, opts...)
-	captured.token(srv.Token())
+	captured.Secret(srv.Token())
 	return srv
 }
 
@@ -45,7 +45,7 @@ func ctxFor(t testing.TB, d time.Duration) context.Context {
 // for the leak scan.
 func requireKind(t testing.TB, err, want error, msgAndArgs ...any) {
 	t.Helper()
-	captured.err(err)
+	captured.Err(err)
 	require.Error(t, err, msgAndArgs...)
 	require.True(t, errors.Is(err, want), "want %v, got %T %v", want, err, err)
 }
@@ -53,7 +53,7 @@ func requireKind(t testing.TB, err, want error, msgAndArgs ...any) {
 // requireDetail asserts err is unavailable with exactly detail.
 func requireDetail(t testing.TB, err error, detail string, msgAndArgs ...any) {
 	t.Helper()
-	captured.err(err)
+	captured.Err(err)
 	var u *paddock.UnavailableError
 	require.ErrorAs(t, err, &u, msgAndArgs...)
 	require.Equal(t, detail, u.Detail, msgAndArgs...)
@@ -80,7 +80,7 @@ func drain(t testing.TB, st paddock.Stream) (stdout, stderr string, last paddock
 		case paddock.EventStderr:
 			stderr += string(ev.Data)
 		default:
-			captured.err(ev.Err)
+			captured.Err(ev.Err)
 			return stdout, stderr, ev
 		}
 	}

@@ -26,7 +26,7 @@ func TestLive(t *testing.T) {
 	if token == "" {
 		t.Skip("live Sprites test skipped: set SPRITES_TOKEN (and optionally SPRITES_BASE_URL, SPRITES_CHECKPOINTS=1) to run the conformance suite against the real service")
 	}
-	captured.token(token)
+	captured.Secret(token)
 	checkpoints, _ := strconv.ParseBool(os.Getenv("SPRITES_CHECKPOINTS"))
 	turns := liveLoadTurns
 	if v, err := strconv.Atoi(os.Getenv("SPRITES_LOAD_TURNS")); err == nil && v > 0 {

@@ -41,7 +41,7 @@ func TestAuthIsRequiredEverywhere(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	srv.AddSprite("box")
-	wrong := sprites.New(sprites.Config{Token: paddock.NewSecret(captured.token("wrong-token-" + srv.Token()[:8])),
+	wrong := sprites.New(sprites.Config{Token: paddock.NewSecret(captured.Secret("wrong-token-" + srv.Token()[:8])),
 		BaseURL: srv.URL(), Logger: testLogger(), CheckpointCreation: true})
 	none := sprites.New(sprites.Config{BaseURL: srv.URL(), CheckpointCreation: true})
 	h := wrong.BuildHandle("box")
@@ -177,12 +177,12 @@ func TestCreateAndTheRegistry(t *testing.T) {
 	t.Run("a failed URL write is logged, the create stands", func(t *testing.T) {
 		srv := newServer(t)
 		srv.Fail("PUT /v1/sprites/{name}", spritestest.Status(503))
-		lines := captured.lines()
+		lines := captured.Lines()
 		_, err := newAdapter(t, srv).Create(ctxFor(t, 5*time.Second), "box", paddock.CreateOpts{})
 		require.NoError(t, err)
 		require.True(t, srv.Exists("box"))
 		require.Equal(t, "sprite", srv.URLAuth("box"))
-		require.Greater(t, captured.lines(), lines)
+		require.Greater(t, captured.Lines(), lines)
 	})
 	t.Run("a conflict sent as 400 is not adopted", func(t *testing.T) {
 		srv := newServer(t)
@@ -562,7 +562,7 @@ func TestErrorNormalisation(t *testing.T) {
 			a := newAdapter(t, srv)
 			srv.Fail("GET /v1/sprites/{name}", c.fault)
 			_, err := a.Get(ctxFor(t, 5*time.Second), a.BuildHandle("box"))
-			captured.err(err)
+			captured.Err(err)
 			require.ErrorIs(t, err, c.kind)
 			var rl *paddock.RateLimitedError
 			if c.kind == paddock.ErrRateLimited {

@@ -1,6 +1,7 @@
 package e2btest
 
 import (
+	"encoding/binary"
 	"net/http"
 	"strconv"
 	"strings"
@@ -64,3 +65,40 @@ func ConcurrencyLimited() Fault {
 
 // Reset returns a fault that drops the connection with no answer.
 func Reset() Fault { return Fault{Reset: true} }
+
+// Stream returns a fault answering an envd stream call with exactly these
+// envelopes (HTTP 200, application/connect+json), then a clean close, for
+// answers a healthy envd never gives.
+func Stream(envelopes ...string) Fault {
+	return Fault{Status: http.StatusOK, Body: strings.Join(envelopes, ""), Empty: len(envelopes) == 0,
+		Header: http.Header{"Content-Type": {"application/connect+json"}}}
+}
+
+// Cut makes a stream fault end the connection mid-body (a reset).
+func Cut(f Fault) Fault {
+	f.DeclaredLength = len(f.Body) + 1<<10
+	return f
+}
+
+// Silent makes a stream fault stay open, silent, after its envelopes.
+func Silent(f Fault) Fault {
+	f = Cut(f)
+	f.Stall = true
+	return f
+}
+
+// Envelope is one Connect envelope: the flags byte, a big-endian length
+// (which may lie about the payload), the payload.
+func Envelope(flags byte, length uint32, payload string) string {
+	var head [5]byte
+	head[0] = flags
+	binary.BigEndian.PutUint32(head[1:], length)
+	return string(head[:]) + payload
+}
+
+// Message is a data envelope carrying one JSON message.
+func Message(json string) string { return Envelope(0, uint32(len(json)), json) }
+
+// EndStream is the end-of-stream envelope carrying json ("{}" is a clean
+// end, {"error":{"code":…,"message":…}} a failed one).
+func EndStream(json string) string { return Envelope(2, uint32(len(json)), json) }
