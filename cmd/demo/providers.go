@@ -10,6 +10,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/docker"
+	"github.com/paddockhq/paddock/adapters/e2b"
 	"github.com/paddockhq/paddock/adapters/local"
 	"github.com/paddockhq/paddock/adapters/sprites"
 	"github.com/paddockhq/paddock/fake"
@@ -20,8 +21,9 @@ import (
 // embedded default), the fake, docker when an engine answers (DOCKER_HOST,
 // else the default socket; image PADDOCK_DOCKER_IMAGE), and each hosted
 // provider whose credentials getenv finds (Sprites: SPRITES_TOKEN, with
-// SPRITES_BASE_URL and SPRITES_CHECKPOINTS=1 optional). E2B and Daytona
-// join here as their adapters land.
+// SPRITES_BASE_URL and SPRITES_CHECKPOINTS=1 optional; E2B: E2B_API_KEY,
+// with E2B_BASE_URL, E2B_TEMPLATE and E2B_USER optional). Daytona joins
+// here when its adapter lands.
 func registry(localRoot string, log zerolog.Logger, getenv func(string) string) (paddock.Registry, func(), error) {
 	opts := []local.Option{local.WithLogger(log)}
 	if localRoot != "" {
@@ -39,6 +41,10 @@ func registry(localRoot string, log zerolog.Logger, getenv func(string) string) 
 		checkpoints, _ := strconv.ParseBool(getenv("SPRITES_CHECKPOINTS"))
 		reg[paddock.ProviderSprites] = sprites.New(sprites.Config{Token: paddock.NewSecret(token),
 			BaseURL: getenv("SPRITES_BASE_URL"), CheckpointCreation: checkpoints, Logger: log})
+	}
+	if key := getenv("E2B_API_KEY"); key != "" {
+		reg[paddock.ProviderE2B] = e2b.New(e2b.Config{APIKey: paddock.NewSecret(key), BaseURL: getenv("E2B_BASE_URL"),
+			Template: getenv("E2B_TEMPLATE"), User: getenv("E2B_USER"), Logger: log})
 	}
 	closers := []func(){func() { _ = l.Close() }}
 	if d := dockerProvider(getenv, log); d != nil {

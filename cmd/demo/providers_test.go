@@ -20,6 +20,10 @@ func TestRegistryFollowsTheEnvironment(t *testing.T) {
 		{"no credentials", map[string]string{"DOCKER_HOST": "unix:///nonexistent/docker.sock"}, []paddock.Provider{paddock.ProviderFake, paddock.ProviderLocal}},
 		{"a Sprites token", map[string]string{"SPRITES_TOKEN": "tok", "SPRITES_CHECKPOINTS": "1", "DOCKER_HOST": "unix:///nonexistent/docker.sock"},
 			[]paddock.Provider{paddock.ProviderFake, paddock.ProviderLocal, paddock.ProviderSprites}},
+		{"an E2B key", map[string]string{"E2B_API_KEY": "e2b_key", "E2B_TEMPLATE": "code-interpreter", "DOCKER_HOST": "unix:///nonexistent/docker.sock"},
+			[]paddock.Provider{paddock.ProviderFake, paddock.ProviderLocal, paddock.ProviderE2B}},
+		{"both hosted keys", map[string]string{"E2B_API_KEY": "e2b_key", "SPRITES_TOKEN": "tok", "DOCKER_HOST": "unix:///nonexistent/docker.sock"},
+			[]paddock.Provider{paddock.ProviderFake, paddock.ProviderLocal, paddock.ProviderSprites, paddock.ProviderE2B}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -31,7 +35,7 @@ func TestRegistryFollowsTheEnvironment(t *testing.T) {
 				got = append(got, p)
 			}
 			require.ElementsMatch(t, c.want, got)
-			if s, ok := reg[paddock.ProviderSprites]; ok {
+			if s, ok := reg[paddock.ProviderSprites]; ok && c.env["SPRITES_CHECKPOINTS"] == "1" {
 				require.True(t, s.Capabilities().Has(paddock.CapCheckpoint), "SPRITES_CHECKPOINTS=1 turns checkpoints on")
 			}
 		})
