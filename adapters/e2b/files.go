@@ -38,7 +38,9 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, p string, mod
 	}
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
+	copied := make(chan struct{})
 	go func() {
+		defer close(copied)
 		part, err := mw.CreateFormFile("file", path.Base(p))
 		if err == nil {
 			_, err = io.Copy(part, r)
@@ -51,11 +53,13 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, p string, mod
 	req, err := a.filesRequest(ctx, http.MethodPost, id, p, pr)
 	if err != nil {
 		_ = pr.CloseWithError(err)
+		<-copied
 		return err
 	}
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	res, err := a.streaming.Do(req)
-	_ = pr.CloseWithError(io.ErrClosedPipe) // the writer goroutine ends either way
+	_ = pr.CloseWithError(io.ErrClosedPipe) // the copier's next write fails
+	<-copied                                // r is never read after WriteFile returns
 	if err != nil {
 		return httpx.Transport(err)
 	}
