@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func newAdapter(t *testing.T, srv *e2btest.Server, edit ...func(*e2b.Config)) *e2b.Adapter {
+func newAdapter(t testing.TB, srv *e2btest.Server, edit ...func(*e2b.Config)) *e2b.Adapter {
 	t.Helper()
 	cfg := e2b.Config{APIKey: paddock.NewSecret(captured.Secret(srv.Key())), BaseURL: srv.URL(), EnvdURL: srv.URL(), Logger: testLogger()}
 	for _, e := range edit {

@@ -1,0 +1,146 @@
+package e2b_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/adapters/e2b/e2btest"
+	"github.com/paddockhq/paddock/adapters/e2b/envd/processpb"
+	"github.com/paddockhq/paddock/adapters/e2b/envd/processpb/processpbconnect"
+	"github.com/paddockhq/paddock/messages"
+)
+
+// benchBytes is what each side reads per iteration.
+const benchBytes = 32 << 20
+
+// BenchmarkStdout reads 32 MiB of a command's stdout three ways in each
+// iteration, in turn: straight from e2btest's process stream with a bare
+// Connect client (the baseline), through the adapter's Stream, and
+// through the runtime's FrameStream; it reports each side's MB/s and the
+// ratios to the baseline.
+func BenchmarkStdout(b *testing.B) {
+	srv := e2btest.NewServer(b)
+	a := newAdapter(b, srv)
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderE2B: a}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = rt.Shutdown(c)
+	})
+	h, err := a.Create(ctx, "bench", paddock.CreateOpts{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := paddock.NewCmd("head", "-c", "33554432", "/dev/zero")
+	raw := rawProcesses(srv, srv.Sandboxes()[0])
+
+	var tRaw, tAdapter, tRuntime time.Duration
+	for b.Loop() {
+		start := time.Now()
+		expect(b, rawStdout(b, raw, cmd))
+		tRaw += time.Since(start)
+
+		start = time.Now()
+		st, err := a.Spawn(ctx, h, cmd, paddock.SpawnOpts{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for {
+			ev, err := st.Next(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ev.Kind == paddock.EventStdout {
+				n += len(ev.Data)
+				continue
+			}
+			if ev.Kind != paddock.EventExit {
+				b.Fatalf("ended with %v", ev)
+			}
+			break
+		}
+		_ = st.Close()
+		expect(b, n)
+		tAdapter += time.Since(start)
+
+		start = time.Now()
+		fs, err := rt.Spawn(ctx, h, cmd, paddock.SpawnOpts{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = 0
+		for f := range fs.C() {
+			if out, ok := f.(*messages.Stdout); ok {
+				n += len(out.GetData())
+			}
+		}
+		expect(b, n)
+		tRuntime += time.Since(start)
+	}
+	mbps := func(d time.Duration) float64 { return float64(b.N) * benchBytes / (1 << 20) / d.Seconds() }
+	b.ReportMetric(mbps(tRaw), "raw-MB/s")
+	b.ReportMetric(mbps(tAdapter), "adapter-MB/s")
+	b.ReportMetric(mbps(tRuntime), "runtime-MB/s")
+	b.ReportMetric(mbps(tAdapter)/mbps(tRaw), "adapter/raw")
+	b.ReportMetric(mbps(tRuntime)/mbps(tRaw), "runtime/raw")
+}
+
+func expect(b *testing.B, n int) {
+	if n != benchBytes {
+		b.Fatalf("read %d bytes, want %d", n, benchBytes)
+	}
+}
+
+// rawProcesses is a bare Connect client of sandbox id's Process service,
+// routed as E2B's proxy routes it.
+func rawProcesses(srv *e2btest.Server, id string) processpbconnect.ProcessClient {
+	return processpbconnect.NewProcessClient(http.DefaultClient, srv.URL(), connect.WithProtoJSON(),
+		connect.WithInterceptors(routing{id}))
+}
+
+// rawStdout starts cmd and counts its stdout bytes until its end event.
+func rawStdout(b *testing.B, c processpbconnect.ProcessClient, cmd paddock.Cmd) int {
+	st, err := c.Start(ctx, connect.NewRequest(&processpb.StartRequest{Process: &processpb.ProcessConfig{Cmd: cmd.Path, Args: cmd.Args}}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	n := 0
+	for st.Receive() {
+		ev := st.Msg().GetEvent()
+		n += len(ev.GetData().GetStdout())
+		if ev.GetEnd() != nil {
+			return n
+		}
+	}
+	b.Fatalf("the stream ended without an end event: %v", st.Err())
+	return 0
+}
+
+// routing sets the headers that send a request to one sandbox's envd.
+type routing struct{ id string }
+
+func (r routing) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc { return next }
+
+func (r routing) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return func(c context.Context, spec connect.Spec) connect.StreamingClientConn {
+		conn := next(c, spec)
+		conn.RequestHeader().Set("E2b-Sandbox-Id", r.id)
+		conn.RequestHeader().Set("E2b-Sandbox-Port", "49983")
+		conn.RequestHeader().Set("Authorization", "Basic dXNlcjo=") // user:
+		return conn
+	}
+}
+
+func (r routing) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
+}
