@@ -23,7 +23,7 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	if err != nil {
 		return paddock.ExecResult{}, a.execError(dl, err)
 	}
-	st, err := a.startProcess(ctx, id, cmd, false, "")
+	st, err := a.startProcess(ctx, id, cmd, launch{})
 	if err != nil {
 		return paddock.ExecResult{}, a.execError(dl, err)
 	}
@@ -57,10 +57,14 @@ func (a *Adapter) execError(dl paddock.ExecDeadline, err error) error {
 // Spawn starts cmd and returns its stream once its pid is known, so stdin
 // can be written at once. Closing the stream kills the process, unless it
 // is detachable: that one runs under its journal, tagged with its session
-// id, and goes on.
+// id, and goes on. A TTY spawn runs on an 80x24 terminal: its output is
+// stdout, its input goes to the terminal, and CloseStdin types ^D.
 func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
 	if err := paddock.ValidateSpawn(a, cmd, opts); err != nil {
 		return nil, err
+	}
+	if opts.Detachable && opts.TTY {
+		return nil, &paddock.InvalidError{Detail: "e2b: a detachable spawn is journaled through pipes, so it cannot have a terminal too"}
 	}
 	if !opts.Detachable && !textOnly(cmd) {
 		return nil, &paddock.InvalidError{Detail: paddock.DetailCommand + ": E2B carries arguments as UTF-8 text; spawn it detachable to pass other bytes"}
@@ -74,7 +78,7 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 		session = newSessionID()
 		cmd = journalCmd(session, cmd)
 	}
-	st, err := a.startProcess(ctx, id, cmd, opts.Stdin, session)
+	st, err := a.startProcess(ctx, id, cmd, launch{stdin: opts.Stdin, tty: opts.TTY, tag: session})
 	if err != nil {
 		return nil, err
 	}

@@ -49,9 +49,9 @@ var _ interface {
 func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderE2B }
 
 // Capabilities are what E2B offers through this adapter: suspend (pause),
-// network policy, and attach (through journals).
+// network policy, attach (through journals) and a terminal on spawn.
 func (a *Adapter) Capabilities() paddock.CapabilitySet {
-	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach)
+	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapTTY)
 }
 
 // BuildHandle returns {e2b, name}.

@@ -33,11 +33,13 @@ type stream struct {
 	kill    bool // Close kills the process (it is not detachable)
 }
 
-// process is one process of a sandbox, addressed by its pid.
+// process is one process of a sandbox, addressed by its pid; on a
+// terminal (tty), its input goes to the terminal.
 type process struct {
 	a       *Adapter
 	sandbox string
 	pid     uint32
+	tty     bool
 }
 
 // ending is what an E2B stream knows of its end: whether it returned its
@@ -184,8 +186,11 @@ func (s *stream) CloseStdin(ctx context.Context) error {
 // writeStdin writes p to the process's stdin: a process gone has exited,
 // envd's refusal of the write is write_failed.
 func (p process) writeStdin(ctx context.Context, b []byte) error {
-	_, err := p.a.processes(p.sandbox, false).SendInput(ctx, connect.NewRequest(&processpb.SendInputRequest{
-		Process: pidOf(p.pid), Input: &processpb.ProcessInput{Input: &processpb.ProcessInput_Stdin{Stdin: b}}}))
+	in := &processpb.ProcessInput{Input: &processpb.ProcessInput_Stdin{Stdin: b}}
+	if p.tty {
+		in.Input = &processpb.ProcessInput_Pty{Pty: b}
+	}
+	_, err := p.a.processes(p.sandbox, false).SendInput(ctx, connect.NewRequest(&processpb.SendInputRequest{Process: pidOf(p.pid), Input: in}))
 	switch {
 	case err == nil:
 		return nil
@@ -197,8 +202,16 @@ func (p process) writeStdin(ctx context.Context, b []byte) error {
 	return envdError(err)
 }
 
-// closeStdin sends EOF; a process gone needs none.
+// closeStdin sends EOF (on a terminal, its end-of-file character ^D); a
+// process gone needs none.
 func (p process) closeStdin(ctx context.Context) error {
+	if p.tty {
+		err := p.writeStdin(ctx, []byte{0x04})
+		if errors.Is(err, paddock.ErrCommandExited) {
+			return nil
+		}
+		return err
+	}
 	_, err := p.a.processes(p.sandbox, false).CloseStdin(ctx, connect.NewRequest(&processpb.CloseStdinRequest{Process: pidOf(p.pid)}))
 	if err == nil || connect.CodeOf(err) == connect.CodeNotFound {
 		return nil
@@ -235,10 +248,20 @@ func (p process) signal(ctx context.Context, sig processpb.Signal) error {
 	return envdError(err)
 }
 
+// launch is how a process starts: with stdin open, on a terminal, under
+// a tag.
+type launch struct {
+	stdin, tty bool
+	tag        string
+}
+
+// The size of a spawn's terminal.
+const ttyCols, ttyRows = 80, 24
+
 // startProcess starts cmd in sandbox id and returns its stream once envd
 // named its pid (so stdin can be written at once). The request's context
 // has no deadline: envd would take it for the process's lifetime.
-func (a *Adapter) startProcess(ctx context.Context, id string, cmd paddock.Cmd, stdin bool, tag string) (*stream, error) {
+func (a *Adapter) startProcess(ctx context.Context, id string, cmd paddock.Cmd, l launch) (*stream, error) {
 	cfg := &processpb.ProcessConfig{Cmd: cmd.Path, Args: cmd.Args}
 	if len(cmd.Env) > 0 {
 		cfg.Envs = map[string]string{}
@@ -249,9 +272,12 @@ func (a *Adapter) startProcess(ctx context.Context, id string, cmd paddock.Cmd, 
 	if cmd.Dir != "" {
 		cfg.Cwd = &cmd.Dir
 	}
-	req := &processpb.StartRequest{Process: cfg, Stdin: &stdin}
-	if tag != "" {
-		req.Tag = &tag
+	req := &processpb.StartRequest{Process: cfg, Stdin: &l.stdin}
+	if l.tag != "" {
+		req.Tag = &l.tag
+	}
+	if l.tty {
+		req.Pty = &processpb.PTY{Size: &processpb.PTY_Size{Cols: ttyCols, Rows: ttyRows}}
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	st, err := a.processes(id, true).Start(sctx, connect.NewRequest(req))
@@ -259,7 +285,7 @@ func (a *Adapter) startProcess(ctx context.Context, id string, cmd paddock.Cmd, 
 		cancel()
 		return nil, envdError(err)
 	}
-	s := &stream{process: process{a: a, sandbox: id}, cancel: cancel, close: st.Close, err: st.Err,
+	s := &stream{process: process{a: a, sandbox: id, tty: l.tty}, cancel: cancel, close: st.Close, err: st.Err,
 		recv: func() (*processpb.ProcessEvent, bool) {
 			if !st.Receive() {
 				return nil, false

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,17 +15,20 @@ import (
 	"syscall"
 	"time"
 
-	"net/http"
-
 	"connectrpc.com/connect"
+	"github.com/creack/pty"
 	"github.com/paddockhq/paddock/adapters/e2b/envd/processpb"
 )
 
 // exitRetention is how long an ended process still answers Connect.
 const exitRetention = 30 * time.Second
 
-// chunk is the most output one data event carries, as envd reads pipes.
-const chunk = 32 << 10
+// chunk is the most output one data event carries, as envd reads pipes;
+// a terminal is read in smaller chunks.
+const (
+	chunk    = 32 << 10
+	ptyChunk = 16 << 10
+)
 
 // process is one process envd started: real, on this machine, in the
 // sandbox's directory.
@@ -37,6 +41,7 @@ type process struct {
 	mu          sync.Mutex
 	stdin       io.WriteCloser // nil: started without stdin
 	stdinClosed bool
+	tty         *os.File // the terminal's master side; nil for pipes
 	subs        map[*subscriber]struct{}
 	end         *processpb.ProcessEvent_EndEvent // set once it ended
 	endedAt     time.Time
@@ -139,9 +144,6 @@ func sandboxOf(ctx context.Context) *sandbox { return ctx.Value(sandboxKey{}).(*
 // Start runs a process and follows it.
 func (ps processService) Start(ctx context.Context, req *connect.Request[processpb.StartRequest], stream *connect.ServerStream[processpb.StartResponse]) error {
 	sb := sandboxOf(ctx)
-	if req.Msg.GetPty() != nil {
-		return connect.NewError(connect.CodeUnimplemented, errors.New("e2btest: PTY processes are not served"))
-	}
 	p, sub, err := sb.start(req.Msg)
 	if err != nil {
 		return err
@@ -303,6 +305,9 @@ func (sb *sandbox) start(req *processpb.StartRequest) (*process, *subscriber, er
 		sb.s.namespace(cmd.SysProcAttr)
 	}
 	p := &process{tag: req.Tag, config: cfg, cmd: cmd, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
+	if req.GetPty() != nil {
+		return sb.startOnTerminal(p, req.GetPty().GetSize())
+	}
 	if req.Stdin == nil || req.GetStdin() { // absent means open, for old clients
 		w, err := cmd.StdinPipe()
 		if err != nil {
@@ -322,43 +327,92 @@ func (sb *sandbox) start(req *processpb.StartRequest) (*process, *subscriber, er
 	if err := cmd.Start(); err != nil {
 		return nil, nil, connect.NewError(connect.CodeInternal, err)
 	}
-	p.pid = uint32(cmd.Process.Pid)
+	sb.running(p, output{stdoutEvent, stdout}, output{stderrEvent, stderr})
+	return p, sub, nil
+}
+
+// startOnTerminal starts p's command as the session leader of a new
+// terminal of the given size (0 = 80x24), as envd does for a PTY request:
+// its output comes as pty data, its input is typed into the terminal.
+func (sb *sandbox) startOnTerminal(p *process, size *processpb.PTY_Size) (*process, *subscriber, error) {
+	attrs := p.cmd.SysProcAttr
+	attrs.Setpgid, attrs.Setsid, attrs.Setctty = false, true, true
+	ws := &pty.Winsize{Cols: uint16(size.GetCols()), Rows: uint16(size.GetRows())}
+	if ws.Cols == 0 || ws.Rows == 0 {
+		ws.Cols, ws.Rows = 80, 24
+	}
+	sub := p.subscribe()
+	master, err := pty.StartWithAttrs(p.cmd, ws, attrs)
+	if err != nil {
+		return nil, nil, connect.NewError(connect.CodeInternal, err)
+	}
+	p.tty = master
+	sb.running(p, output{ptyEvent, master})
+	return p, sub, nil
+}
+
+// output is one output of a process: where it comes from and the data
+// event that carries it.
+type output struct {
+	event func([]byte) *processpb.ProcessEvent_DataEvent
+	from  io.Reader
+}
+
+// running records a started process and pumps its outputs until it ends.
+func (sb *sandbox) running(p *process, outputs ...output) {
+	p.pid = uint32(p.cmd.Process.Pid)
 	sb.procs.mu.Lock()
 	sb.procs.byPID[p.pid] = p
 	sb.procs.mu.Unlock()
 	sb.s.wg.Add(1)
 	go func() {
 		defer sb.s.wg.Done()
-		p.run(stdout, stderr)
+		p.run(outputs...)
 	}()
-	return p, sub, nil
 }
 
-// run pumps the output to the subscribers, then records and sends the end.
-func (p *process) run(stdout, stderr io.Reader) {
+// The data events of each output.
+func stdoutEvent(b []byte) *processpb.ProcessEvent_DataEvent {
+	return &processpb.ProcessEvent_DataEvent{Output: &processpb.ProcessEvent_DataEvent_Stdout{Stdout: b}}
+}
+
+func stderrEvent(b []byte) *processpb.ProcessEvent_DataEvent {
+	return &processpb.ProcessEvent_DataEvent{Output: &processpb.ProcessEvent_DataEvent_Stderr{Stderr: b}}
+}
+
+func ptyEvent(b []byte) *processpb.ProcessEvent_DataEvent {
+	return &processpb.ProcessEvent_DataEvent{Output: &processpb.ProcessEvent_DataEvent_Pty{Pty: b}}
+}
+
+// run pumps the outputs to the subscribers, then records and sends the
+// end.
+func (p *process) run(outputs ...output) {
 	var pumps sync.WaitGroup
-	pump := func(r io.Reader, event func([]byte) *processpb.ProcessEvent_DataEvent) {
+	pump := func(o output) {
 		defer pumps.Done()
 		buf := make([]byte, chunk)
+		if p.tty != nil {
+			buf = buf[:ptyChunk]
+		}
 		for {
-			n, err := r.Read(buf)
+			n, err := o.from.Read(buf)
 			if n > 0 {
-				p.broadcast(&processpb.ProcessEvent{Event: &processpb.ProcessEvent_Data{Data: event(append([]byte(nil), buf[:n]...))}})
+				p.broadcast(&processpb.ProcessEvent{Event: &processpb.ProcessEvent_Data{Data: o.event(append([]byte(nil), buf[:n]...))}})
 			}
 			if err != nil {
-				return
+				return // EOF, or EIO from a terminal whose last user left
 			}
 		}
 	}
-	pumps.Add(2)
-	go pump(stdout, func(b []byte) *processpb.ProcessEvent_DataEvent {
-		return &processpb.ProcessEvent_DataEvent{Output: &processpb.ProcessEvent_DataEvent_Stdout{Stdout: b}}
-	})
-	go pump(stderr, func(b []byte) *processpb.ProcessEvent_DataEvent {
-		return &processpb.ProcessEvent_DataEvent{Output: &processpb.ProcessEvent_DataEvent_Stderr{Stderr: b}}
-	})
+	for _, o := range outputs {
+		pumps.Add(1)
+		go pump(o)
+	}
 	pumps.Wait()
 	waitErr := p.cmd.Wait()
+	if p.tty != nil {
+		_ = p.tty.Close()
+	}
 	ps := p.cmd.ProcessState
 	end := &processpb.ProcessEvent_EndEvent{ExitCode: int32(ps.ExitCode()), Exited: ps.Exited(), Status: ps.String()}
 	if waitErr != nil {
@@ -407,7 +461,7 @@ func (ps processService) List(ctx context.Context, _ *connect.Request[processpb.
 	return connect.NewResponse(out), nil
 }
 
-// SendInput writes to a live process's stdin.
+// SendInput writes to a live process's stdin, or types into its terminal.
 func (ps processService) SendInput(ctx context.Context, req *connect.Request[processpb.SendInputRequest]) (*connect.Response[processpb.SendInputResponse], error) {
 	p, err := sandboxOf(ctx).procs.find(req.Msg.GetProcess(), false)
 	if err != nil {
@@ -416,9 +470,18 @@ func (ps processService) SendInput(ctx context.Context, req *connect.Request[pro
 	var data []byte
 	switch in := req.Msg.GetInput().GetInput().(type) {
 	case *processpb.ProcessInput_Stdin:
+		if p.tty != nil {
+			return nil, connect.NewError(connect.CodeInternal, errors.New("error writing to stdin: stdin not enabled or closed"))
+		}
 		data = in.Stdin
 	case *processpb.ProcessInput_Pty:
-		return nil, connect.NewError(connect.CodeInternal, errors.New("error writing to pty: not a pty process"))
+		if p.tty == nil {
+			return nil, connect.NewError(connect.CodeInternal, errors.New("error writing to pty: tty not assigned to process"))
+		}
+		if _, err := p.tty.Write(in.Pty); err != nil {
+			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("error writing to pty: %w", err))
+		}
+		return connect.NewResponse(&processpb.SendInputResponse{}), nil
 	default:
 		return nil, connect.NewError(connect.CodeUnimplemented, errors.New("invalid input type <nil>"))
 	}
@@ -433,11 +496,15 @@ func (ps processService) SendInput(ctx context.Context, req *connect.Request[pro
 	return connect.NewResponse(&processpb.SendInputResponse{}), nil
 }
 
-// CloseStdin closes a live process's stdin (again: still {}).
+// CloseStdin closes a live process's stdin (again: still {}); a terminal
+// has no stdin to close.
 func (ps processService) CloseStdin(ctx context.Context, req *connect.Request[processpb.CloseStdinRequest]) (*connect.Response[processpb.CloseStdinResponse], error) {
 	p, err := sandboxOf(ctx).procs.find(req.Msg.GetProcess(), false)
 	if err != nil {
 		return nil, err
+	}
+	if p.tty != nil {
+		return nil, connect.NewError(connect.CodeUnknown, errors.New("error closing stdin: cannot close stdin for PTY process — send Ctrl+D (0x04) instead"))
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -467,13 +534,21 @@ func (ps processService) SendSignal(ctx context.Context, req *connect.Request[pr
 	return connect.NewResponse(&processpb.SendSignalResponse{}), nil
 }
 
-// Update resizes a PTY; without a pty it does nothing, as on envd.
+// Update resizes a PTY process's terminal; without a size it does
+// nothing, as on envd.
 func (ps processService) Update(ctx context.Context, req *connect.Request[processpb.UpdateRequest]) (*connect.Response[processpb.UpdateResponse], error) {
-	if _, err := sandboxOf(ctx).procs.find(req.Msg.GetProcess(), false); err != nil {
+	p, err := sandboxOf(ctx).procs.find(req.Msg.GetProcess(), false)
+	if err != nil {
 		return nil, err
 	}
-	if req.Msg.GetPty() != nil {
-		return nil, connect.NewError(connect.CodeInternal, errors.New("error resizing tty: not a pty process"))
+	switch size := req.Msg.GetPty().GetSize(); {
+	case req.Msg.GetPty() == nil:
+	case p.tty == nil:
+		return nil, connect.NewError(connect.CodeInternal, errors.New("error resizing tty: tty not assigned to process"))
+	default:
+		if err := pty.Setsize(p.tty, &pty.Winsize{Cols: uint16(size.GetCols()), Rows: uint16(size.GetRows())}); err != nil {
+			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("error resizing tty: %w", err))
+		}
 	}
 	return connect.NewResponse(&processpb.UpdateResponse{}), nil
 }
