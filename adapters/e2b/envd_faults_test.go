@@ -118,7 +118,7 @@ func TestEnvdFaults(t *testing.T) {
 			faults: one(startRoute, e2btest.Body(http.StatusBadGateway, `{"sandboxId":"x","message":"The sandbox was not found","code":502}`)),
 			call:   execute(0), kind: paddock.ErrUnavailable, sends: startOnce},
 		"a start that never answers, past the exec deadline": {
-			faults: one(startRoute, e2btest.Fault{Delay: 5 * time.Second}), // outlasts the deadline; the server holds it that long
+			faults: one(startRoute, e2btest.Fault{Delay: time.Minute}),
 			call:   execute(300 * time.Millisecond), kind: paddock.ErrExecTimeout, sends: startOnce},
 		"a stream that goes silent, past the exec deadline": {
 			faults: one(startRoute, e2btest.Silent(e2btest.Stream(started, he))),
@@ -197,7 +197,11 @@ func execute(timeout time.Duration) func(*testing.T, *e2b.Adapter, *e2btest.Serv
 		if timeout > 0 {
 			opts.Timeout = paddock.Duration(timeout)
 		}
+		began := time.Now()
 		res, err := a.Exec(ctxFor(t, 30*time.Second), h, paddock.NewCmd("true"), opts)
+		if timeout > 0 {
+			assert.Less(t, time.Since(began), timeout+5*time.Second, "the deadline ends the call, whatever envd does")
+		}
 		return fmt.Sprintf("out=%q err=%q code=%d", res.Stdout, res.Stderr, res.ExitCode), err
 	}
 }

@@ -36,6 +36,9 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 		}
 		switch ev.Kind {
 		case paddock.EventExit:
+			if dl.Finite() && dl.Expired() {
+				return paddock.ExecResult{}, dl.Err() // an exit read after the deadline is the timeout
+			}
 			return out.Result(ev.Code), nil
 		case paddock.EventError:
 			return paddock.ExecResult{}, ev.Err

@@ -280,9 +280,14 @@ func (a *Adapter) startProcess(ctx context.Context, id string, cmd paddock.Cmd, 
 		req.Pty = &processpb.PTY{Size: &processpb.PTY_Size{Cols: ttyCols, Rows: ttyRows}}
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel) // the caller gave up before the start (Start itself waits for the answer's head)
+	defer stop()
 	st, err := a.processes(id, true).Start(sctx, connect.NewRequest(req))
 	if err != nil {
 		cancel()
+		if ctx.Err() != nil {
+			return nil, httpx.Transport(ctx.Err())
+		}
 		return nil, envdError(err)
 	}
 	s := &stream{process: process{a: a, sandbox: id, tty: l.tty}, cancel: cancel, close: st.Close, err: st.Err,
@@ -292,8 +297,6 @@ func (a *Adapter) startProcess(ctx context.Context, id string, cmd paddock.Cmd, 
 			}
 			return st.Msg().GetEvent(), true
 		}}
-	stop := context.AfterFunc(ctx, cancel) // the caller gave up before the start
-	defer stop()
 	ev, ok := s.recv()
 	if !ok || ev.GetStart() == nil {
 		cancel()

@@ -32,10 +32,33 @@ type sandbox struct {
 	network   json.RawMessage
 	dir       string // its filesystem, as envd's processes see it
 	procs     *processTable
+	token     string            // the envd access token of a secure sandbox ("" = none)
+	owners    map[string]string // path inside -> the username /files wrote it as
 }
 
 // templates are the templates the server knows.
 var templates = map[string]bool{"base": true}
+
+// Owner is the user /files last wrote path (absolute, inside sandbox id)
+// as, or "".
+func (s *Server) Owner(id, path string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb := s.sandboxes[id]; sb != nil {
+		return sb.owners[path]
+	}
+	return ""
+}
+
+// AccessToken is the envd access token of secure sandbox id, or "".
+func (s *Server) AccessToken(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb := s.sandboxes[id]; sb != nil {
+		return sb.token
+	}
+	return ""
+}
 
 // Sandboxes answers the ids of the live sandboxes (running or paused).
 func (s *Server) Sandboxes() []string {
@@ -120,6 +143,7 @@ func (s *Server) create(w http.ResponseWriter, _ *http.Request, body []byte) {
 		Metadata   map[string]string `json:"metadata"`
 		EnvVars    map[string]string `json:"envVars"`
 		Network    json.RawMessage   `json:"network"`
+		Secure     bool              `json:"secure"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil || req.TemplateID == "" {
 		apiError(w, http.StatusBadRequest, "Error when parsing request: templateID is required")
@@ -158,15 +182,24 @@ func (s *Server) create(w http.ResponseWriter, _ *http.Request, body []byte) {
 	sb := &sandbox{s: s, id: id, template: req.TemplateID, clientID: randomID(8), metadata: req.Metadata, envVars: req.EnvVars,
 		state: "running", autoPause: req.AutoPause, startedAt: s.now, endAt: s.now.Add(ttl), network: req.Network, dir: dir}
 	sb.procs = newProcessTable(sb)
+	sb.owners = map[string]string{}
+	if req.Secure {
+		sb.token = randomID(32)
+	}
 	s.sandboxes[id] = sb
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, sb.created())
 }
 
-// created is the Sandbox object of create and connect answers.
+// created is the Sandbox object of create and connect answers; a secure
+// sandbox's carries its envd access token.
 func (sb *sandbox) created() map[string]any {
-	return map[string]any{"templateID": sb.template, "sandboxID": sb.id, "alias": sb.template, "clientID": sb.clientID,
+	m := map[string]any{"templateID": sb.template, "sandboxID": sb.id, "alias": sb.template, "clientID": sb.clientID,
 		"envdVersion": EnvdVersion, "domain": nil}
+	if sb.token != "" {
+		m["envdAccessToken"] = sb.token
+	}
+	return m
 }
 
 // listed is a sandbox's entry in a listing (the caller holds s.mu).
@@ -510,6 +543,26 @@ func (s *Server) Network(id string) string {
 		return string(sb.network)
 	}
 	return ""
+}
+
+// Egress reports whether sandbox id may reach host under its stored
+// policy, as E2B's egress proxy decides (the stand-in for a real request
+// out): an allowed domain (or *.suffix) passes, anything else is cut when
+// 0.0.0.0/0 is denied; with no policy everything passes.
+func (s *Server) Egress(id, host string) bool {
+	var cfg struct {
+		AllowOut []string `json:"allowOut"`
+		DenyOut  []string `json:"denyOut"`
+	}
+	if err := json.Unmarshal([]byte(s.Network(id)), &cfg); err != nil {
+		return s.State(id) != "" // no policy stored
+	}
+	for _, a := range cfg.AllowOut {
+		if a == host || (strings.HasPrefix(a, "*.") && strings.HasSuffix(host, a[1:])) {
+			return true
+		}
+	}
+	return !slices.Contains(cfg.DenyOut, "0.0.0.0/0")
 }
 
 // checkNetwork validates a network config as E2B does: deny entries are

@@ -63,7 +63,13 @@ func (s *Server) envd(w http.ResponseWriter, r *http.Request, id string) {
 	if s.applyFault(route, w, r) {
 		return
 	}
-	if user, ok := basicUser(r); ok && user != "user" && user != "root" {
+	if sb.token != "" && r.Header.Get("X-Access-Token") != sb.token {
+		// Even on a stream: HTTP 401 with envd's JSON, as envd answers it.
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"code": 401,
+			"message": "unauthorized access, please provide a valid access token or method signing if supported"})
+		return
+	}
+	if user, ok := basicUser(r); ok && !knownUser(user) && r.URL.Path != "/files" { // /files goes by its username parameter
 		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/connect+") {
 			// A stream: HTTP 200 and an end-of-stream error, as envd answers.
 			w.Header().Set("Content-Type", r.Header.Get("Content-Type"))
@@ -89,10 +95,29 @@ func peekBody(r *http.Request) ([]byte, *http.Request) {
 	return body, r
 }
 
+// knownUser reports a user the sandbox has (E2B's templates have user and
+// root).
+func knownUser(name string) bool { return name == "user" || name == "root" }
+
 // basicUser is the user a Basic Authorization header names.
 func basicUser(r *http.Request) (string, bool) {
 	user, _, ok := r.BasicAuth()
 	return user, ok
+}
+
+// filesUser is the user a /files call acts as: its username parameter
+// (the Basic-auth user does not count there), by default user; an unknown
+// one is refused with envd's 401.
+func filesUser(w http.ResponseWriter, r *http.Request) (string, bool) {
+	name := r.URL.Query().Get("username")
+	if name == "" {
+		name = "user"
+	}
+	if !knownUser(name) {
+		filesError(w, http.StatusUnauthorized, "invalid username: '"+name+"'")
+		return "", false
+	}
+	return name, true
 }
 
 // filesError answers envd's own error shape for /files.
@@ -110,6 +135,9 @@ func sandboxFor(r *http.Request) *sandbox { return sandboxOf(r.Context()) }
 // download is GET /files?path=: the file's bytes, streamed.
 func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 	sb := sandboxFor(r)
+	if _, ok := filesUser(w, r); !ok {
+		return
+	}
 	p := r.URL.Query().Get("path")
 	abs := sb.inside(p)
 	target := sb.resolve(p)
@@ -134,6 +162,10 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	sb := sandboxFor(r)
 	p := r.URL.Query().Get("path")
+	owner, ok := filesUser(w, r)
+	if !ok {
+		return
+	}
 	ct, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var written []map[string]string
 	write := func(name string, body io.Reader) bool {
@@ -164,6 +196,9 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 			filesError(w, http.StatusInternalServerError, "error writing file: "+err.Error())
 			return false
 		}
+		sb.s.mu.Lock()
+		sb.owners[abs] = owner
+		sb.s.mu.Unlock()
 		written = append(written, map[string]string{"name": filepath.Base(abs), "path": abs, "type": "file"})
 		return true
 	}

@@ -102,3 +102,11 @@ func Message(json string) string { return Envelope(0, uint32(len(json)), json) }
 // EndStream is the end-of-stream envelope carrying json ("{}" is a clean
 // end, {"error":{"code":…,"message":…}} a failed one).
 func EndStream(json string) string { return Envelope(2, uint32(len(json)), json) }
+
+// Split returns a stream fault writing these pieces one by one, each
+// flushed on its own: envelopes split anywhere, several in one write, a
+// head of fewer than five bytes.
+func Split(pieces ...string) Fault {
+	return Fault{Status: http.StatusOK, Pieces: pieces, Empty: true,
+		Header: http.Header{"Content-Type": {"application/connect+json"}}}
+}

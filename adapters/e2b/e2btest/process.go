@@ -148,6 +148,12 @@ func (ps processService) Start(ctx context.Context, req *connect.Request[process
 	if err != nil {
 		return err
 	}
+	if req.Header().Get("Connect-Timeout-Ms") == "0" {
+		// envd ends such a stream at once, before the start event, and
+		// the process runs on.
+		p.unsubscribe(sub)
+		return connect.NewError(connect.CodeDeadlineExceeded, errors.New("context deadline exceeded"))
+	}
 	_, deadline := ctx.Deadline()
 	return ps.follow(ctx, sb, p, sub, deadline, func(ev *processpb.ProcessEvent) error {
 		return stream.Send(&processpb.StartResponse{Event: ev})

@@ -21,6 +21,9 @@ type Fault struct {
 	Body string
 	// Empty sends no body at all (instead of the default).
 	Empty bool
+	// Pieces, when set, is the body written piece by piece, each flushed
+	// on its own (a body split across writes).
+	Pieces []string
 	// Header is added to the answer (a Location, rate-limit headers...).
 	Header http.Header
 	// Delay stalls before answering, or until the client gives up.
@@ -71,7 +74,7 @@ func (f Fault) Apply(srv Server, w http.ResponseWriter, r *http.Request) bool {
 		}
 	}
 	body := f.Body
-	if body == "" && f.DeclaredLength == 0 && !f.Empty {
+	if body == "" && f.DeclaredLength == 0 && !f.Empty && len(f.Pieces) == 0 {
 		body = srv.DefaultBody(f.Status)
 	}
 	if w.Header().Get("Content-Type") == "" {
@@ -81,6 +84,12 @@ func (f Fault) Apply(srv Server, w http.ResponseWriter, r *http.Request) bool {
 		w.Header().Set("Content-Length", strconv.Itoa(f.DeclaredLength))
 	}
 	w.WriteHeader(f.Status)
+	for _, piece := range f.Pieces {
+		_, _ = w.Write([]byte(piece))
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+	}
 	_, _ = w.Write([]byte(body))
 	if f.DeclaredLength > 0 {
 		if fl, ok := w.(http.Flusher); ok {
