@@ -142,6 +142,13 @@ func TestEnvdFaults(t *testing.T) {
 		"a lookup whose body is not a list": {
 			faults: one(lookupRoute, e2btest.Body(http.StatusOK, `{"sandboxes":[]}`)),
 			call:   execute(0), kind: paddock.ErrProvider, sends: map[string]int{startRoute: 0}},
+		"envelopes split anywhere, several in one write, a head of under five bytes": {
+			faults: one(startRoute, e2btest.Split(started[:3], started[3:]+he[:7], he[7:]+llo+dropped[:2], dropped[2:4], dropped[4:]+exit3+clean)),
+			call:   execute(0), want: `out="hello" err="dropped" code=3`, sends: startOnce},
+		"a journal whose exit record says 17": {
+			call: attachAfter("17\n"), want: `out="ran\n" err="" exit=17`},
+		"a journal whose exit record says 9": {
+			call: attachAfter("9\n"), want: `out="ran\n" err="" exit=9`},
 		"a journal whose exit record is garbled": {
 			call: attachAfter("bad\n"), kind: paddock.ErrProvider, detail: "exit record"},
 		"a journal whose exit record is missing, its process gone": {

@@ -533,3 +533,20 @@ func TestEgressFollowsThePolicy(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, status)
 	assert.False(t, srv.Egress(id, "example.com"), "allow nothing: closed")
 }
+
+// Keepalive-Ping-Interval: a silent stream gets keepalive events at that
+// interval.
+func TestKeepalives(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	id := create(t, srv, map[string]any{"templateID": "base"})
+	_, fs := start(t, srv, id, `{"process":{"cmd":"sleep","args":["2.5"]}}`, http.Header{"Keepalive-Ping-Interval": {"1"}})
+	n := 0
+	for _, f := range fs {
+		if strings.Contains(f.json, `"keepalive"`) {
+			n++
+		}
+	}
+	assert.GreaterOrEqual(t, n, 1, "a keepalive each silent second")
+	assert.Contains(t, fs[len(fs)-2].json, `"end"`)
+}
