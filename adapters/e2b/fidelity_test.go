@@ -292,4 +292,3 @@ func TestEgressFollowsTheAppliedPolicy(t *testing.T) {
 	require.NoError(t, a.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{Allow: []string{}}))
 	assert.False(t, srv.Egress(id, "example.com"), "an empty allow list cuts everything")
 }
-
