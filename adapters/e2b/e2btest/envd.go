@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/paddockhq/paddock/adapters/e2b/envd/filesystempb/filesystempbconnect"
 	"github.com/paddockhq/paddock/adapters/e2b/envd/processpb/processpbconnect"
 )
 
@@ -35,6 +36,8 @@ func envdTarget(r *http.Request) string {
 func (s *Server) envdHandler() http.Handler {
 	mux := http.NewServeMux()
 	path, h := processpbconnect.NewProcessHandler(processService{s: s})
+	mux.Handle(path, h)
+	path, h = filesystempbconnect.NewFilesystemHandler(fsService{s: s})
 	mux.Handle(path, h)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
@@ -219,7 +222,10 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 			}
 			name := p
 			if name == "" {
-				name = part.FileName()
+				// The part's filename as sent: the SDK puts the full path
+				// there (Go's FileName would keep only its base).
+				_, disp, _ := mime.ParseMediaType(part.Header.Get("Content-Disposition"))
+				name = disp["filename"]
 			}
 			if !write(name, part) {
 				return

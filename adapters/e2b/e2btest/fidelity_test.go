@@ -64,7 +64,7 @@ func frames(t *testing.T, body []byte) []frame {
 		require.GreaterOrEqual(t, len(body), 5, "a whole envelope head")
 		n := int(binary.BigEndian.Uint32(body[1:5]))
 		require.GreaterOrEqual(t, len(body)-5, n, "a whole envelope")
-		out = append(out, frame{end: body[0]&2 != 0, json: string(body[5 : 5+n])})
+		out = append(out, frame{end: body[0]&2 != 0, json: compact(body[5 : 5+n])})
 		body = body[5+n:]
 	}
 	return out
@@ -85,7 +85,17 @@ func start(t *testing.T, srv *e2btest.Server, id, request string, header http.He
 func unary(t *testing.T, srv *e2btest.Server, id, method, request string) (int, string) {
 	t.Helper()
 	status, _, body := envd(t, srv, id, http.MethodPost, "/process.Process/"+method, "application/json", []byte(request), nil)
-	return status, string(body)
+	return status, compact(body)
+}
+
+// compact drops the whitespace of a JSON text (protojson varies it on
+// purpose), or returns a text that is not JSON as it is.
+func compact(b []byte) string {
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		return string(b)
+	}
+	return out.String()
 }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
@@ -233,7 +243,7 @@ func TestStartEventsAndCodec(t *testing.T) {
 
 	_, fs := start(t, srv, id, `{"process":{"cmd":"/bin/sh","args":["-c","head -c 100000 /dev/zero; echo err >&2; exit 3"]}}`, nil)
 	require.GreaterOrEqual(t, len(fs), 4)
-	assert.Regexp(t, `^\{"event":\{"start":\{"pid":\d+\}\}\}$`, strings.ReplaceAll(fs[0].json, " ", ""), "the start event first")
+	assert.Regexp(t, `^\{"event":\{"start":\{"pid":\d+\}\}\}$`, fs[0].json, "the start event first")
 	total := 0
 	for _, f := range fs[1 : len(fs)-2] {
 		var ev struct {
@@ -331,7 +341,7 @@ func TestProcessesOutliveTheirStreams(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(next(), &started))
 	pid := started.Event.Start.Pid
-	assert.Equal(t, `{"event":{"data":{"stdout":"`+b64("early\n")+`"}}}`, strings.ReplaceAll(string(next()), " ", ""), "the first line came to the Start stream")
+	assert.Equal(t, `{"event":{"data":{"stdout":"`+b64("early\n")+`"}}}`, compact(next()), "the first line came to the Start stream")
 	cancel()
 	res.Body.Close()
 
@@ -549,4 +559,72 @@ func TestKeepalives(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, n, 1, "a keepalive each silent second")
 	assert.Contains(t, fs[len(fs)-2].json, `"end"`)
+}
+
+// The Filesystem service: Stat, MakeDir (parents made; an existing
+// directory already_exists, a file invalid_argument), Move, ListDir (a
+// file is invalid_argument), Remove (absent is fine), polling watchers
+// (events handed out once; gone after removal) and WatchDir (start first;
+// a missing directory not_found).
+func TestFilesystemService(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	id := create(t, srv, map[string]any{"templateID": "base"})
+	fsCall := func(method, request string) (int, string) {
+		t.Helper()
+		status, _, body := envd(t, srv, id, http.MethodPost, "/filesystem.Filesystem/"+method, "application/json", []byte(request), nil)
+		return status, compact(body)
+	}
+	status, body := fsCall("Stat", `{"path":"/tmp/none"}`)
+	assert.Equal(t, http.StatusNotFound, status, body)
+	status, body = fsCall("MakeDir", `{"path":"/tmp/a/b"}`)
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Contains(t, body, `"type":"FILE_TYPE_DIRECTORY"`)
+	assert.Contains(t, body, `"path":"/tmp/a/b"`)
+	status, _ = fsCall("MakeDir", `{"path":"/tmp/a/b"}`)
+	assert.Equal(t, http.StatusConflict, status, "already_exists")
+	status, _, _ = envd(t, srv, id, http.MethodPost, "/files?path=/tmp/a/f.txt", "application/octet-stream", []byte("12345"), nil)
+	require.Equal(t, http.StatusOK, status)
+	status, _ = fsCall("MakeDir", `{"path":"/tmp/a/f.txt"}`)
+	assert.Equal(t, http.StatusBadRequest, status, "a file is in the way")
+	status, body = fsCall("Stat", `{"path":"/tmp/a/f.txt"}`)
+	require.Equal(t, http.StatusOK, status)
+	assert.Contains(t, body, `"size":"5"`, "an int64 is a JSON string")
+	assert.Contains(t, body, `"permissions":"-rw-r--r--"`)
+	status, body = fsCall("ListDir", `{"path":"/tmp/a","depth":1}`)
+	require.Equal(t, http.StatusOK, status)
+	assert.Contains(t, body, `"name":"b"`)
+	assert.Contains(t, body, `"name":"f.txt"`)
+	status, _ = fsCall("ListDir", `{"path":"/tmp/a/f.txt"}`)
+	assert.Equal(t, http.StatusBadRequest, status)
+
+	status, body = fsCall("CreateWatcher", `{"path":"/tmp/a"}`)
+	require.Equal(t, http.StatusOK, status, body)
+	var w struct {
+		ID string `json:"watcherId"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &w))
+	status, body = fsCall("Move", `{"source":"/tmp/a/f.txt","destination":"/tmp/a/g.txt"}`)
+	require.Equal(t, http.StatusOK, status)
+	assert.Contains(t, body, `"path":"/tmp/a/g.txt"`)
+	_, body = fsCall("GetWatcherEvents", `{"watcherId":"`+w.ID+`"}`)
+	assert.Contains(t, body, `"name":"g.txt","type":"EVENT_TYPE_CREATE"`)
+	assert.Contains(t, body, `"name":"f.txt","type":"EVENT_TYPE_REMOVE"`)
+	_, body = fsCall("GetWatcherEvents", `{"watcherId":"`+w.ID+`"}`)
+	assert.JSONEq(t, `{}`, body, "events are handed out once")
+	status, _ = fsCall("RemoveWatcher", `{"watcherId":"`+w.ID+`"}`)
+	require.Equal(t, http.StatusOK, status)
+	status, _ = fsCall("GetWatcherEvents", `{"watcherId":"`+w.ID+`"}`)
+	assert.Equal(t, http.StatusNotFound, status)
+
+	status, body = fsCall("Remove", `{"path":"/tmp/a"}`)
+	require.Equal(t, http.StatusOK, status)
+	assert.JSONEq(t, `{}`, body)
+	status, _ = fsCall("Remove", `{"path":"/tmp/a"}`)
+	assert.Equal(t, http.StatusOK, status, "an absent path is removed already")
+
+	_, _, raw := envd(t, srv, id, http.MethodPost, "/filesystem.Filesystem/WatchDir", "application/connect+json", envelope(`{"path":"/tmp/none"}`), nil)
+	fs := frames(t, raw)
+	require.Len(t, fs, 1)
+	assert.Contains(t, fs[0].json, `"not_found"`)
 }

@@ -60,7 +60,9 @@ type Server struct {
 	envdMux   http.Handler
 	mapped    bool // processes see the sandbox's own /tmp and /home (see probeMounts)
 	closed    bool
+	closing   chan struct{}  // closed by Close: long streams end
 	wg        sync.WaitGroup // process pumps
+	watches   watchers
 }
 
 // Option configures NewServer.
@@ -76,7 +78,8 @@ func WithKey(key string) Option { return func(s *Server) { s.key = key } }
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	s := &Server{t: t, key: "e2b_" + randomID(32), now: time.Now().UTC().Truncate(time.Second),
-		sandboxes: map[string]*sandbox{}, maxTTL: 24 * time.Hour}
+		sandboxes: map[string]*sandbox{}, maxTTL: 24 * time.Hour, closing: make(chan struct{}),
+		watches: watchers{byID: map[string]*watcher{}}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -109,6 +112,7 @@ func (s *Server) Close() {
 		return
 	}
 	s.closed = true
+	close(s.closing)
 	var all []*sandbox
 	for _, sb := range s.sandboxes {
 		all = append(all, sb)

@@ -1,0 +1,319 @@
+package e2btest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/paddockhq/paddock/adapters/e2b/envd/filesystempb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// fsService is envd's Filesystem service for every sandbox; the sandbox
+// comes with the request's context. Relative paths are the user's home.
+type fsService struct{ s *Server }
+
+// entry describes the file at abs (inside the sandbox), as envd does.
+func (sb *sandbox) entry(abs string) (*filesystempb.EntryInfo, error) {
+	target := sb.resolve(abs)
+	info, err := os.Lstat(target)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("file not found: lstat %s: no such file or directory", abs))
+	}
+	e := &filesystempb.EntryInfo{Name: filepath.Base(abs), Path: abs, Size: info.Size(), Mode: uint32(info.Mode().Perm()),
+		Permissions: info.Mode().String(), Owner: "user", Group: "user", ModifiedTime: timestamppb.New(info.ModTime())}
+	sb.s.mu.Lock()
+	if o := sb.owners[abs]; o != "" {
+		e.Owner, e.Group = o, o
+	}
+	sb.s.mu.Unlock()
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		e.Type = filesystempb.FileType_FILE_TYPE_SYMLINK
+		if dest, err := os.Readlink(target); err == nil {
+			e.SymlinkTarget = &dest
+		}
+	case info.IsDir():
+		e.Type = filesystempb.FileType_FILE_TYPE_DIRECTORY
+	default:
+		e.Type = filesystempb.FileType_FILE_TYPE_FILE
+	}
+	return e, nil
+}
+
+func (f fsService) Stat(ctx context.Context, req *connect.Request[filesystempb.StatRequest]) (*connect.Response[filesystempb.StatResponse], error) {
+	sb := sandboxOf(ctx)
+	e, err := sb.entry(sb.inside(req.Msg.GetPath()))
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&filesystempb.StatResponse{Entry: e}), nil
+}
+
+// MakeDir creates a directory and its parents: an existing directory is
+// already_exists, an existing file invalid_argument.
+func (f fsService) MakeDir(ctx context.Context, req *connect.Request[filesystempb.MakeDirRequest]) (*connect.Response[filesystempb.MakeDirResponse], error) {
+	sb := sandboxOf(ctx)
+	abs := sb.inside(req.Msg.GetPath())
+	if info, err := os.Stat(sb.resolve(abs)); err == nil {
+		if info.IsDir() {
+			return nil, connect.NewError(connect.CodeAlreadyExists, fmt.Errorf("directory already exists: %s", abs))
+		}
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path already exists but it is not a directory: %s", abs))
+	}
+	if err := os.MkdirAll(sb.resolve(abs), 0o755); err != nil {
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("error making directory: %w", err))
+	}
+	e, err := sb.entry(abs)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&filesystempb.MakeDirResponse{Entry: e}), nil
+}
+
+func (f fsService) Move(ctx context.Context, req *connect.Request[filesystempb.MoveRequest]) (*connect.Response[filesystempb.MoveResponse], error) {
+	sb := sandboxOf(ctx)
+	src, dst := sb.inside(req.Msg.GetSource()), sb.inside(req.Msg.GetDestination())
+	if _, err := os.Lstat(sb.resolve(src)); err != nil {
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("source file not found: %s", src))
+	}
+	if err := os.MkdirAll(filepath.Dir(sb.resolve(dst)), 0o755); err != nil {
+		return nil, connect.NewError(connect.CodeInternal, err)
+	}
+	if err := os.Rename(sb.resolve(src), sb.resolve(dst)); err != nil {
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("error renaming: %w", err))
+	}
+	e, err := sb.entry(dst)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&filesystempb.MoveResponse{Entry: e}), nil
+}
+
+// ListDir lists a directory to depth levels (0 counts as 1).
+func (f fsService) ListDir(ctx context.Context, req *connect.Request[filesystempb.ListDirRequest]) (*connect.Response[filesystempb.ListDirResponse], error) {
+	sb := sandboxOf(ctx)
+	root := sb.inside(req.Msg.GetPath())
+	info, err := os.Stat(sb.resolve(root))
+	if err != nil {
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("path not found: %s", root))
+	}
+	if !info.IsDir() {
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path is not a directory: %s", root))
+	}
+	depth := int(max(req.Msg.GetDepth(), 1))
+	out := &filesystempb.ListDirResponse{}
+	var walk func(dir string, level int)
+	walk = func(dir string, level int) {
+		names, _ := os.ReadDir(sb.resolve(dir))
+		for _, d := range names {
+			abs := strings.TrimSuffix(dir, "/") + "/" + d.Name()
+			if e, err := sb.entry(abs); err == nil {
+				out.Entries = append(out.Entries, e)
+			}
+			if d.IsDir() && level < depth {
+				walk(abs, level+1)
+			}
+		}
+	}
+	walk(root, 1)
+	return connect.NewResponse(out), nil
+}
+
+// Remove removes recursively; an absent path is fine.
+func (f fsService) Remove(ctx context.Context, req *connect.Request[filesystempb.RemoveRequest]) (*connect.Response[filesystempb.RemoveResponse], error) {
+	sb := sandboxOf(ctx)
+	if err := os.RemoveAll(sb.resolve(req.Msg.GetPath())); err != nil {
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("error removing: %w", err))
+	}
+	return connect.NewResponse(&filesystempb.RemoveResponse{}), nil
+}
+
+// watchPoll is how often a watch looks at its directory again.
+const watchPoll = 50 * time.Millisecond
+
+// snapshot is what a watch last saw: each path (relative to the watched
+// directory) with its size and modification time.
+type snapshot map[string]fileState
+
+type fileState struct {
+	size int64
+	mod  time.Time
+	mode fs.FileMode
+}
+
+// look takes a snapshot of dir, its subdirectories too when recursive.
+func look(dir string, recursive bool) snapshot {
+	snap := snapshot{}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return nil
+		}
+		info, err := d.Info()
+		if err == nil {
+			rel, _ := filepath.Rel(dir, p)
+			snap[rel] = fileState{size: info.Size(), mod: info.ModTime(), mode: info.Mode()}
+		}
+		if d.IsDir() && !recursive {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return snap
+}
+
+// changes are the events between two snapshots, in name order: new paths
+// are CREATE, gone ones REMOVE, changed contents WRITE, changed modes
+// CHMOD.
+func changes(sb *sandbox, root string, before, after snapshot, withEntry bool) []*filesystempb.FilesystemEvent {
+	var out []*filesystempb.FilesystemEvent
+	add := func(name string, t filesystempb.EventType) {
+		ev := &filesystempb.FilesystemEvent{Name: name, Type: t}
+		if withEntry && t != filesystempb.EventType_EVENT_TYPE_REMOVE {
+			ev.Entry, _ = sb.entry(strings.TrimSuffix(root, "/") + "/" + filepath.ToSlash(name))
+		}
+		out = append(out, ev)
+	}
+	names := make([]string, 0, len(before)+len(after))
+	for n := range before {
+		names = append(names, n)
+	}
+	for n := range after {
+		if _, ok := before[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		was, had := before[n]
+		now, has := after[n]
+		switch {
+		case !had:
+			add(n, filesystempb.EventType_EVENT_TYPE_CREATE)
+		case !has:
+			add(n, filesystempb.EventType_EVENT_TYPE_REMOVE)
+		case was.mode != now.mode:
+			add(n, filesystempb.EventType_EVENT_TYPE_CHMOD)
+		case was.size != now.size || !was.mod.Equal(now.mod):
+			add(n, filesystempb.EventType_EVENT_TYPE_WRITE)
+		}
+	}
+	return out
+}
+
+// watchRoot checks a watch's directory: it must exist and be one.
+func watchRoot(sb *sandbox, path string) (string, error) {
+	abs := sb.inside(path)
+	info, err := os.Stat(sb.resolve(abs))
+	if err != nil {
+		return "", connect.NewError(connect.CodeNotFound, fmt.Errorf("path %s not found", abs))
+	}
+	if !info.IsDir() {
+		return "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %s not a directory", abs))
+	}
+	return abs, nil
+}
+
+// WatchDir streams changes under a directory: start first, then events
+// as they are seen (by polling), keepalives while quiet, until the client
+// leaves.
+func (f fsService) WatchDir(ctx context.Context, req *connect.Request[filesystempb.WatchDirRequest], stream *connect.ServerStream[filesystempb.WatchDirResponse]) error {
+	sb := sandboxOf(ctx)
+	root, err := watchRoot(sb, req.Msg.GetPath())
+	if err != nil {
+		return err
+	}
+	dir := sb.resolve(root)
+	seen := look(dir, req.Msg.GetRecursive())
+	if err := stream.Send(&filesystempb.WatchDirResponse{Event: &filesystempb.WatchDirResponse_Start{Start: &filesystempb.WatchDirResponse_StartEvent{}}}); err != nil {
+		return err
+	}
+	tick := time.NewTicker(watchPoll)
+	defer tick.Stop()
+	quiet := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.s.closing:
+			return nil
+		case <-tick.C:
+		}
+		now := look(dir, req.Msg.GetRecursive())
+		for _, ev := range changes(sb, root, seen, now, req.Msg.GetIncludeEntry()) {
+			if err := stream.Send(&filesystempb.WatchDirResponse{Event: &filesystempb.WatchDirResponse_Filesystem{Filesystem: ev}}); err != nil {
+				return err
+			}
+			quiet = time.Now()
+		}
+		seen = now
+		if time.Since(quiet) > 50*time.Second {
+			if err := stream.Send(&filesystempb.WatchDirResponse{Event: &filesystempb.WatchDirResponse_Keepalive{Keepalive: &filesystempb.WatchDirResponse_KeepAlive{}}}); err != nil {
+				return err
+			}
+			quiet = time.Now()
+		}
+	}
+}
+
+// watcher is a polling watch: the snapshot it compares against.
+type watcher struct {
+	sb        *sandbox
+	root, dir string
+	recursive bool
+	entry     bool
+	seen      snapshot
+}
+
+// watchers are the server's polling watches by id.
+type watchers struct {
+	mu   sync.Mutex
+	byID map[string]*watcher
+}
+
+func (f fsService) CreateWatcher(ctx context.Context, req *connect.Request[filesystempb.CreateWatcherRequest]) (*connect.Response[filesystempb.CreateWatcherResponse], error) {
+	sb := sandboxOf(ctx)
+	root, err := watchRoot(sb, req.Msg.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	w := &watcher{sb: sb, root: root, dir: sb.resolve(root), recursive: req.Msg.GetRecursive(), entry: req.Msg.GetIncludeEntry()}
+	w.seen = look(w.dir, w.recursive)
+	id := randomID(16)
+	f.s.watches.mu.Lock()
+	f.s.watches.byID[id] = w
+	f.s.watches.mu.Unlock()
+	return connect.NewResponse(&filesystempb.CreateWatcherResponse{WatcherId: id}), nil
+}
+
+// GetWatcherEvents hands out what changed since the last call.
+func (f fsService) GetWatcherEvents(_ context.Context, req *connect.Request[filesystempb.GetWatcherEventsRequest]) (*connect.Response[filesystempb.GetWatcherEventsResponse], error) {
+	f.s.watches.mu.Lock()
+	defer f.s.watches.mu.Unlock()
+	w := f.s.watches.byID[req.Msg.GetWatcherId()]
+	if w == nil {
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("watcher with id %s not found", req.Msg.GetWatcherId()))
+	}
+	now := look(w.dir, w.recursive)
+	events := changes(w.sb, w.root, w.seen, now, w.entry)
+	w.seen = now
+	return connect.NewResponse(&filesystempb.GetWatcherEventsResponse{Events: events}), nil
+}
+
+func (f fsService) RemoveWatcher(_ context.Context, req *connect.Request[filesystempb.RemoveWatcherRequest]) (*connect.Response[filesystempb.RemoveWatcherResponse], error) {
+	f.s.watches.mu.Lock()
+	defer f.s.watches.mu.Unlock()
+	if f.s.watches.byID[req.Msg.GetWatcherId()] == nil {
+		return nil, connect.NewError(connect.CodeNotFound, errors.New("watcher not found"))
+	}
+	delete(f.s.watches.byID, req.Msg.GetWatcherId())
+	return connect.NewResponse(&filesystempb.RemoveWatcherResponse{}), nil
+}

@@ -1,0 +1,114 @@
+// Drives E2B's official JS SDK against e2btest: E2B_API_URL and
+// E2B_SANDBOX_URL point at it, E2B_API_KEY is its key. Each step prints
+// "ok <step>"; the first failure prints "FAIL <step>: <error>" and exits 1.
+import { Sandbox } from 'e2b'
+
+const steps = []
+const step = (name, fn) => steps.push([name, fn])
+const expect = (cond, what) => { if (!cond) throw new Error(what) }
+let sbx
+
+step('create', async () => {
+  sbx = await Sandbox.create({ metadata: { paddock_name: 'js' } })
+  expect(/^i[a-z0-9]{20}$/.test(sbx.sandboxId), 'id shape ' + sbx.sandboxId)
+})
+step('run', async () => {
+  const r = await sbx.commands.run('echo hello; echo oops >&2; exit 3').catch((e) => e.result ?? e)
+  expect(r.exitCode === 3, 'exit code ' + JSON.stringify(r))
+  expect(r.stdout === 'hello\n', 'stdout ' + JSON.stringify(r.stdout))
+  expect(r.stderr === 'oops\n', 'stderr ' + JSON.stringify(r.stderr))
+})
+step('run exit 0', async () => {
+  const r = await sbx.commands.run('printf %s "$HOME"')
+  expect(r.exitCode === 0 && r.stdout === '/home/user', JSON.stringify(r))
+})
+step('background with stdin', async () => {
+  const h = await sbx.commands.run('cat', { background: true, stdin: true })
+  await sbx.commands.sendStdin(h.pid, 'typed')
+  await sbx.commands.closeStdin?.(h.pid)
+  if (!sbx.commands.closeStdin) await h.kill()
+  const r = await h.wait().catch((e) => e.result ?? e)
+  expect(r.stdout === 'typed', 'stdout ' + JSON.stringify(r.stdout))
+})
+step('list and kill', async () => {
+  const h = await sbx.commands.run('sleep 30', { background: true })
+  const list = await sbx.commands.list()
+  expect(list.some((p) => p.pid === h.pid), 'listed ' + JSON.stringify(list))
+  expect(await sbx.commands.kill(h.pid), 'killed')
+  expect((await sbx.commands.kill(h.pid)) === false, 'gone')
+})
+step('connect to a process', async () => {
+  const h = await sbx.commands.run('read x; echo got:$x', { background: true, stdin: true })
+  const again = await sbx.commands.connect(h.pid)
+  await sbx.commands.sendStdin(h.pid, 'yes\n')
+  const r = await again.wait()
+  expect(r.stdout.includes('got:yes'), JSON.stringify(r))
+})
+step('files write and read', async () => {
+  await sbx.files.write('/tmp/js/hello.txt', 'from js')
+  expect((await sbx.files.read('/tmp/js/hello.txt')) === 'from js', 'read back')
+  await sbx.files.write([{ path: '/tmp/js/a.txt', data: 'A' }, { path: '/tmp/js/b.txt', data: 'B' }])
+  expect((await sbx.files.read('/tmp/js/b.txt')) === 'B', 'multi write')
+  const r = await sbx.commands.run('cat /tmp/js/hello.txt')
+  expect(r.stdout === 'from js', 'a process sees the file')
+})
+step('files service', async () => {
+  expect(await sbx.files.exists('/tmp/js/hello.txt'), 'exists')
+  expect(!(await sbx.files.exists('/tmp/js/nope')), 'does not exist')
+  expect(await sbx.files.makeDir('/tmp/js/dir'), 'made')
+  expect((await sbx.files.makeDir('/tmp/js/dir')) === false, 'made already')
+  const entries = await sbx.files.list('/tmp/js')
+  const names = entries.map((e) => e.name).sort()
+  expect(JSON.stringify(names) === JSON.stringify(['a.txt', 'b.txt', 'dir', 'hello.txt']), 'list ' + JSON.stringify(names))
+  const info = await sbx.files.getInfo('/tmp/js/hello.txt')
+  expect(info.type === 'file' && info.size === 7, 'info ' + JSON.stringify(info))
+  await sbx.files.rename('/tmp/js/a.txt', '/tmp/js/c.txt')
+  expect(await sbx.files.exists('/tmp/js/c.txt'), 'renamed')
+  await sbx.files.remove('/tmp/js/c.txt')
+  expect(!(await sbx.files.exists('/tmp/js/c.txt')), 'removed')
+})
+step('watch a directory', async () => {
+  const events = []
+  const handle = await sbx.files.watchDir('/tmp/js', (ev) => events.push(ev))
+  await sbx.files.write('/tmp/js/watched.txt', 'w')
+  for (let i = 0; i < 100 && !events.some((e) => e.name === 'watched.txt'); i++) await new Promise((r) => setTimeout(r, 50))
+  await handle.stop()
+  expect(events.some((e) => e.name === 'watched.txt' && e.type === 'create'), 'events ' + JSON.stringify(events))
+})
+step('pty', async () => {
+  let out = ''
+  const term = await sbx.pty.create({ cols: 80, rows: 24, onData: (d) => { out += new TextDecoder().decode(d) } })
+  await sbx.pty.resize(term.pid, { cols: 100, rows: 30 })
+  await sbx.pty.sendInput(term.pid, new TextEncoder().encode('stty size; exit 4\n'))
+  const r = await term.wait().catch((e) => e.result ?? e)
+  expect(out.includes('30 100'), 'resized: ' + JSON.stringify(out))
+  expect(r.exitCode === 4, 'pty exit ' + JSON.stringify(r))
+})
+step('timeout, info, list, pause, connect', async () => {
+  await sbx.setTimeout(120_000)
+  const info = await sbx.getInfo()
+  expect(info.sandboxId === sbx.sandboxId && info.metadata.paddock_name === 'js', 'info ' + JSON.stringify(info))
+  const paginator = Sandbox.list({ query: { metadata: { paddock_name: 'js' } } })
+  const items = await paginator.nextItems()
+  expect(items.length === 1 && items[0].sandboxId === sbx.sandboxId, 'list ' + JSON.stringify(items))
+  await sbx.betaPause()
+  expect((await sbx.getInfo()).state === 'paused', 'paused')
+  const back = await Sandbox.connect(sbx.sandboxId)
+  expect((await back.getInfo()).state === 'running', 'resumed')
+  const r = await back.commands.run('cat /tmp/js/hello.txt')
+  expect(r.stdout === 'from js', 'the disk survived the pause')
+})
+step('kill', async () => {
+  await sbx.kill()
+  expect((await Sandbox.list().nextItems()).length === 0, 'gone')
+})
+
+for (const [name, fn] of steps) {
+  try {
+    await fn()
+    console.log('ok ' + name)
+  } catch (e) {
+    console.log('FAIL ' + name + ': ' + (e && e.stack ? e.stack : e))
+    process.exit(1)
+  }
+}
