@@ -373,26 +373,6 @@ func TestListAllNamesPagesAndRefusesPartialViews(t *testing.T) {
 	require.ErrorIs(t, err, paddock.ErrTruncated)
 }
 
-func TestHeartbeatExtendsTheTTL(t *testing.T) {
-	t.Parallel()
-	srv := e2btest.NewServer(t)
-	a := newAdapter(t, srv, func(c *e2b.Config) { c.TTL = 10 * time.Minute })
-	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
-	require.NoError(t, err)
-	id := srv.Sandboxes()[0]
-	assert.Equal(t, srv.Now().Add(10*time.Minute), srv.EndAt(id))
-	srv.Advance(9 * time.Minute)
-	require.NoError(t, a.Heartbeat(ctx, h))
-	assert.Equal(t, srv.Now().Add(10*time.Minute), srv.EndAt(id), "the TTL runs from the heartbeat")
-	srv.Advance(9 * time.Minute)
-	assert.Equal(t, "running", srv.State(id), "kept alive past its first TTL")
-	srv.Advance(2 * time.Minute)
-	assert.Equal(t, "paused", srv.State(id), "without heartbeats the TTL pauses it")
-	_, err = a.Resume(ctx, h)
-	require.NoError(t, err)
-	assert.Equal(t, "running", srv.State(id))
-}
-
 func TestAKeyIsNeededAndNeverShown(t *testing.T) {
 	t.Parallel()
 	srv := e2btest.NewServer(t)

@@ -2,13 +2,10 @@ package e2b_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/paddockhq/paddock/adapters/internal/secretscan"
 	"github.com/rs/zerolog"
-	"go.uber.org/goleak"
 )
 
 var ctx = context.Background()
@@ -21,17 +18,4 @@ var captured = secretscan.New()
 // testLogger logs everything, at debug level, into the capture.
 func testLogger() zerolog.Logger { return captured.Logger() }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if n := captured.Leaks(); n > 0 {
-		fmt.Fprintf(os.Stderr, "FAIL: %d API key(s) appeared in the captured logs and errors\n", n)
-		code = 1
-	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "FAIL: leaked goroutines: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { captured.Main(m, "API key") }

@@ -6,10 +6,13 @@ package secretscan
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
+	"testing"
 
 	"github.com/rs/zerolog"
+	"go.uber.org/goleak"
 )
 
 // Capture is safe for concurrent use; the zero value is not usable, call
@@ -67,4 +70,22 @@ func (c *Capture) Lines() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return bytes.Count(c.buf.Bytes(), []byte("\n"))
+}
+
+// Main runs a package's tests, then fails the run when a registered
+// secret appeared in the capture or a goroutine leaked; call it from
+// TestMain. what names the secrets in the message ("API key").
+func (c *Capture) Main(m *testing.M, what string) {
+	code := m.Run()
+	if n := c.Leaks(); n > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: %d %s(s) appeared in the captured logs and errors\n", n, what)
+		code = 1
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: leaked goroutines: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
