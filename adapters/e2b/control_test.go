@@ -271,6 +271,12 @@ func TestControlPlaneFailures(t *testing.T) {
 		"a reset on list":                     {"GET /v2/sandboxes", e2btest.Reset(), get, kindIs(paddock.ErrUnavailable, 0)},
 		"a malformed list":                    {"GET /v2/sandboxes", e2btest.Body(http.StatusOK, `{"not":"an array"}`), get, kindIs(paddock.ErrProvider, 0)},
 		"a create without an id":              {"POST /sandboxes", e2btest.Body(http.StatusCreated, `{"templateID":"base"}`), create, kindIs(paddock.ErrProvider, 0)},
+		"503 on connect (resume)":             {"POST /sandboxes/{id}/connect", e2btest.Status(http.StatusServiceUnavailable), resume, kindIs(paddock.ErrUnavailable, 503)},
+		"a list page cut short":               {"GET /v2/sandboxes", e2btest.Fault{Status: http.StatusOK, Body: `[{"sandboxID":"i`, DeclaredLength: 4096}, get, kindIs(paddock.ErrUnavailable, 0)},
+		"an oversize list answer": {"GET /v2/sandboxes", e2btest.Body(http.StatusOK, "["+strings.Repeat(" ", 16<<20)+"]"), get, func(t *testing.T, err error) {
+			require.ErrorIs(t, err, paddock.ErrProvider)
+			assert.Contains(t, err.Error(), "larger than")
+		}},
 		"a stalled answer past the timeout": {"GET /v2/sandboxes", e2btest.Fault{Delay: time.Minute}, get, func(t *testing.T, err error) {
 			require.ErrorIs(t, err, paddock.ErrUnavailable)
 			assert.Contains(t, err.Error(), paddock.DetailTimeout)
@@ -319,6 +325,15 @@ func create(a *e2b.Adapter) error {
 }
 func get(a *e2b.Adapter) error     { _, err := a.Get(ctx, a.BuildHandle("box")); return err }
 func suspend(a *e2b.Adapter) error { return a.Suspend(ctx, a.BuildHandle("box")) }
+
+// resume resumes the paused sandbox box (pausing it first, unfaulted).
+func resume(a *e2b.Adapter) error {
+	if err := a.Suspend(ctx, a.BuildHandle("box")); err != nil {
+		return err
+	}
+	_, err := a.Resume(ctx, a.BuildHandle("box"))
+	return err
+}
 func destroy(a *e2b.Adapter) error { return a.Destroy(ctx, a.BuildHandle("box")) }
 func policy(a *e2b.Adapter) error {
 	return a.ApplyNetworkPolicy(ctx, a.BuildHandle("box"), paddock.NetworkPolicy{})

@@ -123,9 +123,7 @@ func TestProcessesAreSelectedByPidOnly(t *testing.T) {
 	require.NoError(t, err)
 	st, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", "echo ready; read x; echo got:$x"), paddock.SpawnOpts{Stdin: true, Detachable: true})
 	require.NoError(t, err)
-	ev, err := st.Next(ctx)
-	require.NoError(t, err)
-	require.Equal(t, "ready\n", string(ev.Data))
+	readUntil(t, st, "ready\n")
 	require.NoError(t, st.Close(), "detach")
 	require.ErrorIs(t, st.WriteStdin(ctx, []byte("x")), paddock.ErrCommandExited, "a closed stream takes no stdin")
 
@@ -234,11 +232,7 @@ func TestAroundAPause(t *testing.T) {
 	st, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", "echo ready; echo before-pause; read x; echo after:$x"),
 		paddock.SpawnOpts{Stdin: true, Detachable: true})
 	require.NoError(t, err)
-	for _, want := range []string{"ready\n", "before-pause\n"} {
-		ev, err := st.Next(ctx)
-		require.NoError(t, err)
-		require.Equal(t, want, string(ev.Data))
-	}
+	readUntil(t, st, "ready\nbefore-pause\n")
 	require.NoError(t, st.Close())
 
 	require.NoError(t, a.Suspend(ctx, h))
@@ -291,4 +285,18 @@ func TestEgressFollowsTheAppliedPolicy(t *testing.T) {
 	assert.False(t, srv.Egress(id, "other.test"))
 	require.NoError(t, a.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{Allow: []string{}}))
 	assert.False(t, srv.Egress(id, "example.com"), "an empty allow list cuts everything")
+}
+
+// readUntil reads a stream's stdout until it is exactly want (chunks
+// follow the pipe's reads, not lines).
+func readUntil(t *testing.T, st paddock.Stream, want string) {
+	t.Helper()
+	var out string
+	for len(out) < len(want) {
+		ev, err := st.Next(ctxFor(t, 30*time.Second))
+		require.NoError(t, err)
+		require.Equal(t, paddock.EventStdout, ev.Kind, "%v", ev.Err)
+		out += string(ev.Data)
+	}
+	require.Equal(t, want, out)
 }

@@ -48,10 +48,13 @@ func TestALeftoverHoldingTheOutputIsKilledAndTheOutputKept(t *testing.T) {
 	for mode, opt := range isolationModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
-			a := newLocal(t, opt)
+			// The drain limit (how long a killed leftover may keep the
+			// output) is not what this tests: on a loaded machine the kill
+			// can take seconds to land.
+			a := newLocal(t, opt, local.WithDrainLimit(time.Minute))
 			h := box(t, a, "leftover")
 
-			evs := events(t, sh(t, a, h, script, paddock.SpawnOpts{}), 10*time.Second)
+			evs := events(t, sh(t, a, h, script, paddock.SpawnOpts{}), time.Minute)
 			out := stdout(evs)
 			assert.Equal(t, "exit:0", terminal(evs))
 			assert.True(t, strings.HasSuffix(out, "\n4999\n5000\n"), "the whole output: %d bytes", len(out))

@@ -25,7 +25,8 @@ type REST struct {
 	// Authorize sets the request's credential, or answers why there is
 	// none (a missing key is denied before anything is sent).
 	Authorize func(*http.Request) error
-	// MaxBody bounds an answer's body.
+	// MaxBody bounds an answer's body; a larger one is the provider's
+	// error.
 	MaxBody int64
 	// RetryField names the JSON field of a 429 body holding the retry
 	// hint in seconds ("" = the Retry-After header only).
@@ -76,9 +77,14 @@ func (r *REST) Call(ctx context.Context, client *http.Client, method, path strin
 		return 0, nil, nil, err
 	}
 	defer res.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(res.Body, r.MaxBody))
-	if err != nil {
+	data, err := io.ReadAll(io.LimitReader(res.Body, r.MaxBody+1))
+	switch {
+	case err != nil:
 		err = Transport(err)
+	case int64(len(data)) > r.MaxBody:
+		err = &paddock.ProviderError{Provider: r.Provider, Detail: fmt.Sprintf("an answer larger than %d bytes", r.MaxBody)}
+	}
+	if err != nil {
 		r.LogCall(method, path, res.StatusCode, start, err)
 		return 0, nil, nil, err
 	}
