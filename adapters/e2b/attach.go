@@ -91,7 +91,7 @@ func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string
 	if _, _, err := a.readJournal(ctx, id, sessionID, "cmd", 0); err != nil {
 		return nil, err // ErrNotFound: no such session
 	}
-	s := &journalStream{process: process{a: a, sandbox: id}, session: sessionID}
+	s := &journalStream{process: process{a: a, sandbox: id}, session: sessionID, stdin: opts.Stdin}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.pid, s.live = a.sessionPID(ctx, id, sessionID)
 	return s, nil
@@ -153,6 +153,7 @@ type journalStream struct {
 	ending
 	session string
 	live    bool
+	stdin   bool // the attach asked for stdin
 	ctx     context.Context
 	cancel  context.CancelFunc
 
@@ -229,10 +230,14 @@ func (s *journalStream) finish(record []byte) paddock.Event {
 	return s.terminal(paddock.Exit(code))
 }
 
-// WriteStdin writes to the original process; without one it has exited.
+// WriteStdin writes to the original process; without one it has exited;
+// an attach that did not ask for stdin has none.
 func (s *journalStream) WriteStdin(ctx context.Context, p []byte) error {
-	if !s.live || s.isClosed() {
+	switch {
+	case !s.live || s.isClosed():
 		return paddock.ErrCommandExited
+	case !s.stdin:
+		return &paddock.WriteFailedError{Detail: "stdin was not requested for this subscription"}
 	}
 	return s.writeStdin(ctx, p)
 }

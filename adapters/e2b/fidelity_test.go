@@ -127,6 +127,10 @@ func TestProcessesAreSelectedByPidOnly(t *testing.T) {
 	require.NoError(t, st.Close(), "detach")
 	require.ErrorIs(t, st.WriteStdin(ctx, []byte("x")), paddock.ErrCommandExited, "a closed stream takes no stdin")
 
+	watcher, err := a.Attach(ctx, h, st.SessionID(), paddock.AttachOpts{})
+	require.NoError(t, err)
+	require.ErrorIs(t, watcher.WriteStdin(ctx, []byte("no\n")), paddock.ErrWriteFailed, "an attach without stdin writes nothing")
+	require.NoError(t, watcher.Close())
 	at, err := a.Attach(ctx, h, st.SessionID(), paddock.AttachOpts{Stdin: true})
 	require.NoError(t, err)
 	defer at.Close()
