@@ -3,7 +3,16 @@ package daytona_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/paddockhq/paddock/adapters/internal/secretscan"
+	"github.com/rs/zerolog"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// captured holds every log line of every adapter the tests build, and the
+// text of every error they inspect, so TestMain can prove that no API key
+// reached any of them.
+var captured = secretscan.New()
+
+// testLogger logs everything, at debug level, into the capture.
+func testLogger() zerolog.Logger { return captured.Logger() }
+
+func TestMain(m *testing.M) { captured.Main(m, "API key") }

@@ -1,0 +1,132 @@
+package daytona
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/httpx"
+	"github.com/rs/zerolog"
+)
+
+// Defaults of Config.
+const (
+	DefaultAPIURL       = "https://app.daytona.io/api"
+	DefaultTimeout      = 30 * time.Second
+	DefaultStartTimeout = 2 * time.Minute
+	// DefaultAutoArchive is how long a stopped sandbox stays before
+	// Daytona archives it, in minutes (a week).
+	DefaultAutoArchive = 10080
+	// maxBody bounds an ordinary JSON answer.
+	maxBody = 16 << 20
+	// maxListPages is how many pages ListAllNames walks before it refuses
+	// with ErrTruncated rather than return a partial view.
+	maxListPages = 40
+	// labelMarker is the label that makes a sandbox one of ours.
+	labelMarker = "paddock"
+)
+
+// Config configures the adapter; the zero value of each field takes its
+// default. A missing key is a denied error at first use, never a panic.
+type Config struct {
+	// APIKey is sent as a Bearer token on both planes: an API key
+	// (DAYTONA_API_KEY) or a JWT.
+	APIKey paddock.Secret
+	// APIURL is the control plane; "" = https://app.daytona.io/api.
+	APIURL string
+	// Snapshot is what sandboxes are created from; "" = the
+	// organisation's default.
+	Snapshot string
+	// OrganizationID is sent as X-Daytona-Organization-ID, and only when
+	// APIKey is a JWT (an API key belongs to one organisation already).
+	OrganizationID string
+	// Timeout bounds each ordinary HTTP call; 0 = 30s.
+	Timeout time.Duration
+	// StartTimeout bounds the wait for a sandbox to reach started after a
+	// create or a start; 0 = 2m.
+	StartTimeout time.Duration
+	// AutoStopMinutes stops a sandbox idle that long; 0 = never (the
+	// runtime decides when to suspend).
+	AutoStopMinutes int
+	// AutoArchiveMinutes archives a sandbox stopped that long; 0 = a week.
+	AutoArchiveMinutes int
+	// Exec bounds the timeouts of Exec; zero fields = none.
+	Exec paddock.ExecLimits
+	// Logger receives the adapter's logs; the zero Logger is silent.
+	Logger zerolog.Logger
+	// Transport replaces the HTTP transport (tests); nil = a clone of the
+	// default.
+	Transport http.RoundTripper
+}
+
+// errNoKey is the answer of every call without a configured key.
+var errNoKey = &paddock.DeniedError{Detail: "daytona: no API key configured"}
+
+// Adapter speaks to Daytona. It is safe for concurrent use. No client
+// follows a redirect.
+type Adapter struct {
+	cfg       Config
+	log       zerolog.Logger
+	rest      *httpx.REST  // control-plane calls
+	client    *http.Client // ordinary calls, bounded by Timeout
+	streaming *http.Client // log follows and file bodies: no overall timeout
+	poll      time.Duration
+}
+
+// New returns an adapter for cfg.
+func New(cfg Config) *Adapter {
+	if cfg.APIURL == "" {
+		cfg.APIURL = DefaultAPIURL
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = DefaultStartTimeout
+	}
+	if cfg.AutoArchiveMinutes <= 0 {
+		cfg.AutoArchiveMinutes = DefaultAutoArchive
+	}
+	cfg.AutoStopMinutes = max(cfg.AutoStopMinutes, 0)
+	transport := cfg.Transport
+	if transport == nil {
+		transport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	a := &Adapter{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		client:    &http.Client{Transport: transport, Timeout: cfg.Timeout, CheckRedirect: httpx.NoRedirects},
+		streaming: &http.Client{Transport: transport, CheckRedirect: httpx.NoRedirects},
+		poll:      100 * time.Millisecond,
+	}
+	a.rest = &httpx.REST{Provider: paddock.ProviderDaytona, BaseURL: cfg.APIURL, MaxBody: maxBody, Log: cfg.Logger,
+		Authorize: a.authorize}
+	return a
+}
+
+// authorize sets the credential of a request to either plane.
+func (a *Adapter) authorize(req *http.Request) error {
+	if a.cfg.APIKey.IsZero() {
+		return errNoKey
+	}
+	key := a.cfg.APIKey.Reveal()
+	req.Header.Set("Authorization", "Bearer "+key)
+	if a.cfg.OrganizationID != "" && isJWT(key) {
+		req.Header.Set("X-Daytona-Organization-ID", a.cfg.OrganizationID)
+	}
+	return nil
+}
+
+// isJWT reports whether a credential is a JWT (three dot-separated
+// base64url parts, a JSON header first) rather than an API key.
+func isJWT(s string) bool {
+	return strings.HasPrefix(s, "eyJ") && strings.Count(s, ".") == 2
+}
+
+// String names the adapter and its API URL; no printed form of an adapter
+// shows its key.
+func (a Adapter) String() string { return "daytona.Adapter(" + a.cfg.APIURL + ")" }
+
+// GoString is String, for %#v.
+func (a Adapter) GoString() string { return a.String() }

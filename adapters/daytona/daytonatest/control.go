@@ -1,0 +1,533 @@
+package daytonatest
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// sandbox is one sandbox of the server.
+type sandbox struct {
+	id, name, snapshot string
+	labels, env        map[string]string
+	state, desired     string
+	next               string    // the state the current transition ends in ("" = none)
+	until              time.Time // when it ends
+	errorReason        string
+	createdAt          time.Time
+	updatedAt          time.Time
+	autoStop           int
+	autoArchive        int
+	autoDelete         int
+	blockAll           bool
+	networkAllowList   string
+	domainAllowList    string
+	deleted            bool
+}
+
+// settle ends a transition whose time has come (the caller holds s.mu);
+// a destroyed sandbox leaves the table.
+func (s *Server) settle(sb *sandbox) {
+	if sb.next == "" || s.held[sb.id] || time.Now().Before(sb.until) {
+		return
+	}
+	sb.state, sb.next, sb.updatedAt = sb.next, "", time.Now().UTC()
+	if sb.state == "destroyed" {
+		delete(s.sandboxes, sb.id)
+	}
+}
+
+// begin starts a transition through via to to (instant without a
+// transition time).
+func (s *Server) begin(sb *sandbox, via, to string, d time.Duration) {
+	sb.desired = to
+	sb.updatedAt = time.Now().UTC()
+	if d <= 0 {
+		sb.state, sb.next = to, ""
+		if to == "destroyed" {
+			delete(s.sandboxes, sb.id)
+		}
+		return
+	}
+	sb.state, sb.next, sb.until = via, to, time.Now().Add(d)
+}
+
+// busy reports a transition under way.
+func busy(sb *sandbox) bool { return sb.next != "" || (sb.state != sb.desired && sb.desired != "") }
+
+// find resolves an id first, then a name (the caller holds s.mu); deleted
+// sandboxes answer by id only, until destroyed.
+func (s *Server) find(idOrName string) *sandbox {
+	if sb := s.sandboxes[idOrName]; sb != nil {
+		s.settle(sb)
+		return s.sandboxes[idOrName]
+	}
+	for _, sb := range s.sandboxes {
+		if sb.name == idOrName && !sb.deleted {
+			s.settle(sb)
+			return s.sandboxes[sb.id]
+		}
+	}
+	return nil
+}
+
+// dto is the Sandbox object of the control plane's answers.
+func (s *Server) dto(sb *sandbox) map[string]any {
+	return map[string]any{
+		"id": sb.id, "organizationId": "org-paddock-test", "name": sb.name, "user": "daytona", "env": sb.env,
+		"labels": sb.labels, "public": false, "networkBlockAll": sb.blockAll, "networkAllowList": nullable(sb.networkAllowList),
+		"domainAllowList": nullable(sb.domainAllowList), "target": "us", "cpu": 1, "gpu": 0, "memory": 1, "disk": 3,
+		"snapshot": sb.snapshot, "state": sb.state, "desiredState": sb.desired, "errorReason": nullable(sb.errorReason),
+		"autoStopInterval": sb.autoStop, "autoArchiveInterval": sb.autoArchive, "autoDeleteInterval": sb.autoDelete,
+		"createdAt": sb.createdAt.Format(time.RFC3339Nano), "updatedAt": sb.updatedAt.Format(time.RFC3339Nano),
+		"toolboxProxyUrl": s.URL() + "/toolbox", "sandboxClass": "container", "daemonVersion": "v0.190.0",
+	}
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// create is POST /api/sandbox: the snapshot and resources are checked
+// before the name (a duplicate with a bad snapshot is 400, not 409).
+func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
+	var req struct {
+		Name        string            `json:"name"`
+		Snapshot    *string           `json:"snapshot"`
+		Labels      map[string]string `json:"labels"`
+		Env         map[string]string `json:"env"`
+		CPU         *int              `json:"cpu"`
+		Memory      *int              `json:"memory"`
+		Disk        *int              `json:"disk"`
+		BuildInfo   json.RawMessage   `json:"buildInfo"`
+		AutoStop    *int              `json:"autoStopInterval"`
+		AutoArchive *int              `json:"autoArchiveInterval"`
+		AutoDelete  *int              `json:"autoDeleteInterval"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		apiError(w, r, http.StatusBadRequest, "Invalid request body")
+		return
+	}
+	snapshot := "default"
+	if req.Snapshot != nil {
+		snapshot = *req.Snapshot
+		if len(req.BuildInfo) > 0 {
+			apiError(w, r, http.StatusBadRequest, "Cannot specify a snapshot when using a build info entry")
+			return
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(req.BuildInfo) == 0 && !s.snapshots[snapshot] {
+		apiError(w, r, http.StatusBadRequest, fmt.Sprintf("Snapshot %s not found. Did you add it through the Daytona Dashboard?", snapshot))
+		return
+	}
+	if len(req.BuildInfo) == 0 && (req.CPU != nil || req.Memory != nil || req.Disk != nil) {
+		apiError(w, r, http.StatusBadRequest, "Cannot specify Sandbox resources when using a snapshot")
+		return
+	}
+	id := newID()
+	name := req.Name
+	if name == "" {
+		name = id
+	}
+	for _, sb := range s.sandboxes {
+		if sb.name == name && !sb.deleted {
+			apiError(w, r, http.StatusConflict, fmt.Sprintf("Sandbox with name %s already exists", name))
+			return
+		}
+	}
+	now := time.Now().UTC()
+	sb := &sandbox{id: id, name: name, snapshot: snapshot, labels: orEmpty(req.Labels), env: orEmpty(req.Env),
+		createdAt: now, updatedAt: now, autoStop: orDefault(req.AutoStop, 15), autoArchive: orDefault(req.AutoArchive, 10080),
+		autoDelete: orDefault(req.AutoDelete, -1)}
+	s.sandboxes[id] = sb
+	s.order = append(s.order, id)
+	s.begin(sb, "creating", "started", s.transition)
+	writeJSON(w, http.StatusOK, s.dto(sb))
+}
+
+func orEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+func orDefault(p *int, d int) int {
+	if p == nil {
+		return d
+	}
+	return *p
+}
+
+// get is GET /api/sandbox/{idOrName}.
+func (s *Server) get(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb := s.find(r.PathValue("idOrName"))
+	if sb == nil {
+		s.notFound(w, r)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.dto(sb))
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	apiError(w, r, http.StatusNotFound, "Sandbox with ID or name "+r.PathValue("idOrName")+" not found")
+}
+
+// delete is DELETE /api/sandbox/{idOrName}: a soft delete that frees the
+// name at once; the id answers, destroying, until it is destroyed.
+func (s *Server) delete(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb := s.find(r.PathValue("idOrName"))
+	switch {
+	case sb == nil || sb.deleted:
+		s.notFound(w, r)
+		return
+	case busy(sb):
+		apiError(w, r, http.StatusConflict, "Sandbox state change in progress")
+		return
+	}
+	sb.deleted = true
+	sb.name = "DESTROYED_" + sb.name + "_" + strconv.FormatInt(time.Now().UnixMilli(), 10)
+	out := s.dto(sb)
+	s.begin(sb, "destroying", "destroyed", s.destroying)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// start is POST …/start, with Daytona's guards: a started sandbox is a
+// no-op, an errored one 400, one in transition 409.
+func (s *Server) start(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb := s.find(r.PathValue("idOrName"))
+	switch {
+	case sb == nil || sb.deleted:
+		s.notFound(w, r)
+		return
+	case sb.state == "error" || sb.state == "build_failed":
+		apiError(w, r, http.StatusBadRequest, "Sandbox is in an errored state")
+		return
+	case sb.state == "started" && !busy(sb):
+	case busy(sb) && sb.state != "archiving":
+		apiError(w, r, http.StatusConflict, "Sandbox state change in progress")
+		return
+	case sb.state == "stopped":
+		s.begin(sb, "starting", "started", s.transition)
+	case sb.state == "archived" || sb.state == "archiving":
+		s.begin(sb, "restoring", "started", s.transition)
+	case sb.state == "paused":
+		s.begin(sb, "resuming", "started", s.transition)
+	default:
+		apiError(w, r, http.StatusBadRequest, "Sandbox is not in valid state")
+		return
+	}
+	writeJSON(w, http.StatusOK, s.dto(sb))
+}
+
+// stop is POST …/stop: not idempotent (a stopped sandbox is 400).
+func (s *Server) stop(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb := s.find(r.PathValue("idOrName"))
+	switch {
+	case sb == nil || sb.deleted:
+		s.notFound(w, r)
+		return
+	case busy(sb):
+		apiError(w, r, http.StatusConflict, "Sandbox state change in progress")
+		return
+	case sb.state == "started" || sb.state == "paused":
+		s.begin(sb, "stopping", "stopped", s.transition)
+	default:
+		apiError(w, r, http.StatusBadRequest, "Sandbox is not in a stoppable state")
+		return
+	}
+	writeJSON(w, http.StatusOK, s.dto(sb))
+}
+
+// archive is POST …/archive: only a stopped sandbox.
+func (s *Server) archive(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb := s.find(r.PathValue("idOrName"))
+	switch {
+	case sb == nil || sb.deleted:
+		s.notFound(w, r)
+		return
+	case busy(sb):
+		apiError(w, r, http.StatusConflict, "Sandbox state change in progress")
+		return
+	case sb.state != "stopped":
+		apiError(w, r, http.StatusBadRequest, "Sandbox is not stopped")
+		return
+	}
+	s.begin(sb, "archiving", "archived", s.transition)
+	writeJSON(w, http.StatusOK, s.dto(sb))
+}
+
+// list is GET /api/sandbox: the labels filter (a JSON object), limit
+// 1..200 (default 100), an opaque cursor, {items, nextCursor|null}, in
+// creation order; deleted sandboxes are not listed.
+func (s *Server) list(w http.ResponseWriter, r *http.Request, _ []byte) {
+	q := r.URL.Query()
+	var labels map[string]string
+	if l := q.Get("labels"); l != "" {
+		if err := json.Unmarshal([]byte(l), &labels); err != nil {
+			apiError(w, r, http.StatusBadRequest, "Invalid labels JSON format")
+			return
+		}
+	}
+	limit := 100
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 200 {
+			apiError(w, r, http.StatusBadRequest, "limit must not be greater than 200, limit must not be less than 1")
+			return
+		}
+		limit = n
+	}
+	start := 0
+	if c := q.Get("cursor"); c != "" {
+		b, err := base64.RawURLEncoding.DecodeString(c)
+		n, aerr := strconv.Atoi(string(b))
+		if err != nil || aerr != nil || n < 0 {
+			apiError(w, r, http.StatusBadRequest, "Invalid cursor")
+			return
+		}
+		start = n
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var matched []*sandbox
+	for _, id := range s.order {
+		sb := s.sandboxes[id]
+		if sb == nil || sb.deleted {
+			continue
+		}
+		s.settle(sb)
+		if sb = s.sandboxes[id]; sb != nil && hasLabels(sb, labels) {
+			matched = append(matched, sb)
+		}
+	}
+	items := []map[string]any{}
+	for i := start; i < len(matched) && i < start+limit; i++ {
+		m := s.dto(matched[i])
+		for _, k := range []string{"env", "networkAllowList", "domainAllowList", "networkBlockAll"} {
+			delete(m, k) // a list item is a subset
+		}
+		items = append(items, m)
+	}
+	var next any
+	if start+limit < len(matched) {
+		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(start + limit)))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "nextCursor": next})
+}
+
+func hasLabels(sb *sandbox, want map[string]string) bool {
+	for k, v := range want {
+		if sb.labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// domainPattern is a host name with an optional leading "*.".
+var domainPattern = regexp.MustCompile(`^(\*\.)?([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)*[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$`)
+
+// network is POST …/network-settings: typed fields, at least one; the
+// lists are comma-separated strings (≤10 domains); block-all clears the
+// CIDR list, a non-empty CIDR list lifts block-all.
+func (s *Server) network(w http.ResponseWriter, r *http.Request, body []byte) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		apiError(w, r, http.StatusBadRequest, "Invalid request body")
+		return
+	}
+	var blockAll *bool
+	var allow, domains *string
+	for name, dst := range map[string]any{"networkBlockAll": &blockAll, "networkAllowList": &allow, "domainAllowList": &domains} {
+		raw, ok := fields[name]
+		if !ok {
+			continue
+		}
+		if err := json.Unmarshal(raw, dst); err != nil {
+			kind := "a string"
+			if name == "networkBlockAll" {
+				kind = "a boolean value"
+			}
+			apiError(w, r, http.StatusBadRequest, name+" must be "+kind)
+			return
+		}
+	}
+	if blockAll == nil && allow == nil && domains == nil {
+		apiError(w, r, http.StatusBadRequest, "At least one of networkBlockAll, networkAllowList or domainAllowList must be provided")
+		return
+	}
+	if domains != nil {
+		list := trimmed(*domains)
+		if len(list) > 10 {
+			apiError(w, r, http.StatusBadRequest, "Domain allow list cannot contain more than 10 domains")
+			return
+		}
+		for _, d := range list {
+			if !domainPattern.MatchString(d) {
+				apiError(w, r, http.StatusBadRequest, fmt.Sprintf("Invalid domain: %q", d))
+				return
+			}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb := s.find(r.PathValue("idOrName"))
+	if sb == nil || sb.deleted {
+		s.notFound(w, r)
+		return
+	}
+	if domains != nil {
+		sb.domainAllowList = joinTrimmed(*domains)
+	}
+	if allow != nil {
+		sb.networkAllowList = joinTrimmed(*allow)
+		if sb.networkAllowList != "" {
+			sb.blockAll = false
+		}
+	}
+	if blockAll != nil {
+		sb.blockAll = *blockAll
+		if *blockAll {
+			sb.networkAllowList = ""
+		}
+	}
+	writeJSON(w, http.StatusOK, s.dto(sb))
+}
+
+func joinTrimmed(list string) string {
+	out := ""
+	for i, e := range trimmed(list) {
+		if i > 0 {
+			out += ","
+		}
+		out += e
+	}
+	return out
+}
+
+// toolboxProxyURL is GET …/toolbox-proxy-url.
+func (s *Server) toolboxProxyURL(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb := s.find(r.PathValue("idOrName")); sb == nil {
+		s.notFound(w, r)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"url": s.URL() + "/toolbox"})
+}
+
+// Sandboxes answers the names of the live (not deleted) sandboxes, sorted.
+func (s *Server) Sandboxes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var names []string
+	for _, sb := range s.sandboxes {
+		if !sb.deleted {
+			names = append(names, sb.name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ID is the id of the sandbox called name, or "".
+func (s *Server) ID(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb := s.find(name); sb != nil {
+		return sb.id
+	}
+	return ""
+}
+
+// State is the state of the sandbox with this id or name, or "" when
+// there is none.
+func (s *Server) State(idOrName string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb := s.find(idOrName); sb != nil {
+		return sb.state
+	}
+	return ""
+}
+
+// SetState forces a sandbox's state (error, build_failed, ...); a
+// transitional state (starting, stopping, ...) keeps its target as the
+// desired state but never ends by itself (a transition Daytona is stuck
+// in).
+func (s *Server) SetState(idOrName, state, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb := s.find(idOrName); sb != nil {
+		sb.state, sb.next, sb.errorReason = state, "", reason
+		sb.desired = map[string]string{"starting": "started", "restoring": "started", "resuming": "started", "creating": "started",
+			"stopping": "stopped", "archiving": "archived", "pausing": "paused", "destroying": "destroyed"}[state]
+		if sb.desired == "" {
+			sb.desired = state
+		}
+	}
+}
+
+// Hold freezes the sandbox's transitions (it stays starting, stopping,
+// ...) until Release.
+func (s *Server) Hold(idOrName string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb := s.find(idOrName); sb != nil {
+		s.held[sb.id] = true
+	}
+}
+
+// Release lets a held sandbox's transition end.
+func (s *Server) Release(idOrName string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb := s.find(idOrName); sb != nil {
+		delete(s.held, sb.id)
+	}
+}
+
+// Network is the sandbox's stored policy: block-all, the CIDR list and
+// the domain list.
+func (s *Server) Network(idOrName string) (blockAll bool, cidrs, domains string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb := s.find(idOrName); sb != nil {
+		return sb.blockAll, sb.networkAllowList, sb.domainAllowList
+	}
+	return false, "", ""
+}
+
+// Labels are the sandbox's labels.
+func (s *Server) Labels(idOrName string) map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	if sb := s.find(idOrName); sb != nil {
+		for k, v := range sb.labels {
+			out[k] = v
+		}
+	}
+	return out
+}

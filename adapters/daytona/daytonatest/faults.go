@@ -1,0 +1,65 @@
+package daytonatest
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubfault"
+)
+
+// Fault replaces the next answer of a route. Fail queues faults per route;
+// each is used once, in order.
+type Fault = stubfault.Fault
+
+// PrivateDetail is the message of the default fault body.
+const PrivateDetail = stubfault.PrivateDetail
+
+// Fail queues f for the next request matching route, e.g.
+// "POST /api/sandbox" or "POST /api/sandbox/{idOrName}/stop".
+func (s *Server) Fail(route string, f Fault) { s.faults.Add(route, f) }
+
+// applyFault answers r with the route's next fault, if one is queued; it
+// reports whether the route must not run.
+func (s *Server) applyFault(route string, w http.ResponseWriter, r *http.Request) bool {
+	f, ok := s.faults.Take(route)
+	if !ok {
+		return false
+	}
+	return f.Apply(stubfault.Server{
+		DefaultBody: func(status int) string {
+			return `{"path":"` + r.URL.Path + `","timestamp":"` + time.Now().UTC().Format(time.RFC3339) + `","statusCode":` +
+				strconv.Itoa(status) + `,"error":"` + http.StatusText(status) + `","message":"` + PrivateDetail + `"}`
+		},
+		ContentType: func(body string) string {
+			if t := strings.TrimSpace(body); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+				return "application/json; charset=utf-8"
+			}
+			return "text/plain; charset=utf-8"
+		},
+		ClientGone: func() {},
+	}, w, r)
+}
+
+// Status returns a fault answering status with Daytona's error body
+// holding private detail.
+func Status(status int) Fault { return Fault{Status: status} }
+
+// Body returns a fault answering status with exactly body ("" is an empty
+// body).
+func Body(status int, body string) Fault { return Fault{Status: status, Body: body, Empty: body == ""} }
+
+// RateLimited returns the throttler's 429: its body, and the hint in the
+// Retry-After header (seconds < 0: no hint).
+func RateLimited(retryAfterSeconds int) Fault {
+	f := Fault{Status: http.StatusTooManyRequests,
+		Body: `{"statusCode":429,"error":"Too Many Requests","message":"ThrottlerException: Too Many Requests"}`}
+	if retryAfterSeconds >= 0 {
+		f.Header = http.Header{"Retry-After": {strconv.Itoa(retryAfterSeconds)}}
+	}
+	return f
+}
+
+// Reset returns a fault that drops the connection with no answer.
+func Reset() Fault { return Fault{Reset: true} }

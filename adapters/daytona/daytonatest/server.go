@@ -1,0 +1,209 @@
+// Package daytonatest is a loopback Daytona for tests (yours too): the
+// control plane under /api with Daytona's state machine, guards and error
+// bodies, and failure injection per route. It follows the provider's real
+// behaviour where that differs from what clients assume: stop is not
+// idempotent (400 on a stopped sandbox), a delete frees the name at once,
+// create checks the snapshot before the name.
+package daytonatest
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubfault"
+)
+
+// Request is one request the server received.
+type Request struct {
+	Route  string // the matched pattern, e.g. "POST /api/sandbox/{idOrName}/stop"
+	Method string
+	Path   string
+	Query  string
+	Body   string
+	Header http.Header
+}
+
+// Server is a loopback Daytona. Use NewServer.
+type Server struct {
+	ts  *httptest.Server
+	key string
+
+	mu         sync.Mutex
+	sandboxes  map[string]*sandbox // by id, deleted ones until they are destroyed
+	order      []string            // ids in creation order
+	requests   []Request
+	faults     stubfault.Queue
+	snapshots  map[string]bool
+	transition time.Duration // how long starting, stopping and the like take
+	destroying time.Duration // how long a deleted sandbox stays visible by id
+	held       map[string]bool
+	closed     bool
+}
+
+// Option configures NewServer.
+type Option func(*Server)
+
+// WithKey sets the accepted API key (default: random, dtn_ prefixed).
+func WithKey(key string) Option { return func(s *Server) { s.key = key } }
+
+// WithTransitions makes every state change (creating, starting, stopping,
+// destroying) take d of real time; the default is none.
+func WithTransitions(d time.Duration) Option {
+	return func(s *Server) { s.transition, s.destroying = d, d }
+}
+
+// WithSnapshots sets the snapshots creates may name (default: "default"
+// and "paddock-test"; an absent snapshot is always the default).
+func WithSnapshots(names ...string) Option {
+	return func(s *Server) {
+		s.snapshots = map[string]bool{}
+		for _, n := range names {
+			s.snapshots[n] = true
+		}
+	}
+}
+
+// NewServer starts a server on 127.0.0.1, closed when the test ends.
+func NewServer(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s := &Server{key: "dtn_" + randomHex(24), sandboxes: map[string]*sandbox{}, held: map[string]bool{},
+		snapshots: map[string]bool{"default": true, "paddock-test": true}}
+	for _, o := range opts {
+		o(s)
+	}
+	s.ts = httptest.NewServer(s.routes())
+	t.Cleanup(s.Close)
+	return s
+}
+
+// URL is the server's base URL.
+func (s *Server) URL() string { return s.ts.URL }
+
+// APIURL is the control plane's base, what an adapter's API URL is.
+func (s *Server) APIURL() string { return s.ts.URL + "/api" }
+
+// Key is the API key the server accepts.
+func (s *Server) Key() string { return s.key }
+
+// String names the server by its URL (never its key).
+func (s *Server) String() string { return "daytonatest.Server(" + s.URL() + ")" }
+
+// Close stops the server.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.ts.CloseClientConnections()
+	s.ts.Close()
+}
+
+// Requests returns every request received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Count returns how many requests matched route.
+func (s *Server) Count(route string) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if r.Route == route {
+			n++
+		}
+	}
+	return n
+}
+
+// routes serves the control plane under /api.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	handle := func(pattern string, h func(http.ResponseWriter, *http.Request, []byte)) {
+		mux.HandleFunc(pattern, s.serve(pattern, h))
+	}
+	handle("POST /api/sandbox", s.create)
+	handle("GET /api/sandbox", s.list)
+	handle("GET /api/sandbox/{idOrName}", s.get)
+	handle("DELETE /api/sandbox/{idOrName}", s.delete)
+	handle("POST /api/sandbox/{idOrName}/start", s.start)
+	handle("POST /api/sandbox/{idOrName}/stop", s.stop)
+	handle("POST /api/sandbox/{idOrName}/archive", s.archive)
+	handle("POST /api/sandbox/{idOrName}/network-settings", s.network)
+	handle("GET /api/sandbox/{idOrName}/toolbox-proxy-url", s.toolboxProxyURL)
+	handle("/", func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		apiError(w, r, http.StatusNotFound, "Cannot "+r.Method+" "+r.URL.Path)
+	})
+	return mux
+}
+
+// serve wraps a route: it records the request, checks the key, and applies
+// a queued fault before the route's own behaviour.
+func (s *Server) serve(route string, h func(http.ResponseWriter, *http.Request, []byte)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		s.mu.Lock()
+		s.requests = append(s.requests, Request{Route: route, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+			Body: string(body), Header: r.Header.Clone()})
+		s.mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer "+s.key {
+			apiError(w, r, http.StatusUnauthorized, "Unauthorized")
+			return
+		}
+		if s.applyFault(route, w, r) {
+			return
+		}
+		h(w, r, body)
+	}
+}
+
+// apiError answers Daytona's control-plane error body.
+func apiError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	writeJSON(w, status, map[string]any{"path": r.URL.Path, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+		"statusCode": status, "error": http.StatusText(status), "message": msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// randomHex is n random hex digits.
+func randomHex(n int) string {
+	b := make([]byte, (n+1)/2)
+	_, _ = rand.Read(b)
+	const digits = "0123456789abcdef"
+	out := make([]byte, 0, len(b)*2)
+	for _, c := range b {
+		out = append(out, digits[c>>4], digits[c&15])
+	}
+	return string(out[:n])
+}
+
+// newID is a sandbox id shaped like Daytona's (a UUID).
+func newID() string {
+	h := randomHex(32)
+	return h[:8] + "-" + h[8:12] + "-4" + h[13:16] + "-a" + h[17:20] + "-" + h[20:]
+}
+
+// trimmed splits a comma list into its non-empty trimmed entries.
+func trimmed(list string) []string {
+	var out []string
+	for _, e := range strings.Split(list, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
