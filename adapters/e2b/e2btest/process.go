@@ -18,6 +18,7 @@ import (
 	"connectrpc.com/connect"
 	"github.com/creack/pty"
 	"github.com/paddockhq/paddock/adapters/e2b/envd/processpb"
+	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 )
 
 // exitRetention is how long an ended process still answers Connect.
@@ -302,13 +303,13 @@ func (sb *sandbox) start(req *processpb.StartRequest) (*process, *subscriber, er
 	// first, so a process and /files see the same files there.
 	script := `exec "$0" "$@"`
 	if mapped {
-		script = mountScript(sb.dir) + script
+		script = stubfs.MountScript(sb.dir) + script
 	}
 	cmd := exec.Command("/bin/sh", append([]string{"-c", script, cfg.GetCmd()}, cfg.GetArgs()...)...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if mapped {
-		sb.s.namespace(cmd.SysProcAttr)
+		stubfs.Namespace(cmd.SysProcAttr)
 	}
 	p := &process{tag: req.Tag, config: cfg, cmd: cmd, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
 	if req.GetPty() != nil {

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/adapters/internal/stubfault"
+	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 )
 
 // EnvdVersion is the envd version sandboxes report.
@@ -58,7 +59,7 @@ type Server struct {
 	faults    stubfault.Queue
 	maxTTL    time.Duration
 	envdMux   http.Handler
-	mapped    bool // processes see the sandbox's own /tmp and /home (see probeMounts)
+	mapped    bool // processes see the sandbox's own /tmp and /home (stubfs.Probe)
 	closed    bool
 	closing   chan struct{}  // closed by Close: long streams end
 	wg        sync.WaitGroup // process pumps
@@ -89,7 +90,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	}
 	s.root = dir
 	s.envdMux = s.envdHandler()
-	s.mapped = s.probeMounts()
+	s.mapped = stubfs.Probe(s.root)
 	s.ts = httptest.NewServer(s.routes())
 	t.Cleanup(s.Close)
 	return s
