@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -28,6 +31,9 @@ type sandbox struct {
 	networkAllowList   string
 	domainAllowList    string
 	deleted            bool
+	dir                string // its filesystem, as its processes see it
+	smu                sync.Mutex
+	sessions           map[string]*session
 }
 
 // settle ends a transition whose time has come (the caller holds s.mu);
@@ -149,6 +155,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 	sb := &sandbox{id: id, name: name, snapshot: snapshot, labels: orEmpty(req.Labels), env: orEmpty(req.Env),
 		createdAt: now, updatedAt: now, autoStop: orDefault(req.AutoStop, 15), autoArchive: orDefault(req.AutoArchive, 10080),
 		autoDelete: orDefault(req.AutoDelete, -1)}
+	sb.dir, sb.sessions = filepath.Join(s.root, id), map[string]*session{}
+	if err := os.MkdirAll(sb.resolve(home), 0o755); err != nil {
+		apiError(w, r, http.StatusInternalServerError, "creating the sandbox failed")
+		return
+	}
+	_ = os.MkdirAll(filepath.Join(sb.dir, "tmp"), 0o1777)
 	s.sandboxes[id] = sb
 	s.order = append(s.order, id)
 	s.begin(sb, "creating", "started", s.transition)
@@ -200,6 +212,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, _ []byte) {
 		return
 	}
 	sb.deleted = true
+	sb.dropSessions()
 	sb.name = "DESTROYED_" + sb.name + "_" + strconv.FormatInt(time.Now().UnixMilli(), 10)
 	out := s.dto(sb)
 	s.begin(sb, "destroying", "destroyed", s.destroying)
@@ -249,6 +262,7 @@ func (s *Server) stop(w http.ResponseWriter, r *http.Request, _ []byte) {
 		apiError(w, r, http.StatusConflict, "Sandbox state change in progress")
 		return
 	case sb.state == "started" || sb.state == "paused":
+		sb.dropSessions() // the daemon stops: its sessions are forgotten
 		s.begin(sb, "stopping", "stopped", s.transition)
 	default:
 		apiError(w, r, http.StatusBadRequest, "Sandbox is not in a stoppable state")
@@ -530,4 +544,15 @@ func (s *Server) Labels(idOrName string) map[string]string {
 		}
 	}
 	return out
+}
+
+// dropSessions kills and forgets every session (the daemon went away).
+func (sb *sandbox) dropSessions() {
+	sb.smu.Lock()
+	all := sb.sessions
+	sb.sessions = map[string]*session{}
+	sb.smu.Unlock()
+	for _, ss := range all {
+		ss.kill()
+	}
 }

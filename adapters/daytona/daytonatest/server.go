@@ -12,12 +12,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock/adapters/internal/stubfault"
+	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 )
 
 // Request is one request the server received.
@@ -45,6 +47,13 @@ type Server struct {
 	destroying time.Duration // how long a deleted sandbox stays visible by id
 	held       map[string]bool
 	closed     bool
+	closing    chan struct{} // closed by Close: long requests end
+	root       string        // the sandboxes' filesystems
+	mapped     bool          // processes see a sandbox's own /home and /tmp (stubfs.Probe)
+	toolboxMux http.Handler
+	wg         sync.WaitGroup // command runners
+	idlePolls  int            // follow polls of nothing before the exit code is checked
+	frameSize  int            // the largest follow frame
 }
 
 // Option configures NewServer.
@@ -58,6 +67,15 @@ func WithKey(key string) Option { return func(s *Server) { s.key = key } }
 func WithTransitions(d time.Duration) Option {
 	return func(s *Server) { s.transition, s.destroying = d, d }
 }
+
+// WithFollowIdle sets how many 20 ms polls of nothing a log follow waits
+// before it looks for the exit code (default 50: about a second, as the
+// daemon does).
+func WithFollowIdle(polls int) Option { return func(s *Server) { s.idlePolls = max(polls, 1) } }
+
+// WithFrameSize sets the largest follow frame (default 1024, as the
+// daemon sends), so tests can cut markers anywhere.
+func WithFrameSize(n int) Option { return func(s *Server) { s.frameSize = max(n, 1) } }
 
 // WithSnapshots sets the snapshots creates may name (default: "default"
 // and "paddock-test"; an absent snapshot is always the default).
@@ -74,10 +92,18 @@ func WithSnapshots(names ...string) Option {
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	s := &Server{key: "dtn_" + randomHex(24), sandboxes: map[string]*sandbox{}, held: map[string]bool{},
-		snapshots: map[string]bool{"default": true, "paddock-test": true}}
+		snapshots: map[string]bool{"default": true, "paddock-test": true}, closing: make(chan struct{}),
+		idlePolls: defaultIdlePoll, frameSize: followFrame}
 	for _, o := range opts {
 		o(s)
 	}
+	dir, err := os.MkdirTemp("", "daytonatest-")
+	if err != nil {
+		t.Fatalf("daytonatest: %v", err)
+	}
+	s.root = dir
+	s.mapped = stubfs.Probe(dir)
+	s.toolboxMux = s.toolboxHandler()
 	s.ts = httptest.NewServer(s.routes())
 	t.Cleanup(s.Close)
 	return s
@@ -103,9 +129,19 @@ func (s *Server) Close() {
 		return
 	}
 	s.closed = true
+	close(s.closing)
+	var all []*sandbox
+	for _, sb := range s.sandboxes {
+		all = append(all, sb)
+	}
 	s.mu.Unlock()
+	for _, sb := range all {
+		sb.dropSessions()
+	}
 	s.ts.CloseClientConnections()
 	s.ts.Close()
+	s.wg.Wait()
+	_ = os.RemoveAll(s.root)
 }
 
 // Requests returns every request received so far, in order.
@@ -141,6 +177,7 @@ func (s *Server) routes() http.Handler {
 	handle("POST /api/sandbox/{idOrName}/archive", s.archive)
 	handle("POST /api/sandbox/{idOrName}/network-settings", s.network)
 	handle("GET /api/sandbox/{idOrName}/toolbox-proxy-url", s.toolboxProxyURL)
+	mux.HandleFunc("/toolbox/{id}/{rest...}", s.toolbox)
 	handle("/", func(w http.ResponseWriter, r *http.Request, _ []byte) {
 		apiError(w, r, http.StatusNotFound, "Cannot "+r.Method+" "+r.URL.Path)
 	})

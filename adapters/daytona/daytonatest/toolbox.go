@@ -1,0 +1,675 @@
+package daytonatest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubfs"
+)
+
+// The toolbox: each sandbox's daemon behind the proxy at
+// /toolbox/{id}/..., running real processes in the sandbox's directory
+// (its home is /home/daytona; where mount namespaces work, processes see
+// the sandbox's own /home and /tmp).
+
+// home is the sandbox user's home inside a sandbox.
+const home = "/home/daytona"
+
+// toolboxRoute is a toolbox route as requests record it: "TOOLBOX " and
+// the daemon's own pattern.
+func toolboxRoute(pattern string) string { return "TOOLBOX " + pattern }
+
+// toolboxHandler serves every sandbox's daemon; the sandbox comes with
+// the request's context.
+func (s *Server) toolboxHandler() http.Handler {
+	mux := http.NewServeMux()
+	handle := func(pattern string, h http.HandlerFunc) {
+		route := toolboxRoute(pattern)
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			if s.applyFault(route, w, r) {
+				return
+			}
+			h(w, r)
+		})
+	}
+	handle("POST /process/execute", s.execute)
+	handle("POST /process/session", s.createSession)
+	handle("GET /process/session", s.listSessions)
+	handle("GET /process/session/{session}", s.getSession)
+	handle("DELETE /process/session/{session}", s.deleteSession)
+	handle("POST /process/session/{session}/exec", s.sessionExec)
+	handle("GET /process/session/{session}/command/{command}", s.getCommand)
+	handle("POST /process/session/{session}/command/{command}/input", s.sendInput)
+	handle("GET /process/session/{session}/command/{command}/logs", s.logs)
+	handle("POST /files/upload", s.upload)
+	handle("GET /files/download", s.download)
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, "404 page not found")
+	})
+	return mux
+}
+
+type sandboxKey struct{}
+
+func sandboxOf(r *http.Request) *sandbox { return r.Context().Value(sandboxKey{}).(*sandbox) }
+
+// toolbox routes /toolbox/{id}/...: the proxy checks the key, and a
+// sandbox that is not started answers 502 with no body.
+func (s *Server) toolbox(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	rest := "/" + r.PathValue("rest")
+	body, r := peek(r)
+	s.mu.Lock()
+	sb := s.find(id)
+	started := sb != nil && sb.id == id && !sb.deleted && sb.state == "started"
+	s.mu.Unlock()
+	route := r.Method + " " + rest
+	if pattern := s.matchToolbox(r, rest); pattern != "" {
+		route = toolboxRoute(pattern)
+	}
+	s.record(route, r, body)
+	if r.Header.Get("Authorization") != "Bearer "+s.key {
+		apiError(w, r, http.StatusUnauthorized, "Unauthorized")
+		return
+	}
+	if !started {
+		w.WriteHeader(http.StatusBadGateway)
+		return
+	}
+	inner := r.Clone(context.WithValue(r.Context(), sandboxKey{}, sb))
+	inner.URL.Path, inner.URL.RawPath = rest, ""
+	s.toolboxMux.ServeHTTP(w, inner)
+}
+
+// matchToolbox is the daemon pattern a toolbox request matches, or "".
+func (s *Server) matchToolbox(r *http.Request, rest string) string {
+	probe := r.Clone(r.Context())
+	probe.URL.Path, probe.URL.RawPath = rest, ""
+	_, pattern := s.toolboxMux.(*http.ServeMux).Handler(probe)
+	if pattern == "/" {
+		return ""
+	}
+	return pattern
+}
+
+// record logs one request.
+func (s *Server) record(route string, r *http.Request, body []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, Request{Route: route, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+		Body: string(body), Header: r.Header.Clone()})
+}
+
+// peek reads a small request body for the log and puts it back; an upload
+// is logged empty and left alone.
+func peek(r *http.Request) ([]byte, *http.Request) {
+	if r.ContentLength < 0 || r.ContentLength > 1<<20 || strings.Contains(r.URL.Path, "/files/") {
+		return nil, r
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, r
+}
+
+// toolboxError answers the daemon's error body.
+func toolboxError(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	writeJSON(w, status, map[string]any{"statusCode": status, "message": msg, "code": code,
+		"timestamp": time.Now().UTC().Format(time.RFC3339Nano), "path": r.URL.Path, "method": r.Method})
+}
+
+// degenerate answers the 500 body of a wrapped service error: no code, no
+// method, a zero timestamp, an empty path.
+func degenerate(w http.ResponseWriter, msg string) {
+	writeJSON(w, http.StatusInternalServerError, map[string]any{"statusCode": 500, "message": msg,
+		"timestamp": "0001-01-01T00:00:00Z", "path": ""})
+}
+
+// resolve maps a path inside the sandbox to this machine: absolute paths
+// under the sandbox's directory, relative ones under the home.
+func (sb *sandbox) resolve(p string) string {
+	if !strings.HasPrefix(p, "/") {
+		p = home + "/" + p
+	}
+	return filepath.Join(sb.dir, filepath.Clean("/"+p))
+}
+
+// shell is a process running a shell in the sandbox: the script comes
+// on its stdin when script is set, as the daemon feeds it.
+func (s *Server) shell(sb *sandbox, cwd string, envs map[string]string, args ...string) *exec.Cmd {
+	dir := sb.resolve(home)
+	if cwd != "" {
+		dir = sb.resolve(cwd)
+	}
+	homeDir := sb.resolve(home)
+	prefix := ""
+	if s.mapped {
+		homeDir, prefix = home, stubfs.MountScript(sb.dir)
+	}
+	shell := "/bin/sh"
+	if _, err := os.Stat("/bin/bash"); err == nil {
+		shell = "/bin/bash"
+	}
+	cmd := exec.Command("/bin/sh", append([]string{"-c", prefix + `exec "$0" "$@"`, shell}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + homeDir, "USER=daytona", "LANG=C.UTF-8"}
+	for k, v := range envs {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if s.mapped {
+		stubfs.Namespace(cmd.SysProcAttr)
+	}
+	return cmd
+}
+
+// execute is POST /process/execute: the command is the shell's stdin,
+// stdout and stderr share one pipe, a timeout (seconds) kills the group
+// and answers 408 without the output.
+func (s *Server) execute(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Command string            `json:"command"`
+		Cwd     string            `json:"cwd"`
+		Timeout int               `json:"timeout"`
+		Envs    map[string]string `json:"envs"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		toolboxError(w, r, http.StatusBadRequest, "BAD_REQUEST", "bad request: invalid request body: "+err.Error())
+		return
+	}
+	switch {
+	case req.Command == "":
+		toolboxError(w, r, http.StatusBadRequest, "BAD_REQUEST", "bad request: invalid request body: Key: 'ExecuteRequest.Command' Error:Field validation for 'Command' failed on the 'required' tag")
+		return
+	case strings.TrimSpace(req.Command) == "":
+		toolboxError(w, r, http.StatusBadRequest, "BAD_REQUEST", "bad request: command cannot be empty or whitespace-only")
+		return
+	}
+	for k := range req.Envs {
+		if !validEnvName(k) {
+			toolboxError(w, r, http.StatusBadRequest, "BAD_REQUEST", fmt.Sprintf("bad request: invalid environment variable name: '%s'", k))
+			return
+		}
+	}
+	sb := sandboxOf(r)
+	if req.Cwd != "" {
+		if info, err := os.Stat(sb.resolve(req.Cwd)); err != nil || !info.IsDir() {
+			writeJSON(w, http.StatusOK, map[string]any{"exitCode": -1, "result": "fork/exec /usr/bin/bash: no such file or directory"})
+			return
+		}
+	}
+	cmd := s.shell(sb, req.Cwd, req.Envs)
+	cmd.Stdin = strings.NewReader(req.Command)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		writeJSON(w, http.StatusOK, map[string]any{"exitCode": -1, "result": err.Error()})
+		return
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var limit <-chan time.Time
+	if req.Timeout > 0 {
+		limit = time.After(time.Duration(req.Timeout) * time.Second)
+	}
+	select {
+	case <-done:
+	case <-limit:
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		toolboxError(w, r, http.StatusRequestTimeout, "REQUEST_TIMEOUT", "request timeout: command execution timeout")
+		return
+	case <-s.closing:
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"exitCode": cmd.ProcessState.ExitCode(), "result": out.String()})
+}
+
+// validEnvName is a POSIX environment variable name.
+func validEnvName(k string) bool {
+	if k == "" || (k[0] >= '0' && k[0] <= '9') {
+		return false
+	}
+	for _, c := range k {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// Journal markers.
+var (
+	stdoutMarker = []byte{1, 1, 1}
+	stderrMarker = []byte{2, 2, 2}
+)
+
+// session is one daemon session: its commands run one after another.
+type session struct {
+	id       string
+	mu       sync.Mutex
+	commands map[string]*command
+	turn     sync.Mutex // held by the running command
+	gone     chan struct{}
+	deleted  bool
+}
+
+// command is one command of a session and its journal.
+type command struct {
+	id, text string
+	suppress bool
+	mu       sync.Mutex
+	log      bytes.Buffer // output.log
+	exitCode *int         // set once the journal is whole
+	observed bool         // someone read the exit code
+	stdin    io.WriteCloser
+	pgid     int
+	started  chan struct{} // closed once the process runs (or could not)
+	done     chan struct{}
+}
+
+func (c *command) append(marker, line []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.log.Write(marker)
+	c.log.Write(line)
+}
+
+// journal is the journal so far and whether the exit code exists.
+func (c *command) journal() ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]byte(nil), c.log.Bytes()...), c.exitCode != nil
+}
+
+// record is the command record; reading it observes the exit code.
+func (c *command) record() map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := map[string]any{"id": c.id, "command": c.text}
+	if c.exitCode != nil {
+		m["exitCode"] = *c.exitCode
+		c.observed = true
+	}
+	return m
+}
+
+// sessionOf finds a session of the request's sandbox.
+func sessionOf(r *http.Request) *session {
+	sb := sandboxOf(r)
+	sb.smu.Lock()
+	defer sb.smu.Unlock()
+	return sb.sessions[r.PathValue("session")]
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.SessionID == "" {
+		toolboxError(w, r, http.StatusBadRequest, "INVALID_REQUEST_BODY", "invalid request body")
+		return
+	}
+	if req.SessionID == "entrypoint" {
+		toolboxError(w, r, http.StatusBadRequest, "BAD_REQUEST", "bad request: session ID is reserved")
+		return
+	}
+	sb := sandboxOf(r)
+	sb.smu.Lock()
+	defer sb.smu.Unlock()
+	if sb.sessions[req.SessionID] != nil {
+		toolboxError(w, r, http.StatusConflict, "CONFLICT", "conflict: session already exists")
+		return
+	}
+	sb.sessions[req.SessionID] = &session{id: req.SessionID, commands: map[string]*command{}, gone: make(chan struct{})}
+	w.WriteHeader(http.StatusCreated)
+}
+
+// view is a session as the daemon answers it (commands in no set order).
+func (ss *session) view() map[string]any {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	cmds := []map[string]any{}
+	for _, c := range ss.commands {
+		cmds = append(cmds, c.record())
+	}
+	return map[string]any{"sessionId": ss.id, "commands": cmds}
+}
+
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	sb := sandboxOf(r)
+	sb.smu.Lock()
+	all := make([]*session, 0, len(sb.sessions))
+	for _, ss := range sb.sessions {
+		all = append(all, ss)
+	}
+	sb.smu.Unlock()
+	out := []map[string]any{}
+	for _, ss := range all {
+		out = append(out, ss.view())
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+	ss := sessionOf(r)
+	if ss == nil {
+		toolboxError(w, r, http.StatusNotFound, "NOT_FOUND", "not found: session not found")
+		return
+	}
+	writeJSON(w, http.StatusOK, ss.view())
+}
+
+// deleteSession kills the session's processes and forgets it (its logs
+// go with it).
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
+	sb := sandboxOf(r)
+	sb.smu.Lock()
+	ss := sb.sessions[r.PathValue("session")]
+	delete(sb.sessions, r.PathValue("session"))
+	sb.smu.Unlock()
+	if ss == nil {
+		toolboxError(w, r, http.StatusNotFound, "NOT_FOUND", "not found: session not found")
+		return
+	}
+	ss.kill()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// kill ends the session: its running commands' groups get SIGKILL.
+func (ss *session) kill() {
+	ss.mu.Lock()
+	if !ss.deleted {
+		ss.deleted = true
+		close(ss.gone)
+	}
+	cmds := make([]*command, 0, len(ss.commands))
+	for _, c := range ss.commands {
+		cmds = append(cmds, c)
+	}
+	ss.mu.Unlock()
+	for _, c := range cmds {
+		c.mu.Lock()
+		pgid := c.pgid
+		c.mu.Unlock()
+		if pgid > 0 {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	}
+}
+
+// sessionExec is POST …/exec: async answers 202 with the command id at
+// once; sync waits for the exit. The command runs after the session's
+// earlier ones.
+func (s *Server) sessionExec(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Command  string `json:"command"`
+		RunAsync bool   `json:"runAsync"`
+		Async    bool   `json:"async"`
+		Suppress bool   `json:"suppressInputEcho"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Command == "" {
+		w.WriteHeader(http.StatusBadRequest) // the daemon's empty 400
+		return
+	}
+	ss := sessionOf(r)
+	if ss == nil {
+		degenerate(w, "failed to execute command: not found: session not found")
+		return
+	}
+	c := &command{id: newID(), text: req.Command, suppress: req.Suppress, started: make(chan struct{}), done: make(chan struct{})}
+	ss.mu.Lock()
+	ss.commands[c.id] = c
+	ss.mu.Unlock()
+	async := req.RunAsync || req.Async
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.run(sandboxOf(r), ss, c, async)
+	}()
+	if async {
+		writeJSON(w, http.StatusAccepted, map[string]any{"cmdId": c.id, "output": nil, "stdout": nil, "stderr": nil, "exitCode": nil})
+		return
+	}
+	select {
+	case <-c.done:
+	case <-ss.gone:
+		degenerate(w, "failed to execute command: bad request: session cancelled")
+		return
+	}
+	out, _ := c.journal()
+	rec := c.record()
+	writeJSON(w, http.StatusOK, map[string]any{"cmdId": c.id, "output": string(logsFor(r, out).text), "exitCode": rec["exitCode"]})
+}
+
+// run runs one command after the session's earlier ones: its lines
+// journaled with their markers (NUL bytes dropped, a last unterminated line
+// given its newline), then its exit code, once the journal is whole.
+func (s *Server) run(sb *sandbox, ss *session, c *command, async bool) {
+	defer close(c.done)
+	startedOnce := sync.OnceFunc(func() { close(c.started) })
+	defer startedOnce()
+	ss.turn.Lock()
+	defer ss.turn.Unlock()
+	select {
+	case <-ss.gone:
+		return
+	default:
+	}
+	cmd := s.shell(sb, "", nil, "-c", c.text)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		code := -1
+		c.mu.Lock()
+		c.exitCode = &code
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Lock()
+	c.stdin, c.pgid = stdin, cmd.Process.Pid
+	c.mu.Unlock()
+	startedOnce()
+	if !async {
+		_ = stdin.Close() // a sync command's stdin is at EOF at once
+	}
+	ended := make(chan struct{})
+	defer close(ended)
+	go func() { // a session deleted meanwhile takes its command down
+		select {
+		case <-ss.gone:
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		case <-ended:
+		}
+	}()
+	var labelers sync.WaitGroup
+	label := func(from io.Reader, marker []byte) {
+		defer labelers.Done()
+		rd := bufio.NewReaderSize(from, 64<<10)
+		for {
+			line, err := rd.ReadBytes('\n')
+			if len(line) > 0 {
+				line = bytes.ReplaceAll(line, []byte{0}, nil)
+				if line[len(line)-1] != '\n' {
+					line = append(line, '\n')
+				}
+				c.append(marker, line)
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	labelers.Add(2)
+	go label(stdout, stdoutMarker)
+	go label(stderr, stderrMarker)
+	labelers.Wait()
+	_ = cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		code = 128 + int(ws.Signal())
+	}
+	c.mu.Lock()
+	c.exitCode, c.stdin = &code, nil
+	c.mu.Unlock()
+	_ = stdin.Close()
+}
+
+// commandOf finds a command of a session of the request's sandbox.
+func commandOf(w http.ResponseWriter, r *http.Request) (*session, *command) {
+	ss := sessionOf(r)
+	if ss == nil {
+		toolboxError(w, r, http.StatusNotFound, "NOT_FOUND", "not found: session not found")
+		return nil, nil
+	}
+	ss.mu.Lock()
+	c := ss.commands[r.PathValue("command")]
+	ss.mu.Unlock()
+	if c == nil {
+		toolboxError(w, r, http.StatusNotFound, "NOT_FOUND", "not found: command not found")
+		return nil, nil
+	}
+	return ss, c
+}
+
+func (s *Server) getCommand(w http.ResponseWriter, r *http.Request) {
+	if _, c := commandOf(w, r); c != nil {
+		writeJSON(w, http.StatusOK, c.record())
+	}
+}
+
+// sendInput is POST …/input: the data, with a newline added when it has
+// none, to the command's stdin, echoed into the journal unless suppressed;
+// after the exit, 410 when the exit code was seen, else 500.
+func (s *Server) sendInput(w http.ResponseWriter, r *http.Request) {
+	_, c := commandOf(w, r)
+	if c == nil {
+		return
+	}
+	var req struct {
+		Data string `json:"data"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Data == "" {
+		toolboxError(w, r, http.StatusBadRequest, "INVALID_REQUEST_BODY", "invalid request body")
+		return
+	}
+	data := req.Data
+	if !strings.HasSuffix(data, "\n") {
+		data += "\n"
+	}
+	select { // a command queued behind others has no input pipe yet
+	case <-c.started:
+	case <-r.Context().Done():
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.exitCode != nil && c.observed:
+		toolboxError(w, r, http.StatusGone, "GONE", fmt.Sprintf("gone: command has already completed with exit code %d", *c.exitCode))
+		return
+	case c.stdin == nil:
+		degenerate(w, "failed to open input pipe: open input.pipe: no such file or directory")
+		return
+	}
+	if _, err := io.WriteString(c.stdin, data); err != nil {
+		degenerate(w, "failed to write to input pipe: "+err.Error())
+		return
+	}
+	if !c.suppress {
+		c.log.Write(stdoutMarker)
+		c.log.WriteString(data)
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// logView is a journal as one client asks for it.
+type logView struct {
+	contentType string
+	text        []byte
+}
+
+// logsFor renders a journal by the request's headers: split output asked
+// for is the raw journal; an SDK version ≥ 0.167.0 gets JSON; anything
+// else has its markers stripped.
+func logsFor(r *http.Request, journal []byte) logView {
+	switch {
+	case r.Header.Get("X-Daytona-Split-Output") == "true":
+		return logView{"text/plain; charset=utf-8", journal}
+	case newSDK(r.Header.Get("X-Daytona-SDK-Version")):
+		var out, errb []byte
+		var cur *[]byte
+		for len(journal) > 0 {
+			switch {
+			case bytes.HasPrefix(journal, stdoutMarker):
+				cur, journal = &out, journal[3:]
+			case bytes.HasPrefix(journal, stderrMarker):
+				cur, journal = &errb, journal[3:]
+			default:
+				if cur != nil {
+					*cur = append(*cur, journal[0])
+				}
+				journal = journal[1:]
+			}
+		}
+		b, _ := json.Marshal(map[string]string{"output": string(journalOf(out, errb)), "stdout": string(out), "stderr": string(errb)})
+		return logView{"application/json; charset=utf-8", b}
+	}
+	stripped := bytes.ReplaceAll(bytes.ReplaceAll(journal, stdoutMarker, nil), stderrMarker, nil)
+	return logView{"text/plain; charset=utf-8", stripped}
+}
+
+// journalOf is a stand-in raw output for the JSON view.
+func journalOf(out, errb []byte) []byte {
+	return append(append(append([]byte(nil), stdoutMarker...), out...), append(append([]byte(nil), stderrMarker...), errb...)...)
+}
+
+// newSDK reports an SDK version at or above 0.167.0 (or a dev build).
+func newSDK(v string) bool {
+	v = strings.TrimPrefix(v, "v")
+	if v == "" {
+		return false
+	}
+	if strings.Contains(v, "dev") {
+		return true
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(v, "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 0 || minor >= 167
+}
+
+// logs is GET …/logs: the whole journal (no Range), or, upgraded to a
+// WebSocket, the journal followed (see follow).
+func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
+	ss, c := commandOf(w, r)
+	if c == nil {
+		return
+	}
+	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		s.follow(w, r, ss, c)
+		return
+	}
+	journal, _ := c.journal()
+	v := logsFor(r, journal)
+	w.Header().Set("Content-Type", v.contentType)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(v.text)
+}
