@@ -1,0 +1,221 @@
+package daytona
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/httpx"
+)
+
+// The toolbox: the daemon in each sandbox, reached through the proxy at
+// the sandbox's toolbox URL with the same Bearer key. Every call asks for
+// split output (X-Daytona-Split-Output: true), so journals come raw, with
+// their stream markers.
+
+// toolbox is one sandbox's toolbox API.
+type toolbox struct {
+	a    *Adapter
+	rest *httpx.REST
+}
+
+// toolboxOf starts the sandbox if it is not running and answers its
+// toolbox.
+func (a *Adapter) toolboxOf(ctx context.Context, h paddock.Handle) (*toolbox, error) {
+	sb, err := a.started(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	base, err := a.toolboxURL(ctx, sb)
+	if err != nil {
+		return nil, err
+	}
+	return a.toolboxAt(base), nil
+}
+
+// toolboxAt is the toolbox at base.
+func (a *Adapter) toolboxAt(base string) *toolbox {
+	return &toolbox{a: a, rest: &httpx.REST{Provider: paddock.ProviderDaytona, BaseURL: base, MaxBody: maxBody, Log: a.log,
+		Authorize: func(req *http.Request) error {
+			if err := a.authorize(req); err != nil {
+				return err
+			}
+			req.Header.Set("X-Daytona-Split-Output", "true")
+			return nil
+		}}}
+}
+
+// quote is s as one single-quoted shell word.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// commandLine renders cmd as one shell command: cd to its directory, its
+// environment as assignments, every word quoted.
+func commandLine(cmd paddock.Cmd) string {
+	var b strings.Builder
+	if cmd.Dir != "" {
+		b.WriteString("cd " + quote(cmd.Dir) + " && ")
+	}
+	for _, e := range cmd.Env {
+		b.WriteString(e.Name + "=" + quote(e.Value) + " ")
+	}
+	b.WriteString(quote(cmd.Path))
+	for _, arg := range cmd.Args {
+		b.WriteString(" " + quote(arg))
+	}
+	return b.String()
+}
+
+// textOnly reports whether every word of cmd is UTF-8 text: the toolbox
+// takes commands as JSON strings.
+func textOnly(cmd paddock.Cmd) bool {
+	if !utf8.ValidString(cmd.Path) || !utf8.ValidString(cmd.Dir) {
+		return false
+	}
+	for _, a := range cmd.Args {
+		if !utf8.ValidString(a) {
+			return false
+		}
+	}
+	for _, e := range cmd.Env {
+		if !utf8.ValidString(e.Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// newBoundary is a line no base64 text contains.
+func newBoundary() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "--paddock-" + hex.EncodeToString(b) + "--"
+}
+
+// execScript runs cmdLine with stdin closed, its stdout and stderr (or
+// both, merged) into files, then prints each base64-encoded around the
+// boundary, so bytes survive the JSON answer exactly; it ends with the
+// command's own exit code. (The toolbox feeds the script to the shell on
+// stdin, hence </dev/null for the command.)
+func execScript(cmdLine, boundary string, merge bool) string {
+	redirect := `>"$__o" 2>"$__e"`
+	if merge {
+		redirect = `>"$__o" 2>&1`
+	}
+	return `__o=$(mktemp) && __e=$(mktemp) || exit 125
+{ ` + cmdLine + `
+} ` + redirect + ` </dev/null
+__c=$?
+base64 "$__o"; printf '\n%s\n' '` + boundary + `'; base64 "$__e"
+rm -f "$__o" "$__e"
+exit $__c`
+}
+
+// Exec runs cmd to completion through /process/execute under one
+// deadline: the daemon kills it at the timeout too. Output is held up to
+// the cap; the exit code is the command's own.
+func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
+	dl, out, err := paddock.StartExec(cmd, opts, a.cfg.Exec, nil)
+	if err != nil {
+		return paddock.ExecResult{}, err
+	}
+	if !textOnly(cmd) {
+		return paddock.ExecResult{}, &paddock.InvalidError{Detail: paddock.DetailCommand + ": Daytona carries commands as UTF-8 text"}
+	}
+	ctx, cancel := dl.Context(ctx)
+	defer cancel()
+	tb, err := a.toolboxOf(ctx, h)
+	if err != nil {
+		return paddock.ExecResult{}, execError(dl, err)
+	}
+	boundary := newBoundary()
+	body := map[string]any{"command": execScript(commandLine(cmd), boundary, opts.StderrToStdout)}
+	if dl.Finite() {
+		body["timeout"] = max(int(math.Ceil(dl.Remaining().Seconds())), 1)
+	}
+	// The answer holds the output base64-encoded: allow for that.
+	rest := *tb.rest
+	rest.MaxBody = opts.OutputCap()*4/3 + 1<<20
+	status, header, data, err := rest.Call(ctx, a.streaming, http.MethodPost, "/process/execute", nil, body)
+	switch {
+	case err != nil:
+		return paddock.ExecResult{}, execError(dl, err)
+	case status == http.StatusRequestTimeout:
+		return paddock.ExecResult{}, dl.Err()
+	case status != http.StatusOK:
+		return paddock.ExecResult{}, execError(dl, rest.StatusError(status, header, data))
+	}
+	if dl.Finite() && dl.Expired() {
+		return paddock.ExecResult{}, dl.Err()
+	}
+	var res struct {
+		ExitCode *int   `json:"exitCode"`
+		Result   string `json:"result"`
+	}
+	if err := rest.Decode(data, &res); err != nil {
+		return paddock.ExecResult{}, err
+	}
+	if res.ExitCode == nil || *res.ExitCode < 0 {
+		return paddock.ExecResult{}, &paddock.ProviderError{Provider: paddock.ProviderDaytona, Detail: "execute answered no exit code: " + clip(res.Result)}
+	}
+	stdout, stderr, ok := splitExec(res.Result, boundary)
+	if !ok {
+		if *res.ExitCode == 125 {
+			return paddock.ExecResult{}, &paddock.UnavailableError{Detail: "daytona: the exec wrapper could not start: " + clip(res.Result)}
+		}
+		return paddock.ExecResult{}, &paddock.ProviderError{Provider: paddock.ProviderDaytona, Detail: "execute answered output the wrapper did not write"}
+	}
+	if err := out.Add(paddock.EventStdout, stdout); err != nil {
+		return paddock.ExecResult{}, err
+	}
+	if err := out.Add(paddock.EventStderr, stderr); err != nil {
+		return paddock.ExecResult{}, err
+	}
+	return out.Result(*res.ExitCode), nil
+}
+
+// splitExec decodes the wrapper's answer: base64 stdout, the boundary
+// line, base64 stderr.
+func splitExec(result, boundary string) (stdout, stderr []byte, ok bool) {
+	before, after, found := strings.Cut(result, "\n"+boundary+"\n")
+	if !found {
+		return nil, nil, false
+	}
+	dec := func(s string) ([]byte, bool) {
+		b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(s), ""))
+		return b, err == nil
+	}
+	stdout, ok1 := dec(before)
+	stderr, ok2 := dec(after)
+	return stdout, stderr, ok1 && ok2
+}
+
+// clip shortens a provider's text for an error.
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
+}
+
+// execError is the deadline's error once it passed, else err.
+func execError(dl paddock.ExecDeadline, err error) error {
+	if dl.Finite() && dl.Expired() {
+		return dl.Err()
+	}
+	return err
+}
+
+// decodeJSON reads a JSON answer, or the provider's error.
+func decodeJSON(data []byte, out any) error {
+	if err := json.Unmarshal(data, out); err != nil {
+		return &paddock.ProviderError{Provider: paddock.ProviderDaytona, Detail: "malformed answer: " + err.Error()}
+	}
+	return nil
+}
