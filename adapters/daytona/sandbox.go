@@ -46,6 +46,17 @@ var startingStates = map[string]bool{"starting": true, "restoring": true, "resum
 // failed reports a state a sandbox does not leave by itself.
 func failed(state string) bool { return state == "error" || state == "build_failed" }
 
+var _ interface {
+	paddock.Adapter
+	paddock.PolicyApplier
+} = (*Adapter)(nil)
+
+// Capabilities are what Daytona offers through this adapter: suspend
+// (stop/start), network policy, and attach (sessions).
+func (a *Adapter) Capabilities() paddock.CapabilitySet {
+	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach)
+}
+
 // Provider returns "daytona".
 func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderDaytona }
 

@@ -1,0 +1,104 @@
+package daytona
+
+import (
+	"context"
+	"io"
+	"io/fs"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/httpx"
+)
+
+// WriteFile streams r into path as a multipart upload (the daemon makes
+// the parents), then sets mode's permission bits with chmod when they are
+// not the 0644 a new file gets. Nothing is held whole in memory, and r is
+// never read after WriteFile returns.
+func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, p string, mode fs.FileMode, r io.Reader) error {
+	if err := paddock.ValidatePath(p); err != nil {
+		return err
+	}
+	tb, err := a.toolboxOf(ctx, h)
+	if err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		part, err := mw.CreateFormFile("file", path.Base(p))
+		if err == nil {
+			_, err = io.Copy(part, r)
+		}
+		if err == nil {
+			err = mw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	req, err := tb.rest.NewRequest(ctx, http.MethodPost, "/files/upload", url.Values{"path": {p}}, pr)
+	if err != nil {
+		_ = pr.CloseWithError(err)
+		<-copied
+		return err
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	res, err := a.streaming.Do(req)
+	_ = pr.CloseWithError(io.ErrClosedPipe) // the copier's next write fails
+	<-copied
+	if err != nil {
+		return httpx.Transport(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(res.Body, maxBody))
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return tb.rest.StatusError(res.StatusCode, res.Header, body)
+	}
+	if mode.Perm() == 0o644 {
+		return nil
+	}
+	res2, err := a.Exec(ctx, h, paddock.NewCmd("chmod", strconv.FormatUint(uint64(mode.Perm()), 8), p), paddock.ExecOpts{})
+	if err != nil {
+		return err
+	}
+	if res2.ExitCode != 0 {
+		return &paddock.UnavailableError{Detail: "daytona: chmod of the written file failed: " + string(res2.Stderr)}
+	}
+	return nil
+}
+
+// ReadFile streams the file at path; ErrNotFound when it is absent, a
+// directory is invalid.
+func (a *Adapter) ReadFile(ctx context.Context, h paddock.Handle, p string) (io.ReadCloser, error) {
+	if err := paddock.ValidatePath(p); err != nil {
+		return nil, err
+	}
+	tb, err := a.toolboxOf(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	req, err := tb.rest.NewRequest(ctx, http.MethodGet, "/files/download", url.Values{"path": {p}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := a.streaming.Do(req)
+	if err != nil {
+		return nil, httpx.Transport(err)
+	}
+	if res.StatusCode == http.StatusOK {
+		return res.Body, nil
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(res.Body, maxBody))
+	switch res.StatusCode {
+	case http.StatusNotFound:
+		return nil, paddock.ErrNotFound
+	case http.StatusBadRequest:
+		return nil, &paddock.InvalidError{Detail: paddock.DetailPath + ": not a file", Status: res.StatusCode}
+	}
+	return nil, tb.rest.StatusError(res.StatusCode, res.Header, body)
+}
