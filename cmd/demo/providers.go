@@ -9,6 +9,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/adapters/daytona"
 	"github.com/paddockhq/paddock/adapters/docker"
 	"github.com/paddockhq/paddock/adapters/e2b"
 	"github.com/paddockhq/paddock/adapters/local"
@@ -22,8 +23,8 @@ import (
 // else the default socket; image PADDOCK_DOCKER_IMAGE), and each hosted
 // provider whose credentials getenv finds (Sprites: SPRITES_TOKEN, with
 // SPRITES_BASE_URL and SPRITES_CHECKPOINTS=1 optional; E2B: E2B_API_KEY,
-// with E2B_BASE_URL, E2B_TEMPLATE and E2B_USER optional). Daytona joins
-// here when its adapter lands.
+// with E2B_BASE_URL, E2B_TEMPLATE and E2B_USER optional; Daytona:
+// DAYTONA_API_KEY, with DAYTONA_API_URL and DAYTONA_SNAPSHOT optional).
 func registry(localRoot string, log zerolog.Logger, getenv func(string) string) (paddock.Registry, func(), error) {
 	opts := []local.Option{local.WithLogger(log)}
 	if localRoot != "" {
@@ -45,6 +46,10 @@ func registry(localRoot string, log zerolog.Logger, getenv func(string) string) 
 	if key := getenv("E2B_API_KEY"); key != "" {
 		reg[paddock.ProviderE2B] = e2b.New(e2b.Config{APIKey: paddock.NewSecret(key), BaseURL: getenv("E2B_BASE_URL"),
 			Template: getenv("E2B_TEMPLATE"), User: getenv("E2B_USER"), Logger: log})
+	}
+	if key := getenv("DAYTONA_API_KEY"); key != "" {
+		reg[paddock.ProviderDaytona] = daytona.New(daytona.Config{APIKey: paddock.NewSecret(key), APIURL: getenv("DAYTONA_API_URL"),
+			Snapshot: getenv("DAYTONA_SNAPSHOT"), Logger: log})
 	}
 	closers := []func(){func() { _ = l.Close() }}
 	if d := dockerProvider(getenv, log); d != nil {

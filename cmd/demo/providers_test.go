@@ -22,6 +22,8 @@ func TestRegistryFollowsTheEnvironment(t *testing.T) {
 			[]paddock.Provider{paddock.ProviderFake, paddock.ProviderLocal, paddock.ProviderSprites}},
 		{"an E2B key", map[string]string{"E2B_API_KEY": "e2b_key", "E2B_TEMPLATE": "code-interpreter", "DOCKER_HOST": "unix:///nonexistent/docker.sock"},
 			[]paddock.Provider{paddock.ProviderFake, paddock.ProviderLocal, paddock.ProviderE2B}},
+		{"a Daytona key", map[string]string{"DAYTONA_API_KEY": "dtn_key", "DOCKER_HOST": "unix:///nonexistent/docker.sock"},
+			[]paddock.Provider{paddock.ProviderFake, paddock.ProviderLocal, paddock.ProviderDaytona}},
 		{"both hosted keys", map[string]string{"E2B_API_KEY": "e2b_key", "SPRITES_TOKEN": "tok", "DOCKER_HOST": "unix:///nonexistent/docker.sock"},
 			[]paddock.Provider{paddock.ProviderFake, paddock.ProviderLocal, paddock.ProviderSprites, paddock.ProviderE2B}},
 	}
