@@ -64,3 +64,22 @@ func TestExec(t *testing.T) {
 	assert.Zero(t, res.ExitCode)
 	assert.Equal(t, "started", srv.State("box"))
 }
+
+// The follow's frames cut the journal anywhere, markers included: at one,
+// two, three and seven bytes a frame, each stream still gets exactly its
+// bytes (NUL, no final newline, invalid UTF-8 kept) and the real exit.
+func TestSpawnFollowsFramesCutAnywhere(t *testing.T) {
+	t.Parallel()
+	for _, size := range []int{1, 2, 3, 7} {
+		srv := daytonatest.NewServer(t, fastFollow(), daytonatest.WithFrameSize(size))
+		a := newAdapter(t, srv)
+		h, err := a.Create(ctx, "box", paddock.CreateOpts{})
+		require.NoError(t, err)
+		st, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", `printf 'a\000b'; printf 'e1\n' >&2; printf '\377 no newline'; printf e2 >&2; exit 6`), paddock.SpawnOpts{})
+		require.NoError(t, err)
+		got, err := readStream(t, st)
+		require.NoError(t, err, "frames of %d", size)
+		assert.Equal(t, "a\x00b\xff no newline|e1\ne2|6", got, "frames of %d", size)
+		require.NoError(t, st.Close())
+	}
+}

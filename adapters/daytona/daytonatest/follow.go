@@ -48,7 +48,7 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, ss *session, c *
 			}
 		}
 	}()
-	following := r.URL.Query().Get("follow") == "true"
+	following := r.URL.Query().Get("follow") == "true" && !s.take(&s.cutFollows)
 	idleLimit := s.idlePolls
 	sent, idle := 0, 0
 	var carry []byte // stripped mode: bytes that may begin a marker

@@ -54,6 +54,8 @@ type Server struct {
 	wg         sync.WaitGroup // command runners
 	idlePolls  int            // follow polls of nothing before the exit code is checked
 	frameSize  int            // the largest follow frame
+	cutFollows int            // follows to close right after their replay
+	noExits    int            // commands whose exit code never appears
 }
 
 // Option configures NewServer.
@@ -76,6 +78,35 @@ func WithFollowIdle(polls int) Option { return func(s *Server) { s.idlePolls = m
 // WithFrameSize sets the largest follow frame (default 1024, as the
 // daemon sends), so tests can cut markers anywhere.
 func WithFrameSize(n int) Option { return func(s *Server) { s.frameSize = max(n, 1) } }
+
+// CutFollows makes the next n log follows close normally (1000) right
+// after replaying the journal so far, whether or not the command ended
+// (the early close some hosted daemons show).
+func (s *Server) CutFollows(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cutFollows += n
+}
+
+// WithholdExits makes the next n session commands never record an exit
+// code (as when a command's exit kills its session's shell): their
+// follows never close by themselves.
+func (s *Server) WithholdExits(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noExits += n
+}
+
+// take reports whether one of n queued faults applies, using it.
+func (s *Server) take(n *int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if *n == 0 {
+		return false
+	}
+	*n--
+	return true
+}
 
 // WithSnapshots sets the snapshots creates may name (default: "default"
 // and "paddock-test"; an absent snapshot is always the default).

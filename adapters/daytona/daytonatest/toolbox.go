@@ -280,6 +280,7 @@ type command struct {
 	stdin    io.WriteCloser
 	pgid     int
 	started  chan struct{} // closed once the process runs (or could not)
+	noExit   bool          // the exit code is never recorded (WithholdExits)
 	done     chan struct{}
 }
 
@@ -432,7 +433,8 @@ func (s *Server) sessionExec(w http.ResponseWriter, r *http.Request) {
 		degenerate(w, "failed to execute command: not found: session not found")
 		return
 	}
-	c := &command{id: newID(), text: req.Command, suppress: req.Suppress, started: make(chan struct{}), done: make(chan struct{})}
+	c := &command{id: newID(), text: req.Command, suppress: req.Suppress, started: make(chan struct{}), done: make(chan struct{}),
+		noExit: s.take(&s.noExits)}
 	ss.mu.Lock()
 	ss.commands[c.id] = c
 	ss.mu.Unlock()
@@ -526,7 +528,10 @@ func (s *Server) run(sb *sandbox, ss *session, c *command, async bool) {
 		code = 128 + int(ws.Signal())
 	}
 	c.mu.Lock()
-	c.exitCode, c.stdin = &code, nil
+	c.stdin = nil
+	if !c.noExit {
+		c.exitCode = &code
+	}
 	c.mu.Unlock()
 	_ = stdin.Close()
 }
