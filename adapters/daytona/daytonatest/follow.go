@@ -77,12 +77,12 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, ss *session, c *
 		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
 	}
 	for {
-		journal, exited := c.journal()
-		if len(journal) > sent {
-			if err := send(journal[sent:]); err != nil {
+		fresh, exited := c.since(sent)
+		if len(fresh) > 0 {
+			if err := send(fresh); err != nil {
 				return
 			}
-			sent, idle = len(journal), 0
+			sent, idle = sent+len(fresh), 0
 		} else {
 			idle++
 		}
@@ -96,8 +96,8 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, ss *session, c *
 		}
 		select {
 		case <-ss.gone:
-			if journal, _ := c.journal(); len(journal) > sent {
-				_ = send(journal[sent:])
+			if fresh, _ := c.since(sent); len(fresh) > 0 {
+				_ = send(fresh)
 			}
 			closeNormal()
 			return

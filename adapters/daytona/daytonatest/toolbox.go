@@ -298,6 +298,17 @@ func (c *command) journal() ([]byte, bool) {
 	return append([]byte(nil), c.log.Bytes()...), c.exitCode != nil
 }
 
+// since is the journal from offset on, and whether the exit code exists.
+func (c *command) since(offset int) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := c.log.Bytes()
+	if offset > len(b) {
+		offset = len(b)
+	}
+	return append([]byte(nil), b[offset:]...), c.exitCode != nil
+}
+
 // record is the command record; reading it observes the exit code.
 func (c *command) record() map[string]any {
 	c.mu.Lock()

@@ -1,0 +1,153 @@
+package daytona_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/adapters/daytona"
+	"github.com/paddockhq/paddock/adapters/daytona/daytonatest"
+	"github.com/paddockhq/paddock/messages"
+)
+
+// benchBytes is the stdout each side reads per iteration.
+const benchBytes = 16 << 20
+
+// BenchmarkStdout reads 16 MiB of a command's stdout three ways in each
+// iteration, in turn: the journal of the same wrapped command followed
+// straight from daytonatest's log WebSocket (the baseline: its frames,
+// not decoded), through the adapter's stream, and through the runtime's
+// FrameStream; it reports each side's MB/s of the command's output and
+// the ratios to the baseline.
+func BenchmarkStdout(b *testing.B) {
+	srv := daytonatest.NewServer(b, fastFollow())
+	a := newAdapter(b, srv)
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderDaytona: a}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = rt.Shutdown(c)
+	})
+	h, err := a.Create(ctx, "bench", paddock.CreateOpts{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := paddock.NewCmd("head", "-c", "16777216", "/dev/zero")
+	toolbox := srv.URL() + "/toolbox/" + srv.ID("bench")
+
+	var tRaw, tAdapter, tRuntime time.Duration
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		rawFollow(b, srv, toolbox, "raw-"+itoa(i), daytona.SpawnScript(cmd, false))
+		tRaw += time.Since(start)
+
+		start = time.Now()
+		st, err := a.Spawn(ctx, h, cmd, paddock.SpawnOpts{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for {
+			ev, err := st.Next(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ev.Kind == paddock.EventStdout {
+				n += len(ev.Data)
+				continue
+			}
+			if ev.Kind != paddock.EventExit {
+				b.Fatalf("ended with %v", ev)
+			}
+			break
+		}
+		_ = st.Close()
+		expect(b, n)
+		tAdapter += time.Since(start)
+
+		start = time.Now()
+		fs, err := rt.Spawn(ctx, h, cmd, paddock.SpawnOpts{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = 0
+		for f := range fs.C() {
+			if out, ok := f.(*messages.Stdout); ok {
+				n += len(out.GetData())
+			}
+		}
+		expect(b, n)
+		tRuntime += time.Since(start)
+	}
+	mbps := func(d time.Duration) float64 { return float64(b.N) * benchBytes / (1 << 20) / d.Seconds() }
+	b.ReportMetric(mbps(tRaw), "raw-MB/s")
+	b.ReportMetric(mbps(tAdapter), "adapter-MB/s")
+	b.ReportMetric(mbps(tRuntime), "runtime-MB/s")
+	b.ReportMetric(mbps(tAdapter)/mbps(tRaw), "adapter/raw")
+	b.ReportMetric(mbps(tRuntime)/mbps(tRaw), "runtime/raw")
+}
+
+func expect(b *testing.B, n int) {
+	if n != benchBytes {
+		b.Fatalf("read %d bytes, want %d", n, benchBytes)
+	}
+}
+
+// rawFollow runs script in a new session with plain HTTP and reads its
+// journal over the log WebSocket until the normal close.
+func rawFollow(b *testing.B, srv *daytonatest.Server, toolbox, session, script string) {
+	post := func(path string, body any) []byte {
+		data, _ := json.Marshal(body)
+		req, _ := http.NewRequest(http.MethodPost, toolbox+path, bytes.NewReader(data))
+		req.Header.Set("Authorization", "Bearer "+srv.Key())
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer res.Body.Close()
+		out, _ := io.ReadAll(res.Body)
+		return out
+	}
+	post("/process/session", map[string]string{"sessionId": session})
+	var exec struct {
+		CmdID string `json:"cmdId"`
+	}
+	if err := json.Unmarshal(post("/process/session/"+session+"/exec", map[string]any{"command": script, "runAsync": true}), &exec); err != nil {
+		b.Fatal(err)
+	}
+	u := "ws" + strings.TrimPrefix(toolbox, "http") + "/process/session/" + session + "/command/" + exec.CmdID + "/logs?follow=true"
+	conn, res, err := websocket.DefaultDialer.Dial(u, http.Header{"Authorization": {"Bearer " + srv.Key()}, "X-Daytona-Split-Output": {"true"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	res.Body.Close()
+	defer conn.Close()
+	total := 0
+	for {
+		_, frame, err := conn.ReadMessage()
+		if err != nil {
+			break
+		}
+		total += len(frame)
+	}
+	if total < benchBytes {
+		b.Fatalf("the journal held %d bytes", total)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, toolbox+"/process/session/"+session, nil)
+	req.Header.Set("Authorization", "Bearer "+srv.Key())
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		res.Body.Close()
+	}
+}
