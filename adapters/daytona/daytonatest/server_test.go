@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/paddockhq/paddock/adapters/daytona/daytonatest"
@@ -185,4 +186,41 @@ func TestFiles(t *testing.T) {
 	status, _, data = call(t, srv, http.MethodPost, tb+"/process/execute", map[string]any{"command": "cat /tmp/deep/f.txt"})
 	require.Equal(t, http.StatusOK, status)
 	assert.Contains(t, string(data), "0123456789", "processes see the files")
+}
+
+// Commands of one session run one after another: the second gets its id
+// at once but starts when the first ends. Input after an exit nobody read
+// is 500, not 410.
+func TestSessionCommandsQueue(t *testing.T) {
+	t.Parallel()
+	srv := daytonatest.NewServer(t)
+	tb := create(t, srv, "box")
+	status, _, _ := call(t, srv, http.MethodPost, tb+"/process/session", map[string]string{"sessionId": "s"})
+	require.Equal(t, http.StatusCreated, status)
+	exec := func(command string) string {
+		status, _, data := call(t, srv, http.MethodPost, tb+"/process/session/s/exec", map[string]any{"command": command, "runAsync": true})
+		require.Equal(t, http.StatusAccepted, status)
+		var out struct {
+			CmdID string `json:"cmdId"`
+		}
+		require.NoError(t, json.Unmarshal(data, &out))
+		return out.CmdID
+	}
+	first := exec("read x; echo first")
+	second := exec("echo second")
+	status, _, data := call(t, srv, http.MethodGet, tb+"/process/session/s/command/"+second+"/logs", nil)
+	require.Equal(t, http.StatusOK, status)
+	assert.Empty(t, data, "the second waits for the first")
+	status, _, _ = call(t, srv, http.MethodPost, tb+"/process/session/s/command/"+first+"/input", map[string]string{"data": "go"})
+	require.Equal(t, http.StatusNoContent, status)
+	require.Eventually(t, func() bool {
+		_, _, data := call(t, srv, http.MethodGet, tb+"/process/session/s/command/"+second+"/logs", nil)
+		return string(data) == "second\n"
+	}, 10*time.Second, 10*time.Millisecond)
+	status, _, _ = call(t, srv, http.MethodPost, tb+"/process/session/s/command/"+first+"/input", map[string]string{"data": "late"})
+	assert.Equal(t, http.StatusInternalServerError, status, "ended, its exit not yet read")
+	status, _, data = call(t, srv, http.MethodPost, tb+"/process/session/s/exec", map[string]any{"command": "echo sync; exit 5"})
+	require.Equal(t, http.StatusOK, status, "a sync exec answers when the command ends")
+	assert.Contains(t, string(data), `"exitCode":5`)
+	assert.Contains(t, string(data), `"output":"sync\n"`)
 }

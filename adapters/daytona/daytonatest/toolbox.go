@@ -689,3 +689,31 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(v.text)
 }
+
+// AppendJournal appends raw bytes to the journal of the newest command of
+// a sandbox's session (idOrName, then the session id), as if the daemon
+// had written them: growth between polls, lone marker bytes, text with no
+// marker at all. It reports whether the command was found.
+func (s *Server) AppendJournal(idOrName, sessionID string, raw []byte) bool {
+	s.mu.Lock()
+	sb := s.find(idOrName)
+	s.mu.Unlock()
+	if sb == nil {
+		return false
+	}
+	sb.smu.Lock()
+	ss := sb.sessions[sessionID]
+	sb.smu.Unlock()
+	if ss == nil {
+		return false
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, c := range ss.commands {
+		c.mu.Lock()
+		c.log.Write(raw)
+		c.mu.Unlock()
+		return true
+	}
+	return false
+}

@@ -1,0 +1,104 @@
+package daytona_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/daytona"
+	"github.com/paddockhq/paddock/adapters/daytona/daytonatest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A sandbox answer without a toolbox proxy URL: the adapter asks the
+// control plane for it.
+func TestToolboxURLFallback(t *testing.T) {
+	t.Parallel()
+	srv := daytonatest.NewServer(t)
+	a := newAdapter(t, srv)
+	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	srv.Fail(getRoute, daytonatest.Body(http.StatusOK, `{"id":"`+srv.ID("box")+`","name":"box","state":"started"}`))
+	res, err := a.Exec(ctx, h, paddock.NewCmd("echo", "ok"), paddock.ExecOpts{})
+	require.NoError(t, err)
+	assert.Equal(t, "ok\n", string(res.Stdout))
+	assert.Equal(t, 1, srv.Count("GET /api/sandbox/{idOrName}/toolbox-proxy-url"))
+}
+
+// The daemon forgets its sessions when the sandbox stops: a session from
+// before a suspend is not found after the resume.
+func TestSessionsDoNotSurviveAStop(t *testing.T) {
+	t.Parallel()
+	srv := daytonatest.NewServer(t, fastFollow())
+	a := newAdapter(t, srv)
+	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	st, err := a.Spawn(ctx, h, paddock.NewCmd("sleep", "30"), paddock.SpawnOpts{Detachable: true})
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	sessions, err := a.ListSessions(ctx, h)
+	require.NoError(t, err)
+	require.Len(t, sessions, 1)
+	assert.Equal(t, "sleep 30", sessions[0].Command)
+	require.NoError(t, a.Suspend(ctx, h))
+	_, err = a.Resume(ctx, h)
+	require.NoError(t, err)
+	_, err = a.Attach(ctx, h, st.SessionID(), paddock.AttachOpts{})
+	require.ErrorIs(t, err, paddock.ErrNotFound)
+	sessions, err = a.ListSessions(ctx, h)
+	require.NoError(t, err)
+	assert.Empty(t, sessions)
+}
+
+// Journal bytes before the first marker are dropped (as Daytona's own
+// demuxers drop them); a line after a marker that the wrapper did not
+// write is the provider's error, never silently lost output.
+func TestJournalsTheWrapperDidNotWrite(t *testing.T) {
+	t.Parallel()
+	srv := daytonatest.NewServer(t, fastFollow())
+	a := newAdapter(t, srv)
+	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+
+	st, err := a.Spawn(ctx, h, paddock.NewCmd("sleep", "0.5"), paddock.SpawnOpts{Detachable: true})
+	require.NoError(t, err)
+	require.True(t, srv.AppendJournal("box", st.SessionID(), []byte("a log with no markers\n")))
+	got, err := readStream(t, st)
+	require.NoError(t, err)
+	assert.Equal(t, "||0", got, "unmarked bytes are no stream's")
+	require.NoError(t, st.Close())
+
+	st, err = a.Spawn(ctx, h, paddock.NewCmd("sleep", "0.5"), paddock.SpawnOpts{Detachable: true})
+	require.NoError(t, err)
+	require.True(t, srv.AppendJournal("box", st.SessionID(), []byte("\x01\x01\x01not base64!\n")))
+	_, err = readStream(t, st)
+	require.ErrorIs(t, err, paddock.ErrProvider)
+	require.NoError(t, st.Close())
+}
+
+// Commands of one session run one after another (the daemon's session
+// shell), which is why every spawn gets a session of its own: two spawns
+// at once both run at once.
+func TestSpawnsRunAtOnce(t *testing.T) {
+	t.Parallel()
+	srv := daytonatest.NewServer(t, fastFollow())
+	a := newAdapter(t, srv, func(c *daytona.Config) { c.Timeout = 30 * time.Second })
+	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	first, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", "read x; echo first:$x"), paddock.SpawnOpts{Stdin: true})
+	require.NoError(t, err)
+	defer first.Close()
+	second, err := a.Spawn(ctx, h, paddock.NewCmd("echo", "second"), paddock.SpawnOpts{})
+	require.NoError(t, err)
+	got, err := readStream(t, second)
+	require.NoError(t, err)
+	assert.Equal(t, "second\n||0", got, "the second ran while the first waited for input")
+	require.NoError(t, second.Close())
+	require.NoError(t, first.WriteStdin(ctx, []byte("go\n")))
+	require.NoError(t, first.CloseStdin(ctx))
+	got, err = readStream(t, first)
+	require.NoError(t, err)
+	assert.Equal(t, "first:go\n||0", got)
+}
