@@ -1,12 +1,17 @@
 package daytonatest
 
 import (
+	"encoding/json"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/textproto"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // upload is POST /files/upload?path=: the multipart field file, written
@@ -81,4 +86,144 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+base+`"; filename*=utf-8''`+base)
 	http.ServeContent(w, r, "", info.ModTime(), f)
+}
+
+// bulkUpload is POST /files/bulk-upload, as the official SDK uploads:
+// multipart parts files[i].path (the target) and files[i].file (the
+// bytes), parents made; 200 {"files":[{path,bytes}]}, or 400
+// {"errors":[…],"files":null}. A file part that comes before its path is
+// spooled in the sandbox and moved into place.
+func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) {
+	sb := sandboxOf(r)
+	_, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mr := multipart.NewReader(r.Body, params["boundary"])
+	paths := map[string]string{}   // index -> target path
+	spooled := map[string]string{} // index -> spool file, waiting for its path
+	sizes := map[string]int64{}
+	var order []string
+	var errs []string
+	place := func(idx, spool string) {
+		target := sb.resolve(paths[idx])
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			errs = append(errs, err.Error())
+			return
+		}
+		if err := os.Rename(spool, target); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"errors": []string{err.Error()}, "files": nil})
+			return
+		}
+		name := part.FormName()
+		idx, field, ok := bulkField(name)
+		if !ok {
+			continue
+		}
+		switch field {
+		case "path":
+			b, _ := io.ReadAll(io.LimitReader(part, 4096))
+			paths[idx] = string(b)
+			order = append(order, idx)
+			if spool, ok := spooled[idx]; ok {
+				place(idx, spool)
+				delete(spooled, idx)
+			}
+		case "file":
+			f, err := os.CreateTemp(sb.dir, "upload-")
+			if err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			n, err := io.Copy(f, part)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			sizes[idx] = n
+			if _, ok := paths[idx]; ok {
+				place(idx, f.Name())
+			} else {
+				spooled[idx] = f.Name()
+			}
+		}
+	}
+	for _, spool := range spooled {
+		_ = os.Remove(spool)
+		errs = append(errs, "a file without a path")
+	}
+	if len(errs) > 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": errs, "files": nil})
+		return
+	}
+	files := []map[string]any{}
+	for _, idx := range order {
+		files = append(files, map[string]any{"path": paths[idx], "bytes": sizes[idx]})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"files": files})
+}
+
+// bulkField splits a part name files[i].path or files[i].file.
+func bulkField(name string) (idx, field string, ok bool) {
+	rest, found := strings.CutPrefix(name, "files[")
+	if !found {
+		return "", "", false
+	}
+	idx, field, found = strings.Cut(rest, "].")
+	return idx, field, found && (field == "path" || field == "file")
+}
+
+// bulkDownload is POST /files/bulk-download {"paths":[…]}: a multipart
+// answer (boundary DAYTONA-FILE-BOUNDARY), a part named file per file
+// (filename = its path), a part named error holding JSON for a file that
+// is missing, and HTTP 200 either way.
+func (s *Server) bulkDownload(w http.ResponseWriter, r *http.Request) {
+	sb := sandboxOf(r)
+	var req struct {
+		Paths []string `json:"paths"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		toolboxError(w, r, http.StatusBadRequest, "INVALID_REQUEST_BODY", "invalid request body")
+		return
+	}
+	const boundary = "DAYTONA-FILE-BOUNDARY"
+	w.Header().Set("Content-Type", "multipart/form-data; boundary="+boundary)
+	w.WriteHeader(http.StatusOK)
+	mw := multipart.NewWriter(w)
+	_ = mw.SetBoundary(boundary)
+	for _, p := range req.Paths {
+		f, err := os.Open(sb.resolve(p))
+		var info os.FileInfo
+		if err == nil {
+			info, err = f.Stat()
+		}
+		if err != nil || info.IsDir() {
+			if f != nil {
+				f.Close()
+			}
+			h := textproto.MIMEHeader{"Content-Disposition": {`form-data; name="error"; filename="` + p + `"`}, "Content-Type": {"application/json"}}
+			part, _ := mw.CreatePart(h)
+			b, _ := json.Marshal(map[string]any{"statusCode": 404, "code": "FILE_NOT_FOUND", "message": "file not found: " + p, "path": p})
+			_, _ = part.Write(b)
+			continue
+		}
+		h := textproto.MIMEHeader{
+			"Content-Disposition": {`form-data; name="file"; filename="` + p + `"; filename*=utf-8''` + url.PathEscape(p)},
+			"Content-Type":        {"application/octet-stream"},
+			"Content-Length":      {strconv.FormatInt(info.Size(), 10)},
+		}
+		part, _ := mw.CreatePart(h)
+		_, _ = io.Copy(part, f)
+		f.Close()
+	}
+	_ = mw.Close()
 }

@@ -55,6 +55,8 @@ func (s *Server) toolboxHandler() http.Handler {
 	handle("GET /process/session/{session}/command/{command}/logs", s.logs)
 	handle("POST /files/upload", s.upload)
 	handle("GET /files/download", s.download)
+	handle("POST /files/bulk-upload", s.bulkUpload)
+	handle("POST /files/bulk-download", s.bulkDownload)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(http.StatusNotFound)
