@@ -328,3 +328,32 @@ func TestKeys(t *testing.T) {
 	assert.Equal(t, "org-1", reqs[len(reqs)-1].Header.Get("X-Daytona-Organization-ID"), "a JWT names its organisation")
 	assert.Zero(t, captured.Leaks())
 }
+
+// The richer parameters: an image with resources (built, so no snapshot),
+// environment and labels, the egress policy at birth.
+func TestCreateFromAnImage(t *testing.T) {
+	t.Parallel()
+	srv := daytonatest.NewServer(t)
+	a := newAdapter(t, srv, func(c *daytona.Config) { c.Snapshot = "paddock-test" })
+	_, err := a.Create(ctx, "built", paddock.CreateOpts{Params: map[string]string{
+		"image": "python:3.12-slim", "cpu": "2", "memory_gb": "4", "disk_gb": "10",
+		"env.MODE": "agent", "label.team": "infra", "network_block_all": "true", "domain_allow_list": "pypi.org,*.github.com"}})
+	require.NoError(t, err)
+	body := lastBody(t, srv, createRoute)
+	assert.Equal(t, map[string]any{"dockerfileContent": "FROM python:3.12-slim"}, body["buildInfo"])
+	assert.NotContains(t, body, "snapshot", "an image replaces the configured snapshot")
+	assert.Equal(t, float64(2), body["cpu"])
+	assert.Equal(t, float64(4), body["memory"])
+	assert.Equal(t, float64(10), body["disk"])
+	assert.Equal(t, map[string]any{"MODE": "agent"}, body["env"])
+	assert.Equal(t, map[string]any{"paddock": "1", "team": "infra"}, body["labels"])
+	assert.Equal(t, true, body["networkBlockAll"])
+	assert.Equal(t, "pypi.org,*.github.com", body["domainAllowList"])
+	for _, bad := range []map[string]string{
+		{"cpu": "2"}, {"image": "x", "snapshot": "y"}, {"cpu": "zero", "image": "x"}, {"network_block_all": "maybe"},
+		{"domain_allow_list": "not a domain"}, {"label.paddock": "0"}, {"env.": "x"},
+	} {
+		_, err := a.Create(ctx, "other", paddock.CreateOpts{Params: bad})
+		require.ErrorIs(t, err, paddock.ErrInvalid, "%v", bad)
+	}
+}

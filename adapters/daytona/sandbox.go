@@ -74,40 +74,100 @@ func sandboxPath(idOrName string, more ...string) string {
 	return p
 }
 
-// Creation parameters (CreateOpts.Params).
+// Creation parameters (CreateOpts.Params): a snapshot, or an image with
+// resources (Daytona takes resources only with an image it builds); the
+// lifetime intervals in minutes; environment variables (env.NAME) and
+// extra labels (label.KEY); the egress policy at birth.
 const (
 	paramSnapshot    = "snapshot"
+	paramImage       = "image"
+	paramCPU         = "cpu"
+	paramMemory      = "memory_gb"
+	paramDisk        = "disk_gb"
 	paramAutoStop    = "auto_stop_minutes"
 	paramAutoArchive = "auto_archive_minutes"
 	paramAutoDelete  = "auto_delete_minutes"
+	paramBlockAll    = "network_block_all"
+	paramDomains     = "domain_allow_list"
+	paramEnvPrefix   = "env."
+	paramLabelPrefix = "label."
 )
+
+// knownParams lists the parameters for an unknown one's error.
+const knownParams = "snapshot, image, cpu, memory_gb, disk_gb, auto_stop_minutes, auto_archive_minutes, auto_delete_minutes, " +
+	"network_block_all, domain_allow_list, env.NAME, label.KEY"
 
 // createBody builds the create request for name from the configuration
 // and the parameters; an unknown or malformed parameter is invalid.
 func (a *Adapter) createBody(name string, params map[string]string) (map[string]any, error) {
+	labels := map[string]string{labelMarker: "1"}
+	env := map[string]string{}
 	body := map[string]any{
 		"name":                name,
-		"labels":              map[string]string{labelMarker: "1"},
+		"labels":              labels,
 		"autoStopInterval":    a.cfg.AutoStopMinutes,
 		"autoArchiveInterval": a.cfg.AutoArchiveMinutes,
 	}
 	if a.cfg.Snapshot != "" {
 		body["snapshot"] = a.cfg.Snapshot
 	}
+	bad := func(k, why string) error {
+		return &paddock.InvalidError{Detail: paddock.DetailCreateOptions + ": " + k + " " + why}
+	}
 	for k, v := range params {
-		switch k {
-		case paramSnapshot:
+		switch {
+		case k == paramSnapshot:
 			body["snapshot"] = v
-		case paramAutoStop, paramAutoArchive, paramAutoDelete:
+		case k == paramImage:
+			if v == "" || strings.ContainsAny(v, "\n\r") {
+				return nil, bad(k, "must be one image reference")
+			}
+			body["buildInfo"] = map[string]string{"dockerfileContent": "FROM " + v}
+		case k == paramCPU || k == paramMemory || k == paramDisk:
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return nil, bad(k, "must be a whole number above zero")
+			}
+			body[map[string]string{paramCPU: "cpu", paramMemory: "memory", paramDisk: "disk"}[k]] = n
+		case k == paramAutoStop || k == paramAutoArchive || k == paramAutoDelete:
 			n, err := strconv.Atoi(v)
 			if err != nil || (n < 0 && k != paramAutoDelete) {
-				return nil, &paddock.InvalidError{Detail: paddock.DetailCreateOptions + ": " + k + " must be a whole number of minutes"}
+				return nil, bad(k, "must be a whole number of minutes")
 			}
 			body[map[string]string{paramAutoStop: "autoStopInterval", paramAutoArchive: "autoArchiveInterval", paramAutoDelete: "autoDeleteInterval"}[k]] = n
+		case k == paramBlockAll:
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, bad(k, "must be true or false")
+			}
+			body["networkBlockAll"] = b
+		case k == paramDomains:
+			for _, d := range strings.Split(v, ",") {
+				if !domainPattern.MatchString(strings.TrimSpace(d)) {
+					return nil, bad(k, "must be host names (optionally *.suffix), comma-separated")
+				}
+			}
+			body["domainAllowList"] = v
+		case strings.HasPrefix(k, paramEnvPrefix) && len(k) > len(paramEnvPrefix):
+			env[k[len(paramEnvPrefix):]] = v
+		case strings.HasPrefix(k, paramLabelPrefix) && len(k) > len(paramLabelPrefix) && k != paramLabelPrefix+labelMarker:
+			labels[k[len(paramLabelPrefix):]] = v
 		default:
-			return nil, &paddock.InvalidError{Detail: paddock.DetailCreateOptions + ": unknown parameter " + strconv.Quote(k) +
-				" (known: snapshot, auto_stop_minutes, auto_archive_minutes, auto_delete_minutes)"}
+			return nil, bad(strconv.Quote(k), "is not a parameter (known: "+knownParams+")")
 		}
+	}
+	if len(env) > 0 {
+		body["env"] = env
+	}
+	_, image := body["buildInfo"]
+	if _, cpu := body["cpu"]; !image && (cpu || body["memory"] != nil || body["disk"] != nil) {
+		return nil, bad("cpu, memory_gb and disk_gb", "need an image (Daytona sizes only what it builds)")
+	}
+	if image && params[paramSnapshot] != "" {
+		return nil, bad("snapshot and image", "exclude each other")
+	}
+	if image {
+		delete(body, "snapshot") // an image replaces the configured snapshot
 	}
 	return body, nil
 }
