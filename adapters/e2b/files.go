@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"io/fs"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"path"
@@ -36,30 +35,15 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, p string, mod
 	if err != nil {
 		return err
 	}
-	pr, pw := io.Pipe()
-	mw := multipart.NewWriter(pw)
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		part, err := mw.CreateFormFile("file", path.Base(p))
-		if err == nil {
-			_, err = io.Copy(part, r)
-		}
-		if err == nil {
-			err = mw.Close()
-		}
-		pw.CloseWithError(err)
-	}()
-	req, err := a.filesRequest(ctx, http.MethodPost, id, p, pr)
+	upload := httpx.NewMultipart("file", path.Base(p), r)
+	req, err := a.filesRequest(ctx, http.MethodPost, id, p, upload.Body)
 	if err != nil {
-		_ = pr.CloseWithError(err)
-		<-copied
+		upload.Done()
 		return err
 	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Content-Type", upload.ContentType)
 	res, err := a.streaming.Do(req)
-	_ = pr.CloseWithError(io.ErrClosedPipe) // the copier's next write fails
-	<-copied                                // r is never read after WriteFile returns
+	upload.Done() // r is never read after WriteFile returns
 	if err != nil {
 		return httpx.Transport(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -152,3 +155,24 @@ func TestNoRedirects(t *testing.T) {
 type roundTrip func(*http.Request) (*http.Response, error)
 
 func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A multipart body streams the reader as one file part; Done ends the
+// copy even when the body was never read, and the reader is not read after.
+func TestMultipart(t *testing.T) {
+	t.Parallel()
+	m := NewMultipart("file", "f.txt", strings.NewReader("payload"))
+	_, params, err := mime.ParseMediaType(m.ContentType)
+	require.NoError(t, err)
+	mr := multipart.NewReader(m.Body, params["boundary"])
+	part, err := mr.NextPart()
+	require.NoError(t, err)
+	assert.Equal(t, "file", part.FormName())
+	assert.Equal(t, "f.txt", part.FileName())
+	data, err := io.ReadAll(part)
+	require.NoError(t, err)
+	assert.Equal(t, "payload", string(data))
+	m.Done()
+
+	unread := NewMultipart("file", "g", strings.NewReader(strings.Repeat("x", 1<<20)))
+	unread.Done() // returns: the copy stops at its next write
+}
