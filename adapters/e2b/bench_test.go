@@ -12,7 +12,7 @@ import (
 	"github.com/paddockhq/paddock/adapters/e2b/e2btest"
 	"github.com/paddockhq/paddock/adapters/e2b/envd/processpb"
 	"github.com/paddockhq/paddock/adapters/e2b/envd/processpb/processpbconnect"
-	"github.com/paddockhq/paddock/messages"
+	"github.com/paddockhq/paddock/adapters/internal/streambench"
 )
 
 // benchBytes is what each side reads per iteration.
@@ -45,59 +45,18 @@ func BenchmarkStdout(b *testing.B) {
 	var tRaw, tAdapter, tRuntime time.Duration
 	for b.Loop() {
 		start := time.Now()
-		expect(b, rawStdout(b, raw, cmd))
+		streambench.Expect(b, rawStdout(b, raw, cmd), benchBytes)
 		tRaw += time.Since(start)
 
 		start = time.Now()
-		st, err := a.Spawn(ctx, h, cmd, paddock.SpawnOpts{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		n := 0
-		for {
-			ev, err := st.Next(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if ev.Kind == paddock.EventStdout {
-				n += len(ev.Data)
-				continue
-			}
-			if ev.Kind != paddock.EventExit {
-				b.Fatalf("ended with %v", ev)
-			}
-			break
-		}
-		_ = st.Close()
-		expect(b, n)
+		streambench.Expect(b, streambench.Adapter(b, a, h, cmd), benchBytes)
 		tAdapter += time.Since(start)
 
 		start = time.Now()
-		fs, err := rt.Spawn(ctx, h, cmd, paddock.SpawnOpts{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		n = 0
-		for f := range fs.C() {
-			if out, ok := f.(*messages.Stdout); ok {
-				n += len(out.GetData())
-			}
-		}
-		expect(b, n)
+		streambench.Expect(b, streambench.Runtime(b, rt, h, cmd), benchBytes)
 		tRuntime += time.Since(start)
 	}
-	mbps := func(d time.Duration) float64 { return float64(b.N) * benchBytes / (1 << 20) / d.Seconds() }
-	b.ReportMetric(mbps(tRaw), "raw-MB/s")
-	b.ReportMetric(mbps(tAdapter), "adapter-MB/s")
-	b.ReportMetric(mbps(tRuntime), "runtime-MB/s")
-	b.ReportMetric(mbps(tAdapter)/mbps(tRaw), "adapter/raw")
-	b.ReportMetric(mbps(tRuntime)/mbps(tRaw), "runtime/raw")
-}
-
-func expect(b *testing.B, n int) {
-	if n != benchBytes {
-		b.Fatalf("read %d bytes, want %d", n, benchBytes)
-	}
+	streambench.Report(b, benchBytes, tRaw, tAdapter, tRuntime)
 }
 
 // rawProcesses is a bare Connect client of sandbox id's Process service,

@@ -1,0 +1,77 @@
+// Package streambench is what the hosted adapters' stdout benchmarks
+// share: reading a command's stdout through an adapter's stream and
+// through the runtime, and reporting MB/s next to a raw baseline.
+package streambench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/messages"
+)
+
+// Adapter spawns cmd through a, reads its stream to the exit, and answers
+// the stdout bytes it carried.
+func Adapter(b *testing.B, a paddock.Adapter, h paddock.Handle, cmd paddock.Cmd) int {
+	b.Helper()
+	ctx := context.Background()
+	st, err := a.Spawn(ctx, h, cmd, paddock.SpawnOpts{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	n := 0
+	for {
+		ev, err := st.Next(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		switch ev.Kind {
+		case paddock.EventStdout:
+			n += len(ev.Data)
+		case paddock.EventExit:
+			return n
+		default:
+			b.Fatalf("ended with %v", ev)
+		}
+	}
+}
+
+// Runtime spawns cmd through rt and answers the stdout bytes of its
+// frames.
+func Runtime(b *testing.B, rt *actors.Runtime, h paddock.Handle, cmd paddock.Cmd) int {
+	b.Helper()
+	fs, err := rt.Spawn(context.Background(), h, cmd, paddock.SpawnOpts{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for f := range fs.C() {
+		if out, ok := f.(*messages.Stdout); ok {
+			n += len(out.GetData())
+		}
+	}
+	return n
+}
+
+// Report reports the MB/s of each side, size bytes per iteration, and the
+// adapter's and the runtime's ratios to the raw baseline.
+func Report(b *testing.B, size int, raw, adapter, runtime time.Duration) {
+	mbps := func(d time.Duration) float64 { return float64(b.N) * float64(size) / (1 << 20) / d.Seconds() }
+	b.ReportMetric(mbps(raw), "raw-MB/s")
+	b.ReportMetric(mbps(adapter), "adapter-MB/s")
+	b.ReportMetric(mbps(runtime), "runtime-MB/s")
+	b.ReportMetric(mbps(adapter)/mbps(raw), "adapter/raw")
+	b.ReportMetric(mbps(runtime)/mbps(raw), "runtime/raw")
+}
+
+// Expect fails b unless n is size.
+func Expect(b *testing.B, n, size int) {
+	b.Helper()
+	if n != size {
+		b.Fatalf("read %d bytes, want %d", n, size)
+	}
+}
