@@ -1,15 +1,12 @@
 package sprites_test
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"os"
 	"strconv"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/livetest"
 	"github.com/paddockhq/paddock/adapters/sprites"
 	"github.com/paddockhq/paddock/conformance"
 )
@@ -28,27 +25,11 @@ func TestLive(t *testing.T) {
 	}
 	captured.Secret(token)
 	checkpoints, _ := strconv.ParseBool(os.Getenv("SPRITES_CHECKPOINTS"))
-	turns := liveLoadTurns
-	if v, err := strconv.Atoi(os.Getenv("SPRITES_LOAD_TURNS")); err == nil && v > 0 {
-		turns = v
-	}
 	a := sprites.New(sprites.Config{
 		Token: paddock.NewSecret(token), BaseURL: os.Getenv("SPRITES_BASE_URL"),
 		CheckpointCreation: checkpoints, Logger: testLogger(),
 	})
-	run := make([]byte, 3)
-	_, _ = rand.Read(run)
-	var n atomic.Int64
-	conformance.Run(t, conformance.Config{
-		Adapter:  a,
-		Fixtures: conformance.ShellFixtures(),
-		Name: func() string {
-			return "paddock-live-" + hex.EncodeToString(run) + "-" + strconv.FormatInt(n.Add(1), 10)
-		},
-		FrameTimeout:     60 * time.Second,
-		OperationTimeout: 3 * time.Minute,
-		Load:             conformance.Load{Turns: turns, Timeout: 15 * time.Minute},
-	})
+	conformance.Run(t, livetest.Config(a, "SPRITES_LOAD_TURNS", liveLoadTurns, paddock.SpawnOpts{}))
 }
 
 // liveLoadTurns is the live load case's default concurrency.
