@@ -23,14 +23,7 @@ import (
 )
 
 // Request is one request the server received.
-type Request struct {
-	Route  string // the matched pattern, e.g. "POST /api/sandbox/{idOrName}/stop"
-	Method string
-	Path   string
-	Query  string
-	Body   string
-	Header http.Header
-}
+type Request = stubfault.Request
 
 // Server is a loopback Daytona. Use NewServer.
 type Server struct {
@@ -40,7 +33,7 @@ type Server struct {
 	mu         sync.Mutex
 	sandboxes  map[string]*sandbox // by id, deleted ones until they are destroyed
 	order      []string            // ids in creation order
-	requests   []Request
+	log        stubfault.Log
 	faults     stubfault.Queue
 	snapshots  map[string]bool
 	transition time.Duration // how long starting, stopping and the like take
@@ -176,22 +169,10 @@ func (s *Server) Close() {
 }
 
 // Requests returns every request received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
+func (s *Server) Requests() []Request { return s.log.All() }
 
 // Count returns how many requests matched route.
-func (s *Server) Count(route string) int {
-	n := 0
-	for _, r := range s.Requests() {
-		if r.Route == route {
-			n++
-		}
-	}
-	return n
-}
+func (s *Server) Count(route string) int { return s.log.Count(route) }
 
 // routes serves the control plane under /api.
 func (s *Server) routes() http.Handler {
@@ -220,10 +201,7 @@ func (s *Server) routes() http.Handler {
 func (s *Server) serve(route string, h func(http.ResponseWriter, *http.Request, []byte)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		s.mu.Lock()
-		s.requests = append(s.requests, Request{Route: route, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-			Body: string(body), Header: r.Header.Clone()})
-		s.mu.Unlock()
+		s.log.Record(route, r, body)
 		if r.Header.Get("Authorization") != "Bearer "+s.key {
 			apiError(w, r, http.StatusUnauthorized, "Unauthorized")
 			return

@@ -83,7 +83,7 @@ func (s *Server) toolbox(w http.ResponseWriter, r *http.Request) {
 	if pattern := s.matchToolbox(r, rest); pattern != "" {
 		route = toolboxRoute(pattern)
 	}
-	s.record(route, r, body)
+	s.log.Record(route, r, body)
 	if r.Header.Get("Authorization") != "Bearer "+s.key {
 		apiError(w, r, http.StatusUnauthorized, "Unauthorized")
 		return
@@ -106,14 +106,6 @@ func (s *Server) matchToolbox(r *http.Request, rest string) string {
 		return ""
 	}
 	return pattern
-}
-
-// record logs one request.
-func (s *Server) record(route string, r *http.Request, body []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = append(s.requests, Request{Route: route, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-		Body: string(body), Header: r.Header.Clone()})
 }
 
 // peek reads a small request body for the log and puts it back; an upload

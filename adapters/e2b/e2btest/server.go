@@ -36,14 +36,7 @@ import (
 const EnvdVersion = "0.6.13"
 
 // Request is one request the server received.
-type Request struct {
-	Route  string // e.g. "POST /sandboxes/{id}/pause"
-	Method string
-	Path   string
-	Query  string
-	Body   string
-	Header http.Header
-}
+type Request = stubfault.Request
 
 // Server is a loopback E2B. Use NewServer.
 type Server struct {
@@ -55,7 +48,7 @@ type Server struct {
 	mu        sync.Mutex
 	now       time.Time // the manual clock's time
 	sandboxes map[string]*sandbox
-	requests  []Request
+	log       stubfault.Log
 	faults    stubfault.Queue
 	maxTTL    time.Duration
 	envdMux   http.Handler
@@ -129,29 +122,13 @@ func (s *Server) Close() {
 }
 
 // Requests returns every request received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
+func (s *Server) Requests() []Request { return s.log.All() }
 
 // Count returns how many requests matched route.
-func (s *Server) Count(route string) int {
-	n := 0
-	for _, r := range s.Requests() {
-		if r.Route == route {
-			n++
-		}
-	}
-	return n
-}
+func (s *Server) Count(route string) int { return s.log.Count(route) }
 
-func (s *Server) record(route string, r *http.Request, body []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = append(s.requests, Request{Route: route, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-		Body: string(body), Header: r.Header.Clone()})
-}
+// record logs one request.
+func (s *Server) record(route string, r *http.Request, body []byte) { s.log.Record(route, r, body) }
 
 // routes serves both planes: a request that names a sandbox (the routing
 // header, or a 49983-<id> host) goes to that sandbox's envd, any other to

@@ -56,3 +56,19 @@ func TestQueueAndApply(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "route", body, "the queue is empty again")
 }
+
+func TestLog(t *testing.T) {
+	t.Parallel()
+	var l stubfault.Log
+	r := httptest.NewRequest(http.MethodPost, "/a/b?x=1", nil)
+	r.Header.Set("X-Key", "v")
+	l.Record("POST /a/{b}", r, []byte("body"))
+	l.Record("GET /c", httptest.NewRequest(http.MethodGet, "/c", nil), nil)
+	all := l.All()
+	require.Len(t, all, 2)
+	assert.Equal(t, stubfault.Request{Route: "POST /a/{b}", Method: "POST", Path: "/a/b", Query: "x=1", Body: "body", Header: r.Header}, all[0])
+	assert.Equal(t, 1, l.Count("GET /c"))
+	assert.Zero(t, l.Count("GET /d"))
+	r.Header.Set("X-Key", "changed")
+	assert.Equal(t, "v", l.All()[0].Header.Get("X-Key"), "headers are copied")
+}

@@ -1,0 +1,50 @@
+package stubfault
+
+import (
+	"net/http"
+	"sync"
+)
+
+// Request is one request a loopback server received.
+type Request struct {
+	Route  string // the matched pattern, e.g. "POST /sandboxes"
+	Method string
+	Path   string
+	Query  string
+	Body   string
+	Header http.Header
+}
+
+// Log records a server's requests, in order; safe for concurrent use.
+type Log struct {
+	mu   sync.Mutex
+	reqs []Request
+}
+
+// Record adds r, matched as route, with its body.
+func (l *Log) Record(route string, r *http.Request, body []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reqs = append(l.reqs, Request{Route: route, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+		Body: string(body), Header: r.Header.Clone()})
+}
+
+// All returns every request so far, in order.
+func (l *Log) All() []Request {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Request(nil), l.reqs...)
+}
+
+// Count returns how many requests matched route.
+func (l *Log) Count(route string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, r := range l.reqs {
+		if r.Route == route {
+			n++
+		}
+	}
+	return n
+}
