@@ -182,6 +182,22 @@ func TestFaults(t *testing.T) {
 				}
 				return string(b), nil
 			}},
+		"418 on create": {faults: one(createRoute, errBody(418, "teapot")), call: create, kind: paddock.ErrInvalid, detail: "418",
+			sends: map[string]int{createRoute: 1}},
+		"422 with a list body on start": {setup: stopped, faults: one(startRoute, daytonatest.Body(422, `["resume is not supported"]`)),
+			call: resume, kind: paddock.ErrInvalid, detail: "422"},
+		"599 with a text body on get": {setup: created, faults: one(getRoute, daytonatest.Body(599, "upstream gone")), call: get,
+			kind: paddock.ErrUnavailable, detail: "599"},
+		"404 in plain text on delete is absence": {setup: created, faults: one(deleteRoute, daytonatest.Body(404, "gone")), want: "deleted",
+			call: func(t *testing.T, a *daytona.Adapter, _ *daytonatest.Server) (string, error) { return "deleted", a.Destroy(ctx, box(a)) }},
+		"an upload answered 204": {setup: created, faults: one(uploadRoute, daytonatest.Body(204, "")), want: "written",
+			call: func(t *testing.T, a *daytona.Adapter, _ *daytonatest.Server) (string, error) {
+				return "written", a.WriteFile(ctx, box(a), "/tmp/f", 0o644, strings.NewReader("data"))
+			}},
+		"418 on upload": {setup: created, faults: one(uploadRoute, errBody(418, "teapot")), kind: paddock.ErrInvalid,
+			call: func(t *testing.T, a *daytona.Adapter, _ *daytonatest.Server) (string, error) {
+				return "", a.WriteFile(ctx, box(a), "/tmp/f", 0o644, strings.NewReader("data"))
+			}},
 		"a malformed sandbox": {setup: created, faults: one(getRoute, daytonatest.Body(200, `{"id":`)), call: get, kind: paddock.ErrProvider},
 		"an oversize list": {faults: one(listRoute, daytonatest.Body(200, `{"items":[],"x":"`+strings.Repeat("x", 16<<20)+`"}`)),
 			kind: paddock.ErrProvider, detail: "larger than",

@@ -102,3 +102,40 @@ func TestSpawnsRunAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "first:go\n||0", got)
 }
+
+// Session listings as older or other daemons give them: sessions of
+// other owners are not ours, one without commands lists with no command,
+// a legacy cmdId key is read; a bare-array sandbox listing is one final
+// page.
+func TestListingShapes(t *testing.T) {
+	t.Parallel()
+	srv := daytonatest.NewServer(t, fastFollow())
+	a := newAdapter(t, srv)
+	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	const sessions = "TOOLBOX GET /process/session"
+	srv.Fail(sessions, daytonatest.Body(http.StatusOK, `[{"sessionId":"someone-else","commands":[]},`+
+		`{"sessionId":"paddock-0123456789abcdef","commands":[]},`+
+		`{"sessionId":"paddock-fedcba9876543210","commands":[{"cmdId":"c1","command":"# paddock: echo hi\nrest"}]}]`))
+	got, err := a.ListSessions(ctx, h)
+	require.NoError(t, err)
+	assert.Equal(t, []paddock.Session{{ID: "paddock-0123456789abcdef"}, {ID: "paddock-fedcba9876543210", Command: "echo hi"}}, got)
+	srv.Fail(sessions, daytonatest.Body(http.StatusOK, `{"sessions":[{"sessionId":"paddock-0123456789abcdef","commands":[]}]}`))
+	got, err = a.ListSessions(ctx, h)
+	require.NoError(t, err)
+	assert.Len(t, got, 1, "a wrapped listing")
+	srv.Fail(sessions, daytonatest.Body(418, `{"message":"teapot"}`))
+	_, err = a.ListSessions(ctx, h)
+	require.ErrorIs(t, err, paddock.ErrInvalid)
+
+	srv.Fail("TOOLBOX GET /process/session/{session}", daytonatest.Body(http.StatusOK, `{"sessionId":"paddock-0123456789abcdef","commands":[]}`))
+	_, err = a.Attach(ctx, h, "paddock-0123456789abcdef", paddock.AttachOpts{})
+	require.ErrorIs(t, err, paddock.ErrNotFound, "a session without a command")
+	_, err = a.Attach(ctx, h, "someone-else", paddock.AttachOpts{})
+	require.ErrorIs(t, err, paddock.ErrNotFound, "not ours")
+
+	srv.Fail(listRoute, daytonatest.Body(http.StatusOK, `[{"name":"legacy"},{"id":"x"}]`))
+	names, err := a.ListAllNames(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"legacy"}, names)
+}

@@ -1,6 +1,7 @@
 package daytona
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -461,7 +462,12 @@ func (a *Adapter) ListAllNames(ctx context.Context) ([]string, error) {
 			return nil, a.rest.StatusError(status, header, data)
 		}
 		var page listPage
-		if err := a.rest.Decode(data, &page); err != nil {
+		if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '[' {
+			err = a.rest.Decode(data, &page.Items) // an older server's bare array: one, final page
+		} else {
+			err = a.rest.Decode(data, &page)
+		}
+		if err != nil {
 			return nil, err
 		}
 		for _, raw := range page.Items {
