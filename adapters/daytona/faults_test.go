@@ -189,7 +189,9 @@ func TestFaults(t *testing.T) {
 		"599 with a text body on get": {setup: created, faults: one(getRoute, daytonatest.Body(599, "upstream gone")), call: get,
 			kind: paddock.ErrUnavailable, detail: "599"},
 		"404 in plain text on delete is absence": {setup: created, faults: one(deleteRoute, daytonatest.Body(404, "gone")), want: "deleted",
-			call: func(t *testing.T, a *daytona.Adapter, _ *daytonatest.Server) (string, error) { return "deleted", a.Destroy(ctx, box(a)) }},
+			call: func(t *testing.T, a *daytona.Adapter, _ *daytonatest.Server) (string, error) {
+				return "deleted", a.Destroy(ctx, box(a))
+			}},
 		"an upload answered 204": {setup: created, faults: one(uploadRoute, daytonatest.Body(204, "")), want: "written",
 			call: func(t *testing.T, a *daytona.Adapter, _ *daytonatest.Server) (string, error) {
 				return "written", a.WriteFile(ctx, box(a), "/tmp/f", 0o644, strings.NewReader("data"))
