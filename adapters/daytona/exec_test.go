@@ -1,6 +1,7 @@
 package daytona_test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -42,6 +43,16 @@ func TestExec(t *testing.T) {
 	res, err = a.Exec(ctx, h, cmd, paddock.ExecOpts{})
 	require.NoError(t, err)
 	assert.Contains(t, string(res.Stdout), "it's|two words|$HOME|back\\slash|new\nline||y z'|")
+	var sent map[string]any
+	reqs := srv.Requests()
+	for _, r := range reqs {
+		if r.Route == "TOOLBOX POST /process/execute" {
+			sent = nil
+			require.NoError(t, json.Unmarshal([]byte(r.Body), &sent))
+		}
+	}
+	assert.Equal(t, map[string]any{"X": "y z'"}, sent["envs"], "the environment in the daemon's own field, envs")
+	assert.NotContains(t, sent, "env")
 
 	res, err = a.Exec(ctx, h, paddock.NewCmd("cat"), paddock.ExecOpts{})
 	require.NoError(t, err, "a command reading stdin gets EOF, never the script")

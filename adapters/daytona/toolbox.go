@@ -134,8 +134,19 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	if err != nil {
 		return paddock.ExecResult{}, execError(dl, err)
 	}
+	// The environment goes in the daemon's own field, envs (the shell
+	// passes it on); the rest is one quoted command line.
+	bare := cmd
+	bare.Env = nil
 	boundary := newBoundary()
-	body := map[string]any{"command": execScript(commandLine(cmd), boundary, opts.StderrToStdout)}
+	body := map[string]any{"command": execScript(commandLine(bare), boundary, opts.StderrToStdout)}
+	if len(cmd.Env) > 0 {
+		envs := map[string]string{}
+		for _, e := range cmd.Env {
+			envs[e.Name] = e.Value // a later name wins
+		}
+		body["envs"] = envs
+	}
 	if dl.Finite() {
 		body["timeout"] = max(int(math.Ceil(dl.Remaining().Seconds())), 1)
 	}
