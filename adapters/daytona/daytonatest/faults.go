@@ -51,12 +51,14 @@ func Status(status int) Fault { return Fault{Status: status} }
 func Body(status int, body string) Fault { return Fault{Status: status, Body: body, Empty: body == ""} }
 
 // RateLimited returns the throttler's 429: its body, and the hint in the
-// Retry-After header (seconds < 0: no hint).
+// per-throttler header Retry-After-sandbox-create, as Daytona's API sends
+// it (seconds < 0: no hint).
 func RateLimited(retryAfterSeconds int) Fault {
 	f := Fault{Status: http.StatusTooManyRequests,
 		Body: `{"statusCode":429,"error":"Too Many Requests","message":"ThrottlerException: Too Many Requests"}`}
 	if retryAfterSeconds >= 0 {
-		f.Header = http.Header{"Retry-After": {strconv.Itoa(retryAfterSeconds)}}
+		f.Header = http.Header{"Retry-After-Sandbox-Create": {strconv.Itoa(retryAfterSeconds)},
+			"X-Ratelimit-Limit-Sandbox-Create": {"100"}, "X-Ratelimit-Remaining-Sandbox-Create": {"0"}}
 	}
 	return f
 }

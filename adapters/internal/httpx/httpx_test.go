@@ -39,6 +39,8 @@ func TestStatus(t *testing.T) {
 		{"429 header hint", 429, `{"error":"x"}`, http.Header{"Retry-After": {"3"}}, paddock.ErrRateLimited, "", secs(3)},
 		{"429 fractional body hint falls back", 429, `{"retry_after_seconds":1.5}`, http.Header{"Retry-After": {"2"}}, paddock.ErrRateLimited, "", secs(2)},
 		{"429 negative hints", 429, `{"retry_after_seconds":-1}`, http.Header{"Retry-After": {"-4"}}, paddock.ErrRateLimited, "", nil},
+		{"429 per-throttler hints: the longest", 429, `{}`, http.Header{"Retry-After-Sandbox-Create": {"9"}, "Retry-After-Authenticated": {"4"}, "Retry-After-Bad": {"x"}}, paddock.ErrRateLimited, "", secs(9)},
+		{"429 a plain hint wins", 429, `{}`, http.Header{"Retry-After": {"2"}, "Retry-After-Sandbox-Create": {"9"}}, paddock.ErrRateLimited, "", secs(2)},
 		{"429 date header is no hint", 429, ``, http.Header{"Retry-After": {"Wed, 21 Oct 2026 07:28:00 GMT"}}, paddock.ErrRateLimited, "", nil},
 		{"500", 500, `{"message":"boom"}`, nil, paddock.ErrUnavailable, "boom", nil},
 		{"503 without a body", 503, ``, nil, paddock.ErrUnavailable, "", nil},

@@ -72,7 +72,8 @@ func bodyDetail(body []byte) string {
 }
 
 // retryAfter reads a non-negative whole number of seconds from the body's
-// field, else from the Retry-After header; nil when there is none.
+// field, else from the Retry-After header, else the longest of the
+// per-throttler Retry-After-<name> headers; nil when there is none.
 func retryAfter(body []byte, header http.Header, field string) *time.Duration {
 	if field != "" && len(body) > 0 {
 		var m map[string]any
@@ -83,13 +84,34 @@ func retryAfter(body []byte, header http.Header, field string) *time.Duration {
 			}
 		}
 	}
-	if header != nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(header.Get("Retry-After"))); err == nil && n >= 0 {
-			d := time.Duration(n) * time.Second
-			return &d
+	if header == nil {
+		return nil
+	}
+	if d := seconds(header.Get("Retry-After")); d != nil {
+		return d
+	}
+	// Per-throttler hints (Retry-After-<name>, as Daytona's API sends):
+	// the longest wait is the one that lets every throttler pass.
+	var longest *time.Duration
+	for k, vs := range header {
+		if len(vs) == 0 || !strings.HasPrefix(strings.ToLower(k), "retry-after-") {
+			continue
+		}
+		if d := seconds(vs[0]); d != nil && (longest == nil || *d > *longest) {
+			longest = d
 		}
 	}
-	return nil
+	return longest
+}
+
+// seconds reads a non-negative whole number of seconds, or nil.
+func seconds(v string) *time.Duration {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return nil
+	}
+	d := time.Duration(n) * time.Second
+	return &d
 }
 
 // Transport maps a failure to reach the provider (no HTTP answer): a
