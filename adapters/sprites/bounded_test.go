@@ -195,7 +195,7 @@ func TestCreateNewAnswers(t *testing.T) {
 		{"2xx of 65537 bytes", false, ptr(body(oversize)), nil, createUnconfirmed, false},
 		{"truncated body", false, ptr(truncated(201, `{"name":"box","id":"sprite-1"}`)), nil, createUnconfirmed, false},
 		{"declared 100000, sent 70000, stalled", false, ptr(overDeclared(201)), ms(5000), createUnconfirmed, true},
-		{"stalled past the deadline", false, ptr(spritestest.Stall()), ms(1000), createTimeout, true},
+		{"stalled past the deadline", false, ptr(spritestest.Stall()), ms(3000), createTimeout, true}, // seconds: a loaded machine is slow to send
 		{"connection reset", false, ptr(reset()), nil, createTransport, false},
 	}
 	for _, c := range cases {
@@ -308,8 +308,8 @@ func TestDestroyOnceAnswers(t *testing.T) {
 		{"503 is not normalised", true, ptr(spritestest.Status(503)), nil, nil, deleteUnconfirmed, []string{del}, true},
 		{"500 for absent is not absence", false, ptr(spritestest.Body(500, `{"error":"failed to delete sprite"}`)), nil, nil, deleteUnconfirmed, []string{del}, false},
 		{"oversized GET answer", true, ptr(spritestest.Body(204, "")), ptr(spritestest.Body(404, strings.Repeat("x", 65537))), nil, deleteUnconfirmed, []string{del, get}, true},
-		{"DELETE stalled", true, ptr(spritestest.Stall()), nil, ms(1000), deleteTimeout, []string{del}, true},
-		{"GET stalled", true, nil, ptr(spritestest.Stall()), ms(2000), deleteTimeout, []string{del, get}, false},
+		{"DELETE stalled", true, ptr(spritestest.Stall()), nil, ms(3000), deleteTimeout, []string{del}, true}, // seconds: a loaded machine is slow to send
+		{"GET stalled", true, nil, ptr(spritestest.Stall()), ms(5000), deleteTimeout, []string{del, get}, false},
 		{"DELETE reset", true, ptr(reset()), nil, nil, deleteTransport, []string{del}, true},
 		{"GET reset", true, nil, ptr(reset()), nil, deleteTransport, []string{del, get}, false},
 	}
@@ -472,8 +472,10 @@ func TestCheckpointOnceAnswers(t *testing.T) {
 		{"budget shared by both answers", stream(goodStream), listing(padded), nil, cpUnconfirmed, "", []string{post, list}},
 		{"truncated listing", stream(goodStream), ptr(truncated(200, goodListing)), nil, cpUnconfirmed, "", []string{post, list}},
 		// transport
-		{"POST stalled", ptr(spritestest.Stall()), nil, ms(1000), cpTimeout, "", []string{post}},
-		{"listing stalled: it has only the time left", stream(goodStream), ptr(spritestest.Stall()), ms(2000), cpTimeout, "", []string{post, list}},
+		// (budgets of seconds: on a loaded machine the request itself can
+		// take most of a second to reach the server)
+		{"POST stalled", ptr(spritestest.Stall()), nil, ms(3000), cpTimeout, "", []string{post}},
+		{"listing stalled: it has only the time left", stream(goodStream), ptr(spritestest.Stall()), ms(5000), cpTimeout, "", []string{post, list}},
 		{"POST reset", ptr(reset()), nil, nil, cpTransport, "", []string{post}},
 		{"listing reset", stream(goodStream), ptr(reset()), nil, cpTransport, "", []string{post, list}},
 		{"POST declared 100000, sent 70000", ptr(overDeclared(200)), nil, ms(5000), cpUnconfirmed, "", []string{post}},
