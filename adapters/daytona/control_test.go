@@ -123,7 +123,7 @@ func TestCreateParams(t *testing.T) {
 func TestStatesAndWaits(t *testing.T) {
 	t.Parallel()
 	srv := daytonatest.NewServer(t)
-	a := newAdapter(t, srv, func(c *daytona.Config) { c.StartTimeout = 500 * time.Millisecond })
+	a := newAdapter(t, srv)
 	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	for state, want := range map[string]paddock.Status{
@@ -146,8 +146,9 @@ func TestStatesAndWaits(t *testing.T) {
 
 	srv.SetState("box", "starting", "")
 	srv.Hold("box")
+	short := newAdapter(t, srv, func(c *daytona.Config) { c.StartTimeout = 500 * time.Millisecond })
 	began := time.Now()
-	_, err = a.Resume(ctx, h)
+	_, err = short.Resume(ctx, h)
 	require.ErrorIs(t, err, paddock.ErrUnavailable, "stuck starting past the deadline")
 	assert.Contains(t, err.Error(), paddock.DetailTimeout)
 	assert.Less(t, time.Since(began), 5*time.Second)

@@ -227,7 +227,7 @@ func runFault(t *testing.T, tc faultCase) {
 	defer srv.Close()
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	defer tr.CloseIdleConnections()
-	a := newAdapter(t, srv, func(c *daytona.Config) { c.Transport = tr; c.StartTimeout = time.Second })
+	a := newAdapter(t, srv, func(c *daytona.Config) { c.Transport = tr; c.StartTimeout = 3 * time.Second })
 	if tc.setup != nil {
 		tc.setup(t, a, srv)
 	}

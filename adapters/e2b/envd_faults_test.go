@@ -119,10 +119,10 @@ func TestEnvdFaults(t *testing.T) {
 			call:   execute(0), kind: paddock.ErrUnavailable, sends: startOnce},
 		"a start that never answers, past the exec deadline": {
 			faults: one(startRoute, e2btest.Fault{Delay: time.Minute}),
-			call:   execute(300 * time.Millisecond), kind: paddock.ErrExecTimeout, sends: startOnce},
+			call:   execute(2 * time.Second), kind: paddock.ErrExecTimeout, sends: startOnce}, // seconds: under load the lookup alone can take a while
 		"a stream that goes silent, past the exec deadline": {
 			faults: one(startRoute, e2btest.Silent(e2btest.Stream(started, he))),
-			call:   execute(300 * time.Millisecond), kind: paddock.ErrExecTimeout, sends: startOnce},
+			call:   execute(2 * time.Second), kind: paddock.ErrExecTimeout, sends: startOnce}, // seconds: under load the lookup alone can take a while
 		"stdin to a process envd no longer knows": {
 			faults: one(inputRoute, e2btest.Body(http.StatusNotFound, `{"code":"not_found","message":"process with pid 42 not found"}`)),
 			call:   writeStdin, kind: paddock.ErrCommandExited, sends: map[string]int{startRoute: 1, inputRoute: 1}},
