@@ -137,7 +137,7 @@ func TestSessionCommand(t *testing.T) {
 	assert.Contains(t, string(raw), "\x01\x01\x01got:hi\n")
 	assert.Contains(t, string(raw), "\x01\x01\x01ab\n", "NUL dropped")
 	assert.Contains(t, string(raw), "\x02\x02\x02err\n")
-	assert.True(t, strings.HasSuffix(string(raw), "partial\n"), "the last line gets its newline")
+	assert.Contains(t, string(raw), "\x01\x01\x01partial\n", "the last line gets its newline (stdout and stderr lines race, so it need not be last)")
 	_, _, stripped := call(t, srv, http.MethodGet, cmd+"/logs", nil)
 	assert.NotContains(t, string(stripped), "\x01")
 	_, h, js := call(t, srv, http.MethodGet, cmd+"/logs", nil, "X-Daytona-SDK-Version", "0.190.0")
