@@ -57,7 +57,7 @@ const (
 // create of the name adopts it (409, then the probe finds it).
 func TestCreateWaitsAndAdopts(t *testing.T) {
 	t.Parallel()
-	srv := daytonatest.NewServer(t, daytonatest.WithTransitions(150*time.Millisecond))
+	srv := daytonatest.NewServer(t, daytonatest.WithTransitions(time.Second))
 	a := newAdapter(t, srv, func(c *daytona.Config) { c.Snapshot = "paddock-test"; c.AutoStopMinutes = 30 })
 	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
@@ -213,15 +213,15 @@ func TestSuspendAndResume(t *testing.T) {
 // 409 is waited out.
 func TestDestroy(t *testing.T) {
 	t.Parallel()
-	srv := daytonatest.NewServer(t, daytonatest.WithTransitions(100*time.Millisecond))
+	srv := daytonatest.NewServer(t, daytonatest.WithTransitions(time.Second))
 	a := newAdapter(t, srv)
 	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	id := srv.ID("box")
 	require.NoError(t, a.Destroy(ctx, h))
+	assert.Equal(t, "destroying", srv.State(id), "the id still answers for a while")
 	_, err = a.Get(ctx, h)
 	require.ErrorIs(t, err, paddock.ErrNotFound, "the name is free at once")
-	assert.Equal(t, "destroying", srv.State(id), "the id still answers for a while")
 	require.NoError(t, a.Destroy(ctx, h), "an absent sandbox is destroyed already")
 	_, err = a.Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err, "the name can be used again")

@@ -100,7 +100,9 @@ func TestCreateValidates(t *testing.T) {
 // answers destroying for a while.
 func TestStateGuards(t *testing.T) {
 	t.Parallel()
-	srv := daytonatest.NewServer(t, daytonatest.WithTransitions(300*time.Millisecond))
+	// Transitions of seconds: each guard below must be met mid-transition,
+	// even on a loaded machine.
+	srv := daytonatest.NewServer(t, daytonatest.WithTransitions(2*time.Second))
 	status, _, _ := call(t, srv, http.MethodPost, "/api/sandbox", map[string]any{"name": "box"})
 	require.Equal(t, http.StatusOK, status)
 	assert.Equal(t, "creating", srv.State("box"))
@@ -134,7 +136,7 @@ func TestStateGuards(t *testing.T) {
 	status, _, data = call(t, srv, http.MethodGet, "/api/sandbox/"+id, nil)
 	require.Equal(t, http.StatusOK, status, "the id answers while it is destroyed")
 	assert.Equal(t, "destroying", decode(t, data)["state"])
-	require.Eventually(t, func() bool { return srv.State(id) == "" }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return srv.State(id) == "" }, 10*time.Second, 10*time.Millisecond)
 	status, _, _ = call(t, srv, http.MethodPost, "/api/sandbox", map[string]any{"name": "box"})
 	assert.Equal(t, http.StatusOK, status, "the name can be used again")
 }
