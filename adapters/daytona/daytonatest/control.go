@@ -193,6 +193,17 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, _ []byte) {
 	writeJSON(w, http.StatusOK, s.dto(sb))
 }
 
+// live is the request's sandbox, unless it is unknown or deleted: then it
+// answers 404 and returns nil (the caller holds s.mu).
+func (s *Server) live(w http.ResponseWriter, r *http.Request) *sandbox {
+	sb := s.find(r.PathValue("idOrName"))
+	if sb == nil || sb.deleted {
+		s.notFound(w, r)
+		return nil
+	}
+	return sb
+}
+
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	apiError(w, r, http.StatusNotFound, "Sandbox with ID or name "+r.PathValue("idOrName")+" not found")
 }
@@ -202,10 +213,9 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 func (s *Server) delete(w http.ResponseWriter, r *http.Request, _ []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb := s.find(r.PathValue("idOrName"))
+	sb := s.live(w, r)
 	switch {
-	case sb == nil || sb.deleted:
-		s.notFound(w, r)
+	case sb == nil:
 		return
 	case busy(sb):
 		apiError(w, r, http.StatusConflict, "Sandbox state change in progress")
@@ -224,10 +234,9 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, _ []byte) {
 func (s *Server) start(w http.ResponseWriter, r *http.Request, _ []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb := s.find(r.PathValue("idOrName"))
+	sb := s.live(w, r)
 	switch {
-	case sb == nil || sb.deleted:
-		s.notFound(w, r)
+	case sb == nil:
 		return
 	case sb.state == "error" || sb.state == "build_failed":
 		apiError(w, r, http.StatusBadRequest, "Sandbox is in an errored state")
@@ -253,10 +262,9 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request, _ []byte) {
 func (s *Server) stop(w http.ResponseWriter, r *http.Request, _ []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb := s.find(r.PathValue("idOrName"))
+	sb := s.live(w, r)
 	switch {
-	case sb == nil || sb.deleted:
-		s.notFound(w, r)
+	case sb == nil:
 		return
 	case busy(sb):
 		apiError(w, r, http.StatusConflict, "Sandbox state change in progress")
@@ -275,10 +283,9 @@ func (s *Server) stop(w http.ResponseWriter, r *http.Request, _ []byte) {
 func (s *Server) archive(w http.ResponseWriter, r *http.Request, _ []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb := s.find(r.PathValue("idOrName"))
+	sb := s.live(w, r)
 	switch {
-	case sb == nil || sb.deleted:
-		s.notFound(w, r)
+	case sb == nil:
 		return
 	case busy(sb):
 		apiError(w, r, http.StatusConflict, "Sandbox state change in progress")

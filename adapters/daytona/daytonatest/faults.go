@@ -3,7 +3,6 @@ package daytonatest
 import (
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/paddockhq/paddock/adapters/internal/stubfault"
@@ -23,22 +22,13 @@ func (s *Server) Fail(route string, f Fault) { s.faults.Add(route, f) }
 // applyFault answers r with the route's next fault, if one is queued; it
 // reports whether the route must not run.
 func (s *Server) applyFault(route string, w http.ResponseWriter, r *http.Request) bool {
-	f, ok := s.faults.Take(route)
-	if !ok {
-		return false
-	}
-	return f.Apply(stubfault.Server{
+	return s.faults.Answer(route, stubfault.Server{
 		DefaultBody: func(status int) string {
 			return `{"path":"` + r.URL.Path + `","timestamp":"` + time.Now().UTC().Format(time.RFC3339) + `","statusCode":` +
 				strconv.Itoa(status) + `,"error":"` + http.StatusText(status) + `","message":"` + PrivateDetail + `"}`
 		},
-		ContentType: func(body string) string {
-			if t := strings.TrimSpace(body); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
-				return "application/json; charset=utf-8"
-			}
-			return "text/plain; charset=utf-8"
-		},
-		ClientGone: func() {},
+		ContentType: stubfault.JSONOrText("application/json; charset=utf-8"),
+		ClientGone:  func() {},
 	}, w, r)
 }
 

@@ -23,21 +23,12 @@ func (s *Server) Fail(route string, f Fault) { s.faults.Add(route, f) }
 // applyFault answers r with the route's next fault, if one is queued; it
 // reports whether the route must not run.
 func (s *Server) applyFault(route string, w http.ResponseWriter, r *http.Request) bool {
-	f, ok := s.faults.Take(route)
-	if !ok {
-		return false
-	}
-	return f.Apply(stubfault.Server{
+	return s.faults.Answer(route, stubfault.Server{
 		DefaultBody: func(status int) string {
 			return `{"code":` + strconv.Itoa(status) + `,"message":"` + PrivateDetail + `"}`
 		},
-		ContentType: func(body string) string {
-			if strings.HasPrefix(strings.TrimSpace(body), "{") || strings.HasPrefix(strings.TrimSpace(body), "[") {
-				return "application/json"
-			}
-			return "text/plain; charset=utf-8"
-		},
-		ClientGone: func() {},
+		ContentType: stubfault.JSONOrText("application/json"),
+		ClientGone:  func() {},
 	}, w, r)
 }
 

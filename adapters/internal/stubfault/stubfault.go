@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -149,4 +150,25 @@ func ResetConn(w http.ResponseWriter) {
 		_ = tc.SetLinger(0)
 	}
 	_ = conn.Close()
+}
+
+// JSONOrText labels a fault body: jsonType when it looks like JSON (an
+// object or an array), else plain text.
+func JSONOrText(jsonType string) func(body string) string {
+	return func(body string) string {
+		if t := strings.TrimSpace(body); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+			return jsonType
+		}
+		return "text/plain; charset=utf-8"
+	}
+}
+
+// Answer answers r with route's next queued fault, if there is one, on
+// srv's behalf; it reports whether the route must not run.
+func (q *Queue) Answer(route string, srv Server, w http.ResponseWriter, r *http.Request) bool {
+	f, ok := q.Take(route)
+	if !ok {
+		return false
+	}
+	return f.Apply(srv, w, r)
 }

@@ -72,3 +72,11 @@ func TestLog(t *testing.T) {
 	r.Header.Set("X-Key", "changed")
 	assert.Equal(t, "v", l.All()[0].Header.Get("X-Key"), "headers are copied")
 }
+
+func TestJSONOrText(t *testing.T) {
+	t.Parallel()
+	label := stubfault.JSONOrText("application/json")
+	assert.Equal(t, "application/json", label(` {"a":1}`))
+	assert.Equal(t, "application/json", label(`[1]`))
+	assert.Equal(t, "text/plain; charset=utf-8", label("gone"))
+}
