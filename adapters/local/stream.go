@@ -23,6 +23,7 @@ const foreignPoll = 20 * time.Millisecond
 type stream struct {
 	s         *session // nil when this adapter does not supervise the session
 	sessionID string
+	dir       string // the session's directory
 	stdin     bool
 
 	mu       sync.Mutex // guards jr
@@ -40,7 +41,7 @@ func subscribe(s *session, dir, id string, stdin bool) (*stream, error) {
 	if err != nil {
 		return nil, unavailable("opening the session journal", err)
 	}
-	return &stream{s: s, sessionID: id, stdin: stdin, jr: jr, closed: make(chan struct{})}, nil
+	return &stream{s: s, sessionID: id, dir: dir, stdin: stdin, jr: jr, closed: make(chan struct{})}, nil
 }
 
 // Next returns the next journal record as an event.
@@ -151,7 +152,7 @@ func (st *stream) CloseStdin(context.Context) error {
 // notOurs answers stdin calls on a session this adapter does not
 // supervise: finished, it has exited; else another runtime holds its stdin.
 func (st *stream) notOurs() error {
-	if _, err := os.Stat(filepath.Join(filepath.Dir(st.jr.f.Name()), doneFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(st.dir, doneFile)); err == nil {
 		return paddock.ErrCommandExited
 	}
 	return &paddock.WriteFailedError{Detail: "stdin is held by the runtime that started the session"}
