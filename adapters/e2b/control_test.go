@@ -303,10 +303,11 @@ func TestControlPlaneFailures(t *testing.T) {
 				srv.Fail(tc.route, tc.fault)
 			}
 			if tc.fault.Delay > 0 {
-				// Only the faulted call runs on a short timeout the stall
+				// Only the faulted call runs on a timeout the stall
 				// outlasts; the setup above keeps the default, so a slow
-				// machine cannot fail it.
-				a = newAdapter(t, srv, func(c *e2b.Config) { c.Timeout = 300 * time.Millisecond })
+				// machine cannot fail it. The timeout leaves a loaded
+				// machine room to send the request before it expires.
+				a = newAdapter(t, srv, func(c *e2b.Config) { c.Timeout = 2 * time.Second })
 			}
 			before := srv.Count(tc.route)
 			err := tc.call(a)

@@ -486,8 +486,10 @@ func TestSlowPolicyPost(t *testing.T) {
 	srv.Fail(route, spritestest.Fault{Delay: time.Second})
 	require.NoError(t, fast.ApplyNetworkPolicy(ctxFor(t, 10*time.Second), fast.BuildHandle("box"), paddock.NetworkPolicy{}))
 
-	short := newAdapter(t, srv, func(c *sprites.Config) { c.PolicyTimeout = 300 * time.Millisecond })
-	srv.Fail(route, spritestest.Fault{Delay: 2 * time.Second, Status: 204})
+	// The policy timeout must also let the next, prompt call finish on a
+	// loaded machine, so it is seconds, and the stall outlasts it.
+	short := newAdapter(t, srv, func(c *sprites.Config) { c.PolicyTimeout = 2 * time.Second })
+	srv.Fail(route, spritestest.Fault{Delay: 5 * time.Second, Status: 204})
 	err := short.ApplyNetworkPolicy(ctxFor(t, 10*time.Second), short.BuildHandle("box"), paddock.NetworkPolicy{})
 	requireKind(t, err, paddock.ErrUnavailable)
 	// The late 204 must not be read as the answer to the next call.
