@@ -56,11 +56,13 @@ type Adapter struct {
 	probe       sync.Once
 	isolated    bool   // the outcome of the probe
 	isolatedWhy string // why not, when not
-	cgroupRoot  string
+	cgroups     cgroupHost
+	noCgroups   bool // tests: do without cgroups
 
 	mu       sync.Mutex
 	sessions map[string]*session // live sessions this adapter supervises, by sandbox dir + id
-	creating map[string]bool     // sandbox dirs with a named spawn in progress
+	machines map[string]*machine // the sandboxes' inits this adapter started, by sandbox dir
+	creating map[string]bool     // named spawns and machine starts in progress
 	closed   bool
 	wg       sync.WaitGroup // session supervisors
 }
@@ -78,12 +80,14 @@ func WithLogger(l zerolog.Logger) Option { return func(a *Adapter) { a.log = l }
 // WithIsolation sets the isolation mode; default IsolationAuto.
 func WithIsolation(i Isolation) Option { return func(a *Adapter) { a.isolation = i } }
 
-// WithProcessLimit caps the processes of one isolated command tree;
-// default 512.
+// WithProcessLimit caps the processes of one sandbox (a pids cgroup as
+// root, RLIMIT_NPROC of its init otherwise, which counts every process of
+// the user); default 512. It applies when isolated, and as root in both
+// modes.
 func WithProcessLimit(n int) Option { return func(a *Adapter) { a.processLimit = n } }
 
-// WithFileSizeLimit caps the size of any file an isolated command writes;
-// default 4 GiB.
+// WithFileSizeLimit caps the size of any file a command of an isolated
+// sandbox writes; default 4 GiB.
 func WithFileSizeLimit(bytes int64) Option { return func(a *Adapter) { a.fileLimit = bytes } }
 
 // WithFinishedSessions is how many finished sessions each sandbox keeps for
@@ -113,7 +117,7 @@ func WithExecLimits(l paddock.ExecLimits) Option { return func(a *Adapter) { a.e
 func New(opts ...Option) (*Adapter, error) {
 	a := &Adapter{
 		isolation: IsolationAuto, processLimit: DefaultProcessLimit, fileLimit: DefaultFileSizeLimit,
-		keepFinished: DefaultFinishedSessions, sessions: map[string]*session{}, creating: map[string]bool{},
+		keepFinished: DefaultFinishedSessions, sessions: map[string]*session{}, machines: map[string]*machine{}, creating: map[string]bool{},
 		drain: drain.Policy{Grace: DefaultExitGrace, Limit: DefaultDrainLimit},
 	}
 	for _, o := range opts {
@@ -187,20 +191,22 @@ func (a *Adapter) Isolated() (bool, string) {
 	return a.isolated, a.isolatedWhy
 }
 
-// probeIsolation decides once whether commands can be isolated.
+// probeIsolation decides once whether commands can be isolated (an
+// isolated machine starts and says it is ready), and finds the cgroups.
 func (a *Adapter) probeIsolation() {
+	if !a.noCgroups {
+		a.cgroups = probeCgroups()
+	}
 	switch {
 	case a.isolation == IsolationNone:
 		a.isolatedWhy = "disabled by configuration"
 	case !namespacesSupported:
 		a.isolatedWhy = "namespaces need Linux"
 	default:
-		st, err := startProcess(startSpec{argv: []string{"true"}, env: []string{"PATH=" + cleanPath}, dir: "/", isolated: true, network: true})
+		m, err := startMachine("probe", initConfig{Isolated: true, Loopback: true, Hostname: "paddock-probe"}, nil)
 		if err == nil {
-			_ = st.cmd.Wait()
-			st.closeOurs()
+			m.close()
 			a.isolated = true
-			a.cgroupRoot = pidsCgroupRoot()
 			return
 		}
 		a.isolatedWhy = err.Error()
@@ -234,6 +240,13 @@ func (a *Adapter) Close() error {
 		s.kill()
 	}
 	a.wg.Wait()
+	a.mu.Lock()
+	machines := a.machines
+	a.machines = map[string]*machine{}
+	a.mu.Unlock()
+	for _, m := range machines {
+		m.close()
+	}
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -79,12 +78,7 @@ func (a *Adapter) spec(m meta, cmd paddock.Cmd, stdin, tty bool) (startSpec, err
 	if err != nil {
 		return startSpec{}, err
 	}
-	isolated, _ := a.Isolated()
-	return startSpec{
-		argv: cmd.Argv(), env: environment(m.Name, files, cmd, tty), dir: dir, stdin: stdin, tty: tty,
-		isolated: isolated, network: m.Egress != egressUnrestricted, hostname: hostname(m.Name),
-		nproc: uint64(a.processLimit), fsize: uint64(a.fileLimit),
-	}, nil
+	return startSpec{argv: cmd.Argv(), env: environment(m.Name, files, cmd, tty), dir: dir, stdin: stdin, tty: tty}, nil
 }
 
 // Spawn starts cmd as a detachable session journaled on disk and returns
@@ -112,7 +106,7 @@ func (a *Adapter) Spawn(_ context.Context, h paddock.Handle, cmd paddock.Cmd, op
 			}
 		}
 	}
-	s, err := a.startSession(sbDir, opts.Name, cmd, spec)
+	s, err := a.startSession(sbDir, m, opts.Name, cmd, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -245,9 +239,9 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	if err != nil {
 		return paddock.ExecResult{}, err
 	}
-	proc, err := startProcess(spec)
+	proc, err := a.runIn(a.dirOf(h.Name), m, randomID("x-"), spec)
 	if err != nil {
-		return paddock.ExecResult{}, startError(err)
+		return paddock.ExecResult{}, err
 	}
 	var (
 		mu       sync.Mutex
@@ -265,14 +259,14 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 		}
 	})
 	type result struct {
-		waitErr  error
-		complete bool
+		code           int
+		lost, complete bool
 	}
 	stop := make(chan struct{})
 	finished := make(chan result, 1)
 	go func() {
-		waitErr, complete := proc.finish(done, a.drain, stop)
-		finished <- result{waitErr, complete}
+		code, lost, complete := proc.finish(done, a.drain, stop)
+		finished <- result{code, lost, complete}
 	}()
 	var r result
 	select {
@@ -292,18 +286,17 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	}
 	mu.Lock()
 	defer mu.Unlock() // a reader left behind by output_truncated adds nothing more
-	var exited *exec.ExitError
 	switch {
 	case overErr != nil:
 		return paddock.ExecResult{}, overErr
 	case !r.complete:
 		return paddock.ExecResult{}, paddock.ErrOutputTruncated
-	case r.waitErr != nil && !errors.As(r.waitErr, &exited):
+	case r.lost:
 		return paddock.ExecResult{}, paddock.ErrClosedBeforeExit
 	case dl.Finite() && dl.Expired():
 		return paddock.ExecResult{}, dl.Err()
 	}
-	return out.Result(exitCode(proc.cmd.ProcessState)), nil
+	return out.Result(r.code), nil
 }
 
 // outputKind is the event kind of an output record kind.

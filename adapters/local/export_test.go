@@ -34,7 +34,10 @@ func CountMembers(rec SessionRecord) int { return len(rec.members()) }
 // WithUnkillableHolders makes the processes holding a command's output
 // survive being killed (test hook: a process stuck in the kernel).
 func WithUnkillableHolders() Option {
-	return func(a *Adapter) { a.drain.Kill = func(int, drain.Object) error { return nil } }
+	return func(a *Adapter) {
+		a.drain.Kill = func(int, drain.Object) error { return nil }
+		a.noCgroups = true // a cgroup's kill would not reach it either
+	}
 }
 
 // Running reports whether pid is a live process (not a zombie).
@@ -58,6 +61,3 @@ func (a *Adapter) AllStopped(h paddock.Handle, id string) bool {
 	}
 	return len(pids) > 0
 }
-
-// PIDNamespaceOf is the pid namespace of pid, as records hold it.
-func PIDNamespaceOf(pid int) string { return pidNamespace(pid) }

@@ -71,6 +71,17 @@ func groupMembers(pgid int) []int {
 	return out
 }
 
+// liveOnly keeps the pids that are live processes (not zombies).
+func liveOnly(pids []int) []int {
+	out := pids[:0]
+	for _, pid := range pids {
+		if _, ok := processStart(pid); ok {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
 // pidNamespace returns the pid-namespace link of a process ("" if gone).
 func pidNamespace(pid int) string {
 	link, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid")

@@ -1,13 +1,10 @@
 package local
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"sync"
 	"syscall"
 
@@ -15,141 +12,86 @@ import (
 	"github.com/paddockhq/paddock/adapters/internal/drain"
 )
 
-// startSpec is one command to start.
+// startSpec is one command to start in a sandbox's machine.
 type startSpec struct {
-	argv     []string
-	env      []string
-	dir      string
-	stdin    bool
-	tty      bool
-	isolated bool   // run under the init shim in fresh namespaces
-	network  bool   // with a fresh network namespace (loopback only)
-	hostname string // the UTS namespace's host name
-	nproc    uint64
-	fsize    uint64
-	cgroup   string // cgroup.procs to join, or ""
+	argv    []string
+	env     []string
+	dir     string
+	stdin   bool
+	tty     bool
+	session bool // a session: its own cgroup leaf where there are cgroups, and a record
 }
 
 // started is a running command and our ends of its stdio.
 type started struct {
-	cmd      *exec.Cmd
-	stdin    *os.File       // write end, or the PTY master; nil without stdin
-	stdout   *os.File       // read end, or the PTY master
-	stderr   *os.File       // read end; nil in tty mode
-	held     []drain.Object // what the command's processes write to: the pipes, or the PTY's slave
-	pid      int            // the process we started (the shim when isolated)
-	start    uint64         // its start time, to recognise it later
-	pgid     int            // its process group (== pid)
-	ns       string         // its pid namespace when isolated
-	isolated bool
+	m      *machine
+	l      *leader
+	stdin  *os.File       // write end, or the PTY master; nil without stdin
+	stdout *os.File       // read end, or the PTY master
+	stderr *os.File       // read end; nil in tty mode
+	held   []drain.Object // what the command's processes write to: the pipes, or the PTY's slave
+	nsPID  int            // the leader as the machine numbers it (its process group too)
+	pid    int            // the leader as this process numbers it, 0 once reaped
+	start  uint64         // its start time, to recognise it later
+	cgroup string         // its cgroup leaf, or ""
 }
 
 // errStart marks a command that could not be started because of its own
 // argv, dir or env (the caller's fault).
 var errStart = errors.New("cannot start the command")
 
-// startProcess starts spec and returns once the command runs (for an
-// isolated command, once the shim has started it).
-func startProcess(spec startSpec) (*started, error) {
-	cmd := &exec.Cmd{Env: spec.env, Dir: spec.dir}
-	var (
-		status, statusW *os.File
-		err             error
-	)
-	if spec.isolated {
-		if cmd.Path, err = shimExecutable(); err != nil {
-			return nil, fmt.Errorf("finding the shim: %w", err)
-		}
-		cfg, err := json.Marshal(shimConfig{
-			Argv: spec.argv, Env: spec.env, Dir: spec.dir, Hostname: spec.hostname, Loopback: spec.network,
-			NProc: spec.nproc, FSize: spec.fsize, Cgroup: spec.cgroup, TTY: spec.tty,
-		})
-		if err != nil {
-			return nil, err
-		}
-		cmd.Args = []string{"paddock-init"}
-		// GORACE: a program built with -race would otherwise sleep a second
-		// at every shim exit. The command itself gets spec.env only.
-		cmd.Env = []string{shimEnv + "=1", shimConfigEnv + "=" + string(cfg), "GORACE=atexit_sleep_ms=0"}
-		if status, statusW, err = os.Pipe(); err != nil {
-			return nil, err
-		}
-		defer status.Close()
-		cmd.ExtraFiles = []*os.File{statusW}
-		cmd.SysProcAttr = nsAttr(spec.network)
-	} else {
-		if cmd.Path, err = lookPath(spec.argv[0], envValue(spec.env, "PATH")); err != nil {
-			return nil, fmt.Errorf("%w: %w", errStart, err)
-		}
-		cmd.Args = spec.argv
-		cmd.SysProcAttr = plainAttr()
-	}
-	st, childEnds, err := attachStdio(cmd, spec)
+// run starts spec in machine m as command id and returns once it runs.
+func (m *machine) run(id string, spec startSpec) (*started, error) {
+	st, childEnds, err := attachStdio(spec)
 	if err != nil {
-		if statusW != nil {
-			statusW.Close()
-		}
 		return nil, err
 	}
-	err = cmd.Start()
-	closeAll(childEnds)
-	if statusW != nil {
-		statusW.Close()
+	defer closeAll(childEnds)
+	var leaf *os.File
+	if spec.session {
+		if st.cgroup, leaf, err = m.cg.newLeaf(id); err != nil {
+			st.closeOurs()
+			return nil, fmt.Errorf("cgroup: %w", err)
+		}
+		if leaf != nil {
+			defer leaf.Close()
+		}
 	}
+	reply, err := m.start(id, machineMessage{Argv: spec.argv, Env: spec.env, Dir: spec.dir, TTY: spec.tty}, childEnds, leaf)
 	if err != nil {
 		st.closeOurs()
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
-			return nil, fmt.Errorf("%w: %w", errStart, err)
-		}
+		st.removeCgroup()
 		return nil, err
 	}
-	st.cmd, st.pid, st.pgid, st.isolated = cmd, cmd.Process.Pid, cmd.Process.Pid, spec.isolated
-	st.start, _ = processStart(st.pid)
-	if spec.isolated {
-		if err := readShimStatus(status); err != nil {
-			_ = cmd.Wait()
-			st.closeOurs()
-			return nil, err
-		}
-		st.ns = pidNamespace(st.pid)
+	st.m, st.l, st.nsPID, st.pid = m, reply.l, reply.pid, reply.pid
+	if m.isolated {
+		st.pid = hostPID(reply.pidfd)
+	}
+	if reply.pidfd != nil {
+		_ = reply.pidfd.Close()
+	}
+	if spec.session && st.pid > 0 {
+		st.start, _ = processStart(st.pid)
 	}
 	return st, nil
 }
 
-// readShimStatus waits for the shim's one report.
-func readShimStatus(status *os.File) error {
-	line, err := bufio.NewReader(status).ReadBytes('\n')
-	if err != nil && len(line) == 0 {
-		return errors.New("the isolation shim ended before starting the command")
-	}
-	var st shimStatus
-	if err := json.Unmarshal(line, &st); err != nil {
-		return fmt.Errorf("isolation shim: %w", err)
-	}
-	if st.Error != "" {
-		return fmt.Errorf("%w: %s", errStart, st.Error)
-	}
-	return nil
-}
-
-// attachStdio wires pipes (or a PTY) to cmd; it returns our ends and the
-// child's, which the caller closes once the child has started.
-func attachStdio(cmd *exec.Cmd, spec startSpec) (*started, []*os.File, error) {
+// attachStdio makes pipes (or a PTY) for a command; it returns our ends
+// and the command's stdin, stdout and stderr, which the caller closes once
+// the command has started.
+func attachStdio(spec startSpec) (*started, []*os.File, error) {
 	st := &started{}
 	if spec.tty {
 		master, tty, err := pty.Open()
 		if err != nil {
 			return nil, nil, fmt.Errorf("opening a pty: %w", err)
 		}
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-		attr := cmd.SysProcAttr
-		attr.Setpgid, attr.Setsid, attr.Setctty, attr.Ctty = false, true, true, 0
 		st.stdout, st.stdin = master, master
 		if err := st.hold(tty); err != nil {
 			closeAll([]*os.File{master, tty})
 			return nil, nil, err
 		}
-		return st, []*os.File{tty}, nil
+		return st, []*os.File{tty, tty, tty}, nil
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -160,27 +102,22 @@ func attachStdio(cmd *exec.Cmd, spec startSpec) (*started, []*os.File, error) {
 		closeAll([]*os.File{outR, outW})
 		return nil, nil, err
 	}
-	cmd.Stdout, cmd.Stderr = outW, errW
 	st.stdout, st.stderr = outR, errR
-	childEnds := []*os.File{outW, errW}
 	if err := st.hold(outR, errR); err != nil {
-		closeAll(append(childEnds, outR, errR))
+		closeAll([]*os.File{outR, outW, errR, errW})
 		return nil, nil, err
 	}
+	var inR *os.File
 	if spec.stdin {
-		inR, inW, err := os.Pipe()
-		if err != nil {
-			closeAll(append(childEnds, outR, errR))
-			return nil, nil, err
-		}
-		cmd.Stdin = inR
-		st.stdin = inW
-		childEnds = append(childEnds, inR)
+		inR, st.stdin, err = os.Pipe()
+	} else {
+		inR, err = os.Open(os.DevNull)
 	}
-	if cmd.SysProcAttr != nil {
-		cmd.SysProcAttr.Setpgid = true
+	if err != nil {
+		closeAll([]*os.File{outR, outW, errR, errW})
+		return nil, nil, err
 	}
-	return st, childEnds, nil
+	return st, []*os.File{inR, outW, errW}, nil
 }
 
 // hold records what the command's processes will write to.
@@ -225,46 +162,42 @@ func (s *started) read(emit func(kind byte, p []byte)) <-chan struct{} {
 }
 
 // finish waits for the command's leader to exit (killing the command's
-// tree first when stop closes), reads its output to the end under pol
-// (the leftovers of the tree that still hold it are killed after the
-// grace), reaps the leader and closes our ends. It returns the leader's
-// wait error, and whether the output was read whole.
-//
-// The leader stays unreaped until its output is drained, so its pid, and
-// with it the process group id that the kill names, cannot be reused by a
-// stranger meanwhile.
-func (s *started) finish(done <-chan struct{}, pol drain.Policy, stop <-chan struct{}) (waitErr error, complete bool) {
-	exited := make(chan bool, 1)
-	go func() { exited <- drain.WaitExited(s.pid) }()
-	var observed bool
+// processes first when stop closes), reads its output to the end under pol
+// (the leftovers that still hold it are killed after the grace), and
+// closes our ends. It returns the leader's exit code, whether the machine
+// ended before reporting it (lost), and whether the output was read whole.
+func (s *started) finish(done <-chan struct{}, pol drain.Policy, stop <-chan struct{}) (code int, lost, complete bool) {
 	select {
-	case observed = <-exited:
+	case <-s.l.exited:
 	case <-stop:
 		s.killTree()
-		observed = <-exited
+		<-s.l.exited
 	}
 	pol.Abort = stop // no grace for the leftovers of a command given up on
-	reaped := false
-	if !observed { // the exit cannot be watched without reaping here
-		waitErr, reaped = s.cmd.Wait(), true
-	}
 	pol.KillGroup = s.killTree
 	complete = drain.Drain(drain.Output{Files: s.outputs(), Held: s.held, Done: done}, pol)
-	if !reaped {
-		waitErr = s.cmd.Wait()
-	}
 	s.closeOurs()
-	return waitErr, complete
+	return s.l.code, s.l.lost, complete
 }
 
-// killTree kills the command's processes: the shim, whose exit takes its
-// namespace with it, or the whole process group.
+// killTree kills the command's processes: its whole cgroup leaf where there
+// is one (what left its process group included), and its process group.
 func (s *started) killTree() {
-	if s.isolated {
-		_ = syscall.Kill(s.pid, syscall.SIGKILL)
-		return
+	if s.cgroup != "" {
+		killCgroup(s.cgroup)
 	}
-	_ = syscall.Kill(-s.pgid, syscall.SIGKILL)
+	s.m.signalGroup(s.nsPID, syscall.SIGKILL)
+}
+
+// signal sends sig to the command's process group.
+func (s *started) signal(sig syscall.Signal) { s.m.signalGroup(s.nsPID, sig) }
+
+// removeCgroup removes the command's cgroup leaf if it is empty (a daemon
+// it left keeps it until the machine ends).
+func (s *started) removeCgroup() {
+	if s.cgroup != "" {
+		_ = os.Remove(s.cgroup)
+	}
 }
 
 // closeOurs closes our ends.
@@ -280,15 +213,6 @@ func closeAll(fs []*os.File) {
 			_ = f.Close()
 		}
 	}
-}
-
-// exitCode turns a wait result into the command's exit code: the code it
-// exited with, or 128+n when signal n killed it.
-func exitCode(ps *os.ProcessState) int {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
 }
 
 // readAllInto drains r into emit, one call per read of up to readChunk

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -34,11 +33,11 @@ type sessionRecord struct {
 	TTY        bool      `json:"tty,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
 	Isolated   bool      `json:"isolated"`
-	PID        int       `json:"pid"`       // the leader (the shim when isolated)
+	PID        int       `json:"pid"`       // the leader, as the host numbers it
 	PIDStart   uint64    `json:"pid_start"` // its start time, against pid reuse
-	PGID       int       `json:"pgid"`
-	NS         string    `json:"ns,omitempty"` // the pid namespace when isolated
-	OwnerPID   int       `json:"owner_pid"`    // the process supervising it
+	PGID       int       `json:"pgid"`      // its process group, as the host numbers it
+	Cgroup     string    `json:"cgroup,omitempty"`
+	OwnerPID   int       `json:"owner_pid"` // the process supervising it
 	OwnerStart uint64    `json:"owner_start"`
 }
 
@@ -74,7 +73,7 @@ func newSessionID() string {
 }
 
 // startSession starts spec as a new session of the sandbox in sbDir.
-func (a *Adapter) startSession(sbDir, name string, cmd paddock.Cmd, spec startSpec) (*session, error) {
+func (a *Adapter) startSession(sbDir string, m meta, name string, cmd paddock.Cmd, spec startSpec) (*session, error) {
 	id := newSessionID()
 	dir := filepath.Join(sbDir, sessionsDir, id)
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -88,27 +87,19 @@ func (a *Adapter) startSession(sbDir, name string, cmd paddock.Cmd, spec startSp
 		_ = os.RemoveAll(dir)
 		return nil, unavailable("spawn", err)
 	}
-	var removeCgroup func()
-	if spec.isolated && a.cgroupRoot != "" {
-		if spec.cgroup, removeCgroup, err = newPidsCgroup(a.cgroupRoot, id, a.processLimit); err != nil {
-			a.log.Warn().Err(err).Msg("local: no process-limit cgroup for this command")
-		}
-	}
-	proc, err := startProcess(spec)
+	spec.session = true
+	proc, err := a.runIn(sbDir, m, id, spec)
 	if err != nil {
 		out.Close()
 		_ = os.RemoveAll(dir)
-		if removeCgroup != nil {
-			removeCgroup()
-		}
-		return nil, startError(err)
+		return nil, err
 	}
 	s := &session{
 		a: a, key: sbDir + "/" + id, sbDir: sbDir, dir: dir, proc: proc, out: out,
 		changed: make(chan struct{}), exited: make(chan struct{}),
 		rec: sessionRecord{
 			ID: id, Name: name, Command: cmd.Line(), TTY: spec.tty, CreatedAt: time.Now().UTC(),
-			Isolated: spec.isolated, PID: proc.pid, PIDStart: proc.start, PGID: proc.pgid, NS: proc.ns,
+			Isolated: proc.m.isolated, PID: proc.pid, PIDStart: proc.start, PGID: proc.pid, Cgroup: proc.cgroup,
 			OwnerPID: os.Getpid(), OwnerStart: selfStart(),
 		},
 	}
@@ -119,46 +110,35 @@ func (a *Adapter) startSession(sbDir, name string, cmd paddock.Cmd, spec startSp
 	if a.closed {
 		a.mu.Unlock()
 		s.kill()
-		_ = proc.cmd.Wait()
+		<-proc.l.exited
 		proc.closeOurs()
 		return nil, unavailable("spawn", errClosed)
 	}
 	a.sessions[s.key] = s
 	a.wg.Add(1)
 	a.mu.Unlock()
-	go s.supervise(removeCgroup)
+	go s.supervise()
 	return s, nil
-}
-
-// startError maps a start failure: the command's own fault is invalid.
-func startError(err error) error {
-	if errors.Is(err, errStart) {
-		return &paddock.InvalidError{Detail: paddock.DetailCommand + ": " + err.Error()}
-	}
-	return unavailable("start", err)
 }
 
 // supervise reads the output into the journal, waits for the command, and
 // writes the terminal record after all output: its exit, or, when the
 // output could not be read to its end, output_truncated (the exit must not
 // pass for the end of a whole output).
-func (s *session) supervise(removeCgroup func()) {
+func (s *session) supervise() {
 	defer s.a.wg.Done()
 	done := s.proc.read(s.append)
-	waitErr, complete := s.proc.finish(done, s.a.drain, nil)
-	record := errorRecord(paddock.DetailClosedBeforeExit)
-	var exited *exec.ExitError
-	switch ps := s.proc.cmd.ProcessState; {
+	code, lost, complete := s.proc.finish(done, s.a.drain, nil)
+	record := exitRecord(code)
+	switch {
 	case !complete:
 		record = errorRecord(paddock.DetailOutputTruncated)
 		s.a.log.Warn().Str("session", s.rec.ID).Msg("local: a process kept the output open after being killed; the output was cut")
-	case ps != nil && (waitErr == nil || errors.As(waitErr, &exited)):
-		record = exitRecord(exitCode(ps))
+	case lost:
+		record = errorRecord(paddock.DetailClosedBeforeExit)
 	}
 	s.finish(record)
-	if removeCgroup != nil {
-		removeCgroup()
-	}
+	s.proc.removeCgroup()
 	s.a.retire(s)
 }
 
@@ -240,31 +220,24 @@ func (s *session) kill() {
 	s.killOnce.Do(func() { s.signal(syscall.SIGKILL) })
 }
 
-// signal sends sig to the command: to the shim (which forwards it) when
-// isolated, else to the whole process group.
+// signal sends sig to the command's process group; SIGKILL kills its
+// whole cgroup leaf too, where there is one.
 func (s *session) signal(sig syscall.Signal) {
-	if s.rec.Isolated {
-		_ = syscall.Kill(s.rec.PID, sig)
+	if sig == syscall.SIGKILL {
+		s.proc.killTree()
 		return
 	}
-	_ = syscall.Kill(-s.rec.PGID, sig)
+	s.proc.signal(sig)
 }
 
-// members lists the session's live processes: those of its pid namespace
-// (isolated) or of its process group, started no earlier than its leader.
-// A pid namespace dies with its init, the shim: while the shim lives it
-// pins the namespace, so the inode names ours; once the shim is gone (or a
-// zombie) every member is gone too (the kernel kills and reaps them before
-// the init's exit completes), and the same inode may already name a
-// stranger's new namespace, so nothing is listed.
+// members lists the session's live processes: those of its cgroup leaf
+// (exact: what left its process group is still there), or else those of
+// its process group started no earlier than its leader.
 func (rec sessionRecord) members() []int {
-	candidates := groupMembers(rec.PGID)
-	if rec.Isolated {
-		if !sameProcess(rec.PID, rec.PIDStart) {
-			return nil
-		}
-		candidates = namespaceMembers(rec.NS)
+	if rec.Cgroup != "" {
+		return liveOnly(cgroupProcs(rec.Cgroup))
 	}
+	candidates := groupMembers(rec.PGID)
 	var out []int
 	for _, pid := range candidates {
 		if start, ok := processStart(pid); ok && start >= rec.PIDStart {

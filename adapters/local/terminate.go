@@ -105,8 +105,10 @@ func confirmGone(ctx context.Context, rec sessionRecord, within time.Duration) e
 	return nil
 }
 
-// killSandbox kills every process of the sandbox in sbDir and waits (within
-// ctx) until the sessions this adapter supervises have recorded their end.
+// killSandbox kills every process of the sandbox in sbDir, waits (within
+// ctx) until the sessions this adapter supervises have recorded their end,
+// then ends the sandbox's machine, and with it whatever the commands left
+// (daemons included).
 func (a *Adapter) killSandbox(ctx context.Context, sbDir string) {
 	live := a.live(sbDir)
 	for _, s := range live {
@@ -119,29 +121,35 @@ func (a *Adapter) killSandbox(ctx context.Context, sbDir string) {
 		select {
 		case <-s.exited:
 		case <-ctx.Done():
-			return
 		}
 	}
+	a.stopMachine(sbDir)
 }
 
-// signalSandbox sends sig to every process of the sandbox. For SIGSTOP it
-// rescans until a pass finds nobody new, so a process forked meanwhile is
-// stopped too.
+// signalSandbox sends sig to every process of the sandbox: those of this
+// adapter's machine (its init excepted), and those of sessions another
+// runtime supervises. For SIGSTOP it rescans until a pass finds nobody
+// new, so a process forked meanwhile is stopped too.
 func (a *Adapter) signalSandbox(sbDir string, sig syscall.Signal) {
 	recs := a.unsupervised(sbDir)
-	for _, s := range a.live(sbDir) {
-		recs = append(recs, s.rec)
-	}
+	a.mu.Lock()
+	mc := a.machines[sbDir]
+	a.mu.Unlock()
 	signalled := map[int]bool{}
 	for pass := 0; pass < 5; pass++ {
-		fresh := 0
+		var pids []int
+		if mc != nil {
+			pids = mc.members()
+		}
 		for _, rec := range recs {
-			for _, pid := range rec.members() {
-				if !signalled[pid] {
-					signalled[pid] = true
-					fresh++
-					_ = syscall.Kill(pid, sig)
-				}
+			pids = append(pids, rec.members()...)
+		}
+		fresh := 0
+		for _, pid := range pids {
+			if !signalled[pid] {
+				signalled[pid] = true
+				fresh++
+				_ = syscall.Kill(pid, sig)
 			}
 		}
 		if fresh == 0 || sig != syscall.SIGSTOP {

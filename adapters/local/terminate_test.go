@@ -1,14 +1,11 @@
 package local_test
 
 import (
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
-	"github.com/paddockhq/paddock/adapters/local"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,21 +76,4 @@ func TestTerminateSemantics(t *testing.T) {
 	require.Equal(t, "up\n", string(next(t, live).Data))
 	require.NoError(t, a.TerminateSession(ctx, h, live.SessionID(), paddock.TerminateOpts{}))
 	assert.Equal(t, "exit:7", terminal(events(t, live, 5*time.Second)), "a graceful stop lets the command exit its own way")
-}
-
-// A namespace inode is reused once its namespace is gone: a record of an
-// isolated session whose shim is gone names no process, even when its
-// inode now names a namespace full of live processes (here, this test's
-// own), so termination never waits for, or kills, strangers.
-func TestAGoneShimNamesNoProcess(t *testing.T) {
-	t.Parallel()
-	ns := local.PIDNamespaceOf(os.Getpid())
-	require.NotEmpty(t, ns)
-	cmd := exec.Command("true")
-	require.NoError(t, cmd.Run())
-	gone := local.SessionRecord{Isolated: true, PID: cmd.Process.Pid, NS: ns}
-	assert.Zero(t, local.CountMembers(gone), "the shim is gone: the inode may be a stranger's")
-
-	alive := local.SessionRecord{Isolated: true, PID: os.Getpid(), NS: ns}
-	assert.NotZero(t, local.CountMembers(alive), "while the shim lives, its namespace's processes are the session's")
 }

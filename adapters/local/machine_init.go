@@ -1,0 +1,222 @@
+package local
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// The init of a sandbox's machine. Every command of a sandbox is started by
+// one long-lived process, the sandbox's init, so they all share what the
+// init has: when isolated, its mount, PID, network, UTS and IPC namespaces
+// (it is their PID 1); otherwise it is a child subreaper, so what a command
+// leaves behind (a setsid daemon, a double fork) stays its descendant.
+// The init is this program's own binary, re-executed with initEnv set; the
+// package's init function turns such a process into the sandbox's init
+// before any other code of the program runs. Without initEnv it does
+// nothing.
+//
+// The init starts commands one at a time on the adapter's request (a child
+// between fork and exec holds copies of the init's descriptors, so they are
+// never another command's), reaps every child, reports each command
+// leader's exit, signals process groups on request, and when the adapter's
+// socket closes (the adapter destroyed the sandbox, closed, or died) it
+// kills every process of the machine and exits.
+
+const (
+	initEnv       = "PADDOCK_LOCAL_INIT"
+	initConfigEnv = "PADDOCK_LOCAL_INIT_CONFIG"
+	initSocketFD  = 3
+)
+
+// initConfig is what the adapter tells a new init.
+type initConfig struct {
+	Isolated bool   `json:"isolated"`
+	Hostname string `json:"hostname,omitempty"`
+	Loopback bool   `json:"loopback,omitempty"` // a network namespace: bring lo up
+	NProc    uint64 `json:"nproc,omitempty"`    // RLIMIT_NPROC, 0 = leave
+	FSize    uint64 `json:"fsize,omitempty"`    // RLIMIT_FSIZE, 0 = leave
+}
+
+func init() {
+	if os.Getenv(initEnv) == "1" {
+		os.Exit(runInit())
+	}
+}
+
+// initServer is the running init.
+type initServer struct {
+	conn    *net.UnixConn
+	wmu     sync.Mutex // one writer at a time
+	mu      sync.Mutex // held while starting a command and while reaping
+	leaders map[int]string
+}
+
+func runInit() int {
+	f := os.NewFile(initSocketFD, "machine")
+	c, err := net.FileConn(f)
+	_ = f.Close()
+	if err != nil {
+		return exitInitFailed
+	}
+	conn, ok := c.(*net.UnixConn)
+	if !ok {
+		return exitInitFailed
+	}
+	s := &initServer{conn: conn, leaders: map[int]string{}}
+	var cfg initConfig
+	err = json.Unmarshal([]byte(os.Getenv(initConfigEnv)), &cfg)
+	if err == nil {
+		err = setupMachine(cfg)
+	}
+	if err != nil {
+		s.send(machineMessage{Op: opReady, Error: err.Error()}, nil)
+		return exitInitFailed
+	}
+	children := make(chan os.Signal, 1)
+	signal.Notify(children, syscall.SIGCHLD)
+	if err := s.send(machineMessage{Op: opReady}, nil); err != nil {
+		return exitInitFailed
+	}
+	go func() {
+		for range children {
+			s.reap()
+		}
+	}()
+	s.serve()
+	// The adapter is gone: nothing of the machine may outlive it. An
+	// isolated init's exit takes its namespace with it; a subreaper kills
+	// its descendants first.
+	if !cfg.Isolated {
+		killDescendants(func() { s.reap() })
+	}
+	return 0
+}
+
+// exitInitFailed is the init's exit code when it could not set up.
+const exitInitFailed = 126
+
+// serve handles requests until the adapter closes the socket.
+func (s *initServer) serve() {
+	r := newMessageReader(s.conn)
+	defer r.close()
+	for {
+		m, files, err := r.next()
+		if err != nil {
+			return
+		}
+		switch m.Op {
+		case opStart:
+			s.start(m, files)
+		case opSignal:
+			if m.PID > 0 {
+				_ = syscall.Kill(-m.PID, syscall.Signal(m.Code))
+			}
+		}
+		for _, f := range files {
+			_ = f.Close()
+		}
+	}
+}
+
+// start starts one command with the stdio in files (and its cgroup, when
+// a fourth descriptor is there) and answers started or failed.
+func (s *initServer) start(m machineMessage, files []*os.File) {
+	if len(m.Argv) == 0 || len(files) < 3 {
+		s.send(machineMessage{Op: opFailed, ID: m.ID, Error: "malformed start request"}, nil)
+		return
+	}
+	file := m.Argv[0]
+	if strings.Contains(file, "/") && !filepath.IsAbs(file) {
+		file = filepath.Join(m.Dir, file) // relative to the command's directory, not the init's
+	}
+	path, err := lookPath(file, envValue(m.Env, "PATH"))
+	if err != nil {
+		s.send(machineMessage{Op: opFailed, ID: m.ID, Error: err.Error(), Errno: errnoOf(err)}, nil)
+		return
+	}
+	cgroup := -1
+	if len(files) > 3 {
+		cgroup = int(files[3].Fd())
+	}
+	pidfd := -1
+	attr := &syscall.ProcAttr{
+		Dir: m.Dir, Env: m.Env, Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()},
+		Sys: commandAttr(m.TTY, cgroup, &pidfd),
+	}
+	s.mu.Lock() // the reaper must not see the leader before it is registered
+	defer s.mu.Unlock()
+	pid, err := syscall.ForkExec(path, m.Argv, attr)
+	if err != nil {
+		s.send(machineMessage{Op: opFailed, ID: m.ID, Error: fmt.Sprintf("start %s: %v", m.Argv[0], err), Errno: errnoOf(err)}, nil)
+		return
+	}
+	s.leaders[pid] = m.ID
+	var fds []int
+	if pidfd >= 0 {
+		fds = []int{pidfd}
+		defer syscall.Close(pidfd)
+	}
+	// Sent before the lock is released, so "started" precedes "exited".
+	s.send(machineMessage{Op: opStarted, ID: m.ID, PID: pid}, fds)
+}
+
+// reap reaps every child that has ended and reports the leaders' exits.
+func (s *initServer) reap() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || pid <= 0 {
+			return
+		}
+		id, ok := s.leaders[pid]
+		if !ok {
+			continue // an orphan that was passed to us
+		}
+		delete(s.leaders, pid)
+		code := ws.ExitStatus()
+		if ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+		s.send(machineMessage{Op: opExited, ID: id, Code: code}, nil)
+	}
+}
+
+// send writes one message; a closed socket is ignored (the init is ending).
+func (s *initServer) send(m machineMessage, fds []int) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return writeMessage(s.conn, m, fds)
+}
+
+// errnoOf is the errno behind err, or 0.
+func errnoOf(err error) int {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return int(errno)
+	}
+	return 0
+}
+
+// envValue returns the last value of key in an environment list.
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if len(kv) > len(key) && kv[:len(key)] == key && kv[len(key)] == '=' {
+			v = kv[len(key)+1:]
+		}
+	}
+	return v
+}
