@@ -344,6 +344,11 @@ const (
 	// is known and the same request would fail the same way: raise the cap
 	// or stream the output with Spawn.
 	DetailExecOutputLimit = "exec_output_limit"
+	// DetailSessionOutputLimit: a session printed more than its adapter
+	// keeps for replay (its journal's cap); the command was stopped there
+	// and its recorded output ends at the cap. Invalid for the same reason
+	// as DetailExecOutputLimit.
+	DetailSessionOutputLimit = "session_output_limit"
 
 	// Unavailable details: the outcome is unknown.
 	DetailCreateUnconfirmed          = "create_unconfirmed"
@@ -372,6 +377,7 @@ var (
 	ErrOutputTruncated         error = &UnavailableError{Detail: DetailOutputTruncated}
 	ErrExecTimeout             error = &UnavailableError{Detail: DetailExecTimeout}
 	ErrExecOutputLimit         error = &InvalidError{Detail: DetailExecOutputLimit}
+	ErrSessionOutputLimit      error = &InvalidError{Detail: DetailSessionOutputLimit}
 	ErrStartTimeout            error = &UnavailableError{Detail: DetailStartTimeout}
 	ErrTerminationUnconfirmed  error = &UnavailableError{Detail: DetailTerminationUnconfirmed}
 	ErrTerminationRequest      error = &InvalidError{Detail: DetailTerminationRequest}

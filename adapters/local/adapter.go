@@ -39,6 +39,8 @@ const (
 	// DefaultDrainLimit bounds the wait for the end of a command's output
 	// once the processes holding it were killed.
 	DefaultDrainLimit = 5 * time.Second
+	// DefaultSessionOutputLimit caps the journal of one session.
+	DefaultSessionOutputLimit = 1 << 30
 )
 
 // Adapter runs sandboxes as directories on this machine and commands as
@@ -50,6 +52,7 @@ type Adapter struct {
 	processLimit int
 	fileLimit    int64
 	keepFinished int
+	journalLimit int64
 	drain        drain.Policy // when leftovers are killed, how long their output may take
 	execLimits   paddock.ExecLimits
 
@@ -107,6 +110,13 @@ func WithExitGrace(d time.Duration) Option { return func(a *Adapter) { a.drain.G
 // of its exit: the output is not whole. Default 5 s.
 func WithDrainLimit(d time.Duration) Option { return func(a *Adapter) { a.drain.Limit = d } }
 
+// WithSessionOutputLimit caps the output one session's journal holds, in
+// bytes (stdout and stderr together); default 1 GiB. A
+// session that reaches it is killed, its journal keeps its output up to
+// the cap, and every subscriber, live or attaching later, gets that output
+// and then the error paddock.ErrSessionOutputLimit.
+func WithSessionOutputLimit(bytes int64) Option { return func(a *Adapter) { a.journalLimit = bytes } }
+
 // WithExecLimits sets the default timeout of an Exec that sets none and the
 // ceiling of any Exec timeout; default none (an Exec without a timeout
 // runs until it exits).
@@ -118,7 +128,7 @@ func New(opts ...Option) (*Adapter, error) {
 	a := &Adapter{
 		isolation: IsolationAuto, processLimit: DefaultProcessLimit, fileLimit: DefaultFileSizeLimit,
 		keepFinished: DefaultFinishedSessions, sessions: map[string]*session{}, machines: map[string]*machine{}, creating: map[string]bool{},
-		drain: drain.Policy{Grace: DefaultExitGrace, Limit: DefaultDrainLimit},
+		drain: drain.Policy{Grace: DefaultExitGrace, Limit: DefaultDrainLimit}, journalLimit: DefaultSessionOutputLimit,
 	}
 	for _, o := range opts {
 		o(a)
@@ -128,7 +138,7 @@ func New(opts ...Option) (*Adapter, error) {
 	default:
 		return nil, &paddock.InvalidError{Detail: "local: unknown isolation " + string(a.isolation)}
 	}
-	if a.processLimit <= 0 || a.fileLimit <= 0 || a.keepFinished <= 0 || a.drain.Limit <= 0 {
+	if a.processLimit <= 0 || a.fileLimit <= 0 || a.keepFinished <= 0 || a.drain.Limit <= 0 || a.journalLimit <= 0 {
 		return nil, &paddock.InvalidError{Detail: "local: limits must be positive"}
 	}
 	if err := a.execLimits.Validate(); err != nil {

@@ -61,3 +61,7 @@ func (a *Adapter) AllStopped(h paddock.Handle, id string) bool {
 	}
 	return len(pids) > 0
 }
+
+// SessionsHaveCgroups reports whether this host gives sessions cgroup
+// leaves (root, and a cgroup v2 hierarchy with cgroup.kill).
+func SessionsHaveCgroups() bool { return probeCgroups().v2 != "" }

@@ -68,6 +68,9 @@ func eventOf(kind byte, data []byte) (paddock.Event, error) {
 		}
 		return paddock.Exit(int(int32(binary.BigEndian.Uint32(data)))), nil
 	case recError:
+		if string(data) == paddock.DetailSessionOutputLimit {
+			return paddock.Failed(&paddock.InvalidError{Detail: paddock.DetailSessionOutputLimit}), nil
+		}
 		return paddock.Failed(&paddock.UnavailableError{Detail: string(data)}), nil
 	}
 	return paddock.Event{}, errCorruptJournal

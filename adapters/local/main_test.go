@@ -53,6 +53,8 @@ func runHelper(name string) int {
 		return 0
 	case "runtime":
 		return runtimeHelper()
+	case "daemons":
+		return daemonsHelper()
 	case "dial-out":
 		// Try to reach a public address: no route under isolation.
 		_, err := net.Dial("udp", "192.0.2.1:53")

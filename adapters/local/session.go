@@ -58,6 +58,8 @@ type session struct {
 	done      bool          // the terminal record is written
 	changed   chan struct{} // closed (and replaced) on every append
 	broken    error         // a journal write failed
+	capped    bool          // the journal reached its cap: the command is being killed
+	output    int64         // bytes of output journaled, against the cap
 	tail      []tailRecord  // the newest records, for subscribers that keep up
 	tailBytes int
 	stdinMu   sync.Mutex
@@ -137,6 +139,9 @@ func (s *session) supervise() {
 	case lost:
 		record = errorRecord(paddock.DetailClosedBeforeExit)
 	}
+	if s.isCapped() {
+		record = errorRecord(paddock.DetailSessionOutputLimit)
+	}
 	s.finish(record)
 	s.proc.removeCgroup()
 	s.a.retire(s)
@@ -165,12 +170,24 @@ func (s *session) finish(record []byte) {
 	close(s.exited)
 }
 
-// write appends one record to the journal and to the in-memory tail.
+// write appends one record to the journal and to the in-memory tail. An
+// output record that would take the journal past its cap is cut to fit,
+// and the command is killed; what it prints after that is dropped.
 func (s *session) write(kind byte, data []byte, terminal bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.done {
+	if s.done || (s.capped && !terminal) {
 		return
+	}
+	if !terminal {
+		if room := s.a.journalLimit - s.output; int64(len(data)) > room {
+			data = data[:max(room, 0)]
+			s.capped = true
+			defer s.kill() // after the record is published
+			if len(data) == 0 {
+				return
+			}
+		}
 	}
 	if s.broken == nil {
 		if err := writeRecord(s.out, kind, data); err != nil {
@@ -184,6 +201,9 @@ func (s *session) write(kind byte, data []byte, terminal bool) {
 				s.tail = s.tail[1:]
 			}
 			s.size += int64(recHeader + len(data))
+			if !terminal {
+				s.output += int64(len(data))
+			}
 		}
 	}
 	s.done = terminal
@@ -205,6 +225,13 @@ func (s *session) fromTail(off int64) (kind byte, data []byte, ok bool) {
 	}
 	r := s.tail[i]
 	return r.kind, bytes.Clone(r.data), true
+}
+
+// isCapped reports a journal that reached its cap.
+func (s *session) isCapped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.capped
 }
 
 // snapshot is what a subscriber needs to read on: the published size,

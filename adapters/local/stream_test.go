@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/local"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,7 +34,7 @@ func TestGigabyteThroughSpawn(t *testing.T) {
 	require.NoError(t, cmd.Wait())
 	require.GreaterOrEqual(t, wantBytes, int64(1<<30))
 
-	a := newLocal(t)
+	a := newLocal(t, local.WithSessionOutputLimit(2<<30)) // over the default cap
 	h := box(t, a, "big")
 	start := time.Now()
 	st, err := a.Spawn(ctx, h, paddock.NewCmd("seq", "1", gigabyteSeq), paddock.SpawnOpts{})
