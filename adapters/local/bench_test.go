@@ -203,8 +203,8 @@ func osExecTurn(dir string, f conformance.Fixtures) error {
 // BenchmarkExecTrue times Exec of `true` in one sandbox three ways,
 // interleaved in the same run: plain os/exec, the adapter's own Exec, and
 // the runtime's Exec on the adapter. It reports each mean and the runtime's
-// ratio and excess over os/exec (the goal is runtime <= 1.15 x os/exec +
-// 200 us, unisolated).
+// ratio, and its excess over the goal (runtime <= 1.15 x os/exec + 200 us
+// unisolated, <= 2 x os/exec + 300 us isolated): at most 0 meets it.
 func BenchmarkExecTrue(b *testing.B) {
 	for mode, opt := range benchModes() {
 		b.Run(mode, func(b *testing.B) {
@@ -241,7 +241,11 @@ func BenchmarkExecTrue(b *testing.B) {
 			b.ReportMetric(us(through), "runtime-us")
 			b.ReportMetric(us(adapter)/us(plain), "adapter/os-exec")
 			b.ReportMetric(us(through)/us(plain), "runtime/os-exec")
-			b.ReportMetric(us(through)-1.15*us(plain), "runtime-minus-1.15x-os-exec-us")
+			goal := 1.15*us(plain) + 200
+			if isolated, _ := a.Isolated(); isolated {
+				goal = 2*us(plain) + 300
+			}
+			b.ReportMetric(us(through)-goal, "runtime-over-goal-us")
 		})
 	}
 }

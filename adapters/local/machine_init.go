@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -57,6 +56,7 @@ type initServer struct {
 	wmu     sync.Mutex // one writer at a time
 	mu      sync.Mutex // held while starting a command and while reaping
 	leaders map[int]string
+	started chan struct{} // a command was started (there is a child to wait for)
 }
 
 func runInit() int {
@@ -70,7 +70,7 @@ func runInit() int {
 	if !ok {
 		return exitInitFailed
 	}
-	s := &initServer{conn: conn, leaders: map[int]string{}}
+	s := &initServer{conn: conn, leaders: map[int]string{}, started: make(chan struct{}, 1)}
 	var cfg initConfig
 	err = json.Unmarshal([]byte(os.Getenv(initConfigEnv)), &cfg)
 	if err == nil {
@@ -80,16 +80,10 @@ func runInit() int {
 		s.send(machineMessage{Op: opReady, Error: err.Error()}, nil)
 		return exitInitFailed
 	}
-	children := make(chan os.Signal, 1)
-	signal.Notify(children, syscall.SIGCHLD)
 	if err := s.send(machineMessage{Op: opReady}, nil); err != nil {
 		return exitInitFailed
 	}
-	go func() {
-		for range children {
-			s.reap()
-		}
-	}()
+	go s.reapChildren()
 	s.serve()
 	// The adapter is gone: nothing of the machine may outlive it. An
 	// isolated init's exit takes its namespace with it; a subreaper kills
@@ -159,6 +153,10 @@ func (s *initServer) start(m machineMessage, files []*os.File) {
 		return
 	}
 	s.leaders[pid] = m.ID
+	select {
+	case s.started <- struct{}{}:
+	default:
+	}
 	var fds []int
 	if pidfd >= 0 {
 		fds = []int{pidfd}

@@ -136,3 +136,22 @@ func procParent(pid int) (state byte, ppid int, ok bool) {
 	ppid, err = strconv.Atoi(f[1])
 	return f[0][0], ppid, err == nil
 }
+
+// reapChildren waits for children to end, in a blocking wait that leaves
+// them unreaped (so the leader of a command being started is registered
+// before it is reaped: reap takes the start lock), and reaps them.
+func (s *initServer) reapChildren() {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		switch err {
+		case nil:
+			s.reap()
+		case unix.ECHILD:
+			<-s.started
+		case unix.EINTR:
+		default:
+			return
+		}
+	}
+}
