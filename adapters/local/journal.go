@@ -6,6 +6,9 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync"
+
+	"github.com/pierrec/lz4/v4"
 
 	"github.com/paddockhq/paddock"
 )
@@ -16,13 +19,17 @@ import (
 //
 //	[kind byte][length uint32, big-endian][length bytes]
 //
-// stdout and stderr carry the bytes; exit carries the code as an int32;
-// error carries the reason token.
+// stdout and stderr carry the bytes, or (kinds 5 and 6) the bytes as one
+// LZ4 block where that halves them (repetitive output, a stream of zeros
+// or a chatty log, then costs the disk and its reader a fraction of its
+// size); exit carries the code as an int32; error carries the reason token.
 const (
-	recStdout byte = 1
-	recStderr byte = 2
-	recExit   byte = 3
-	recError  byte = 4
+	recStdout   byte = 1
+	recStderr   byte = 2
+	recExit     byte = 3
+	recError    byte = 4
+	recStdoutLZ4 byte = 5
+	recStderrLZ4 byte = 6
 
 	recHeader = 5
 	// maxRecord bounds one record, so a corrupt length cannot make a reader
@@ -32,7 +39,81 @@ const (
 
 // readChunk is the most bytes one read of a command's output takes, and so
 // the largest output record.
-const readChunk = 32 << 10
+const readChunk = 128 << 10
+
+// readBuffers recycles the buffers output is read into: a session's record
+// keeps its buffer while the in-memory tail holds it, then returns it.
+var readBuffers = sync.Pool{New: func() any { return new([readChunk]byte) }}
+
+// scratchBuffers hold one compressed record while it is written.
+var scratchBuffers = sync.Pool{New: func() any { b := make([]byte, 4+lz4.CompressBlockBound(readChunk)); return &b }}
+
+// compressors are LZ4 block compressors (each holds a hash table).
+var compressors = sync.Pool{New: func() any { return new(lz4.Compressor) }}
+
+// packer decides, for one session, whether to journal output records
+// compressed: it tries each record while compression pays, and after a
+// record that did not, journals the next skipAfterMiss raw before trying
+// again, so output that does not compress costs little CPU. The session
+// serialises its calls.
+type packer struct {
+	skip int
+}
+
+const skipAfterMiss = 32
+
+// pack returns the record to journal for output data of kind (recStdout or
+// recStderr): the kind and bytes to write, and a scratch buffer to give
+// back to scratchBuffers once written (nil when data is written as is).
+// Compressed, the bytes are the output's length (uint32, big-endian) and
+// one LZ4 block; output is compressed only where that halves it.
+func (p *packer) pack(kind byte, data []byte) (byte, []byte, *[]byte) {
+	if p.skip > 0 || len(data) < 512 {
+		p.skip = max(p.skip-1, 0)
+		return kind, data, nil
+	}
+	scratch := scratchBuffers.Get().(*[]byte)
+	c := compressors.Get().(*lz4.Compressor)
+	n, err := c.CompressBlock(data, (*scratch)[4:])
+	compressors.Put(c)
+	if err != nil || n == 0 || 4+n > len(data)/2 {
+		scratchBuffers.Put(scratch)
+		p.skip = skipAfterMiss
+		return kind, data, nil
+	}
+	binary.BigEndian.PutUint32(*scratch, uint32(len(data)))
+	if kind == recStderr {
+		kind = recStderrLZ4
+	} else {
+		kind = recStdoutLZ4
+	}
+	return kind, (*scratch)[:4+n], scratch
+}
+
+// unpack turns a journaled record back into its output: compressed records
+// are decoded (a block that does not decode to its stated length, or
+// states one past maxRecord, is a corrupt journal).
+func unpack(kind byte, data []byte) (byte, []byte, error) {
+	if kind != recStdoutLZ4 && kind != recStderrLZ4 {
+		return kind, data, nil
+	}
+	if len(data) < 4 {
+		return 0, nil, errCorruptJournal
+	}
+	size := binary.BigEndian.Uint32(data)
+	if size > maxRecord {
+		return 0, nil, errCorruptJournal
+	}
+	out := make([]byte, size)
+	n, err := lz4.UncompressBlock(data[4:], out)
+	if err != nil || n != int(size) {
+		return 0, nil, errCorruptJournal
+	}
+	if kind == recStderrLZ4 {
+		return recStderr, out, nil
+	}
+	return recStdout, out, nil
+}
 
 // errCorruptJournal is a journal that cannot be parsed.
 var errCorruptJournal = errors.New("corrupt session journal")
@@ -109,6 +190,10 @@ func (r *journalReader) next(limit int64) (kind byte, data []byte, ok bool, err 
 	data = append([]byte(nil), r.buf[recHeader:recHeader+n]...) // events own their bytes
 	r.buf = r.buf[recHeader+n:]
 	r.pos += int64(recHeader + n)
+	kind, data, err = unpack(kind, data)
+	if err != nil {
+		return 0, nil, false, err
+	}
 	return kind, data, true, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // namespaceFlags are the namespaces of an isolated machine; the network
@@ -81,4 +83,15 @@ func (m *machine) members() []int {
 		}
 	}
 	return out
+}
+
+// outputPipeSize is the capacity asked for a command's output pipes (the
+// default is 64 KiB): a command can run ahead of its reader by that much,
+// and a reader that fell behind takes it in few, large reads.
+const outputPipeSize = 1 << 20
+
+// growPipe asks for a larger pipe; where the host refuses (a lower
+// pipe-max-size, or the user's pipe budget spent) the pipe keeps its size.
+func growPipe(f *os.File) {
+	_, _ = unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, outputPipeSize)
 }

@@ -103,6 +103,8 @@ func attachStdio(spec startSpec) (*started, []*os.File, error) {
 		return nil, nil, err
 	}
 	st.stdout, st.stderr = outR, errR
+	growPipe(outW)
+	growPipe(errW)
 	if err := st.hold(outR, errR); err != nil {
 		closeAll([]*os.File{outR, outW, errR, errW})
 		return nil, nil, err
@@ -141,8 +143,9 @@ func (s *started) outputs() []*os.File {
 }
 
 // read starts one reader per output, passing each chunk to emit with its
-// record kind (emit must not keep the slice), and returns a channel closed
-// once every reader has reached the end.
+// record kind, and returns a channel closed once every reader has reached
+// the end. emit owns each chunk: it comes in a buffer of readBuffers,
+// which emit gives back (or keeps).
 func (s *started) read(emit func(kind byte, p []byte)) <-chan struct{} {
 	var readers sync.WaitGroup
 	for i, f := range s.outputs() {
@@ -216,16 +219,25 @@ func closeAll(fs []*os.File) {
 }
 
 // readAllInto drains r into emit, one call per read of up to readChunk
-// bytes. emit must not keep p: the buffer is reused.
+// bytes, each in a buffer of readBuffers that emit owns.
 func readAllInto(r io.Reader, emit func(p []byte)) {
-	buf := make([]byte, readChunk)
 	for {
-		n, err := r.Read(buf)
+		buf := readBuffers.Get().(*[readChunk]byte)
+		n, err := r.Read(buf[:])
 		if n > 0 {
 			emit(buf[:n])
+		} else {
+			readBuffers.Put(buf)
 		}
 		if err != nil {
 			return
 		}
+	}
+}
+
+// recycle gives a chunk read by readAllInto back to readBuffers.
+func recycle(p []byte) {
+	if cap(p) == readChunk {
+		readBuffers.Put((*[readChunk]byte)(p[:readChunk]))
 	}
 }

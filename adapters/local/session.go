@@ -60,6 +60,7 @@ type session struct {
 	broken    error         // a journal write failed
 	capped    bool          // the journal reached its cap: the command is being killed
 	output    int64         // bytes of output journaled, against the cap
+	packer    packer
 	tail      []tailRecord  // the newest records, for subscribers that keep up
 	tailBytes int
 	stdinMu   sync.Mutex
@@ -151,15 +152,17 @@ func (s *session) supervise() {
 type tailRecord struct {
 	off  int64
 	kind byte
-	data []byte
+	data []byte // the output (a buffer of readBuffers)
+	disk int    // the record's size in the journal
 }
 
 // maxTail bounds the memory of a session's in-memory tail.
 const maxTail = 4 << 20
 
-// append writes one output record (p is copied) and wakes the subscribers.
+// append journals one output record, taking p (a buffer of readBuffers),
+// and wakes the subscribers.
 func (s *session) append(kind byte, p []byte) {
-	s.write(kind, bytes.Clone(p), false)
+	s.write(kind, p, false)
 }
 
 // finish writes the terminal record.
@@ -170,12 +173,22 @@ func (s *session) finish(record []byte) {
 	close(s.exited)
 }
 
-// write appends one record to the journal and to the in-memory tail. An
-// output record that would take the journal past its cap is cut to fit,
-// and the command is killed; what it prints after that is dropped.
+// write appends one record to the journal (output compressed where that
+// pays) and to the in-memory tail. An output record that would take the
+// journal past its cap is cut to fit, and the command is killed; what it
+// prints after that is dropped. Output buffers the tail does not keep go
+// back to readBuffers.
 func (s *session) write(kind byte, data []byte, terminal bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	kept := false
+	if !terminal {
+		defer func() {
+			if !kept {
+				recycle(data)
+			}
+		}()
+	}
 	if s.done || (s.capped && !terminal) {
 		return
 	}
@@ -190,20 +203,32 @@ func (s *session) write(kind byte, data []byte, terminal bool) {
 		}
 	}
 	if s.broken == nil {
-		if err := writeRecord(s.out, kind, data); err != nil {
+		diskKind, disk, scratch := kind, data, (*[]byte)(nil)
+		if !terminal {
+			diskKind, disk, scratch = s.packer.pack(kind, data)
+		}
+		err := writeRecord(s.out, diskKind, disk)
+		size := recHeader + len(disk)
+		if scratch != nil {
+			scratchBuffers.Put(scratch)
+		}
+		if err != nil {
 			s.broken = err
 			s.a.log.Error().Err(err).Str("session", s.rec.ID).Msg("local: journal write failed; output is lost")
 		} else {
-			s.tail = append(s.tail, tailRecord{off: s.size, kind: kind, data: data})
-			s.tailBytes += len(data)
-			for s.tailBytes > maxTail && len(s.tail) > 1 {
-				s.tailBytes -= len(s.tail[0].data)
-				s.tail = s.tail[1:]
-			}
-			s.size += int64(recHeader + len(data))
 			if !terminal {
+				kept = true
+				s.tail = append(s.tail, tailRecord{off: s.size, kind: kind, data: data, disk: size})
+				s.tailBytes += cap(data)
+				for s.tailBytes > maxTail && len(s.tail) > 1 {
+					s.tailBytes -= cap(s.tail[0].data)
+					recycle(s.tail[0].data)
+					s.tail[0] = tailRecord{}
+					s.tail = s.tail[1:]
+				}
 				s.output += int64(len(data))
 			}
+			s.size += int64(size)
 		}
 	}
 	s.done = terminal
@@ -211,20 +236,20 @@ func (s *session) write(kind byte, data []byte, terminal bool) {
 	s.changed = make(chan struct{})
 }
 
-// fromTail returns a copy of the record at journal offset off if the
-// in-memory tail still holds it.
-func (s *session) fromTail(off int64) (kind byte, data []byte, ok bool) {
+// fromTail returns a copy of the record at journal offset off, and its
+// size in the journal, if the in-memory tail still holds it.
+func (s *session) fromTail(off int64) (kind byte, data []byte, disk int, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.tail) == 0 || off < s.tail[0].off {
-		return 0, nil, false
+		return 0, nil, 0, false
 	}
 	i := sort.Search(len(s.tail), func(i int) bool { return s.tail[i].off >= off })
 	if i == len(s.tail) || s.tail[i].off != off {
-		return 0, nil, false
+		return 0, nil, 0, false
 	}
 	r := s.tail[i]
-	return r.kind, bytes.Clone(r.data), true
+	return r.kind, bytes.Clone(r.data), r.disk, true
 }
 
 // isCapped reports a journal that reached its cap.

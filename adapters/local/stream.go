@@ -93,8 +93,8 @@ func (st *stream) read() (ev paddock.Event, ok bool, wait <-chan struct{}, err e
 // it still holds it (a subscriber that keeps up), else from the journal.
 func (st *stream) nextRecord(limit int64) (kind byte, data []byte, ok bool, err error) {
 	if st.s != nil && st.jr.pos < limit {
-		if kind, data, ok := st.s.fromTail(st.jr.pos); ok {
-			st.jr.skipTo(st.jr.pos + int64(recHeader+len(data)))
+		if kind, data, disk, ok := st.s.fromTail(st.jr.pos); ok {
+			st.jr.skipTo(st.jr.pos + int64(disk))
 			return kind, data, true, nil
 		}
 	}
