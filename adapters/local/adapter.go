@@ -9,6 +9,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/drain"
+	"github.com/paddockhq/paddock/preview"
 	"github.com/rs/zerolog"
 )
 
@@ -55,6 +56,10 @@ type Adapter struct {
 	journalLimit int64
 	drain        drain.Policy // when leftovers are killed, how long their output may take
 	execLimits   paddock.ExecLimits
+	previewBase  string
+	previewKey   []byte // only until New made the signer
+	signer       *preview.Signer
+	proxy        *preview.Proxy
 
 	probe       sync.Once
 	isolated    bool   // the outcome of the probe
@@ -155,6 +160,9 @@ func New(opts ...Option) (*Adapter, error) {
 		return nil, &paddock.InvalidError{Detail: "local: root: " + err.Error()}
 	}
 	a.root = abs
+	if err := a.newPreviews(); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -176,6 +184,7 @@ var (
 	_ paddock.DestroyOncer      = (*Adapter)(nil)
 	_ paddock.SessionTerminator = (*Adapter)(nil)
 	_ paddock.HostPather        = (*Adapter)(nil)
+	_ paddock.Exposer           = (*Adapter)(nil)
 )
 
 // Provider returns "local".
@@ -186,6 +195,7 @@ func (a *Adapter) Capabilities() paddock.CapabilitySet {
 	return paddock.NewCapabilitySet(
 		paddock.CapSuspend, paddock.CapAttach, paddock.CapTTY, paddock.CapTerminateSession,
 		paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce, paddock.CapNamedSpawn,
+		paddock.CapExpose,
 	)
 }
 

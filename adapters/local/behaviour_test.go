@@ -303,8 +303,8 @@ func TestStdinSemantics(t *testing.T) {
 	require.ErrorIs(t, ro.WriteStdin(ctx, []byte("x")), paddock.ErrCommandExited, "a detached subscriber")
 }
 
-// Unisolated, where killing the command's processes is the adapter's own
-// job (isolated, the kernel ends the whole namespace with its shim).
+// An exec past its deadline is killed, not merely abandoned (unisolated,
+// where nothing but the adapter could stop it).
 func TestExecTimeoutKillsTheCommand(t *testing.T) {
 	t.Parallel()
 	a := newLocal(t, local.WithIsolation(local.IsolationNone))

@@ -1,6 +1,9 @@
 package local_test
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -35,12 +38,13 @@ func isolationModes(t *testing.T) map[string]local.Option {
 
 // shellConfig is the suite on shell fixtures. Each case's operations share
 // a 90 s budget, not the suite's default 30 s: with namespaces, every
-// command still gets a network namespace of its own (issue 16), and under a
+// sandbox's first command makes its machine's namespaces, and under a
 // loaded CI machine (the load cases, TestStress and the docker tests at
-// once) the kernel's namespace cleanup backlog can hold a spawn for tens of
+// once) the kernel's namespace cleanup backlog can hold that for tens of
 // seconds; case 18f twice ran out of the 30 s there.
 func shellConfig() conformance.Config {
-	return conformance.Config{Fixtures: conformance.ShellFixtures(), FrameTimeout: 5 * time.Second, OperationTimeout: 90 * time.Second}
+	return conformance.Config{Fixtures: conformance.ShellFixtures(), FrameTimeout: 5 * time.Second, OperationTimeout: 90 * time.Second,
+		PreviewProbe: probePreview}
 }
 
 func TestConformance(t *testing.T) {
@@ -48,7 +52,7 @@ func TestConformance(t *testing.T) {
 	for mode, opt := range isolationModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			cfg := shellConfig()
-			cfg.Adapter = newLocal(t, opt)
+			cfg.Adapter = newPreviewLocal(t, opt)
 			conformance.Run(t, cfg)
 		})
 	}
@@ -58,8 +62,36 @@ func TestConformanceThroughTheRuntime(t *testing.T) {
 	t.Parallel()
 	for mode, opt := range isolationModes(t) {
 		t.Run(mode, func(t *testing.T) {
-			rt := startRuntime(t, newLocal(t, opt))
+			rt := startRuntime(t, newPreviewLocal(t, opt))
 			conformance.RunRuntime(t, rt, paddock.ProviderLocal, shellConfig())
 		})
 	}
+}
+
+// newPreviewLocal returns an adapter whose preview proxy is served on a
+// loopback server (the preview base URL points at it).
+func newPreviewLocal(t testing.TB, opts ...local.Option) *local.Adapter {
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	a := newLocal(t, append([]local.Option{local.WithPreviewBaseURL(srv.URL)}, opts...)...)
+	mux.Handle("/preview/", a.Previews())
+	return a
+}
+
+// probePreview reports whether the proxy lets the preview's token through
+// (anything but 401: with nothing listening on the port, the proxy's
+// answer is a 502).
+func probePreview(ctx context.Context, p paddock.Preview) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
+	if err != nil {
+		return false, err
+	}
+	p.Authorize(req)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false, err
+	}
+	_ = res.Body.Close()
+	return res.StatusCode != http.StatusUnauthorized, nil
 }

@@ -24,10 +24,10 @@ import (
 // or a chatty log, then costs the disk and its reader a fraction of its
 // size); exit carries the code as an int32; error carries the reason token.
 const (
-	recStdout   byte = 1
-	recStderr   byte = 2
-	recExit     byte = 3
-	recError    byte = 4
+	recStdout    byte = 1
+	recStderr    byte = 2
+	recExit      byte = 3
+	recError     byte = 4
 	recStdoutLZ4 byte = 5
 	recStderrLZ4 byte = 6
 

@@ -9,13 +9,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// writeRecord appends one record with a single writev, header and data
-// without a copy.
-func writeRecord(f *os.File, kind byte, data []byte) error {
-	var hdr [recHeader]byte
-	hdr[0] = kind
-	binary.BigEndian.PutUint32(hdr[1:], uint32(len(data)))
-	iov := [][]byte{hdr[:], data}
+// writeRecords appends records with writev, headers and data without a
+// copy.
+func writeRecords(f *os.File, recs []tailRecord) error {
+	hdrs := make([]byte, recHeader*len(recs))
+	iov := make([][]byte, 0, 2*len(recs))
+	for i, r := range recs {
+		hdr := hdrs[i*recHeader : (i+1)*recHeader]
+		hdr[0] = r.diskKind
+		binary.BigEndian.PutUint32(hdr[1:], uint32(len(r.disk)))
+		iov = append(iov, hdr)
+		if len(r.disk) > 0 {
+			iov = append(iov, r.disk)
+		}
+	}
 	raw, err := f.SyscallConn()
 	if err != nil {
 		return err

@@ -4,8 +4,12 @@ package local
 
 import "os"
 
-// writeRecord appends one record with a single write.
-func writeRecord(f *os.File, kind byte, data []byte) error {
-	_, err := f.Write(encodeRecord(kind, data))
+// writeRecords appends records with one write.
+func writeRecords(f *os.File, recs []tailRecord) error {
+	var b []byte
+	for _, r := range recs {
+		b = append(b, encodeRecord(r.diskKind, r.disk)...)
+	}
+	_, err := f.Write(b)
 	return err
 }

@@ -54,7 +54,13 @@ var errMachineGone = errors.New("the sandbox's init has ended")
 
 // startMachine starts the init of a sandbox and waits until it is ready.
 func startMachine(key string, cfg initConfig, cg *machineCgroup) (*machine, error) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	syscall.ForkLock.RLock() // no fork may inherit the pair before it is close-on-exec
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fds[0])
+		syscall.CloseOnExec(fds[1])
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,11 @@
 package local
 
 import (
+	"context"
+	"fmt"
+	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -94,4 +98,44 @@ const outputPipeSize = 1 << 20
 // pipe-max-size, or the user's pipe budget spent) the pipe keeps its size.
 func growPipe(f *os.File) {
 	_, _ = unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, outputPipeSize)
+}
+
+// dialInNetwork dials addr from inside the network namespace of process
+// pid (a machine's init): the socket is made on a thread that joined that
+// namespace, and belongs to it for good; the thread then goes back to
+// ours. A thread that cannot go back is not reused.
+func dialInNetwork(ctx context.Context, pid int, addr string) (net.Conn, error) {
+	target, err := os.Open("/proc/" + strconv.Itoa(pid) + "/ns/net")
+	if err != nil {
+		return nil, err
+	}
+	defer target.Close()
+	type result struct {
+		c   net.Conn
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		own, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- result{err: err}
+			return
+		}
+		defer own.Close()
+		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			done <- result{err: fmt.Errorf("joining the sandbox's network: %w", err)}
+			return
+		}
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if unix.Setns(int(own.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		} // else the thread stays locked and ends with this goroutine
+		done <- result{c, err}
+	}()
+	r := <-done
+	return r.c, r.err
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // procStat reads /proc/<pid>/stat: the state letter, the process group and
@@ -117,5 +118,19 @@ func selfStart() uint64 {
 func signalAll(pids []int, sig syscall.Signal) {
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// waitStopped waits, up to within, until each of pids is stopped or gone.
+func waitStopped(pids []int, within time.Duration) {
+	deadline := time.Now().Add(within)
+	for _, pid := range pids {
+		for {
+			state, _, _, ok := procStat(pid)
+			if !ok || state == 'T' || state == 'Z' || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
 	}
 }

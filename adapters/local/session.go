@@ -54,14 +54,20 @@ type session struct {
 	out   *os.File // the journal, append-only
 
 	mu        sync.Mutex
-	size      int64         // bytes of whole records in the journal
-	done      bool          // the terminal record is written
+	size      int64         // bytes of whole records in the journal, written or queued
+	written   int64         // bytes of records on disk: a reader of the file stops there
+	unwritten int           // records at the end of tail not yet on disk
+	pending   int           // bytes of those records
+	done      bool          // the terminal record is queued
 	changed   chan struct{} // closed (and replaced) on every append
+	drained   *sync.Cond    // signalled (on mu) when the writer made room
+	kick      chan struct{} // wakes the writer
+	flushed   chan struct{} // closed once the terminal record is on disk (or the journal broke)
 	broken    error         // a journal write failed
 	capped    bool          // the journal reached its cap: the command is being killed
 	output    int64         // bytes of output journaled, against the cap
 	packer    packer
-	tail      []tailRecord  // the newest records, for subscribers that keep up
+	tail      []tailRecord // the newest records: every one not yet written, then up to maxTail more
 	tailBytes int
 	stdinMu   sync.Mutex
 	stdinEOF  bool
@@ -99,13 +105,14 @@ func (a *Adapter) startSession(sbDir string, m meta, name string, cmd paddock.Cm
 	}
 	s := &session{
 		a: a, key: sbDir + "/" + id, sbDir: sbDir, dir: dir, proc: proc, out: out,
-		changed: make(chan struct{}), exited: make(chan struct{}),
+		changed: make(chan struct{}), exited: make(chan struct{}), kick: make(chan struct{}, 1), flushed: make(chan struct{}),
 		rec: sessionRecord{
 			ID: id, Name: name, Command: cmd.Line(), TTY: spec.tty, CreatedAt: time.Now().UTC(),
 			Isolated: proc.m.isolated, PID: proc.pid, PIDStart: proc.start, PGID: proc.pid, Cgroup: proc.cgroup,
 			OwnerPID: os.Getpid(), OwnerStart: selfStart(),
 		},
 	}
+	s.drained = sync.NewCond(&s.mu)
 	if err := writeJSON(filepath.Join(dir, sessionFile), s.rec, true); err != nil {
 		a.log.Warn().Err(err).Msg("local: session record not written; a later runtime cannot recover it")
 	}
@@ -118,8 +125,9 @@ func (a *Adapter) startSession(sbDir string, m meta, name string, cmd paddock.Cm
 		return nil, unavailable("spawn", errClosed)
 	}
 	a.sessions[s.key] = s
-	a.wg.Add(1)
+	a.wg.Add(2)
 	a.mu.Unlock()
+	go s.writeJournal()
 	go s.supervise()
 	return s, nil
 }
@@ -148,94 +156,6 @@ func (s *session) supervise() {
 	s.a.retire(s)
 }
 
-// tailRecord is one journal record kept in memory.
-type tailRecord struct {
-	off  int64
-	kind byte
-	data []byte // the output (a buffer of readBuffers)
-	disk int    // the record's size in the journal
-}
-
-// maxTail bounds the memory of a session's in-memory tail.
-const maxTail = 4 << 20
-
-// append journals one output record, taking p (a buffer of readBuffers),
-// and wakes the subscribers.
-func (s *session) append(kind byte, p []byte) {
-	s.write(kind, p, false)
-}
-
-// finish writes the terminal record.
-func (s *session) finish(record []byte) {
-	s.write(record[0], record[recHeader:], true)
-	_ = s.out.Close()
-	_ = os.WriteFile(filepath.Join(s.dir, doneFile), nil, 0o644)
-	close(s.exited)
-}
-
-// write appends one record to the journal (output compressed where that
-// pays) and to the in-memory tail. An output record that would take the
-// journal past its cap is cut to fit, and the command is killed; what it
-// prints after that is dropped. Output buffers the tail does not keep go
-// back to readBuffers.
-func (s *session) write(kind byte, data []byte, terminal bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	kept := false
-	if !terminal {
-		defer func() {
-			if !kept {
-				recycle(data)
-			}
-		}()
-	}
-	if s.done || (s.capped && !terminal) {
-		return
-	}
-	if !terminal {
-		if room := s.a.journalLimit - s.output; int64(len(data)) > room {
-			data = data[:max(room, 0)]
-			s.capped = true
-			defer s.kill() // after the record is published
-			if len(data) == 0 {
-				return
-			}
-		}
-	}
-	if s.broken == nil {
-		diskKind, disk, scratch := kind, data, (*[]byte)(nil)
-		if !terminal {
-			diskKind, disk, scratch = s.packer.pack(kind, data)
-		}
-		err := writeRecord(s.out, diskKind, disk)
-		size := recHeader + len(disk)
-		if scratch != nil {
-			scratchBuffers.Put(scratch)
-		}
-		if err != nil {
-			s.broken = err
-			s.a.log.Error().Err(err).Str("session", s.rec.ID).Msg("local: journal write failed; output is lost")
-		} else {
-			if !terminal {
-				kept = true
-				s.tail = append(s.tail, tailRecord{off: s.size, kind: kind, data: data, disk: size})
-				s.tailBytes += cap(data)
-				for s.tailBytes > maxTail && len(s.tail) > 1 {
-					s.tailBytes -= cap(s.tail[0].data)
-					recycle(s.tail[0].data)
-					s.tail[0] = tailRecord{}
-					s.tail = s.tail[1:]
-				}
-				s.output += int64(len(data))
-			}
-			s.size += int64(size)
-		}
-	}
-	s.done = terminal
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
 // fromTail returns a copy of the record at journal offset off, and its
 // size in the journal, if the in-memory tail still holds it.
 func (s *session) fromTail(off int64) (kind byte, data []byte, disk int, ok bool) {
@@ -249,7 +169,7 @@ func (s *session) fromTail(off int64) (kind byte, data []byte, disk int, ok bool
 		return 0, nil, 0, false
 	}
 	r := s.tail[i]
-	return r.kind, bytes.Clone(r.data), r.disk, true
+	return r.kind, bytes.Clone(r.data), r.size, true
 }
 
 // isCapped reports a journal that reached its cap.
@@ -261,10 +181,10 @@ func (s *session) isCapped() bool {
 
 // snapshot is what a subscriber needs to read on: the published size,
 // whether it is final, and the channel that announces the next append.
-func (s *session) snapshot() (size int64, done bool, changed <-chan struct{}, broken error) {
+func (s *session) snapshot() (size, written int64, done bool, changed <-chan struct{}, broken error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.size, s.done, s.changed, s.broken
+	return s.size, s.written, s.done, s.changed, s.broken
 }
 
 // kill ends the command at once.

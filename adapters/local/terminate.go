@@ -16,7 +16,7 @@ import (
 const confirmPoll = 5 * time.Millisecond
 
 // TerminateSession stops one session. Graceful: SIGTERM to its process
-// group (through the shim when isolated), up to the timeout, then SIGKILL;
+// group, up to the timeout, then SIGKILL (to its cgroup leaf too, as root);
 // force: SIGKILL at once. It succeeds only once every process of the
 // session is confirmed gone. A finished session keeps its result; an
 // unknown one is gone (graceful) or uncertain (force).
@@ -128,15 +128,17 @@ func (a *Adapter) killSandbox(ctx context.Context, sbDir string) {
 
 // signalSandbox sends sig to every process of the sandbox: those of this
 // adapter's machine (its init excepted), and those of sessions another
-// runtime supervises. For SIGSTOP it rescans until a pass finds nobody
-// new, so a process forked meanwhile is stopped too.
+// runtime supervises. For SIGSTOP it waits until the processes it signalled
+// have stopped (a process stops only when it next runs, and may fork
+// before that), then rescans, until a pass finds nobody new: a process
+// forked meanwhile is stopped too.
 func (a *Adapter) signalSandbox(sbDir string, sig syscall.Signal) {
 	recs := a.unsupervised(sbDir)
 	a.mu.Lock()
 	mc := a.machines[sbDir]
 	a.mu.Unlock()
 	signalled := map[int]bool{}
-	for pass := 0; pass < 5; pass++ {
+	for pass := 0; pass < maxStopPasses; pass++ {
 		var pids []int
 		if mc != nil {
 			pids = mc.members()
@@ -144,19 +146,27 @@ func (a *Adapter) signalSandbox(sbDir string, sig syscall.Signal) {
 		for _, rec := range recs {
 			pids = append(pids, rec.members()...)
 		}
-		fresh := 0
+		var fresh []int
 		for _, pid := range pids {
 			if !signalled[pid] {
 				signalled[pid] = true
-				fresh++
+				fresh = append(fresh, pid)
 				_ = syscall.Kill(pid, sig)
 			}
 		}
-		if fresh == 0 || sig != syscall.SIGSTOP {
+		if len(fresh) == 0 || sig != syscall.SIGSTOP {
 			return
 		}
+		waitStopped(fresh, stopWait)
 	}
 }
+
+// maxStopPasses bounds the rescans of a suspend; stopWait bounds the wait
+// for one pass's processes to stop.
+const (
+	maxStopPasses = 50
+	stopWait      = 2 * time.Second
+)
 
 // unsupervised returns the records of the sandbox's unfinished sessions
 // that this adapter does not supervise (another runtime's, or orphans).

@@ -1,0 +1,159 @@
+package local
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// A session's output reaches its journal in two steps, so that the reader
+// of the command's output never waits for the disk: write queues each
+// record in the in-memory tail (subscribers read it there at once), and
+// the session's writer goroutine puts the queued records on disk, many per
+// write. Records not yet on disk are never dropped from the tail; once the
+// queue holds maxPending bytes, the reader waits for the writer (the
+// command then waits for its output to be read, as it would for a slow
+// disk), so memory stays bounded.
+
+// tailRecord is one journal record kept in memory.
+type tailRecord struct {
+	off      int64
+	kind     byte
+	data     []byte // the output (a buffer of readBuffers), or a terminal record's body
+	diskKind byte
+	disk     []byte  // what goes to the journal: data, or its compressed form
+	scratch  *[]byte // the buffer disk lives in when compressed, until written
+	size     int     // the record's size in the journal
+}
+
+// maxTail bounds the memory of a session's in-memory tail beyond what is
+// queued for the disk, and maxPending what is queued.
+const (
+	maxTail    = 4 << 20
+	maxPending = 16 << 20
+)
+
+// maxBatch is the most records one write puts on disk.
+const maxBatch = 128
+
+// append journals one output record, taking p (a buffer of readBuffers),
+// and wakes the subscribers.
+func (s *session) append(kind byte, p []byte) {
+	s.write(kind, p, false)
+}
+
+// finish queues the terminal record, waits until the journal is on disk,
+// and marks the session done.
+func (s *session) finish(record []byte) {
+	s.write(record[0], record[recHeader:], true)
+	<-s.flushed
+	_ = s.out.Close()
+	_ = os.WriteFile(filepath.Join(s.dir, doneFile), nil, 0o644)
+	close(s.exited)
+}
+
+// write queues one record (output compressed where that pays) in the
+// in-memory tail for the writer. An output record that would take the
+// journal past its cap is cut to fit, and the command is killed; what it
+// prints after that is dropped. Output buffers that are not queued go back
+// to readBuffers.
+func (s *session) write(kind byte, data []byte, terminal bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	queued := false
+	if !terminal {
+		defer func() {
+			if !queued {
+				recycle(data)
+			}
+		}()
+	}
+	if s.done || (s.capped && !terminal) {
+		return
+	}
+	if !terminal {
+		if room := s.a.journalLimit - s.output; int64(len(data)) > room {
+			data = data[:max(room, 0)]
+			s.capped = true
+			defer s.kill() // after the record is queued
+			if len(data) == 0 {
+				return
+			}
+		}
+		for s.pending >= maxPending && s.broken == nil {
+			s.drained.Wait()
+		}
+	}
+	if s.broken == nil {
+		rec := tailRecord{off: s.size, kind: kind, data: data, diskKind: kind, disk: data}
+		if !terminal {
+			rec.diskKind, rec.disk, rec.scratch = s.packer.pack(kind, data)
+			s.output += int64(len(data))
+		}
+		rec.size = recHeader + len(rec.disk)
+		s.tail = append(s.tail, rec)
+		s.tailBytes += cap(data)
+		s.unwritten++
+		s.pending += len(rec.disk)
+		s.size += int64(rec.size)
+		queued = true
+	}
+	s.done = terminal
+	close(s.changed)
+	s.changed = make(chan struct{})
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// writeJournal is the session's writer: it puts queued records on disk, in
+// order, until the terminal record is there (or a write failed), then
+// closes flushed.
+func (s *session) writeJournal() {
+	defer s.a.wg.Done()
+	defer close(s.flushed)
+	batch := make([]tailRecord, 0, maxBatch)
+	for {
+		s.mu.Lock()
+		for s.unwritten == 0 && !(s.done || s.broken != nil) {
+			s.mu.Unlock()
+			<-s.kick
+			s.mu.Lock()
+		}
+		if s.unwritten == 0 || s.broken != nil {
+			s.mu.Unlock()
+			return // done, or broken: nothing more reaches the disk
+		}
+		first := len(s.tail) - s.unwritten
+		batch = append(batch[:0], s.tail[first:first+min(s.unwritten, maxBatch)]...)
+		s.mu.Unlock()
+
+		err := writeRecords(s.out, batch)
+
+		s.mu.Lock()
+		if err != nil {
+			s.broken = err
+			s.a.log.Error().Err(err).Str("session", s.rec.ID).Msg("local: journal write failed; output is lost")
+		}
+		s.written = batch[len(batch)-1].off + int64(batch[len(batch)-1].size)
+		start := sort.Search(len(s.tail), func(i int) bool { return s.tail[i].off >= batch[0].off })
+		for i := range batch {
+			r := &s.tail[start+i]
+			s.pending -= len(r.disk)
+			if r.scratch != nil {
+				scratchBuffers.Put(r.scratch)
+			}
+			r.disk, r.scratch = nil, nil
+		}
+		s.unwritten -= len(batch)
+		for s.tailBytes > maxTail && len(s.tail) > s.unwritten+1 {
+			s.tailBytes -= cap(s.tail[0].data)
+			recycle(s.tail[0].data)
+			s.tail[0] = tailRecord{}
+			s.tail = s.tail[1:]
+		}
+		s.drained.Broadcast()
+		s.mu.Unlock()
+	}
+}
