@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -42,4 +44,22 @@ func exposeRefused(t testing.TB, s *suite) {
 	h := s.fresh(t)
 	_, err := paddock.Expose(s.ctx(t), s.a, h, previewPort, paddock.ExposeOpts{})
 	requireKind(t, err, paddock.ErrNotSupported)
+}
+
+// ProbePreviewHTTP is a PreviewProbe for adapters whose previews are
+// served over HTTP: it requests the preview's URL with its token and
+// reports whether the token was accepted (any answer but 401; where
+// nothing listens on the port, the proxy answers 502).
+func ProbePreviewHTTP(ctx context.Context, p paddock.Preview) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
+	if err != nil {
+		return false, err
+	}
+	p.Authorize(req)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false, err
+	}
+	_ = res.Body.Close()
+	return res.StatusCode != http.StatusUnauthorized, nil
 }

@@ -89,13 +89,12 @@ type Config struct {
 // safe for concurrent use; Close releases the engine client (sandboxes
 // outlive it).
 type Adapter struct {
-	cfg     Config
-	log     zerolog.Logger
-	engine  *client.Client
-	owner   string
-	proxy   *preview.Proxy
-	signer  *preview.Signer
-	runtime struct {
+	cfg      Config
+	log      zerolog.Logger
+	engine   *client.Client
+	owner    string
+	previews *preview.Service
+	runtime  struct {
 		once sync.Once
 		name string
 		err  error
@@ -159,15 +158,12 @@ func New(cfg Config) (*Adapter, error) {
 	if a.owner == "" {
 		a.owner = selfOwner()
 	}
-	a.signer = preview.NewRandomSigner()
-	if cfg.PreviewKey != nil {
-		if a.signer, err = preview.NewSigner(cfg.PreviewKey); err != nil {
-			_ = engine.Close()
-			return nil, &paddock.InvalidError{Detail: "docker: " + err.Error()}
-		}
+	a.previews, err = preview.NewService(preview.ServiceConfig{BaseURL: cfg.PreviewBaseURL, Key: cfg.PreviewKey,
+		Dial: a.DialPort, Logger: cfg.Logger, Activity: func(name string) { a.touch(a.BuildHandle(name)) }})
+	if err != nil {
+		_ = engine.Close()
+		return nil, &paddock.InvalidError{Detail: "docker: " + err.Error()}
 	}
-	a.proxy = preview.NewProxy(preview.Config{Signer: a.signer, Dial: a.DialPort, Logger: cfg.Logger,
-		Activity: func(name string) { a.touch(a.BuildHandle(name)) }})
 	return a, nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,45 +15,33 @@ import (
 // Previews is the preview proxy: mount it on the caller's server at
 // /preview/ (PreviewBaseURL says where). It reaches a sandbox's port
 // through the engine, so previews work with no network at all.
-func (a *Adapter) Previews() http.Handler { return a.proxy }
+func (a *Adapter) Previews() http.Handler { return a.previews.Handler() }
 
 // PreviewBootstrap returns a single-use link (relative to PreviewBaseURL's
 // server) that sets p's token as an HttpOnly cookie and opens the preview:
 // for browsers, which cannot send the header.
 func (a *Adapter) PreviewBootstrap(h paddock.Handle, p paddock.Preview) (string, error) {
-	link, err := a.proxy.Bootstrap(p.Token.Reveal(), h.Name, p.Port)
-	if err != nil {
-		return "", &paddock.InvalidError{Detail: paddock.DetailExposeOptions + ": the preview is not valid here"}
-	}
-	return link, nil
+	return a.previews.Bootstrap(h.Name, p)
 }
 
 // Expose mints a preview of port: a URL under PreviewBaseURL and a token,
 // bound to this sandbox and port, valid for the TTL, sent only as a header.
 // Nothing opens in the sandbox: it keeps no network.
 func (a *Adapter) Expose(ctx context.Context, h paddock.Handle, port int, opts paddock.ExposeOpts) (paddock.Preview, error) {
-	opts, err := paddock.ValidateExpose(port, opts)
+	p, err := a.previews.Mint(h.Name, port, opts, "Config.PreviewBaseURL")
 	if err != nil {
 		return paddock.Preview{}, err
-	}
-	if a.cfg.PreviewBaseURL == "" {
-		return paddock.Preview{}, &paddock.InvalidError{Detail: paddock.DetailExposeOptions + ": previews are not configured (Config.PreviewBaseURL)"}
 	}
 	if _, err := a.inspect(ctx, h.Name); err != nil {
 		return paddock.Preview{}, err
 	}
-	token, expires := a.signer.Mint(h.Name, port, opts.TTL)
-	return paddock.Preview{URL: strings.TrimRight(a.cfg.PreviewBaseURL, "/") + a.proxy.Path(h.Name, port),
-		Port: port, Token: paddock.NewSecret(token), ExpiresAt: expires}, nil
+	return p, nil
 }
 
 // Revoke ends a preview at once (in this process's proxy; expiry bounds it
 // everywhere else).
-func (a *Adapter) Revoke(ctx context.Context, h paddock.Handle, p paddock.Preview) error {
-	if err := a.proxy.Revoke(p.Token.Reveal(), h.Name, p.Port); err != nil {
-		return &paddock.InvalidError{Detail: paddock.DetailExposeOptions + ": not a valid preview of this sandbox and port"}
-	}
-	return nil
+func (a *Adapter) Revoke(_ context.Context, h paddock.Handle, p paddock.Preview) error {
+	return a.previews.Revoke(h.Name, p)
 }
 
 // DialPort opens a connection to port on the sandbox's loopback through

@@ -58,8 +58,7 @@ type Adapter struct {
 	execLimits   paddock.ExecLimits
 	previewBase  string
 	previewKey   []byte // only until New made the signer
-	signer       *preview.Signer
-	proxy        *preview.Proxy
+	previews     *preview.Service
 
 	probe       sync.Once
 	isolated    bool   // the outcome of the probe

@@ -1,7 +1,6 @@
 package local_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -44,7 +43,7 @@ func isolationModes(t *testing.T) map[string]local.Option {
 // seconds; case 18f twice ran out of the 30 s there.
 func shellConfig() conformance.Config {
 	return conformance.Config{Fixtures: conformance.ShellFixtures(), FrameTimeout: 5 * time.Second, OperationTimeout: 90 * time.Second,
-		PreviewProbe: probePreview}
+		PreviewProbe: conformance.ProbePreviewHTTP}
 }
 
 func TestConformance(t *testing.T) {
@@ -77,21 +76,4 @@ func newPreviewLocal(t testing.TB, opts ...local.Option) *local.Adapter {
 	a := newLocal(t, append([]local.Option{local.WithPreviewBaseURL(srv.URL)}, opts...)...)
 	mux.Handle("/preview/", a.Previews())
 	return a
-}
-
-// probePreview reports whether the proxy lets the preview's token through
-// (anything but 401: with nothing listening on the port, the proxy's
-// answer is a 502).
-func probePreview(ctx context.Context, p paddock.Preview) (bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
-	if err != nil {
-		return false, err
-	}
-	p.Authorize(req)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false, err
-	}
-	_ = res.Body.Close()
-	return res.StatusCode != http.StatusUnauthorized, nil
 }

@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/preview"
@@ -23,45 +22,33 @@ func WithPreviewKey(key []byte) Option { return func(a *Adapter) { a.previewKey 
 // Previews is the preview proxy: mount it on the caller's server at
 // /preview/ (WithPreviewBaseURL says where). It reaches a port on the
 // sandbox's own loopback: inside its network namespace when isolated.
-func (a *Adapter) Previews() http.Handler { return a.proxy }
+func (a *Adapter) Previews() http.Handler { return a.previews.Handler() }
 
 // PreviewBootstrap returns a single-use link (relative to the preview base
 // URL's server) that sets p's token as an HttpOnly cookie and opens the
 // preview: for browsers, which cannot send the header.
 func (a *Adapter) PreviewBootstrap(h paddock.Handle, p paddock.Preview) (string, error) {
-	link, err := a.proxy.Bootstrap(p.Token.Reveal(), h.Name, p.Port)
-	if err != nil {
-		return "", &paddock.InvalidError{Detail: paddock.DetailExposeOptions + ": the preview is not valid here"}
-	}
-	return link, nil
+	return a.previews.Bootstrap(h.Name, p)
 }
 
 // Expose mints a preview of port: a URL under the preview base URL and a
 // token, bound to this sandbox and port, valid for the TTL, sent only as a
 // header.
 func (a *Adapter) Expose(_ context.Context, h paddock.Handle, port int, opts paddock.ExposeOpts) (paddock.Preview, error) {
-	opts, err := paddock.ValidateExpose(port, opts)
+	p, err := a.previews.Mint(h.Name, port, opts, "WithPreviewBaseURL")
 	if err != nil {
 		return paddock.Preview{}, err
-	}
-	if a.previewBase == "" {
-		return paddock.Preview{}, &paddock.InvalidError{Detail: paddock.DetailExposeOptions + ": previews are not configured (WithPreviewBaseURL)"}
 	}
 	if _, err := a.readMeta(h.Name); err != nil {
 		return paddock.Preview{}, err
 	}
-	token, expires := a.signer.Mint(h.Name, port, opts.TTL)
-	return paddock.Preview{URL: strings.TrimRight(a.previewBase, "/") + a.proxy.Path(h.Name, port),
-		Port: port, Token: paddock.NewSecret(token), ExpiresAt: expires}, nil
+	return p, nil
 }
 
 // Revoke ends a preview at once (in this adapter's proxy; expiry bounds it
 // everywhere else).
 func (a *Adapter) Revoke(_ context.Context, h paddock.Handle, p paddock.Preview) error {
-	if err := a.proxy.Revoke(p.Token.Reveal(), h.Name, p.Port); err != nil {
-		return &paddock.InvalidError{Detail: paddock.DetailExposeOptions + ": not a valid preview of this sandbox and port"}
-	}
-	return nil
+	return a.previews.Revoke(h.Name, p)
 }
 
 // DialPort opens a connection to port on the sandbox's loopback: in the
@@ -84,17 +71,12 @@ func (a *Adapter) DialPort(ctx context.Context, sandbox string, port int) (net.C
 	return d.DialContext(ctx, "tcp", addr)
 }
 
-// newPreviews sets up the signer and the proxy.
+// newPreviews sets up the preview service.
 func (a *Adapter) newPreviews() error {
-	a.signer = preview.NewRandomSigner()
-	if a.previewKey != nil {
-		s, err := preview.NewSigner(a.previewKey)
-		if err != nil {
-			return &paddock.InvalidError{Detail: "local: " + err.Error()}
-		}
-		a.signer = s
+	svc, err := preview.NewService(preview.ServiceConfig{BaseURL: a.previewBase, Key: a.previewKey, Dial: a.DialPort, Logger: a.log})
+	if err != nil {
+		return &paddock.InvalidError{Detail: "local: " + err.Error()}
 	}
-	a.previewKey = nil
-	a.proxy = preview.NewProxy(preview.Config{Signer: a.signer, Dial: a.DialPort, Logger: a.log})
+	a.previews, a.previewKey = svc, nil
 	return nil
 }
