@@ -14,7 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func noDial(context.Context, string, int) (net.Conn, error) { return nil, errors.New("no network here") }
+func noDial(context.Context, string, int) (net.Conn, error) {
+	return nil, errors.New("no network here")
+}
 
 // The service mints previews under its base URL, refuses without one, and
 // revokes only previews of the sandbox and port it names.
