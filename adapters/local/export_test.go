@@ -65,3 +65,13 @@ func (a *Adapter) AllStopped(h paddock.Handle, id string) bool {
 // SessionsHaveCgroups reports whether this host gives sessions cgroup
 // leaves (root, and a cgroup v2 hierarchy with cgroup.kill).
 func SessionsHaveCgroups() bool { return probeCgroups().v2 != "" }
+
+// MachinePID is the pid of the init of the sandbox's machine, 0 if none.
+func (a *Adapter) MachinePID(h paddock.Handle) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if m := a.machines[a.dirOf(h.Name)]; m != nil {
+		return m.pid
+	}
+	return 0
+}

@@ -140,6 +140,9 @@ func (m *machine) read(r *messageReader) {
 		}
 		m.dispatch(msg, files)
 	}
+	// The init is gone (or going): with cgroups, nothing it started may
+	// outlive it, even if it died without cleaning up.
+	m.cg.kill()
 	m.mu.Lock()
 	m.ended = true
 	for id, ch := range m.pending {

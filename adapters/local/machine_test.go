@@ -270,3 +270,63 @@ func TestLargeCommands(t *testing.T) {
 		})
 	}
 }
+
+// Suspend stops every process of the sandbox, what its commands left
+// behind included, and resume continues them.
+func TestSuspendReachesTheWholeSandbox(t *testing.T) {
+	t.Parallel()
+	for mode, opt := range isolationModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			name := "frozen-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+			killMarked(t, name)
+			a := newLocal(t, opt)
+			h := box(t, a, name)
+			st := sh(t, a, h, daemons, paddock.SpawnOpts{})
+			assert.Equal(t, "exit:0", terminal(events(t, st, 10*time.Second)), "the command left its daemons and ended")
+			require.Eventually(t, func() bool { return len(sandboxProcesses(name)) >= 3 }, 10*time.Second, 5*time.Millisecond)
+			state := func(want byte) bool {
+				pids := sandboxProcesses(name)
+				for _, pid := range pids {
+					b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+					i := bytes.LastIndexByte(b, ')')
+					if err != nil || i < 0 || i+2 >= len(b) || (b[i+2] == 'T') != (want == 'T') {
+						return false
+					}
+				}
+				return len(pids) >= 3
+			}
+			require.NoError(t, a.Suspend(ctx, h))
+			assert.Eventually(t, func() bool { return state('T') }, 10*time.Second, 5*time.Millisecond, "every daemon is stopped")
+			_, err := a.Resume(ctx, h)
+			require.NoError(t, err)
+			assert.Eventually(t, func() bool { return state('S') }, 10*time.Second, 5*time.Millisecond, "and runs again")
+		})
+	}
+}
+
+// A machine whose init dies takes its commands along (their sessions end
+// with closed_before_exit, never an exit), and the sandbox's next command
+// gets a fresh machine.
+func TestAMachineThatDiesIsReplaced(t *testing.T) {
+	t.Parallel()
+	for mode, opt := range isolationModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			a := newLocal(t, opt)
+			h := box(t, a, "fragile")
+			st := sh(t, a, h, "echo up; exec sleep 1000", paddock.SpawnOpts{})
+			require.Equal(t, "up\n", string(next(t, st).Data))
+			pid := a.MachinePID(h)
+			require.NotZero(t, pid)
+			require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+			evs := events(t, st, 30*time.Second)
+			require.ErrorIs(t, evs[len(evs)-1].Err, paddock.ErrClosedBeforeExit, "terminal %s", terminal(evs))
+
+			out, code := execOut(t, a, h, "echo again")
+			assert.Equal(t, "again\n", out)
+			assert.Equal(t, 0, code)
+			assert.NotEqual(t, pid, a.MachinePID(h), "a new machine")
+		})
+	}
+}

@@ -101,6 +101,9 @@ func (a *Adapter) runIn(sbDir string, m meta, id string, spec startSpec) (*start
 		}
 		st, err := mc.run(id, spec)
 		if errors.Is(err, errMachineGone) && attempt == 0 {
+			if _, err := a.readMeta(m.Name); err != nil {
+				return nil, err // destroyed meanwhile
+			}
 			continue
 		}
 		if err != nil {

@@ -191,6 +191,7 @@ func (a *Adapter) Destroy(ctx context.Context, h paddock.Handle) error {
 		}
 		return unavailable("destroy", err)
 	}
+	a.stopMachine(dir) // one a command started while the first was being stopped
 	if err := os.RemoveAll(trash); err != nil {
 		a.log.Warn().Err(err).Str("dir", trash).Msg("local: could not remove a destroyed sandbox's files")
 	}
