@@ -17,6 +17,7 @@ import (
 // namespaces' mounts, host name and loopback when isolated, the subreaper
 // role otherwise, and the resource limits every command inherits.
 func setupMachine(cfg initConfig) error {
+	_ = os.WriteFile("/proc/self/comm", []byte("paddock-init"), 0) // its name in ps, rather than "exe"
 	if cfg.Isolated {
 		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 			return fmt.Errorf("private mounts: %w", err)
