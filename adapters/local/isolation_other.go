@@ -99,3 +99,15 @@ func waitStopped([]int, time.Duration) {}
 func dialInNetwork(context.Context, int, string) (net.Conn, error) {
 	return nil, errors.New("network namespaces need Linux")
 }
+
+// recvmsgFlags: received descriptors are made close-on-exec by the init,
+// which starts commands one at a time.
+const recvmsgFlags = 0
+
+// closeOnExecAbove marks the descriptors above fd close-on-exec, as far as
+// a scan of the usual range finds them.
+func closeOnExecAbove(fd int) {
+	for n := fd + 1; n < 1024; n++ {
+		syscall.CloseOnExec(n)
+	}
+}

@@ -110,7 +110,7 @@ func startMachine(key string, cfg initConfig, cg *machineCgroup) (*machine, erro
 		m.shutdown()
 		return nil, fmt.Errorf("process limit: %w", err)
 	}
-	r := newMessageReader(conn)
+	r := newMessageReader(unixConn{conn})
 	ready, files, err := r.next()
 	closeAll(files)
 	switch {
@@ -240,7 +240,7 @@ func (m *machine) start(id string, req machineMessage, stdio []*os.File, cgroup 
 func (m *machine) send(msg machineMessage, fds []int) error {
 	m.wmu.Lock()
 	defer m.wmu.Unlock()
-	return writeMessage(m.conn, msg, fds)
+	return writeMessage(unixConn{m.conn}, msg, fds)
 }
 
 // signalGroup sends sig to process group pgid as the machine numbers it.

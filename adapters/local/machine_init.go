@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -52,27 +52,26 @@ func init() {
 
 // initServer is the running init.
 type initServer struct {
-	conn    *net.UnixConn
-	wmu     sync.Mutex // one writer at a time
-	mu      sync.Mutex // held while starting a command and while reaping
-	leaders map[int]string
-	started chan struct{} // a command was started (there is a child to wait for)
+	conn     blockingConn
+	wmu      sync.Mutex // one writer at a time
+	mu       sync.Mutex // held while starting a command and while reaping
+	leaders  map[int]string
+	started  chan struct{} // a command was started (there is a child to wait for)
+	isolated bool
 }
 
 func runInit() int {
-	f := os.NewFile(initSocketFD, "machine")
-	c, err := net.FileConn(f)
-	_ = f.Close()
-	if err != nil {
+	// Commands inherit only their stdio: not the machine's socket, nor any
+	// descriptor the program's own parent left open to it.
+	syscall.CloseOnExec(initSocketFD)
+	closeOnExecAbove(initSocketFD)
+	if err := syscall.SetNonblock(initSocketFD, false); err != nil {
 		return exitInitFailed
 	}
-	conn, ok := c.(*net.UnixConn)
-	if !ok {
-		return exitInitFailed
-	}
-	s := &initServer{conn: conn, leaders: map[int]string{}, started: make(chan struct{}, 1)}
+	s := &initServer{conn: blockingConn{initSocketFD}, leaders: map[int]string{}, started: make(chan struct{}, 1)}
 	var cfg initConfig
-	err = json.Unmarshal([]byte(os.Getenv(initConfigEnv)), &cfg)
+	err := json.Unmarshal([]byte(os.Getenv(initConfigEnv)), &cfg)
+	s.isolated = cfg.Isolated
 	if err == nil {
 		err = setupMachine(cfg)
 	}
@@ -97,8 +96,11 @@ func runInit() int {
 // exitInitFailed is the init's exit code when it could not set up.
 const exitInitFailed = 126
 
-// serve handles requests until the adapter closes the socket.
+// serve handles requests until the adapter closes the socket, on a thread
+// of its own.
 func (s *initServer) serve() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	r := newMessageReader(s.conn)
 	defer r.close()
 	for {
@@ -141,9 +143,13 @@ func (s *initServer) start(m machineMessage, files []*os.File) {
 		cgroup = int(files[3].Fd())
 	}
 	pidfd := -1
+	wantPidfd := &pidfd
+	if !s.isolated {
+		wantPidfd = nil // the adapter numbers processes as we do
+	}
 	attr := &syscall.ProcAttr{
 		Dir: m.Dir, Env: m.Env, Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()},
-		Sys: commandAttr(m.TTY, cgroup, &pidfd),
+		Sys: commandAttr(m.TTY, cgroup, wantPidfd),
 	}
 	s.mu.Lock() // the reaper must not see the leader before it is registered
 	defer s.mu.Unlock()

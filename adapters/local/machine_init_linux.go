@@ -72,9 +72,12 @@ func loopbackUp() error {
 // commandAttr is how the init starts a command: its own process group (a
 // session with the terminal as its controlling one in tty mode), killed
 // if the init dies, in the cgroup leaf cgroup when there is one (>= 0),
-// with a pidfd for the adapter.
+// with a pidfd for the adapter when pidfd is not nil.
 func commandAttr(tty bool, cgroup int, pidfd *int) *syscall.SysProcAttr {
-	attr := &syscall.SysProcAttr{Setpgid: !tty, Setsid: tty, Setctty: tty, Ctty: 0, Pdeathsig: syscall.SIGKILL, PidFD: pidfd}
+	attr := &syscall.SysProcAttr{Setpgid: !tty, Setsid: tty, Setctty: tty, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	if pidfd != nil {
+		attr.PidFD = pidfd
+	}
 	if cgroup >= 0 {
 		attr.UseCgroupFD, attr.CgroupFD = true, cgroup
 	}
@@ -153,6 +156,19 @@ func (s *initServer) reapChildren() {
 		case unix.EINTR:
 		default:
 			return
+		}
+	}
+}
+
+// closeOnExecAbove marks every descriptor above fd close-on-exec.
+func closeOnExecAbove(fd int) {
+	if unix.CloseRange(uint(fd+1), ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	entries, _ := os.ReadDir("/proc/self/fd") // before Linux 5.11
+	for _, e := range entries {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n > fd {
+			syscall.CloseOnExec(n)
 		}
 	}
 }

@@ -139,3 +139,6 @@ func dialInNetwork(ctx context.Context, pid int, addr string) (net.Conn, error) 
 	r := <-done
 	return r.c, r.err
 }
+
+// recvmsgFlags makes received descriptors close-on-exec at once.
+const recvmsgFlags = syscall.MSG_CMSG_CLOEXEC

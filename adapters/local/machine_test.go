@@ -330,3 +330,22 @@ func TestAMachineThatDiesIsReplaced(t *testing.T) {
 		})
 	}
 }
+
+// A command holds nothing of its machine: only its stdin, stdout and
+// stderr are open in it.
+func TestCommandsInheritOnlyTheirStdio(t *testing.T) {
+	t.Parallel()
+	for mode, opt := range isolationModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			a := newLocal(t, opt)
+			h := box(t, a, "fds")
+			// ls itself opens the directory it lists; the rest is inherited.
+			out, code := execOut(t, a, h, "exec ls /proc/self/fd")
+			require.Equal(t, 0, code)
+			assert.Equal(t, []string{"0", "1", "2", "3"}, strings.Fields(out))
+			st := sh(t, a, h, "exec ls /proc/self/fd", paddock.SpawnOpts{Stdin: true})
+			assert.Equal(t, []string{"0", "1", "2", "3"}, strings.Fields(stdout(events(t, st, 10*time.Second))))
+		})
+	}
+}

@@ -58,8 +58,56 @@ const maxMessageFDs = 4
 // errMessageTooLarge is a message over maxMachineMessage.
 var errMessageTooLarge = errors.New("message too large")
 
+// msgConn is one end of the socket pair: the adapter's goes through Go's
+// network poller; the init's is a blocking descriptor read on a thread of
+// its own (the init is idle between requests, and a blocking read wakes it
+// in one step).
+type msgConn interface {
+	recvmsg(p, oob []byte) (n, oobn int, err error)
+	sendmsg(p, oob []byte) (n int, err error)
+}
+
+// unixConn is a msgConn over the network poller.
+type unixConn struct{ c *net.UnixConn }
+
+func (u unixConn) recvmsg(p, oob []byte) (int, int, error) {
+	n, oobn, _, _, err := u.c.ReadMsgUnix(p, oob)
+	return n, oobn, err
+}
+
+func (u unixConn) sendmsg(p, oob []byte) (int, error) {
+	n, _, err := u.c.WriteMsgUnix(p, oob, nil)
+	return n, err
+}
+
+// blockingConn is a msgConn over a blocking descriptor.
+type blockingConn struct{ fd int }
+
+func (b blockingConn) recvmsg(p, oob []byte) (int, int, error) {
+	for {
+		n, oobn, _, _, err := syscall.Recvmsg(b.fd, p, oob, recvmsgFlags)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err == nil && n == 0 {
+			return 0, oobn, io.EOF
+		}
+		return n, oobn, err
+	}
+}
+
+func (b blockingConn) sendmsg(p, oob []byte) (int, error) {
+	for {
+		n, err := syscall.SendmsgN(b.fd, p, oob, nil, 0)
+		if err == syscall.EINTR {
+			continue
+		}
+		return n, err
+	}
+}
+
 // writeMessage sends m with fds on c. The caller serialises writers.
-func writeMessage(c *net.UnixConn, m machineMessage, fds []int) error {
+func writeMessage(c msgConn, m machineMessage, fds []int) error {
 	m.FDs = len(fds)
 	body, err := json.Marshal(m)
 	if err != nil {
@@ -75,12 +123,12 @@ func writeMessage(c *net.UnixConn, m machineMessage, fds []int) error {
 	if len(fds) > 0 {
 		oob = syscall.UnixRights(fds...)
 	}
-	n, _, err := c.WriteMsgUnix(buf, oob, nil)
+	n, err := c.sendmsg(buf, oob)
 	if err != nil {
 		return err
 	}
 	for n < len(buf) { // a short write: the descriptors went with the first part
-		k, err := c.Write(buf[n:])
+		k, err := c.sendmsg(buf[n:], nil)
 		if err != nil {
 			return err
 		}
@@ -91,14 +139,14 @@ func writeMessage(c *net.UnixConn, m machineMessage, fds []int) error {
 
 // messageReader reads messages and the descriptors they carry.
 type messageReader struct {
-	c    *net.UnixConn
+	c    msgConn
 	buf  []byte // bytes read and not yet consumed
 	fds  []int  // descriptors received and not yet handed out
 	oob  []byte
 	read []byte
 }
 
-func newMessageReader(c *net.UnixConn) *messageReader {
+func newMessageReader(c msgConn) *messageReader {
 	return &messageReader{c: c, oob: make([]byte, syscall.CmsgSpace(4*4*maxMessageFDs)), read: make([]byte, 64<<10)}
 }
 
@@ -138,7 +186,7 @@ func (r *messageReader) next() (machineMessage, []*os.File, error) {
 
 // fill reads more bytes, keeping any descriptors that came with them.
 func (r *messageReader) fill() error {
-	n, oobn, _, _, err := r.c.ReadMsgUnix(r.read, r.oob)
+	n, oobn, err := r.c.recvmsg(r.read, r.oob)
 	n, oobn = max(n, 0), max(oobn, 0)
 	if oobn > 0 {
 		msgs, perr := syscall.ParseSocketControlMessage(r.oob[:oobn])
