@@ -46,7 +46,7 @@ func (m *machine) run(id string, spec startSpec) (*started, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll(childEnds)
+	defer closeChildEnds(childEnds)
 	var leaf *os.File
 	if spec.session {
 		if st.cgroup, leaf, err = m.cg.newLeaf(id); err != nil {
@@ -77,8 +77,8 @@ func (m *machine) run(id string, spec startSpec) (*started, error) {
 }
 
 // attachStdio makes pipes (or a PTY) for a command; it returns our ends
-// and the command's stdin, stdout and stderr, which the caller closes once
-// the command has started.
+// and the command's stdin, stdout and stderr, which the caller closes with
+// closeChildEnds once the command has started.
 func attachStdio(spec startSpec) (*started, []*os.File, error) {
 	st := &started{}
 	if spec.tty {
@@ -109,17 +109,36 @@ func attachStdio(spec startSpec) (*started, []*os.File, error) {
 		closeAll([]*os.File{outR, outW, errR, errW})
 		return nil, nil, err
 	}
-	var inR *os.File
-	if spec.stdin {
-		inR, st.stdin, err = os.Pipe()
-	} else {
-		inR, err = os.Open(os.DevNull)
+	if !spec.stdin {
+		null, err := devNull()
+		if err != nil {
+			closeAll([]*os.File{outR, outW, errR, errW})
+			return nil, nil, err
+		}
+		return st, []*os.File{null, outW, errW}, nil
 	}
+	inR, inW, err := os.Pipe()
 	if err != nil {
 		closeAll([]*os.File{outR, outW, errR, errW})
 		return nil, nil, err
 	}
+	st.stdin = inW
 	return st, []*os.File{inR, outW, errW}, nil
+}
+
+// devNull is /dev/null, opened once: the stdin of every command started
+// without one.
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
+
+// closeChildEnds closes the command's ends of its stdio once the init has
+// them, all but the shared /dev/null.
+func closeChildEnds(fs []*os.File) {
+	null, _ := devNull()
+	for _, f := range fs {
+		if f != nil && f != null {
+			_ = f.Close()
+		}
+	}
 }
 
 // hold records what the command's processes will write to.
