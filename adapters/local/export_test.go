@@ -47,7 +47,8 @@ func Running(pid int) bool {
 }
 
 // AllStopped reports whether every live process of a session is stopped
-// (state T), and that there is at least one (test hook).
+// (state T, or a SIGSTOP pending while it waits in the kernel), and that
+// there is at least one (test hook).
 func (a *Adapter) AllStopped(h paddock.Handle, id string) bool {
 	rec, err := a.ReadSessionRecord(h, id)
 	if err != nil {
@@ -55,7 +56,7 @@ func (a *Adapter) AllStopped(h paddock.Handle, id string) bool {
 	}
 	pids := rec.members()
 	for _, pid := range pids {
-		if state, _, _, ok := procStat(pid); ok && state != 'T' {
+		if !isStopped(pid) {
 			return false
 		}
 	}

@@ -121,16 +121,48 @@ func signalAll(pids []int, sig syscall.Signal) {
 	}
 }
 
-// waitStopped waits, up to within, until each of pids is stopped or gone.
-func waitStopped(pids []int, within time.Duration) {
-	deadline := time.Now().Add(within)
+// waitStopped waits, until deadline, for each of pids to be stopped or
+// gone, and reports whether they all are.
+func waitStopped(pids []int, deadline time.Time) bool {
 	for _, pid := range pids {
 		for {
-			state, _, _, ok := procStat(pid)
-			if !ok || state == 'T' || state == 'Z' || time.Now().After(deadline) {
+			if isStopped(pid) {
 				break
+			}
+			if time.Now().After(deadline) {
+				return false
 			}
 			time.Sleep(100 * time.Microsecond)
 		}
 	}
+	return true
+}
+
+// isStopped reports a process that is gone, stopped, or will stop before it
+// runs any more of its own code: a SIGSTOP is pending while it waits in
+// the kernel (a shell that vforked a child the suspend stopped first waits
+// uninterruptibly for that child, and shows D, not T).
+func isStopped(pid int) bool {
+	state, _, _, ok := procStat(pid)
+	switch {
+	case !ok || state == 'T' || state == 't' || state == 'Z':
+		return true
+	case state != 'D':
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return true // gone
+	}
+	const sigstop = 1 << (syscall.SIGSTOP - 1)
+	for line := range strings.SplitSeq(string(b), "\n") {
+		name, value, _ := strings.Cut(line, ":")
+		if name != "SigPnd" && name != "ShdPnd" {
+			continue
+		}
+		if mask, err := strconv.ParseUint(strings.TrimSpace(value), 16, 64); err == nil && mask&sigstop != 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -138,6 +138,7 @@ func (a *Adapter) signalSandbox(sbDir string, sig syscall.Signal) {
 	mc := a.machines[sbDir]
 	a.mu.Unlock()
 	signalled := map[int]bool{}
+	deadline := time.Now().Add(stopWait)
 	for pass := 0; pass < maxStopPasses; pass++ {
 		var pids []int
 		if mc != nil {
@@ -146,26 +147,36 @@ func (a *Adapter) signalSandbox(sbDir string, sig syscall.Signal) {
 		for _, rec := range recs {
 			pids = append(pids, rec.members()...)
 		}
-		var fresh []int
+		fresh := 0
 		for _, pid := range pids {
 			if !signalled[pid] {
 				signalled[pid] = true
-				fresh = append(fresh, pid)
+				fresh++
 				_ = syscall.Kill(pid, sig)
 			}
 		}
-		if len(fresh) == 0 || sig != syscall.SIGSTOP {
+		if sig != syscall.SIGSTOP {
 			return
 		}
-		waitStopped(fresh, stopWait)
+		// Done once a pass finds nobody new and everybody signalled has
+		// stopped: a stopped process forks no more.
+		stopped := waitStopped(pids, deadline)
+		if fresh == 0 && stopped {
+			return
+		}
+		if time.Now().After(deadline) && fresh == 0 {
+			a.log.Warn().Str("sandbox", sbDir).Msg("local: some processes of a suspended sandbox did not stop in time")
+			return
+		}
 	}
 }
 
 // maxStopPasses bounds the rescans of a suspend; stopWait bounds the wait
-// for one pass's processes to stop.
+// for its processes to stop (a process stops when it next runs, which on a
+// loaded machine can take a while).
 const (
 	maxStopPasses = 50
-	stopWait      = 2 * time.Second
+	stopWait      = 30 * time.Second
 )
 
 // unsupervised returns the records of the sandbox's unfinished sessions
