@@ -25,6 +25,7 @@ const (
 	CapDestroyOnce           Capability = "destroy_once"            // one bounded deletion that confirms absence
 	CapExpose                Capability = "expose"                  // a port exposed as a signed, expiring, revocable preview
 	CapNamedSpawn            Capability = "named_spawn"             // a spawn named after a live session returns that session
+	CapFiles                 Capability = "files"                   // list, stat, remove, rename and make directories
 )
 
 // AllCapabilities returns the closed set, in the order above.
@@ -33,7 +34,7 @@ func AllCapabilities() []Capability {
 		CapSuspend, CapNetworkPolicy, CapCheckpoint, CapCreateCheckpointOnce,
 		CapAttach, CapTTY, CapPublicURL, CapTerminateSession,
 		CapForceTerminateSession, CapCreateNew, CapDestroyOnce, CapExpose,
-		CapNamedSpawn,
+		CapNamedSpawn, CapFiles,
 	}
 }
 

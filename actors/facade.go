@@ -286,6 +286,46 @@ func (rt *Runtime) ListCheckpoints(ctx context.Context, h paddock.Handle) ([]pad
 	return out, nil
 }
 
+// ListDir lists a directory of the sandbox.
+func (rt *Runtime) ListDir(ctx context.Context, h paddock.Handle, path string) ([]paddock.FileInfo, error) {
+	r, err := invoke(ctx, rt, opListDir, h.Provider, h.Name, &messages.ListDirRequest{Handle: wire.HandleMessage(h), Path: path})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]paddock.FileInfo, len(r.GetEntries()))
+	for i, e := range r.GetEntries() {
+		out[i] = wire.FileInfoFromMessage(e)
+	}
+	return out, nil
+}
+
+// Stat describes one file of the sandbox.
+func (rt *Runtime) Stat(ctx context.Context, h paddock.Handle, path string) (paddock.FileInfo, error) {
+	r, err := invoke(ctx, rt, opStat, h.Provider, h.Name, &messages.StatRequest{Handle: wire.HandleMessage(h), Path: path})
+	if err != nil {
+		return paddock.FileInfo{}, err
+	}
+	return wire.FileInfoFromMessage(r.GetInfo()), nil
+}
+
+// Remove removes a file or directory of the sandbox.
+func (rt *Runtime) Remove(ctx context.Context, h paddock.Handle, path string, opts paddock.RemoveOpts) error {
+	_, err := invoke(ctx, rt, opRemove, h.Provider, h.Name, &messages.RemoveRequest{Handle: wire.HandleMessage(h), Path: path, Recursive: opts.Recursive})
+	return err
+}
+
+// Rename moves a file or directory of the sandbox.
+func (rt *Runtime) Rename(ctx context.Context, h paddock.Handle, from, to string) error {
+	_, err := invoke(ctx, rt, opRename, h.Provider, h.Name, &messages.RenameRequest{Handle: wire.HandleMessage(h), From: from, To: to})
+	return err
+}
+
+// MakeDir makes a directory in the sandbox.
+func (rt *Runtime) MakeDir(ctx context.Context, h paddock.Handle, path string, opts paddock.MakeDirOpts) error {
+	_, err := invoke(ctx, rt, opMakeDir, h.Provider, h.Name, &messages.MakeDirRequest{Handle: wire.HandleMessage(h), Path: path, Parents: opts.Parents, Mode: uint32(opts.Mode.Perm())})
+	return err
+}
+
 // Expose makes a port reachable as a signed, expiring preview.
 func (rt *Runtime) Expose(ctx context.Context, h paddock.Handle, port int, opts paddock.ExposeOpts) (paddock.Preview, error) {
 	r, err := invoke(ctx, rt, opExpose, h.Provider, h.Name, &messages.ExposeRequest{Handle: wire.HandleMessage(h), Port: int32(port), Ttl: wire.DurationMessage(&opts.TTL)})

@@ -45,6 +45,11 @@ var (
 	opListCheckpoints      = declare("list_checkpoints", nil, (*sandboxActor).listCheckpoints)
 	opWriteFile            = declare("write_file", nil, (*sandboxActor).writeFile)
 	opReadFile             = declare("read_file", nil, (*sandboxActor).readFile)
+	opListDir              = declare("list_dir", nil, (*sandboxActor).listDir)
+	opStat                 = declare("stat", nil, (*sandboxActor).stat)
+	opRemove               = declare("remove", nil, (*sandboxActor).remove)
+	opRename               = declare("rename", nil, (*sandboxActor).rename)
+	opMakeDir              = declare("make_dir", nil, (*sandboxActor).makeDir)
 	opExpose               = declare("expose", nil, (*sandboxActor).expose)
 	opRevoke               = declare("revoke", nil, (*sandboxActor).revoke)
 )
@@ -60,7 +65,7 @@ func init() {
 		opExec, opSpawn, opWriteStdin, opCloseStdin, opStopCommand, opListSessions, opAttach,
 		opTerminateSession, opApplyNetworkPolicy, opPublicURL, opCreateCheckpoint,
 		opCreateCheckpointOnce, opRestoreCheckpoint, opListCheckpoints, opWriteFile, opReadFile,
-		opExpose, opRevoke,
+		opListDir, opStat, opRemove, opRename, opMakeDir, opExpose, opRevoke,
 	}
 	operations = make(map[reflect.Type]operation, len(all))
 	for _, o := range all {

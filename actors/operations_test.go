@@ -146,6 +146,26 @@ func (r *recorder) Revoke(ctx context.Context, h paddock.Handle, p paddock.Previ
 	r.saw("Revoke")
 	return nil
 }
+func (r *recorder) ListDir(ctx context.Context, h paddock.Handle, path string) ([]paddock.FileInfo, error) {
+	r.saw("ListDir")
+	return r.Adapter.ListDir(ctx, h, path)
+}
+func (r *recorder) Stat(ctx context.Context, h paddock.Handle, path string) (paddock.FileInfo, error) {
+	r.saw("Stat")
+	return r.Adapter.Stat(ctx, h, path)
+}
+func (r *recorder) Remove(context.Context, paddock.Handle, string, paddock.RemoveOpts) error {
+	r.saw("Remove")
+	return nil
+}
+func (r *recorder) Rename(context.Context, paddock.Handle, string, string) error {
+	r.saw("Rename")
+	return nil
+}
+func (r *recorder) MakeDir(context.Context, paddock.Handle, string, paddock.MakeDirOpts) error {
+	r.saw("MakeDir")
+	return nil
+}
 
 // recordedStream counts the stdin calls and the local detach.
 type recordedStream struct {
@@ -455,6 +475,36 @@ var reach = map[string]struct {
 			}
 			return err
 		}},
+	"list_dir": {"ListDir",
+		func(t *testing.T, f *opFixture) error { _, err := f.rt.ListDir(ctx, f.h, "/"); return err },
+		func(t *testing.T, f *opFixture) error {
+			return f.raw(t, &messages.ListDirRequest{Id: "r", Handle: f.hm(), Path: "/"})
+		},
+		func(t *testing.T, f *opFixture) error { _, err := f.v.ListDir(ctx, f.h, "/"); return err }},
+	"stat": {"Stat",
+		func(t *testing.T, f *opFixture) error { _, err := f.rt.Stat(ctx, f.h, "/f"); return err },
+		func(t *testing.T, f *opFixture) error {
+			return f.raw(t, &messages.StatRequest{Id: "r", Handle: f.hm(), Path: "/f"})
+		},
+		func(t *testing.T, f *opFixture) error { _, err := f.v.Stat(ctx, f.h, "/f"); return err }},
+	"remove": {"Remove",
+		func(t *testing.T, f *opFixture) error { return f.rt.Remove(ctx, f.h, "/g", paddock.RemoveOpts{}) },
+		func(t *testing.T, f *opFixture) error {
+			return f.raw(t, &messages.RemoveRequest{Id: "r", Handle: f.hm(), Path: "/g"})
+		},
+		func(t *testing.T, f *opFixture) error { return f.v.Remove(ctx, f.h, "/g", paddock.RemoveOpts{}) }},
+	"rename": {"Rename",
+		func(t *testing.T, f *opFixture) error { return f.rt.Rename(ctx, f.h, "/g", "/h") },
+		func(t *testing.T, f *opFixture) error {
+			return f.raw(t, &messages.RenameRequest{Id: "r", Handle: f.hm(), From: "/g", To: "/h"})
+		},
+		func(t *testing.T, f *opFixture) error { return f.v.Rename(ctx, f.h, "/g", "/h") }},
+	"make_dir": {"MakeDir",
+		func(t *testing.T, f *opFixture) error { return f.rt.MakeDir(ctx, f.h, "/d", paddock.MakeDirOpts{}) },
+		func(t *testing.T, f *opFixture) error {
+			return f.raw(t, &messages.MakeDirRequest{Id: "r", Handle: f.hm(), Path: "/d"})
+		},
+		func(t *testing.T, f *opFixture) error { return f.v.MakeDir(ctx, f.h, "/d", paddock.MakeDirOpts{}) }},
 	"expose": {"Expose",
 		func(t *testing.T, f *opFixture) error {
 			_, err := f.rt.Expose(ctx, f.h, 8080, paddock.ExposeOpts{})
@@ -558,7 +608,7 @@ func TestEveryHandleOperationValidatesTheNameFirst(t *testing.T) {
 			assert.Contains(t, err.Error(), paddock.DetailSandboxName)
 		})
 	}
-	assert.Equal(t, 20, checked, "the operations addressed by a handle")
+	assert.Equal(t, 25, checked, "the operations addressed by a handle")
 	assert.Zero(t, total(), "nothing reached the adapter")
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/anthdm/hollywood/actor"
@@ -244,6 +245,39 @@ func (s *sandboxActor) readFile(cl opCall, m *messages.ReadFileRequest) (*messag
 		return nil, &paddock.InvalidError{Detail: "file larger than a message carries; read it through the Go facade"}
 	}
 	return &messages.ReadFileReply{Data: data}, nil
+}
+
+func (s *sandboxActor) listDir(cl opCall, m *messages.ListDirRequest) (*messages.ListDirReply, error) {
+	entries, err := paddock.ListDir(cl.ctx, s.a, cl.h, m.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*messages.FileInfo, len(entries))
+	for i, e := range entries {
+		out[i] = wire.FileInfoMessage(e)
+	}
+	return &messages.ListDirReply{Entries: out}, nil
+}
+
+func (s *sandboxActor) stat(cl opCall, m *messages.StatRequest) (*messages.StatReply, error) {
+	fi, err := paddock.Stat(cl.ctx, s.a, cl.h, m.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	return &messages.StatReply{Info: wire.FileInfoMessage(fi)}, nil
+}
+
+func (s *sandboxActor) remove(cl opCall, m *messages.RemoveRequest) (*messages.RemoveReply, error) {
+	return &messages.RemoveReply{}, paddock.Remove(cl.ctx, s.a, cl.h, m.GetPath(), paddock.RemoveOpts{Recursive: m.GetRecursive()})
+}
+
+func (s *sandboxActor) rename(cl opCall, m *messages.RenameRequest) (*messages.RenameReply, error) {
+	return &messages.RenameReply{}, paddock.Rename(cl.ctx, s.a, cl.h, m.GetFrom(), m.GetTo())
+}
+
+func (s *sandboxActor) makeDir(cl opCall, m *messages.MakeDirRequest) (*messages.MakeDirReply, error) {
+	opts := paddock.MakeDirOpts{Parents: m.GetParents(), Mode: fs.FileMode(m.GetMode())}
+	return &messages.MakeDirReply{}, paddock.MakeDir(cl.ctx, s.a, cl.h, m.GetPath(), opts)
 }
 
 func (s *sandboxActor) expose(cl opCall, m *messages.ExposeRequest) (*messages.ExposeReply, error) {

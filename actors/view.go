@@ -36,6 +36,7 @@ var (
 	_ paddock.Checkpointer      = (*View)(nil)
 	_ paddock.SessionTerminator = (*View)(nil)
 	_ paddock.Exposer           = (*View)(nil)
+	_ paddock.FileManager       = (*View)(nil)
 	_ paddock.HostPather        = (*View)(nil)
 )
 
@@ -124,6 +125,21 @@ func (v *View) RestoreCheckpoint(ctx context.Context, h paddock.Handle, id strin
 }
 func (v *View) ListCheckpoints(ctx context.Context, h paddock.Handle) ([]paddock.Checkpoint, error) {
 	return v.rt.ListCheckpoints(ctx, h)
+}
+func (v *View) ListDir(ctx context.Context, h paddock.Handle, path string) ([]paddock.FileInfo, error) {
+	return v.rt.ListDir(ctx, h, path)
+}
+func (v *View) Stat(ctx context.Context, h paddock.Handle, path string) (paddock.FileInfo, error) {
+	return v.rt.Stat(ctx, h, path)
+}
+func (v *View) Remove(ctx context.Context, h paddock.Handle, path string, o paddock.RemoveOpts) error {
+	return v.rt.Remove(ctx, h, path, o)
+}
+func (v *View) Rename(ctx context.Context, h paddock.Handle, from, to string) error {
+	return v.rt.Rename(ctx, h, from, to)
+}
+func (v *View) MakeDir(ctx context.Context, h paddock.Handle, path string, o paddock.MakeDirOpts) error {
+	return v.rt.MakeDir(ctx, h, path, o)
 }
 func (v *View) Expose(ctx context.Context, h paddock.Handle, port int, o paddock.ExposeOpts) (paddock.Preview, error) {
 	return v.rt.Expose(ctx, h, port, o)

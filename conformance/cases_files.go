@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"testing"
 
@@ -55,4 +56,81 @@ func readAll(t testing.TB, s *suite, h paddock.Handle, path string) []byte {
 	b, err := io.ReadAll(rc)
 	require.NoError(t, err)
 	return b
+}
+
+// 29. The file operations: a directory made with its parents is listed
+// with its entries' types, sizes and modes, sorted by name; Stat describes
+// one file; Rename moves a file and a directory; Remove refuses a
+// directory with entries unless recursive; absence is not_found and a
+// climbing path invalid.
+func fileOperations(t testing.TB, s *suite) {
+	ctx := s.ctx(t)
+	h := s.fresh(t)
+	const root = "/tmp/conformance-files"
+
+	require.NoError(t, paddock.MakeDir(ctx, s.a, h, root+"/a/b", paddock.MakeDirOpts{Parents: true}))
+	require.NoError(t, paddock.MakeDir(ctx, s.a, h, root+"/a/b", paddock.MakeDirOpts{Parents: true}), "parents accepts an existing directory")
+	requireKind(t, paddock.MakeDir(ctx, s.a, h, root+"/a/b", paddock.MakeDirOpts{}), paddock.ErrAlreadyExists, "MakeDir of an existing directory")
+	requireKind(t, paddock.MakeDir(ctx, s.a, h, root+"/none/c", paddock.MakeDirOpts{}), paddock.ErrNotFound, "MakeDir without its parent")
+	require.NoError(t, s.a.WriteFile(ctx, h, root+"/a/one.txt", 0o640, bytes.NewReader([]byte("one"))))
+	require.NoError(t, s.a.WriteFile(ctx, h, root+"/a/two.txt", 0o644, bytes.NewReader([]byte("two!"))))
+
+	entries, err := paddock.ListDir(ctx, s.a, h, root+"/a")
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name)
+		require.Equal(t, root+"/a/"+e.Name, e.Path)
+	}
+	require.Equal(t, []string{"b", "one.txt", "two.txt"}, names, "sorted by name")
+	require.Equal(t, paddock.FileDir, entries[0].Type)
+	require.Equal(t, paddock.FileRegular, entries[1].Type)
+	require.EqualValues(t, 3, entries[1].Size)
+	require.Equal(t, fs.FileMode(0o640), entries[1].Mode)
+	require.False(t, entries[1].ModTime.IsZero(), "a modification time")
+
+	info, err := paddock.Stat(ctx, s.a, h, root+"/a/two.txt")
+	require.NoError(t, err)
+	require.Equal(t, "two.txt", info.Name)
+	require.EqualValues(t, 4, info.Size)
+	_, err = paddock.Stat(ctx, s.a, h, root+"/a/absent")
+	requireKind(t, err, paddock.ErrNotFound, "Stat of an absent file")
+	_, err = paddock.ListDir(ctx, s.a, h, root+"/absent")
+	requireKind(t, err, paddock.ErrNotFound, "ListDir of an absent directory")
+	_, err = paddock.ListDir(ctx, s.a, h, root+"/a/one.txt")
+	requireKind(t, err, paddock.ErrInvalid, "ListDir of a file")
+	_, err = paddock.Stat(ctx, s.a, h, root+"/a/../../etc")
+	requireKind(t, err, paddock.ErrInvalid, "a path with ..")
+
+	require.NoError(t, paddock.Rename(ctx, s.a, h, root+"/a/one.txt", root+"/a/b/moved.txt"))
+	require.Equal(t, []byte("one"), readAll(t, s, h, root+"/a/b/moved.txt"))
+	_, err = paddock.Stat(ctx, s.a, h, root+"/a/one.txt")
+	requireKind(t, err, paddock.ErrNotFound, "the old name is gone")
+	require.NoError(t, paddock.Rename(ctx, s.a, h, root+"/a/b", root+"/c"), "a directory moves with its entries")
+	require.Equal(t, []byte("one"), readAll(t, s, h, root+"/c/moved.txt"))
+	requireKind(t, paddock.Rename(ctx, s.a, h, root+"/absent", root+"/x"), paddock.ErrNotFound, "Rename of an absent file")
+	requireKind(t, paddock.Rename(ctx, s.a, h, root+"/c", root+"/c/inside"), paddock.ErrInvalid, "a directory into itself")
+
+	requireKind(t, paddock.Remove(ctx, s.a, h, root+"/c", paddock.RemoveOpts{}), paddock.ErrInvalid, "a directory with entries")
+	require.NoError(t, paddock.Remove(ctx, s.a, h, root+"/a/two.txt", paddock.RemoveOpts{}))
+	require.NoError(t, paddock.Remove(ctx, s.a, h, root+"/c", paddock.RemoveOpts{Recursive: true}))
+	_, err = paddock.Stat(ctx, s.a, h, root+"/c/moved.txt")
+	requireKind(t, err, paddock.ErrNotFound, "removed with its directory")
+	requireKind(t, paddock.Remove(ctx, s.a, h, root+"/c", paddock.RemoveOpts{}), paddock.ErrNotFound, "Remove of an absent file")
+	entries, err = paddock.ListDir(ctx, s.a, h, root+"/a")
+	require.NoError(t, err)
+	require.Empty(t, entries, "an empty directory lists nothing")
+}
+
+// 29 refused. Without files each operation is not supported.
+func fileOperationsRefused(t testing.TB, s *suite) {
+	ctx := s.ctx(t)
+	h := s.fresh(t)
+	_, err := paddock.ListDir(ctx, s.a, h, "/tmp")
+	requireKind(t, err, paddock.ErrNotSupported, "ListDir")
+	_, err = paddock.Stat(ctx, s.a, h, "/tmp")
+	requireKind(t, err, paddock.ErrNotSupported, "Stat")
+	requireKind(t, paddock.Remove(ctx, s.a, h, "/tmp/x", paddock.RemoveOpts{}), paddock.ErrNotSupported, "Remove")
+	requireKind(t, paddock.Rename(ctx, s.a, h, "/tmp/x", "/tmp/y"), paddock.ErrNotSupported, "Rename")
+	requireKind(t, paddock.MakeDir(ctx, s.a, h, "/tmp/x", paddock.MakeDirOpts{}), paddock.ErrNotSupported, "MakeDir")
 }

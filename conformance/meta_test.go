@@ -236,7 +236,7 @@ func TestTheSuitePassesTheFakeThroughTheRecorder(t *testing.T) {
 	rec := newRecorder(t)
 	run(rec, Config{Adapter: f, Fixtures: FakeFixtures()})
 	assert.Empty(t, rec.failed())
-	assert.Len(t, rec.order, 29)
+	assert.Len(t, rec.order, 30)
 }
 
 // requiredOnly shows only the required operations of the adapter it wraps,
@@ -256,5 +256,6 @@ func TestTheSuiteCatchesCapabilitiesWithoutTheirOperations(t *testing.T) {
 		"18f force termination kills and is uncertain for an unknown id",
 		"19 network policy follows the capability",
 		"23 expose and revoke a preview",
+		"29 file operations list, describe, move and remove",
 	}, rec.failed(), "every advertised capability whose interface is missing is caught")
 }

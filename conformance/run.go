@@ -108,6 +108,7 @@ func (s *suite) cases() []testCase {
 		testCase{"26 CreateCheckpointOnce is listed", checkpointOnceIsListed},
 		testCase{"27 Exec keeps stderr apart, or merges it", execSplitsOrMerges},
 		testCase{"28 Exec holds at most its output cap", execOutputCap},
+		testCase{"29 file operations list, describe, move and remove", s.gate(paddock.CapFiles, fileOperations, fileOperationsRefused)},
 	)
 	return cases
 }

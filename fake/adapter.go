@@ -12,12 +12,13 @@ import (
 )
 
 // Capabilities is what the fake advertises by default: the reference set of
-// the contract's capabilities (docs/contract.md#fake) plus named spawn and expose.
+// the contract's capabilities (docs/contract.md#fake) plus named spawn,
+// expose and files.
 func Capabilities() paddock.CapabilitySet {
 	return paddock.NewCapabilitySet(
 		paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapPublicURL,
 		paddock.CapTerminateSession, paddock.CapForceTerminateSession, paddock.CapCreateNew,
-		paddock.CapNamedSpawn, paddock.CapExpose,
+		paddock.CapNamedSpawn, paddock.CapExpose, paddock.CapFiles,
 	)
 }
 
@@ -42,14 +43,22 @@ type sandbox struct {
 	instanceID string
 	createdAt  time.Time
 	files      map[string]file
+	dirs       map[string]dir // every directory but "/", made explicitly or as a parent
 	policy     *paddock.NetworkPolicy
 	sessions   map[string]*session
 }
 
 // file is one stored file.
 type file struct {
-	data []byte
-	mode uint32
+	data    []byte
+	mode    uint32
+	modTime time.Time
+}
+
+// dir is one directory.
+type dir struct {
+	mode    uint32
+	modTime time.Time
 }
 
 // Option configures New.
@@ -82,6 +91,7 @@ var (
 	_ paddock.CreateNewer       = (*Adapter)(nil)
 	_ paddock.SessionTerminator = (*Adapter)(nil)
 	_ paddock.Exposer           = (*Adapter)(nil)
+	_ paddock.FileManager       = (*Adapter)(nil)
 	_ paddock.PolicyApplier     = (*Adapter)(nil)
 	_ paddock.PublicURLer       = (*Adapter)(nil)
 )
@@ -140,7 +150,7 @@ func (a *Adapter) CreateNew(_ context.Context, name string, _ paddock.CreateNewO
 }
 
 func newSandbox(name string) *sandbox {
-	return &sandbox{name: name, status: paddock.StatusRunning, createdAt: time.Now().UTC(), files: map[string]file{}, sessions: map[string]*session{}}
+	return &sandbox{name: name, status: paddock.StatusRunning, createdAt: time.Now().UTC(), files: map[string]file{}, dirs: map[string]dir{}, sessions: map[string]*session{}}
 }
 
 // lookup returns the named sandbox or ErrNotFound. The caller holds a.mu.

@@ -5,6 +5,10 @@ import (
 	"context"
 	"io"
 	"io/fs"
+	pathpkg "path"
+	"sort"
+	"strings"
+	"time"
 
 	"github.com/paddockhq/paddock"
 )
@@ -24,7 +28,11 @@ func (a *Adapter) WriteFile(_ context.Context, h paddock.Handle, path string, mo
 	if err != nil {
 		return err
 	}
-	sb.files[path] = file{data: data, mode: uint32(mode.Perm())}
+	if sb.isDir(path) {
+		return &paddock.InvalidError{Detail: paddock.DetailPath + ": a directory is there"}
+	}
+	sb.makeParents(path, a.now())
+	sb.files[path] = file{data: data, mode: uint32(mode.Perm()), modTime: a.now()}
 	return nil
 }
 
@@ -45,4 +53,196 @@ func (a *Adapter) ReadFile(_ context.Context, h paddock.Handle, path string) (io
 		return nil, paddock.ErrNotFound
 	}
 	return io.NopCloser(bytes.NewReader(bytes.Clone(f.data))), nil
+}
+
+// makeParents records every missing ancestor directory of p.
+func (sb *sandbox) makeParents(p string, now time.Time) {
+	for d := pathpkg.Dir(p); d != "/"; d = pathpkg.Dir(d) {
+		if _, ok := sb.dirs[d]; !ok {
+			sb.dirs[d] = dir{mode: 0o755, modTime: now}
+		}
+	}
+}
+
+// isDir reports a directory at p.
+func (sb *sandbox) isDir(p string) bool {
+	_, ok := sb.dirs[p]
+	return ok || p == "/"
+}
+
+// info describes the file or directory at p, or reports it absent.
+func (sb *sandbox) info(p string) (paddock.FileInfo, bool) {
+	fi := paddock.FileInfo{Name: pathpkg.Base(p), Path: p}
+	if f, ok := sb.files[p]; ok {
+		fi.Type, fi.Size, fi.Mode, fi.ModTime = paddock.FileRegular, int64(len(f.data)), fs.FileMode(f.mode), f.modTime
+		return fi, true
+	}
+	if d, ok := sb.dirs[p]; ok {
+		fi.Type, fi.Mode, fi.ModTime = paddock.FileDir, fs.FileMode(d.mode), d.modTime
+		return fi, true
+	}
+	if p == "/" {
+		fi.Name, fi.Type, fi.Mode = "/", paddock.FileDir, 0o755
+		return fi, true
+	}
+	return paddock.FileInfo{}, false
+}
+
+// under lists the files and directories below directory p, at any depth.
+func (sb *sandbox) under(p string) []string {
+	prefix := strings.TrimSuffix(p, "/") + "/"
+	var out []string
+	for k := range sb.files {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	for k := range sb.dirs {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// ListDir lists a directory's direct entries, sorted by name.
+func (a *Adapter) ListDir(_ context.Context, h paddock.Handle, p string) ([]paddock.FileInfo, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sb, err := a.lookup(h.Name)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := sb.files[p]; ok {
+		return nil, &paddock.InvalidError{Detail: paddock.DetailPath + ": not a directory"}
+	}
+	if !sb.isDir(p) {
+		return nil, paddock.ErrNotFound
+	}
+	out := []paddock.FileInfo{}
+	for _, k := range sb.under(p) {
+		if pathpkg.Dir(k) == p {
+			fi, _ := sb.info(k)
+			out = append(out, fi)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Stat describes one file or directory.
+func (a *Adapter) Stat(_ context.Context, h paddock.Handle, p string) (paddock.FileInfo, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sb, err := a.lookup(h.Name)
+	if err != nil {
+		return paddock.FileInfo{}, err
+	}
+	fi, ok := sb.info(p)
+	if !ok {
+		return paddock.FileInfo{}, paddock.ErrNotFound
+	}
+	return fi, nil
+}
+
+// Remove removes a file, or a directory (with what it holds only when
+// recursive).
+func (a *Adapter) Remove(_ context.Context, h paddock.Handle, p string, opts paddock.RemoveOpts) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sb, err := a.lookup(h.Name)
+	if err != nil {
+		return err
+	}
+	if _, ok := sb.files[p]; ok {
+		delete(sb.files, p)
+		return nil
+	}
+	if !sb.isDir(p) {
+		return paddock.ErrNotFound
+	}
+	inside := sb.under(p)
+	if len(inside) > 0 && !opts.Recursive {
+		return &paddock.InvalidError{Detail: paddock.DetailPath + ": the directory is not empty"}
+	}
+	for _, k := range inside {
+		delete(sb.files, k)
+		delete(sb.dirs, k)
+	}
+	delete(sb.dirs, p)
+	return nil
+}
+
+// Rename moves a file or directory (with what it holds), replacing a file
+// at to.
+func (a *Adapter) Rename(_ context.Context, h paddock.Handle, from, to string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sb, err := a.lookup(h.Name)
+	if err != nil {
+		return err
+	}
+	if _, ok := sb.info(from); !ok {
+		return paddock.ErrNotFound
+	}
+	if !sb.isDir(pathpkg.Dir(to)) {
+		return paddock.ErrNotFound
+	}
+	if sb.isDir(to) {
+		return &paddock.InvalidError{Detail: paddock.DetailPath + ": a directory is there"}
+	}
+	if f, ok := sb.files[from]; ok {
+		delete(sb.files, from)
+		sb.files[to] = f
+		return nil
+	}
+	if _, ok := sb.files[to]; ok {
+		return &paddock.InvalidError{Detail: paddock.DetailPath + ": a file is there"}
+	}
+	for _, k := range sb.under(from) {
+		moved := to + strings.TrimPrefix(k, from)
+		if f, ok := sb.files[k]; ok {
+			delete(sb.files, k)
+			sb.files[moved] = f
+		} else {
+			sb.dirs[moved] = sb.dirs[k]
+			delete(sb.dirs, k)
+		}
+	}
+	sb.dirs[to] = sb.dirs[from]
+	delete(sb.dirs, from)
+	return nil
+}
+
+// MakeDir makes a directory (and its parents with Parents).
+func (a *Adapter) MakeDir(_ context.Context, h paddock.Handle, p string, opts paddock.MakeDirOpts) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sb, err := a.lookup(h.Name)
+	if err != nil {
+		return err
+	}
+	if _, ok := sb.info(p); ok {
+		if opts.Parents && sb.isDir(p) {
+			return nil
+		}
+		return paddock.ErrAlreadyExists
+	}
+	parent := pathpkg.Dir(p)
+	if _, ok := sb.files[parent]; ok {
+		return &paddock.InvalidError{Detail: paddock.DetailPath + ": a file is in the way"}
+	}
+	if !sb.isDir(parent) {
+		if !opts.Parents {
+			return paddock.ErrNotFound
+		}
+		for d := parent; d != "/"; d = pathpkg.Dir(d) {
+			if _, ok := sb.files[d]; ok {
+				return &paddock.InvalidError{Detail: paddock.DetailPath + ": a file is in the way"}
+			}
+		}
+		sb.makeParents(p, a.now())
+	}
+	sb.dirs[p] = dir{mode: uint32(opts.Mode.Perm()), modTime: a.now()}
+	return nil
 }

@@ -1264,6 +1264,100 @@ func (x *Preview) GetExpiresAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// FileInfo describes one file of a sandbox; type is file, dir, symlink or
+// other.
+type FileInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Type          string                 `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
+	Size          int64                  `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
+	Mode          uint32                 `protobuf:"varint,5,opt,name=mode,proto3" json:"mode,omitempty"` // permission bits
+	ModTime       *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=mod_time,json=modTime,proto3" json:"mod_time,omitempty"`
+	Target        string                 `protobuf:"bytes,7,opt,name=target,proto3" json:"target,omitempty"` // a symbolic link's target
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FileInfo) Reset() {
+	*x = FileInfo{}
+	mi := &file_messages_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FileInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FileInfo) ProtoMessage() {}
+
+func (x *FileInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FileInfo.ProtoReflect.Descriptor instead.
+func (*FileInfo) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *FileInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *FileInfo) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *FileInfo) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *FileInfo) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *FileInfo) GetMode() uint32 {
+	if x != nil {
+		return x.Mode
+	}
+	return 0
+}
+
+func (x *FileInfo) GetModTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ModTime
+	}
+	return nil
+}
+
+func (x *FileInfo) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
 type CreateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -1276,7 +1370,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1288,7 +1382,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1301,7 +1395,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{15}
+	return file_messages_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CreateRequest) GetId() string {
@@ -1343,7 +1437,7 @@ type CreateReply struct {
 
 func (x *CreateReply) Reset() {
 	*x = CreateReply{}
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1355,7 +1449,7 @@ func (x *CreateReply) String() string {
 func (*CreateReply) ProtoMessage() {}
 
 func (x *CreateReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1368,7 +1462,7 @@ func (x *CreateReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateReply.ProtoReflect.Descriptor instead.
 func (*CreateReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{16}
+	return file_messages_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CreateReply) GetId() string {
@@ -1405,7 +1499,7 @@ type CreateNewRequest struct {
 
 func (x *CreateNewRequest) Reset() {
 	*x = CreateNewRequest{}
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1417,7 +1511,7 @@ func (x *CreateNewRequest) String() string {
 func (*CreateNewRequest) ProtoMessage() {}
 
 func (x *CreateNewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1430,7 +1524,7 @@ func (x *CreateNewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNewRequest.ProtoReflect.Descriptor instead.
 func (*CreateNewRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{17}
+	return file_messages_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CreateNewRequest) GetId() string {
@@ -1479,7 +1573,7 @@ type CreateNewReply struct {
 
 func (x *CreateNewReply) Reset() {
 	*x = CreateNewReply{}
-	mi := &file_messages_proto_msgTypes[18]
+	mi := &file_messages_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1491,7 +1585,7 @@ func (x *CreateNewReply) String() string {
 func (*CreateNewReply) ProtoMessage() {}
 
 func (x *CreateNewReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[18]
+	mi := &file_messages_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1504,7 +1598,7 @@ func (x *CreateNewReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNewReply.ProtoReflect.Descriptor instead.
 func (*CreateNewReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{18}
+	return file_messages_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CreateNewReply) GetId() string {
@@ -1538,7 +1632,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_messages_proto_msgTypes[19]
+	mi := &file_messages_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1550,7 +1644,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[19]
+	mi := &file_messages_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1563,7 +1657,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{19}
+	return file_messages_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetRequest) GetId() string {
@@ -1591,7 +1685,7 @@ type GetReply struct {
 
 func (x *GetReply) Reset() {
 	*x = GetReply{}
-	mi := &file_messages_proto_msgTypes[20]
+	mi := &file_messages_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1603,7 +1697,7 @@ func (x *GetReply) String() string {
 func (*GetReply) ProtoMessage() {}
 
 func (x *GetReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[20]
+	mi := &file_messages_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1616,7 +1710,7 @@ func (x *GetReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetReply.ProtoReflect.Descriptor instead.
 func (*GetReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{20}
+	return file_messages_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetReply) GetId() string {
@@ -1650,7 +1744,7 @@ type DestroyRequest struct {
 
 func (x *DestroyRequest) Reset() {
 	*x = DestroyRequest{}
-	mi := &file_messages_proto_msgTypes[21]
+	mi := &file_messages_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1662,7 +1756,7 @@ func (x *DestroyRequest) String() string {
 func (*DestroyRequest) ProtoMessage() {}
 
 func (x *DestroyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[21]
+	mi := &file_messages_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1675,7 +1769,7 @@ func (x *DestroyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyRequest.ProtoReflect.Descriptor instead.
 func (*DestroyRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{21}
+	return file_messages_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DestroyRequest) GetId() string {
@@ -1702,7 +1796,7 @@ type DestroyReply struct {
 
 func (x *DestroyReply) Reset() {
 	*x = DestroyReply{}
-	mi := &file_messages_proto_msgTypes[22]
+	mi := &file_messages_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1714,7 +1808,7 @@ func (x *DestroyReply) String() string {
 func (*DestroyReply) ProtoMessage() {}
 
 func (x *DestroyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[22]
+	mi := &file_messages_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1727,7 +1821,7 @@ func (x *DestroyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyReply.ProtoReflect.Descriptor instead.
 func (*DestroyReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{22}
+	return file_messages_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DestroyReply) GetId() string {
@@ -1755,7 +1849,7 @@ type DestroyOnceRequest struct {
 
 func (x *DestroyOnceRequest) Reset() {
 	*x = DestroyOnceRequest{}
-	mi := &file_messages_proto_msgTypes[23]
+	mi := &file_messages_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1767,7 +1861,7 @@ func (x *DestroyOnceRequest) String() string {
 func (*DestroyOnceRequest) ProtoMessage() {}
 
 func (x *DestroyOnceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[23]
+	mi := &file_messages_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1780,7 +1874,7 @@ func (x *DestroyOnceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyOnceRequest.ProtoReflect.Descriptor instead.
 func (*DestroyOnceRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{23}
+	return file_messages_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DestroyOnceRequest) GetId() string {
@@ -1814,7 +1908,7 @@ type DestroyOnceReply struct {
 
 func (x *DestroyOnceReply) Reset() {
 	*x = DestroyOnceReply{}
-	mi := &file_messages_proto_msgTypes[24]
+	mi := &file_messages_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1826,7 +1920,7 @@ func (x *DestroyOnceReply) String() string {
 func (*DestroyOnceReply) ProtoMessage() {}
 
 func (x *DestroyOnceReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[24]
+	mi := &file_messages_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1839,7 +1933,7 @@ func (x *DestroyOnceReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyOnceReply.ProtoReflect.Descriptor instead.
 func (*DestroyOnceReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{24}
+	return file_messages_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DestroyOnceReply) GetId() string {
@@ -1866,7 +1960,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_messages_proto_msgTypes[25]
+	mi := &file_messages_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1878,7 +1972,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[25]
+	mi := &file_messages_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1891,7 +1985,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{25}
+	return file_messages_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListRequest) GetId() string {
@@ -1919,7 +2013,7 @@ type ListReply struct {
 
 func (x *ListReply) Reset() {
 	*x = ListReply{}
-	mi := &file_messages_proto_msgTypes[26]
+	mi := &file_messages_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1931,7 +2025,7 @@ func (x *ListReply) String() string {
 func (*ListReply) ProtoMessage() {}
 
 func (x *ListReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[26]
+	mi := &file_messages_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1944,7 +2038,7 @@ func (x *ListReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReply.ProtoReflect.Descriptor instead.
 func (*ListReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{26}
+	return file_messages_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListReply) GetId() string {
@@ -1978,7 +2072,7 @@ type SuspendRequest struct {
 
 func (x *SuspendRequest) Reset() {
 	*x = SuspendRequest{}
-	mi := &file_messages_proto_msgTypes[27]
+	mi := &file_messages_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2084,7 @@ func (x *SuspendRequest) String() string {
 func (*SuspendRequest) ProtoMessage() {}
 
 func (x *SuspendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[27]
+	mi := &file_messages_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2097,7 @@ func (x *SuspendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuspendRequest.ProtoReflect.Descriptor instead.
 func (*SuspendRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{27}
+	return file_messages_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SuspendRequest) GetId() string {
@@ -2030,7 +2124,7 @@ type SuspendReply struct {
 
 func (x *SuspendReply) Reset() {
 	*x = SuspendReply{}
-	mi := &file_messages_proto_msgTypes[28]
+	mi := &file_messages_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2042,7 +2136,7 @@ func (x *SuspendReply) String() string {
 func (*SuspendReply) ProtoMessage() {}
 
 func (x *SuspendReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[28]
+	mi := &file_messages_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2055,7 +2149,7 @@ func (x *SuspendReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuspendReply.ProtoReflect.Descriptor instead.
 func (*SuspendReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{28}
+	return file_messages_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SuspendReply) GetId() string {
@@ -2082,7 +2176,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_messages_proto_msgTypes[29]
+	mi := &file_messages_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2094,7 +2188,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[29]
+	mi := &file_messages_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2107,7 +2201,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{29}
+	return file_messages_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ResumeRequest) GetId() string {
@@ -2135,7 +2229,7 @@ type ResumeReply struct {
 
 func (x *ResumeReply) Reset() {
 	*x = ResumeReply{}
-	mi := &file_messages_proto_msgTypes[30]
+	mi := &file_messages_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2147,7 +2241,7 @@ func (x *ResumeReply) String() string {
 func (*ResumeReply) ProtoMessage() {}
 
 func (x *ResumeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[30]
+	mi := &file_messages_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2160,7 +2254,7 @@ func (x *ResumeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeReply.ProtoReflect.Descriptor instead.
 func (*ResumeReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{30}
+	return file_messages_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ResumeReply) GetId() string {
@@ -2198,7 +2292,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_messages_proto_msgTypes[31]
+	mi := &file_messages_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2210,7 +2304,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[31]
+	mi := &file_messages_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2223,7 +2317,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{31}
+	return file_messages_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ExecRequest) GetId() string {
@@ -2282,7 +2376,7 @@ type ExecReply struct {
 
 func (x *ExecReply) Reset() {
 	*x = ExecReply{}
-	mi := &file_messages_proto_msgTypes[32]
+	mi := &file_messages_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2294,7 +2388,7 @@ func (x *ExecReply) String() string {
 func (*ExecReply) ProtoMessage() {}
 
 func (x *ExecReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[32]
+	mi := &file_messages_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2307,7 +2401,7 @@ func (x *ExecReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecReply.ProtoReflect.Descriptor instead.
 func (*ExecReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{32}
+	return file_messages_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ExecReply) GetId() string {
@@ -2369,7 +2463,7 @@ type SpawnRequest struct {
 
 func (x *SpawnRequest) Reset() {
 	*x = SpawnRequest{}
-	mi := &file_messages_proto_msgTypes[33]
+	mi := &file_messages_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2381,7 +2475,7 @@ func (x *SpawnRequest) String() string {
 func (*SpawnRequest) ProtoMessage() {}
 
 func (x *SpawnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[33]
+	mi := &file_messages_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2394,7 +2488,7 @@ func (x *SpawnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpawnRequest.ProtoReflect.Descriptor instead.
 func (*SpawnRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{33}
+	return file_messages_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SpawnRequest) GetId() string {
@@ -2472,7 +2566,7 @@ type SpawnReply struct {
 
 func (x *SpawnReply) Reset() {
 	*x = SpawnReply{}
-	mi := &file_messages_proto_msgTypes[34]
+	mi := &file_messages_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2484,7 +2578,7 @@ func (x *SpawnReply) String() string {
 func (*SpawnReply) ProtoMessage() {}
 
 func (x *SpawnReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[34]
+	mi := &file_messages_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2497,7 +2591,7 @@ func (x *SpawnReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpawnReply.ProtoReflect.Descriptor instead.
 func (*SpawnReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{34}
+	return file_messages_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SpawnReply) GetId() string {
@@ -2539,7 +2633,7 @@ type WriteStdinRequest struct {
 
 func (x *WriteStdinRequest) Reset() {
 	*x = WriteStdinRequest{}
-	mi := &file_messages_proto_msgTypes[35]
+	mi := &file_messages_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2551,7 +2645,7 @@ func (x *WriteStdinRequest) String() string {
 func (*WriteStdinRequest) ProtoMessage() {}
 
 func (x *WriteStdinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[35]
+	mi := &file_messages_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2564,7 +2658,7 @@ func (x *WriteStdinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStdinRequest.ProtoReflect.Descriptor instead.
 func (*WriteStdinRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{35}
+	return file_messages_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *WriteStdinRequest) GetId() string {
@@ -2598,7 +2692,7 @@ type WriteStdinReply struct {
 
 func (x *WriteStdinReply) Reset() {
 	*x = WriteStdinReply{}
-	mi := &file_messages_proto_msgTypes[36]
+	mi := &file_messages_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2610,7 +2704,7 @@ func (x *WriteStdinReply) String() string {
 func (*WriteStdinReply) ProtoMessage() {}
 
 func (x *WriteStdinReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[36]
+	mi := &file_messages_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2623,7 +2717,7 @@ func (x *WriteStdinReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStdinReply.ProtoReflect.Descriptor instead.
 func (*WriteStdinReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{36}
+	return file_messages_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *WriteStdinReply) GetId() string {
@@ -2650,7 +2744,7 @@ type CloseStdinRequest struct {
 
 func (x *CloseStdinRequest) Reset() {
 	*x = CloseStdinRequest{}
-	mi := &file_messages_proto_msgTypes[37]
+	mi := &file_messages_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2662,7 +2756,7 @@ func (x *CloseStdinRequest) String() string {
 func (*CloseStdinRequest) ProtoMessage() {}
 
 func (x *CloseStdinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[37]
+	mi := &file_messages_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2675,7 +2769,7 @@ func (x *CloseStdinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseStdinRequest.ProtoReflect.Descriptor instead.
 func (*CloseStdinRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{37}
+	return file_messages_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CloseStdinRequest) GetId() string {
@@ -2702,7 +2796,7 @@ type CloseStdinReply struct {
 
 func (x *CloseStdinReply) Reset() {
 	*x = CloseStdinReply{}
-	mi := &file_messages_proto_msgTypes[38]
+	mi := &file_messages_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2714,7 +2808,7 @@ func (x *CloseStdinReply) String() string {
 func (*CloseStdinReply) ProtoMessage() {}
 
 func (x *CloseStdinReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[38]
+	mi := &file_messages_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2727,7 +2821,7 @@ func (x *CloseStdinReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseStdinReply.ProtoReflect.Descriptor instead.
 func (*CloseStdinReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{38}
+	return file_messages_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CloseStdinReply) GetId() string {
@@ -2754,7 +2848,7 @@ type StopCommandRequest struct {
 
 func (x *StopCommandRequest) Reset() {
 	*x = StopCommandRequest{}
-	mi := &file_messages_proto_msgTypes[39]
+	mi := &file_messages_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2766,7 +2860,7 @@ func (x *StopCommandRequest) String() string {
 func (*StopCommandRequest) ProtoMessage() {}
 
 func (x *StopCommandRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[39]
+	mi := &file_messages_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2779,7 +2873,7 @@ func (x *StopCommandRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopCommandRequest.ProtoReflect.Descriptor instead.
 func (*StopCommandRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{39}
+	return file_messages_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *StopCommandRequest) GetId() string {
@@ -2806,7 +2900,7 @@ type StopCommandReply struct {
 
 func (x *StopCommandReply) Reset() {
 	*x = StopCommandReply{}
-	mi := &file_messages_proto_msgTypes[40]
+	mi := &file_messages_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2818,7 +2912,7 @@ func (x *StopCommandReply) String() string {
 func (*StopCommandReply) ProtoMessage() {}
 
 func (x *StopCommandReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[40]
+	mi := &file_messages_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2831,7 +2925,7 @@ func (x *StopCommandReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopCommandReply.ProtoReflect.Descriptor instead.
 func (*StopCommandReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{40}
+	return file_messages_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *StopCommandReply) GetId() string {
@@ -2858,7 +2952,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_messages_proto_msgTypes[41]
+	mi := &file_messages_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2870,7 +2964,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[41]
+	mi := &file_messages_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2883,7 +2977,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{41}
+	return file_messages_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListSessionsRequest) GetId() string {
@@ -2911,7 +3005,7 @@ type ListSessionsReply struct {
 
 func (x *ListSessionsReply) Reset() {
 	*x = ListSessionsReply{}
-	mi := &file_messages_proto_msgTypes[42]
+	mi := &file_messages_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2923,7 +3017,7 @@ func (x *ListSessionsReply) String() string {
 func (*ListSessionsReply) ProtoMessage() {}
 
 func (x *ListSessionsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[42]
+	mi := &file_messages_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2936,7 +3030,7 @@ func (x *ListSessionsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsReply.ProtoReflect.Descriptor instead.
 func (*ListSessionsReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{42}
+	return file_messages_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListSessionsReply) GetId() string {
@@ -2974,7 +3068,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_messages_proto_msgTypes[43]
+	mi := &file_messages_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2986,7 +3080,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[43]
+	mi := &file_messages_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2999,7 +3093,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{43}
+	return file_messages_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AttachRequest) GetId() string {
@@ -3055,7 +3149,7 @@ type AttachReply struct {
 
 func (x *AttachReply) Reset() {
 	*x = AttachReply{}
-	mi := &file_messages_proto_msgTypes[44]
+	mi := &file_messages_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3067,7 +3161,7 @@ func (x *AttachReply) String() string {
 func (*AttachReply) ProtoMessage() {}
 
 func (x *AttachReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[44]
+	mi := &file_messages_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3080,7 +3174,7 @@ func (x *AttachReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachReply.ProtoReflect.Descriptor instead.
 func (*AttachReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{44}
+	return file_messages_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AttachReply) GetId() string {
@@ -3117,7 +3211,7 @@ type TerminateSessionRequest struct {
 
 func (x *TerminateSessionRequest) Reset() {
 	*x = TerminateSessionRequest{}
-	mi := &file_messages_proto_msgTypes[45]
+	mi := &file_messages_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3129,7 +3223,7 @@ func (x *TerminateSessionRequest) String() string {
 func (*TerminateSessionRequest) ProtoMessage() {}
 
 func (x *TerminateSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[45]
+	mi := &file_messages_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3142,7 +3236,7 @@ func (x *TerminateSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminateSessionRequest.ProtoReflect.Descriptor instead.
 func (*TerminateSessionRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{45}
+	return file_messages_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TerminateSessionRequest) GetId() string {
@@ -3190,7 +3284,7 @@ type TerminateSessionReply struct {
 
 func (x *TerminateSessionReply) Reset() {
 	*x = TerminateSessionReply{}
-	mi := &file_messages_proto_msgTypes[46]
+	mi := &file_messages_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3202,7 +3296,7 @@ func (x *TerminateSessionReply) String() string {
 func (*TerminateSessionReply) ProtoMessage() {}
 
 func (x *TerminateSessionReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[46]
+	mi := &file_messages_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3215,7 +3309,7 @@ func (x *TerminateSessionReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminateSessionReply.ProtoReflect.Descriptor instead.
 func (*TerminateSessionReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{46}
+	return file_messages_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *TerminateSessionReply) GetId() string {
@@ -3243,7 +3337,7 @@ type ApplyNetworkPolicyRequest struct {
 
 func (x *ApplyNetworkPolicyRequest) Reset() {
 	*x = ApplyNetworkPolicyRequest{}
-	mi := &file_messages_proto_msgTypes[47]
+	mi := &file_messages_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3255,7 +3349,7 @@ func (x *ApplyNetworkPolicyRequest) String() string {
 func (*ApplyNetworkPolicyRequest) ProtoMessage() {}
 
 func (x *ApplyNetworkPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[47]
+	mi := &file_messages_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3268,7 +3362,7 @@ func (x *ApplyNetworkPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyNetworkPolicyRequest.ProtoReflect.Descriptor instead.
 func (*ApplyNetworkPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{47}
+	return file_messages_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ApplyNetworkPolicyRequest) GetId() string {
@@ -3302,7 +3396,7 @@ type ApplyNetworkPolicyReply struct {
 
 func (x *ApplyNetworkPolicyReply) Reset() {
 	*x = ApplyNetworkPolicyReply{}
-	mi := &file_messages_proto_msgTypes[48]
+	mi := &file_messages_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3314,7 +3408,7 @@ func (x *ApplyNetworkPolicyReply) String() string {
 func (*ApplyNetworkPolicyReply) ProtoMessage() {}
 
 func (x *ApplyNetworkPolicyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[48]
+	mi := &file_messages_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3327,7 +3421,7 @@ func (x *ApplyNetworkPolicyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyNetworkPolicyReply.ProtoReflect.Descriptor instead.
 func (*ApplyNetworkPolicyReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{48}
+	return file_messages_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ApplyNetworkPolicyReply) GetId() string {
@@ -3354,7 +3448,7 @@ type PublicURLRequest struct {
 
 func (x *PublicURLRequest) Reset() {
 	*x = PublicURLRequest{}
-	mi := &file_messages_proto_msgTypes[49]
+	mi := &file_messages_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3366,7 +3460,7 @@ func (x *PublicURLRequest) String() string {
 func (*PublicURLRequest) ProtoMessage() {}
 
 func (x *PublicURLRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[49]
+	mi := &file_messages_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3379,7 +3473,7 @@ func (x *PublicURLRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublicURLRequest.ProtoReflect.Descriptor instead.
 func (*PublicURLRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{49}
+	return file_messages_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *PublicURLRequest) GetId() string {
@@ -3407,7 +3501,7 @@ type PublicURLReply struct {
 
 func (x *PublicURLReply) Reset() {
 	*x = PublicURLReply{}
-	mi := &file_messages_proto_msgTypes[50]
+	mi := &file_messages_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3419,7 +3513,7 @@ func (x *PublicURLReply) String() string {
 func (*PublicURLReply) ProtoMessage() {}
 
 func (x *PublicURLReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[50]
+	mi := &file_messages_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3432,7 +3526,7 @@ func (x *PublicURLReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublicURLReply.ProtoReflect.Descriptor instead.
 func (*PublicURLReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{50}
+	return file_messages_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *PublicURLReply) GetId() string {
@@ -3467,7 +3561,7 @@ type CreateCheckpointRequest struct {
 
 func (x *CreateCheckpointRequest) Reset() {
 	*x = CreateCheckpointRequest{}
-	mi := &file_messages_proto_msgTypes[51]
+	mi := &file_messages_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3479,7 +3573,7 @@ func (x *CreateCheckpointRequest) String() string {
 func (*CreateCheckpointRequest) ProtoMessage() {}
 
 func (x *CreateCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[51]
+	mi := &file_messages_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3492,7 +3586,7 @@ func (x *CreateCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*CreateCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{51}
+	return file_messages_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *CreateCheckpointRequest) GetId() string {
@@ -3527,7 +3621,7 @@ type CreateCheckpointReply struct {
 
 func (x *CreateCheckpointReply) Reset() {
 	*x = CreateCheckpointReply{}
-	mi := &file_messages_proto_msgTypes[52]
+	mi := &file_messages_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3539,7 +3633,7 @@ func (x *CreateCheckpointReply) String() string {
 func (*CreateCheckpointReply) ProtoMessage() {}
 
 func (x *CreateCheckpointReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[52]
+	mi := &file_messages_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3552,7 +3646,7 @@ func (x *CreateCheckpointReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckpointReply.ProtoReflect.Descriptor instead.
 func (*CreateCheckpointReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{52}
+	return file_messages_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *CreateCheckpointReply) GetId() string {
@@ -3588,7 +3682,7 @@ type CreateCheckpointOnceRequest struct {
 
 func (x *CreateCheckpointOnceRequest) Reset() {
 	*x = CreateCheckpointOnceRequest{}
-	mi := &file_messages_proto_msgTypes[53]
+	mi := &file_messages_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3600,7 +3694,7 @@ func (x *CreateCheckpointOnceRequest) String() string {
 func (*CreateCheckpointOnceRequest) ProtoMessage() {}
 
 func (x *CreateCheckpointOnceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[53]
+	mi := &file_messages_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3613,7 +3707,7 @@ func (x *CreateCheckpointOnceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckpointOnceRequest.ProtoReflect.Descriptor instead.
 func (*CreateCheckpointOnceRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{53}
+	return file_messages_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *CreateCheckpointOnceRequest) GetId() string {
@@ -3655,7 +3749,7 @@ type CreateCheckpointOnceReply struct {
 
 func (x *CreateCheckpointOnceReply) Reset() {
 	*x = CreateCheckpointOnceReply{}
-	mi := &file_messages_proto_msgTypes[54]
+	mi := &file_messages_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3667,7 +3761,7 @@ func (x *CreateCheckpointOnceReply) String() string {
 func (*CreateCheckpointOnceReply) ProtoMessage() {}
 
 func (x *CreateCheckpointOnceReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[54]
+	mi := &file_messages_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3680,7 +3774,7 @@ func (x *CreateCheckpointOnceReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckpointOnceReply.ProtoReflect.Descriptor instead.
 func (*CreateCheckpointOnceReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{54}
+	return file_messages_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *CreateCheckpointOnceReply) GetId() string {
@@ -3715,7 +3809,7 @@ type RestoreCheckpointRequest struct {
 
 func (x *RestoreCheckpointRequest) Reset() {
 	*x = RestoreCheckpointRequest{}
-	mi := &file_messages_proto_msgTypes[55]
+	mi := &file_messages_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3727,7 +3821,7 @@ func (x *RestoreCheckpointRequest) String() string {
 func (*RestoreCheckpointRequest) ProtoMessage() {}
 
 func (x *RestoreCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[55]
+	mi := &file_messages_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3740,7 +3834,7 @@ func (x *RestoreCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*RestoreCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{55}
+	return file_messages_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *RestoreCheckpointRequest) GetId() string {
@@ -3774,7 +3868,7 @@ type RestoreCheckpointReply struct {
 
 func (x *RestoreCheckpointReply) Reset() {
 	*x = RestoreCheckpointReply{}
-	mi := &file_messages_proto_msgTypes[56]
+	mi := &file_messages_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3786,7 +3880,7 @@ func (x *RestoreCheckpointReply) String() string {
 func (*RestoreCheckpointReply) ProtoMessage() {}
 
 func (x *RestoreCheckpointReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[56]
+	mi := &file_messages_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3799,7 +3893,7 @@ func (x *RestoreCheckpointReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreCheckpointReply.ProtoReflect.Descriptor instead.
 func (*RestoreCheckpointReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{56}
+	return file_messages_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *RestoreCheckpointReply) GetId() string {
@@ -3826,7 +3920,7 @@ type ListCheckpointsRequest struct {
 
 func (x *ListCheckpointsRequest) Reset() {
 	*x = ListCheckpointsRequest{}
-	mi := &file_messages_proto_msgTypes[57]
+	mi := &file_messages_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3838,7 +3932,7 @@ func (x *ListCheckpointsRequest) String() string {
 func (*ListCheckpointsRequest) ProtoMessage() {}
 
 func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[57]
+	mi := &file_messages_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3851,7 +3945,7 @@ func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{57}
+	return file_messages_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ListCheckpointsRequest) GetId() string {
@@ -3879,7 +3973,7 @@ type ListCheckpointsReply struct {
 
 func (x *ListCheckpointsReply) Reset() {
 	*x = ListCheckpointsReply{}
-	mi := &file_messages_proto_msgTypes[58]
+	mi := &file_messages_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3891,7 +3985,7 @@ func (x *ListCheckpointsReply) String() string {
 func (*ListCheckpointsReply) ProtoMessage() {}
 
 func (x *ListCheckpointsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[58]
+	mi := &file_messages_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3904,7 +3998,7 @@ func (x *ListCheckpointsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsReply.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{58}
+	return file_messages_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ListCheckpointsReply) GetId() string {
@@ -3941,7 +4035,7 @@ type WriteFileRequest struct {
 
 func (x *WriteFileRequest) Reset() {
 	*x = WriteFileRequest{}
-	mi := &file_messages_proto_msgTypes[59]
+	mi := &file_messages_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3953,7 +4047,7 @@ func (x *WriteFileRequest) String() string {
 func (*WriteFileRequest) ProtoMessage() {}
 
 func (x *WriteFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[59]
+	mi := &file_messages_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3966,7 +4060,7 @@ func (x *WriteFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteFileRequest.ProtoReflect.Descriptor instead.
 func (*WriteFileRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{59}
+	return file_messages_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *WriteFileRequest) GetId() string {
@@ -4014,7 +4108,7 @@ type WriteFileReply struct {
 
 func (x *WriteFileReply) Reset() {
 	*x = WriteFileReply{}
-	mi := &file_messages_proto_msgTypes[60]
+	mi := &file_messages_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4026,7 +4120,7 @@ func (x *WriteFileReply) String() string {
 func (*WriteFileReply) ProtoMessage() {}
 
 func (x *WriteFileReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[60]
+	mi := &file_messages_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4039,7 +4133,7 @@ func (x *WriteFileReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteFileReply.ProtoReflect.Descriptor instead.
 func (*WriteFileReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{60}
+	return file_messages_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *WriteFileReply) GetId() string {
@@ -4067,7 +4161,7 @@ type ReadFileRequest struct {
 
 func (x *ReadFileRequest) Reset() {
 	*x = ReadFileRequest{}
-	mi := &file_messages_proto_msgTypes[61]
+	mi := &file_messages_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4079,7 +4173,7 @@ func (x *ReadFileRequest) String() string {
 func (*ReadFileRequest) ProtoMessage() {}
 
 func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[61]
+	mi := &file_messages_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4092,7 +4186,7 @@ func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileRequest.ProtoReflect.Descriptor instead.
 func (*ReadFileRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{61}
+	return file_messages_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ReadFileRequest) GetId() string {
@@ -4127,7 +4221,7 @@ type ReadFileReply struct {
 
 func (x *ReadFileReply) Reset() {
 	*x = ReadFileReply{}
-	mi := &file_messages_proto_msgTypes[62]
+	mi := &file_messages_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4139,7 +4233,7 @@ func (x *ReadFileReply) String() string {
 func (*ReadFileReply) ProtoMessage() {}
 
 func (x *ReadFileReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[62]
+	mi := &file_messages_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4152,7 +4246,7 @@ func (x *ReadFileReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileReply.ProtoReflect.Descriptor instead.
 func (*ReadFileReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{62}
+	return file_messages_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ReadFileReply) GetId() string {
@@ -4176,6 +4270,614 @@ func (x *ReadFileReply) GetFailure() *Failure {
 	return nil
 }
 
+type ListDirRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Handle        *Handle                `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDirRequest) Reset() {
+	*x = ListDirRequest{}
+	mi := &file_messages_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDirRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDirRequest) ProtoMessage() {}
+
+func (x *ListDirRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDirRequest.ProtoReflect.Descriptor instead.
+func (*ListDirRequest) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *ListDirRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ListDirRequest) GetHandle() *Handle {
+	if x != nil {
+		return x.Handle
+	}
+	return nil
+}
+
+func (x *ListDirRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type ListDirReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Entries       []*FileInfo            `protobuf:"bytes,2,rep,name=entries,proto3" json:"entries,omitempty"`
+	Failure       *Failure               `protobuf:"bytes,3,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDirReply) Reset() {
+	*x = ListDirReply{}
+	mi := &file_messages_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDirReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDirReply) ProtoMessage() {}
+
+func (x *ListDirReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDirReply.ProtoReflect.Descriptor instead.
+func (*ListDirReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *ListDirReply) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ListDirReply) GetEntries() []*FileInfo {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *ListDirReply) GetFailure() *Failure {
+	if x != nil {
+		return x.Failure
+	}
+	return nil
+}
+
+type StatRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Handle        *Handle                `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatRequest) Reset() {
+	*x = StatRequest{}
+	mi := &file_messages_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatRequest) ProtoMessage() {}
+
+func (x *StatRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatRequest.ProtoReflect.Descriptor instead.
+func (*StatRequest) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *StatRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *StatRequest) GetHandle() *Handle {
+	if x != nil {
+		return x.Handle
+	}
+	return nil
+}
+
+func (x *StatRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type StatReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Info          *FileInfo              `protobuf:"bytes,2,opt,name=info,proto3" json:"info,omitempty"`
+	Failure       *Failure               `protobuf:"bytes,3,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatReply) Reset() {
+	*x = StatReply{}
+	mi := &file_messages_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatReply) ProtoMessage() {}
+
+func (x *StatReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatReply.ProtoReflect.Descriptor instead.
+func (*StatReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *StatReply) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *StatReply) GetInfo() *FileInfo {
+	if x != nil {
+		return x.Info
+	}
+	return nil
+}
+
+func (x *StatReply) GetFailure() *Failure {
+	if x != nil {
+		return x.Failure
+	}
+	return nil
+}
+
+type RemoveRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Handle        *Handle                `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	Recursive     bool                   `protobuf:"varint,4,opt,name=recursive,proto3" json:"recursive,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveRequest) Reset() {
+	*x = RemoveRequest{}
+	mi := &file_messages_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveRequest) ProtoMessage() {}
+
+func (x *RemoveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveRequest.ProtoReflect.Descriptor instead.
+func (*RemoveRequest) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *RemoveRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RemoveRequest) GetHandle() *Handle {
+	if x != nil {
+		return x.Handle
+	}
+	return nil
+}
+
+func (x *RemoveRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *RemoveRequest) GetRecursive() bool {
+	if x != nil {
+		return x.Recursive
+	}
+	return false
+}
+
+type RemoveReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Failure       *Failure               `protobuf:"bytes,2,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveReply) Reset() {
+	*x = RemoveReply{}
+	mi := &file_messages_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveReply) ProtoMessage() {}
+
+func (x *RemoveReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveReply.ProtoReflect.Descriptor instead.
+func (*RemoveReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *RemoveReply) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RemoveReply) GetFailure() *Failure {
+	if x != nil {
+		return x.Failure
+	}
+	return nil
+}
+
+type RenameRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Handle        *Handle                `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
+	From          string                 `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	To            string                 `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenameRequest) Reset() {
+	*x = RenameRequest{}
+	mi := &file_messages_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenameRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenameRequest) ProtoMessage() {}
+
+func (x *RenameRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
+func (*RenameRequest) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *RenameRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RenameRequest) GetHandle() *Handle {
+	if x != nil {
+		return x.Handle
+	}
+	return nil
+}
+
+func (x *RenameRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *RenameRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+type RenameReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Failure       *Failure               `protobuf:"bytes,2,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenameReply) Reset() {
+	*x = RenameReply{}
+	mi := &file_messages_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenameReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenameReply) ProtoMessage() {}
+
+func (x *RenameReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenameReply.ProtoReflect.Descriptor instead.
+func (*RenameReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *RenameReply) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RenameReply) GetFailure() *Failure {
+	if x != nil {
+		return x.Failure
+	}
+	return nil
+}
+
+type MakeDirRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Handle        *Handle                `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	Parents       bool                   `protobuf:"varint,4,opt,name=parents,proto3" json:"parents,omitempty"`
+	Mode          uint32                 `protobuf:"varint,5,opt,name=mode,proto3" json:"mode,omitempty"` // permission bits; 0 = 0755
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MakeDirRequest) Reset() {
+	*x = MakeDirRequest{}
+	mi := &file_messages_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MakeDirRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MakeDirRequest) ProtoMessage() {}
+
+func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MakeDirRequest.ProtoReflect.Descriptor instead.
+func (*MakeDirRequest) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *MakeDirRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *MakeDirRequest) GetHandle() *Handle {
+	if x != nil {
+		return x.Handle
+	}
+	return nil
+}
+
+func (x *MakeDirRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *MakeDirRequest) GetParents() bool {
+	if x != nil {
+		return x.Parents
+	}
+	return false
+}
+
+func (x *MakeDirRequest) GetMode() uint32 {
+	if x != nil {
+		return x.Mode
+	}
+	return 0
+}
+
+type MakeDirReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Failure       *Failure               `protobuf:"bytes,2,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MakeDirReply) Reset() {
+	*x = MakeDirReply{}
+	mi := &file_messages_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MakeDirReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MakeDirReply) ProtoMessage() {}
+
+func (x *MakeDirReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MakeDirReply.ProtoReflect.Descriptor instead.
+func (*MakeDirReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *MakeDirReply) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *MakeDirReply) GetFailure() *Failure {
+	if x != nil {
+		return x.Failure
+	}
+	return nil
+}
+
 type ExposeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -4188,7 +4890,7 @@ type ExposeRequest struct {
 
 func (x *ExposeRequest) Reset() {
 	*x = ExposeRequest{}
-	mi := &file_messages_proto_msgTypes[63]
+	mi := &file_messages_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4200,7 +4902,7 @@ func (x *ExposeRequest) String() string {
 func (*ExposeRequest) ProtoMessage() {}
 
 func (x *ExposeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[63]
+	mi := &file_messages_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4213,7 +4915,7 @@ func (x *ExposeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExposeRequest.ProtoReflect.Descriptor instead.
 func (*ExposeRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{63}
+	return file_messages_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *ExposeRequest) GetId() string {
@@ -4255,7 +4957,7 @@ type ExposeReply struct {
 
 func (x *ExposeReply) Reset() {
 	*x = ExposeReply{}
-	mi := &file_messages_proto_msgTypes[64]
+	mi := &file_messages_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4267,7 +4969,7 @@ func (x *ExposeReply) String() string {
 func (*ExposeReply) ProtoMessage() {}
 
 func (x *ExposeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[64]
+	mi := &file_messages_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4280,7 +4982,7 @@ func (x *ExposeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExposeReply.ProtoReflect.Descriptor instead.
 func (*ExposeReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{64}
+	return file_messages_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *ExposeReply) GetId() string {
@@ -4315,7 +5017,7 @@ type RevokeRequest struct {
 
 func (x *RevokeRequest) Reset() {
 	*x = RevokeRequest{}
-	mi := &file_messages_proto_msgTypes[65]
+	mi := &file_messages_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4327,7 +5029,7 @@ func (x *RevokeRequest) String() string {
 func (*RevokeRequest) ProtoMessage() {}
 
 func (x *RevokeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[65]
+	mi := &file_messages_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4340,7 +5042,7 @@ func (x *RevokeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeRequest.ProtoReflect.Descriptor instead.
 func (*RevokeRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{65}
+	return file_messages_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *RevokeRequest) GetId() string {
@@ -4374,7 +5076,7 @@ type RevokeReply struct {
 
 func (x *RevokeReply) Reset() {
 	*x = RevokeReply{}
-	mi := &file_messages_proto_msgTypes[66]
+	mi := &file_messages_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4386,7 +5088,7 @@ func (x *RevokeReply) String() string {
 func (*RevokeReply) ProtoMessage() {}
 
 func (x *RevokeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[66]
+	mi := &file_messages_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4399,7 +5101,7 @@ func (x *RevokeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeReply.ProtoReflect.Descriptor instead.
 func (*RevokeReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{66}
+	return file_messages_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *RevokeReply) GetId() string {
@@ -4508,7 +5210,15 @@ const file_messages_proto_rawDesc = "" +
 	"\x04port\x18\x02 \x01(\x05R\x04port\x12\x14\n" +
 	"\x05token\x18\x03 \x01(\tR\x05token\x129\n" +
 	"\n" +
-	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\xd2\x01\n" +
+	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\xbd\x01\n" +
+	"\bFileInfo\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x12\n" +
+	"\x04type\x18\x03 \x01(\tR\x04type\x12\x12\n" +
+	"\x04size\x18\x04 \x01(\x03R\x04size\x12\x12\n" +
+	"\x04mode\x18\x05 \x01(\rR\x04mode\x125\n" +
+	"\bmod_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\amodTime\x12\x16\n" +
+	"\x06target\x18\a \x01(\tR\x06target\"\xd2\x01\n" +
 	"\rCreateRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bprovider\x18\x02 \x01(\tR\bprovider\x12\x12\n" +
@@ -4715,7 +5425,48 @@ const file_messages_proto_rawDesc = "" +
 	"\rReadFileReply\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x126\n" +
-	"\afailure\x18\x03 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"\x95\x01\n" +
+	"\afailure\x18\x03 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"i\n" +
+	"\x0eListDirRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
+	"\x06handle\x18\x02 \x01(\v2\x1b.paddock.messages.v1.HandleR\x06handle\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\"\x8f\x01\n" +
+	"\fListDirReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x127\n" +
+	"\aentries\x18\x02 \x03(\v2\x1d.paddock.messages.v1.FileInfoR\aentries\x126\n" +
+	"\afailure\x18\x03 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"f\n" +
+	"\vStatRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
+	"\x06handle\x18\x02 \x01(\v2\x1b.paddock.messages.v1.HandleR\x06handle\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\"\x86\x01\n" +
+	"\tStatReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x121\n" +
+	"\x04info\x18\x02 \x01(\v2\x1d.paddock.messages.v1.FileInfoR\x04info\x126\n" +
+	"\afailure\x18\x03 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"\x86\x01\n" +
+	"\rRemoveRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
+	"\x06handle\x18\x02 \x01(\v2\x1b.paddock.messages.v1.HandleR\x06handle\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x1c\n" +
+	"\trecursive\x18\x04 \x01(\bR\trecursive\"U\n" +
+	"\vRemoveReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x126\n" +
+	"\afailure\x18\x02 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"x\n" +
+	"\rRenameRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
+	"\x06handle\x18\x02 \x01(\v2\x1b.paddock.messages.v1.HandleR\x06handle\x12\x12\n" +
+	"\x04from\x18\x03 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x04 \x01(\tR\x02to\"U\n" +
+	"\vRenameReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x126\n" +
+	"\afailure\x18\x02 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"\x97\x01\n" +
+	"\x0eMakeDirRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
+	"\x06handle\x18\x02 \x01(\v2\x1b.paddock.messages.v1.HandleR\x06handle\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x18\n" +
+	"\aparents\x18\x04 \x01(\bR\aparents\x12\x12\n" +
+	"\x04mode\x18\x05 \x01(\rR\x04mode\"V\n" +
+	"\fMakeDirReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x126\n" +
+	"\afailure\x18\x02 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"\x95\x01\n" +
 	"\rExposeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
 	"\x06handle\x18\x02 \x01(\v2\x1b.paddock.messages.v1.HandleR\x06handle\x12\x12\n" +
@@ -4773,7 +5524,7 @@ func file_messages_proto_rawDescGZIP() []byte {
 }
 
 var file_messages_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 68)
+var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
 var file_messages_proto_goTypes = []any{
 	(ErrorKind)(0),                      // 0: paddock.messages.v1.ErrorKind
 	(Status)(0),                         // 1: paddock.messages.v1.Status
@@ -4793,151 +5544,175 @@ var file_messages_proto_goTypes = []any{
 	(*Session)(nil),                     // 15: paddock.messages.v1.Session
 	(*Checkpoint)(nil),                  // 16: paddock.messages.v1.Checkpoint
 	(*Preview)(nil),                     // 17: paddock.messages.v1.Preview
-	(*CreateRequest)(nil),               // 18: paddock.messages.v1.CreateRequest
-	(*CreateReply)(nil),                 // 19: paddock.messages.v1.CreateReply
-	(*CreateNewRequest)(nil),            // 20: paddock.messages.v1.CreateNewRequest
-	(*CreateNewReply)(nil),              // 21: paddock.messages.v1.CreateNewReply
-	(*GetRequest)(nil),                  // 22: paddock.messages.v1.GetRequest
-	(*GetReply)(nil),                    // 23: paddock.messages.v1.GetReply
-	(*DestroyRequest)(nil),              // 24: paddock.messages.v1.DestroyRequest
-	(*DestroyReply)(nil),                // 25: paddock.messages.v1.DestroyReply
-	(*DestroyOnceRequest)(nil),          // 26: paddock.messages.v1.DestroyOnceRequest
-	(*DestroyOnceReply)(nil),            // 27: paddock.messages.v1.DestroyOnceReply
-	(*ListRequest)(nil),                 // 28: paddock.messages.v1.ListRequest
-	(*ListReply)(nil),                   // 29: paddock.messages.v1.ListReply
-	(*SuspendRequest)(nil),              // 30: paddock.messages.v1.SuspendRequest
-	(*SuspendReply)(nil),                // 31: paddock.messages.v1.SuspendReply
-	(*ResumeRequest)(nil),               // 32: paddock.messages.v1.ResumeRequest
-	(*ResumeReply)(nil),                 // 33: paddock.messages.v1.ResumeReply
-	(*ExecRequest)(nil),                 // 34: paddock.messages.v1.ExecRequest
-	(*ExecReply)(nil),                   // 35: paddock.messages.v1.ExecReply
-	(*SpawnRequest)(nil),                // 36: paddock.messages.v1.SpawnRequest
-	(*SpawnReply)(nil),                  // 37: paddock.messages.v1.SpawnReply
-	(*WriteStdinRequest)(nil),           // 38: paddock.messages.v1.WriteStdinRequest
-	(*WriteStdinReply)(nil),             // 39: paddock.messages.v1.WriteStdinReply
-	(*CloseStdinRequest)(nil),           // 40: paddock.messages.v1.CloseStdinRequest
-	(*CloseStdinReply)(nil),             // 41: paddock.messages.v1.CloseStdinReply
-	(*StopCommandRequest)(nil),          // 42: paddock.messages.v1.StopCommandRequest
-	(*StopCommandReply)(nil),            // 43: paddock.messages.v1.StopCommandReply
-	(*ListSessionsRequest)(nil),         // 44: paddock.messages.v1.ListSessionsRequest
-	(*ListSessionsReply)(nil),           // 45: paddock.messages.v1.ListSessionsReply
-	(*AttachRequest)(nil),               // 46: paddock.messages.v1.AttachRequest
-	(*AttachReply)(nil),                 // 47: paddock.messages.v1.AttachReply
-	(*TerminateSessionRequest)(nil),     // 48: paddock.messages.v1.TerminateSessionRequest
-	(*TerminateSessionReply)(nil),       // 49: paddock.messages.v1.TerminateSessionReply
-	(*ApplyNetworkPolicyRequest)(nil),   // 50: paddock.messages.v1.ApplyNetworkPolicyRequest
-	(*ApplyNetworkPolicyReply)(nil),     // 51: paddock.messages.v1.ApplyNetworkPolicyReply
-	(*PublicURLRequest)(nil),            // 52: paddock.messages.v1.PublicURLRequest
-	(*PublicURLReply)(nil),              // 53: paddock.messages.v1.PublicURLReply
-	(*CreateCheckpointRequest)(nil),     // 54: paddock.messages.v1.CreateCheckpointRequest
-	(*CreateCheckpointReply)(nil),       // 55: paddock.messages.v1.CreateCheckpointReply
-	(*CreateCheckpointOnceRequest)(nil), // 56: paddock.messages.v1.CreateCheckpointOnceRequest
-	(*CreateCheckpointOnceReply)(nil),   // 57: paddock.messages.v1.CreateCheckpointOnceReply
-	(*RestoreCheckpointRequest)(nil),    // 58: paddock.messages.v1.RestoreCheckpointRequest
-	(*RestoreCheckpointReply)(nil),      // 59: paddock.messages.v1.RestoreCheckpointReply
-	(*ListCheckpointsRequest)(nil),      // 60: paddock.messages.v1.ListCheckpointsRequest
-	(*ListCheckpointsReply)(nil),        // 61: paddock.messages.v1.ListCheckpointsReply
-	(*WriteFileRequest)(nil),            // 62: paddock.messages.v1.WriteFileRequest
-	(*WriteFileReply)(nil),              // 63: paddock.messages.v1.WriteFileReply
-	(*ReadFileRequest)(nil),             // 64: paddock.messages.v1.ReadFileRequest
-	(*ReadFileReply)(nil),               // 65: paddock.messages.v1.ReadFileReply
-	(*ExposeRequest)(nil),               // 66: paddock.messages.v1.ExposeRequest
-	(*ExposeReply)(nil),                 // 67: paddock.messages.v1.ExposeReply
-	(*RevokeRequest)(nil),               // 68: paddock.messages.v1.RevokeRequest
-	(*RevokeReply)(nil),                 // 69: paddock.messages.v1.RevokeReply
-	nil,                                 // 70: paddock.messages.v1.CreateRequest.ParamsEntry
-	(*durationpb.Duration)(nil),         // 71: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),       // 72: google.protobuf.Timestamp
+	(*FileInfo)(nil),                    // 18: paddock.messages.v1.FileInfo
+	(*CreateRequest)(nil),               // 19: paddock.messages.v1.CreateRequest
+	(*CreateReply)(nil),                 // 20: paddock.messages.v1.CreateReply
+	(*CreateNewRequest)(nil),            // 21: paddock.messages.v1.CreateNewRequest
+	(*CreateNewReply)(nil),              // 22: paddock.messages.v1.CreateNewReply
+	(*GetRequest)(nil),                  // 23: paddock.messages.v1.GetRequest
+	(*GetReply)(nil),                    // 24: paddock.messages.v1.GetReply
+	(*DestroyRequest)(nil),              // 25: paddock.messages.v1.DestroyRequest
+	(*DestroyReply)(nil),                // 26: paddock.messages.v1.DestroyReply
+	(*DestroyOnceRequest)(nil),          // 27: paddock.messages.v1.DestroyOnceRequest
+	(*DestroyOnceReply)(nil),            // 28: paddock.messages.v1.DestroyOnceReply
+	(*ListRequest)(nil),                 // 29: paddock.messages.v1.ListRequest
+	(*ListReply)(nil),                   // 30: paddock.messages.v1.ListReply
+	(*SuspendRequest)(nil),              // 31: paddock.messages.v1.SuspendRequest
+	(*SuspendReply)(nil),                // 32: paddock.messages.v1.SuspendReply
+	(*ResumeRequest)(nil),               // 33: paddock.messages.v1.ResumeRequest
+	(*ResumeReply)(nil),                 // 34: paddock.messages.v1.ResumeReply
+	(*ExecRequest)(nil),                 // 35: paddock.messages.v1.ExecRequest
+	(*ExecReply)(nil),                   // 36: paddock.messages.v1.ExecReply
+	(*SpawnRequest)(nil),                // 37: paddock.messages.v1.SpawnRequest
+	(*SpawnReply)(nil),                  // 38: paddock.messages.v1.SpawnReply
+	(*WriteStdinRequest)(nil),           // 39: paddock.messages.v1.WriteStdinRequest
+	(*WriteStdinReply)(nil),             // 40: paddock.messages.v1.WriteStdinReply
+	(*CloseStdinRequest)(nil),           // 41: paddock.messages.v1.CloseStdinRequest
+	(*CloseStdinReply)(nil),             // 42: paddock.messages.v1.CloseStdinReply
+	(*StopCommandRequest)(nil),          // 43: paddock.messages.v1.StopCommandRequest
+	(*StopCommandReply)(nil),            // 44: paddock.messages.v1.StopCommandReply
+	(*ListSessionsRequest)(nil),         // 45: paddock.messages.v1.ListSessionsRequest
+	(*ListSessionsReply)(nil),           // 46: paddock.messages.v1.ListSessionsReply
+	(*AttachRequest)(nil),               // 47: paddock.messages.v1.AttachRequest
+	(*AttachReply)(nil),                 // 48: paddock.messages.v1.AttachReply
+	(*TerminateSessionRequest)(nil),     // 49: paddock.messages.v1.TerminateSessionRequest
+	(*TerminateSessionReply)(nil),       // 50: paddock.messages.v1.TerminateSessionReply
+	(*ApplyNetworkPolicyRequest)(nil),   // 51: paddock.messages.v1.ApplyNetworkPolicyRequest
+	(*ApplyNetworkPolicyReply)(nil),     // 52: paddock.messages.v1.ApplyNetworkPolicyReply
+	(*PublicURLRequest)(nil),            // 53: paddock.messages.v1.PublicURLRequest
+	(*PublicURLReply)(nil),              // 54: paddock.messages.v1.PublicURLReply
+	(*CreateCheckpointRequest)(nil),     // 55: paddock.messages.v1.CreateCheckpointRequest
+	(*CreateCheckpointReply)(nil),       // 56: paddock.messages.v1.CreateCheckpointReply
+	(*CreateCheckpointOnceRequest)(nil), // 57: paddock.messages.v1.CreateCheckpointOnceRequest
+	(*CreateCheckpointOnceReply)(nil),   // 58: paddock.messages.v1.CreateCheckpointOnceReply
+	(*RestoreCheckpointRequest)(nil),    // 59: paddock.messages.v1.RestoreCheckpointRequest
+	(*RestoreCheckpointReply)(nil),      // 60: paddock.messages.v1.RestoreCheckpointReply
+	(*ListCheckpointsRequest)(nil),      // 61: paddock.messages.v1.ListCheckpointsRequest
+	(*ListCheckpointsReply)(nil),        // 62: paddock.messages.v1.ListCheckpointsReply
+	(*WriteFileRequest)(nil),            // 63: paddock.messages.v1.WriteFileRequest
+	(*WriteFileReply)(nil),              // 64: paddock.messages.v1.WriteFileReply
+	(*ReadFileRequest)(nil),             // 65: paddock.messages.v1.ReadFileRequest
+	(*ReadFileReply)(nil),               // 66: paddock.messages.v1.ReadFileReply
+	(*ListDirRequest)(nil),              // 67: paddock.messages.v1.ListDirRequest
+	(*ListDirReply)(nil),                // 68: paddock.messages.v1.ListDirReply
+	(*StatRequest)(nil),                 // 69: paddock.messages.v1.StatRequest
+	(*StatReply)(nil),                   // 70: paddock.messages.v1.StatReply
+	(*RemoveRequest)(nil),               // 71: paddock.messages.v1.RemoveRequest
+	(*RemoveReply)(nil),                 // 72: paddock.messages.v1.RemoveReply
+	(*RenameRequest)(nil),               // 73: paddock.messages.v1.RenameRequest
+	(*RenameReply)(nil),                 // 74: paddock.messages.v1.RenameReply
+	(*MakeDirRequest)(nil),              // 75: paddock.messages.v1.MakeDirRequest
+	(*MakeDirReply)(nil),                // 76: paddock.messages.v1.MakeDirReply
+	(*ExposeRequest)(nil),               // 77: paddock.messages.v1.ExposeRequest
+	(*ExposeReply)(nil),                 // 78: paddock.messages.v1.ExposeReply
+	(*RevokeRequest)(nil),               // 79: paddock.messages.v1.RevokeRequest
+	(*RevokeReply)(nil),                 // 80: paddock.messages.v1.RevokeReply
+	nil,                                 // 81: paddock.messages.v1.CreateRequest.ParamsEntry
+	(*durationpb.Duration)(nil),         // 82: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),       // 83: google.protobuf.Timestamp
 }
 var file_messages_proto_depIdxs = []int32{
 	0,  // 0: paddock.messages.v1.Error.kind:type_name -> paddock.messages.v1.ErrorKind
 	0,  // 1: paddock.messages.v1.Failure.kind:type_name -> paddock.messages.v1.ErrorKind
-	71, // 2: paddock.messages.v1.Failure.retry_after:type_name -> google.protobuf.Duration
-	71, // 3: paddock.messages.v1.Failure.exec_timeout:type_name -> google.protobuf.Duration
+	82, // 2: paddock.messages.v1.Failure.retry_after:type_name -> google.protobuf.Duration
+	82, // 3: paddock.messages.v1.Failure.exec_timeout:type_name -> google.protobuf.Duration
 	12, // 4: paddock.messages.v1.Cmd.env:type_name -> paddock.messages.v1.EnvVar
 	1,  // 5: paddock.messages.v1.Info.status:type_name -> paddock.messages.v1.Status
-	72, // 6: paddock.messages.v1.Info.created_at:type_name -> google.protobuf.Timestamp
-	72, // 7: paddock.messages.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	72, // 8: paddock.messages.v1.Session.last_activity_at:type_name -> google.protobuf.Timestamp
-	72, // 9: paddock.messages.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	72, // 10: paddock.messages.v1.Preview.expires_at:type_name -> google.protobuf.Timestamp
-	70, // 11: paddock.messages.v1.CreateRequest.params:type_name -> paddock.messages.v1.CreateRequest.ParamsEntry
-	10, // 12: paddock.messages.v1.CreateReply.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 13: paddock.messages.v1.CreateReply.failure:type_name -> paddock.messages.v1.Failure
-	71, // 14: paddock.messages.v1.CreateNewRequest.timeout:type_name -> google.protobuf.Duration
-	10, // 15: paddock.messages.v1.CreateNewReply.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 16: paddock.messages.v1.CreateNewReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 17: paddock.messages.v1.GetRequest.handle:type_name -> paddock.messages.v1.Handle
-	14, // 18: paddock.messages.v1.GetReply.info:type_name -> paddock.messages.v1.Info
-	8,  // 19: paddock.messages.v1.GetReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 20: paddock.messages.v1.DestroyRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 21: paddock.messages.v1.DestroyReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 22: paddock.messages.v1.DestroyOnceRequest.handle:type_name -> paddock.messages.v1.Handle
-	71, // 23: paddock.messages.v1.DestroyOnceRequest.timeout:type_name -> google.protobuf.Duration
-	8,  // 24: paddock.messages.v1.DestroyOnceReply.failure:type_name -> paddock.messages.v1.Failure
-	8,  // 25: paddock.messages.v1.ListReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 26: paddock.messages.v1.SuspendRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 27: paddock.messages.v1.SuspendReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 28: paddock.messages.v1.ResumeRequest.handle:type_name -> paddock.messages.v1.Handle
-	10, // 29: paddock.messages.v1.ResumeReply.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 30: paddock.messages.v1.ResumeReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 31: paddock.messages.v1.ExecRequest.handle:type_name -> paddock.messages.v1.Handle
-	13, // 32: paddock.messages.v1.ExecRequest.cmd:type_name -> paddock.messages.v1.Cmd
-	71, // 33: paddock.messages.v1.ExecRequest.timeout:type_name -> google.protobuf.Duration
-	8,  // 34: paddock.messages.v1.ExecReply.failure:type_name -> paddock.messages.v1.Failure
-	71, // 35: paddock.messages.v1.ExecReply.timeout:type_name -> google.protobuf.Duration
-	10, // 36: paddock.messages.v1.SpawnRequest.handle:type_name -> paddock.messages.v1.Handle
-	13, // 37: paddock.messages.v1.SpawnRequest.cmd:type_name -> paddock.messages.v1.Cmd
-	9,  // 38: paddock.messages.v1.SpawnRequest.owner:type_name -> paddock.messages.v1.Pid
-	11, // 39: paddock.messages.v1.SpawnReply.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 40: paddock.messages.v1.SpawnReply.failure:type_name -> paddock.messages.v1.Failure
-	11, // 41: paddock.messages.v1.WriteStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 42: paddock.messages.v1.WriteStdinReply.failure:type_name -> paddock.messages.v1.Failure
-	11, // 43: paddock.messages.v1.CloseStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 44: paddock.messages.v1.CloseStdinReply.failure:type_name -> paddock.messages.v1.Failure
-	11, // 45: paddock.messages.v1.StopCommandRequest.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 46: paddock.messages.v1.StopCommandReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 47: paddock.messages.v1.ListSessionsRequest.handle:type_name -> paddock.messages.v1.Handle
-	15, // 48: paddock.messages.v1.ListSessionsReply.sessions:type_name -> paddock.messages.v1.Session
-	8,  // 49: paddock.messages.v1.ListSessionsReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 50: paddock.messages.v1.AttachRequest.handle:type_name -> paddock.messages.v1.Handle
-	9,  // 51: paddock.messages.v1.AttachRequest.owner:type_name -> paddock.messages.v1.Pid
-	11, // 52: paddock.messages.v1.AttachReply.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 53: paddock.messages.v1.AttachReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 54: paddock.messages.v1.TerminateSessionRequest.handle:type_name -> paddock.messages.v1.Handle
-	71, // 55: paddock.messages.v1.TerminateSessionRequest.timeout:type_name -> google.protobuf.Duration
-	2,  // 56: paddock.messages.v1.TerminateSessionRequest.mode:type_name -> paddock.messages.v1.TerminateMode
-	8,  // 57: paddock.messages.v1.TerminateSessionReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 58: paddock.messages.v1.ApplyNetworkPolicyRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 59: paddock.messages.v1.ApplyNetworkPolicyReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 60: paddock.messages.v1.PublicURLRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 61: paddock.messages.v1.PublicURLReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 62: paddock.messages.v1.CreateCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 63: paddock.messages.v1.CreateCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 64: paddock.messages.v1.CreateCheckpointOnceRequest.handle:type_name -> paddock.messages.v1.Handle
-	71, // 65: paddock.messages.v1.CreateCheckpointOnceRequest.timeout:type_name -> google.protobuf.Duration
-	8,  // 66: paddock.messages.v1.CreateCheckpointOnceReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 67: paddock.messages.v1.RestoreCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 68: paddock.messages.v1.RestoreCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 69: paddock.messages.v1.ListCheckpointsRequest.handle:type_name -> paddock.messages.v1.Handle
-	16, // 70: paddock.messages.v1.ListCheckpointsReply.checkpoints:type_name -> paddock.messages.v1.Checkpoint
-	8,  // 71: paddock.messages.v1.ListCheckpointsReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 72: paddock.messages.v1.WriteFileRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 73: paddock.messages.v1.WriteFileReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 74: paddock.messages.v1.ReadFileRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 75: paddock.messages.v1.ReadFileReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 76: paddock.messages.v1.ExposeRequest.handle:type_name -> paddock.messages.v1.Handle
-	71, // 77: paddock.messages.v1.ExposeRequest.ttl:type_name -> google.protobuf.Duration
-	17, // 78: paddock.messages.v1.ExposeReply.preview:type_name -> paddock.messages.v1.Preview
-	8,  // 79: paddock.messages.v1.ExposeReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 80: paddock.messages.v1.RevokeRequest.handle:type_name -> paddock.messages.v1.Handle
-	17, // 81: paddock.messages.v1.RevokeRequest.preview:type_name -> paddock.messages.v1.Preview
-	8,  // 82: paddock.messages.v1.RevokeReply.failure:type_name -> paddock.messages.v1.Failure
-	83, // [83:83] is the sub-list for method output_type
-	83, // [83:83] is the sub-list for method input_type
-	83, // [83:83] is the sub-list for extension type_name
-	83, // [83:83] is the sub-list for extension extendee
-	0,  // [0:83] is the sub-list for field type_name
+	83, // 6: paddock.messages.v1.Info.created_at:type_name -> google.protobuf.Timestamp
+	83, // 7: paddock.messages.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	83, // 8: paddock.messages.v1.Session.last_activity_at:type_name -> google.protobuf.Timestamp
+	83, // 9: paddock.messages.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	83, // 10: paddock.messages.v1.Preview.expires_at:type_name -> google.protobuf.Timestamp
+	83, // 11: paddock.messages.v1.FileInfo.mod_time:type_name -> google.protobuf.Timestamp
+	81, // 12: paddock.messages.v1.CreateRequest.params:type_name -> paddock.messages.v1.CreateRequest.ParamsEntry
+	10, // 13: paddock.messages.v1.CreateReply.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 14: paddock.messages.v1.CreateReply.failure:type_name -> paddock.messages.v1.Failure
+	82, // 15: paddock.messages.v1.CreateNewRequest.timeout:type_name -> google.protobuf.Duration
+	10, // 16: paddock.messages.v1.CreateNewReply.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 17: paddock.messages.v1.CreateNewReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 18: paddock.messages.v1.GetRequest.handle:type_name -> paddock.messages.v1.Handle
+	14, // 19: paddock.messages.v1.GetReply.info:type_name -> paddock.messages.v1.Info
+	8,  // 20: paddock.messages.v1.GetReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 21: paddock.messages.v1.DestroyRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 22: paddock.messages.v1.DestroyReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 23: paddock.messages.v1.DestroyOnceRequest.handle:type_name -> paddock.messages.v1.Handle
+	82, // 24: paddock.messages.v1.DestroyOnceRequest.timeout:type_name -> google.protobuf.Duration
+	8,  // 25: paddock.messages.v1.DestroyOnceReply.failure:type_name -> paddock.messages.v1.Failure
+	8,  // 26: paddock.messages.v1.ListReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 27: paddock.messages.v1.SuspendRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 28: paddock.messages.v1.SuspendReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 29: paddock.messages.v1.ResumeRequest.handle:type_name -> paddock.messages.v1.Handle
+	10, // 30: paddock.messages.v1.ResumeReply.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 31: paddock.messages.v1.ResumeReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 32: paddock.messages.v1.ExecRequest.handle:type_name -> paddock.messages.v1.Handle
+	13, // 33: paddock.messages.v1.ExecRequest.cmd:type_name -> paddock.messages.v1.Cmd
+	82, // 34: paddock.messages.v1.ExecRequest.timeout:type_name -> google.protobuf.Duration
+	8,  // 35: paddock.messages.v1.ExecReply.failure:type_name -> paddock.messages.v1.Failure
+	82, // 36: paddock.messages.v1.ExecReply.timeout:type_name -> google.protobuf.Duration
+	10, // 37: paddock.messages.v1.SpawnRequest.handle:type_name -> paddock.messages.v1.Handle
+	13, // 38: paddock.messages.v1.SpawnRequest.cmd:type_name -> paddock.messages.v1.Cmd
+	9,  // 39: paddock.messages.v1.SpawnRequest.owner:type_name -> paddock.messages.v1.Pid
+	11, // 40: paddock.messages.v1.SpawnReply.command:type_name -> paddock.messages.v1.CommandRef
+	8,  // 41: paddock.messages.v1.SpawnReply.failure:type_name -> paddock.messages.v1.Failure
+	11, // 42: paddock.messages.v1.WriteStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
+	8,  // 43: paddock.messages.v1.WriteStdinReply.failure:type_name -> paddock.messages.v1.Failure
+	11, // 44: paddock.messages.v1.CloseStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
+	8,  // 45: paddock.messages.v1.CloseStdinReply.failure:type_name -> paddock.messages.v1.Failure
+	11, // 46: paddock.messages.v1.StopCommandRequest.command:type_name -> paddock.messages.v1.CommandRef
+	8,  // 47: paddock.messages.v1.StopCommandReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 48: paddock.messages.v1.ListSessionsRequest.handle:type_name -> paddock.messages.v1.Handle
+	15, // 49: paddock.messages.v1.ListSessionsReply.sessions:type_name -> paddock.messages.v1.Session
+	8,  // 50: paddock.messages.v1.ListSessionsReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 51: paddock.messages.v1.AttachRequest.handle:type_name -> paddock.messages.v1.Handle
+	9,  // 52: paddock.messages.v1.AttachRequest.owner:type_name -> paddock.messages.v1.Pid
+	11, // 53: paddock.messages.v1.AttachReply.command:type_name -> paddock.messages.v1.CommandRef
+	8,  // 54: paddock.messages.v1.AttachReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 55: paddock.messages.v1.TerminateSessionRequest.handle:type_name -> paddock.messages.v1.Handle
+	82, // 56: paddock.messages.v1.TerminateSessionRequest.timeout:type_name -> google.protobuf.Duration
+	2,  // 57: paddock.messages.v1.TerminateSessionRequest.mode:type_name -> paddock.messages.v1.TerminateMode
+	8,  // 58: paddock.messages.v1.TerminateSessionReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 59: paddock.messages.v1.ApplyNetworkPolicyRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 60: paddock.messages.v1.ApplyNetworkPolicyReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 61: paddock.messages.v1.PublicURLRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 62: paddock.messages.v1.PublicURLReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 63: paddock.messages.v1.CreateCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 64: paddock.messages.v1.CreateCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 65: paddock.messages.v1.CreateCheckpointOnceRequest.handle:type_name -> paddock.messages.v1.Handle
+	82, // 66: paddock.messages.v1.CreateCheckpointOnceRequest.timeout:type_name -> google.protobuf.Duration
+	8,  // 67: paddock.messages.v1.CreateCheckpointOnceReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 68: paddock.messages.v1.RestoreCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 69: paddock.messages.v1.RestoreCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 70: paddock.messages.v1.ListCheckpointsRequest.handle:type_name -> paddock.messages.v1.Handle
+	16, // 71: paddock.messages.v1.ListCheckpointsReply.checkpoints:type_name -> paddock.messages.v1.Checkpoint
+	8,  // 72: paddock.messages.v1.ListCheckpointsReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 73: paddock.messages.v1.WriteFileRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 74: paddock.messages.v1.WriteFileReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 75: paddock.messages.v1.ReadFileRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 76: paddock.messages.v1.ReadFileReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 77: paddock.messages.v1.ListDirRequest.handle:type_name -> paddock.messages.v1.Handle
+	18, // 78: paddock.messages.v1.ListDirReply.entries:type_name -> paddock.messages.v1.FileInfo
+	8,  // 79: paddock.messages.v1.ListDirReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 80: paddock.messages.v1.StatRequest.handle:type_name -> paddock.messages.v1.Handle
+	18, // 81: paddock.messages.v1.StatReply.info:type_name -> paddock.messages.v1.FileInfo
+	8,  // 82: paddock.messages.v1.StatReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 83: paddock.messages.v1.RemoveRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 84: paddock.messages.v1.RemoveReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 85: paddock.messages.v1.RenameRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 86: paddock.messages.v1.RenameReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 87: paddock.messages.v1.MakeDirRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,  // 88: paddock.messages.v1.MakeDirReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 89: paddock.messages.v1.ExposeRequest.handle:type_name -> paddock.messages.v1.Handle
+	82, // 90: paddock.messages.v1.ExposeRequest.ttl:type_name -> google.protobuf.Duration
+	17, // 91: paddock.messages.v1.ExposeReply.preview:type_name -> paddock.messages.v1.Preview
+	8,  // 92: paddock.messages.v1.ExposeReply.failure:type_name -> paddock.messages.v1.Failure
+	10, // 93: paddock.messages.v1.RevokeRequest.handle:type_name -> paddock.messages.v1.Handle
+	17, // 94: paddock.messages.v1.RevokeRequest.preview:type_name -> paddock.messages.v1.Preview
+	8,  // 95: paddock.messages.v1.RevokeReply.failure:type_name -> paddock.messages.v1.Failure
+	96, // [96:96] is the sub-list for method output_type
+	96, // [96:96] is the sub-list for method input_type
+	96, // [96:96] is the sub-list for extension type_name
+	96, // [96:96] is the sub-list for extension extendee
+	0,  // [0:96] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }
@@ -4951,7 +5726,7 @@ func file_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messages_proto_rawDesc), len(file_messages_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   68,
+			NumMessages:   79,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -280,6 +280,18 @@ func PreviewFromMessage(m *messages.Preview) paddock.Preview {
 	return paddock.Preview{URL: m.GetUrl(), Port: int(m.GetPort()), Token: paddock.NewSecret(m.GetToken()), ExpiresAt: timeOf(m.GetExpiresAt())}
 }
 
+// FileInfoMessage encodes a FileInfo.
+func FileInfoMessage(fi paddock.FileInfo) *messages.FileInfo {
+	return &messages.FileInfo{Name: fi.Name, Path: fi.Path, Type: string(fi.Type), Size: fi.Size,
+		Mode: uint32(fi.Mode.Perm()), ModTime: timestampOf(fi.ModTime), Target: fi.Target}
+}
+
+// FileInfoFromMessage decodes a FileInfo.
+func FileInfoFromMessage(m *messages.FileInfo) paddock.FileInfo {
+	return paddock.FileInfo{Name: m.GetName(), Path: m.GetPath(), Type: paddock.FileType(m.GetType()), Size: m.GetSize(),
+		Mode: fs.FileMode(m.GetMode()).Perm(), ModTime: timeOf(m.GetModTime()), Target: m.GetTarget()}
+}
+
 // ExecRequestMessage is an Exec request with its options.
 func ExecRequestMessage(id string, h paddock.Handle, cmd paddock.Cmd, o paddock.ExecOpts) *messages.ExecRequest {
 	return &messages.ExecRequest{Id: id, Handle: HandleMessage(h), Cmd: CmdMessage(cmd),

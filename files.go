@@ -1,0 +1,175 @@
+package paddock
+
+import (
+	"context"
+	"io/fs"
+	"path"
+	"strings"
+	"time"
+)
+
+// FileType is what a directory entry is.
+type FileType string
+
+// The file types.
+const (
+	FileRegular FileType = "file"
+	FileDir     FileType = "dir"
+	FileSymlink FileType = "symlink"
+	FileOther   FileType = "other" // a device, socket or pipe
+)
+
+// FileInfo describes one file of a sandbox (docs/contract.md#op-files). A
+// symbolic link is described itself, not what it points to; Target is its
+// target as the link holds it.
+type FileInfo struct {
+	Name    string      `json:"name"` // the last element of Path
+	Path    string      `json:"path"` // absolute
+	Type    FileType    `json:"type"`
+	Size    int64       `json:"size"`
+	Mode    fs.FileMode `json:"mode"` // the permission bits
+	ModTime time.Time   `json:"mod_time"`
+	Target  string      `json:"target,omitempty"`
+}
+
+// RemoveOpts: Recursive removes a directory and everything in it; without
+// it, only a file or an empty directory is removed.
+type RemoveOpts struct {
+	Recursive bool `json:"recursive,omitempty"`
+}
+
+// MakeDirOpts: Parents makes missing parents too and accepts a directory
+// that already exists; Mode is the new directories' permission bits (0 =
+// 0o755).
+type MakeDirOpts struct {
+	Parents bool        `json:"parents,omitempty"`
+	Mode    fs.FileMode `json:"mode,omitempty"`
+}
+
+// FileManager is implemented by adapters offering CapFiles. Paths arrive
+// validated and cleaned (absolute, no NUL, no "." or ".." elements).
+type FileManager interface {
+	// ListDir lists a directory's entries, sorted by name; not_found when
+	// it is absent, invalid when it is not a directory.
+	ListDir(ctx context.Context, h Handle, path string) ([]FileInfo, error)
+	// Stat describes one file; not_found when it is absent.
+	Stat(ctx context.Context, h Handle, path string) (FileInfo, error)
+	// Remove removes a file or directory; not_found when it is absent,
+	// invalid for a directory that is not empty without Recursive.
+	Remove(ctx context.Context, h Handle, path string, opts RemoveOpts) error
+	// Rename moves from to to, replacing a file at to; not_found when from
+	// is absent.
+	Rename(ctx context.Context, h Handle, from, to string) error
+	// MakeDir makes a directory; already_exists when something is at path
+	// (unless Parents and it is a directory), not_found when its parent is
+	// missing without Parents.
+	MakeDir(ctx context.Context, h Handle, path string, opts MakeDirOpts) error
+}
+
+// CleanPath validates a sandbox path for the file operations and returns
+// it cleaned: absolute, no NUL byte, and no ".." element (a path that
+// climbs is refused, not resolved: the contract confines paths to the
+// sandbox).
+func CleanPath(p string) (string, error) {
+	if err := ValidatePath(p); err != nil {
+		return "", err
+	}
+	for _, elem := range strings.Split(p, "/") {
+		if elem == ".." {
+			return "", &InvalidError{Detail: DetailPath + ": .. is not allowed"}
+		}
+	}
+	return path.Clean(p), nil
+}
+
+// fileManager is a's FileManager when a advertises CapFiles.
+func fileManager(a Adapter) (FileManager, bool) {
+	f, ok := a.(FileManager)
+	return f, ok && Supports(a, CapFiles)
+}
+
+// ListDir validates the path and calls a's ListDir when a advertises
+// CapFiles; otherwise ErrNotSupported.
+func ListDir(ctx context.Context, a Adapter, h Handle, p string) ([]FileInfo, error) {
+	p, err := CleanPath(p)
+	if err != nil {
+		return nil, err
+	}
+	f, ok := fileManager(a)
+	if !ok {
+		return nil, ErrNotSupported
+	}
+	return f.ListDir(ctx, h, p)
+}
+
+// Stat validates the path and calls a's Stat when a advertises CapFiles;
+// otherwise ErrNotSupported.
+func Stat(ctx context.Context, a Adapter, h Handle, p string) (FileInfo, error) {
+	p, err := CleanPath(p)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	f, ok := fileManager(a)
+	if !ok {
+		return FileInfo{}, ErrNotSupported
+	}
+	return f.Stat(ctx, h, p)
+}
+
+// Remove validates the path and calls a's Remove when a advertises
+// CapFiles; otherwise ErrNotSupported. The root "/" is never removed.
+func Remove(ctx context.Context, a Adapter, h Handle, p string, opts RemoveOpts) error {
+	p, err := CleanPath(p)
+	if err != nil {
+		return err
+	}
+	if p == "/" {
+		return &InvalidError{Detail: DetailPath + ": the root is not removed"}
+	}
+	f, ok := fileManager(a)
+	if !ok {
+		return ErrNotSupported
+	}
+	return f.Remove(ctx, h, p, opts)
+}
+
+// Rename validates both paths and calls a's Rename when a advertises
+// CapFiles; otherwise ErrNotSupported. Renaming the root, or a directory
+// into itself, is invalid.
+func Rename(ctx context.Context, a Adapter, h Handle, from, to string) error {
+	from, err := CleanPath(from)
+	if err != nil {
+		return err
+	}
+	if to, err = CleanPath(to); err != nil {
+		return err
+	}
+	if from == "/" || to == "/" || strings.HasPrefix(to, from+"/") {
+		return &InvalidError{Detail: DetailPath + ": cannot move the root, or a directory into itself"}
+	}
+	f, ok := fileManager(a)
+	if !ok {
+		return ErrNotSupported
+	}
+	return f.Rename(ctx, h, from, to)
+}
+
+// MakeDir validates the path and options and calls a's MakeDir when a
+// advertises CapFiles; otherwise ErrNotSupported.
+func MakeDir(ctx context.Context, a Adapter, h Handle, p string, opts MakeDirOpts) error {
+	p, err := CleanPath(p)
+	if err != nil {
+		return err
+	}
+	if opts.Mode&^fs.ModePerm != 0 {
+		return &InvalidError{Detail: DetailPath + ": mode holds more than permission bits"}
+	}
+	if opts.Mode == 0 {
+		opts.Mode = 0o755
+	}
+	f, ok := fileManager(a)
+	if !ok {
+		return ErrNotSupported
+	}
+	return f.MakeDir(ctx, h, p, opts)
+}
