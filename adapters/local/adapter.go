@@ -184,6 +184,7 @@ var (
 	_ paddock.SessionTerminator = (*Adapter)(nil)
 	_ paddock.HostPather        = (*Adapter)(nil)
 	_ paddock.Exposer           = (*Adapter)(nil)
+	_ paddock.FileManager       = (*Adapter)(nil)
 )
 
 // Provider returns "local".
@@ -194,7 +195,7 @@ func (a *Adapter) Capabilities() paddock.CapabilitySet {
 	return paddock.NewCapabilitySet(
 		paddock.CapSuspend, paddock.CapAttach, paddock.CapTTY, paddock.CapTerminateSession,
 		paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce, paddock.CapNamedSpawn,
-		paddock.CapExpose,
+		paddock.CapExpose, paddock.CapFiles,
 	)
 }
 

@@ -8,12 +8,13 @@ import (
 
 // A session's output reaches its journal in two steps, so that the reader
 // of the command's output never waits for the disk: write queues each
-// record in the in-memory tail (subscribers read it there at once), and
-// the session's writer goroutine puts the queued records on disk, many per
-// write. Records not yet on disk are never dropped from the tail; once the
-// queue holds maxPending bytes, the reader waits for the writer (the
-// command then waits for its output to be read, as it would for a slow
-// disk), so memory stays bounded.
+// record in the in-memory tail, and the session's writer goroutine puts
+// the queued records on disk, many per write, and only then shows them to
+// subscribers (who read them from the tail while it holds them): a
+// subscriber never sees output a later attacher could miss because the
+// runtime died before writing it. Once the queue holds maxPending bytes,
+// the reader waits for the writer (the command then waits for its output
+// to be read, as it would for a slow disk), so memory stays bounded.
 
 // tailRecord is one journal record kept in memory.
 type tailRecord struct {
@@ -99,8 +100,9 @@ func (s *session) write(kind byte, data []byte, terminal bool) {
 		queued = true
 	}
 	s.done = terminal
-	close(s.changed)
-	s.changed = make(chan struct{})
+	if s.broken != nil { // nothing is queued: subscribers must learn of the end now
+		s.publish()
+	}
 	select {
 	case s.kick <- struct{}{}:
 	default:
@@ -135,8 +137,9 @@ func (s *session) writeJournal() {
 		if err != nil {
 			s.broken = err
 			s.a.log.Error().Err(err).Str("session", s.rec.ID).Msg("local: journal write failed; output is lost")
+		} else {
+			s.written = batch[len(batch)-1].off + int64(batch[len(batch)-1].size)
 		}
-		s.written = batch[len(batch)-1].off + int64(batch[len(batch)-1].size)
 		start := sort.Search(len(s.tail), func(i int) bool { return s.tail[i].off >= batch[0].off })
 		for i := range batch {
 			r := &s.tail[start+i]
@@ -153,7 +156,17 @@ func (s *session) writeJournal() {
 			s.tail[0] = tailRecord{}
 			s.tail = s.tail[1:]
 		}
+		if s.done && s.unwritten == 0 {
+			s.terminalWritten = true
+		}
+		s.publish()
 		s.drained.Broadcast()
 		s.mu.Unlock()
 	}
+}
+
+// publish wakes the subscribers (on mu).
+func (s *session) publish() {
+	close(s.changed)
+	s.changed = make(chan struct{})
 }

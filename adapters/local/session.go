@@ -53,24 +53,25 @@ type session struct {
 	proc  *started
 	out   *os.File // the journal, append-only
 
-	mu        sync.Mutex
-	size      int64         // bytes of whole records in the journal, written or queued
-	written   int64         // bytes of records on disk: a reader of the file stops there
-	unwritten int           // records at the end of tail not yet on disk
-	pending   int           // bytes of those records
-	done      bool          // the terminal record is queued
-	changed   chan struct{} // closed (and replaced) on every append
-	drained   *sync.Cond    // signalled (on mu) when the writer made room
-	kick      chan struct{} // wakes the writer
-	flushed   chan struct{} // closed once the terminal record is on disk (or the journal broke)
-	broken    error         // a journal write failed
-	capped    bool          // the journal reached its cap: the command is being killed
-	output    int64         // bytes of output journaled, against the cap
-	packer    packer
-	tail      []tailRecord // the newest records: every one not yet written, then up to maxTail more
-	tailBytes int
-	stdinMu   sync.Mutex
-	stdinEOF  bool
+	mu              sync.Mutex
+	size            int64         // bytes of whole records in the journal, written or queued
+	written         int64         // bytes of records on disk: a reader of the file stops there
+	unwritten       int           // records at the end of tail not yet on disk
+	pending         int           // bytes of those records
+	done            bool          // the terminal record is queued
+	terminalWritten bool          // and on disk: subscribers may end
+	changed         chan struct{} // closed (and replaced) on every append
+	drained         *sync.Cond    // signalled (on mu) when the writer made room
+	kick            chan struct{} // wakes the writer
+	flushed         chan struct{} // closed once the terminal record is on disk (or the journal broke)
+	broken          error         // a journal write failed
+	capped          bool          // the journal reached its cap: the command is being killed
+	output          int64         // bytes of output journaled, against the cap
+	packer          packer
+	tail            []tailRecord // the newest records: every one not yet written, then up to maxTail more
+	tailBytes       int
+	stdinMu         sync.Mutex
+	stdinEOF        bool
 
 	exited   chan struct{} // closed once the terminal record is written
 	killOnce sync.Once
@@ -179,12 +180,13 @@ func (s *session) isCapped() bool {
 	return s.capped
 }
 
-// snapshot is what a subscriber needs to read on: the published size,
-// whether it is final, and the channel that announces the next append.
+// snapshot is what a subscriber needs to read on: how far the journal is
+// on disk (all a subscriber may read, from the tail or the file), whether
+// its terminal record is there, and the channel that announces more.
 func (s *session) snapshot() (size, written int64, done bool, changed <-chan struct{}, broken error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.size, s.written, s.done, s.changed, s.broken
+	return s.written, s.written, s.terminalWritten, s.changed, s.broken
 }
 
 // kill ends the command at once.
