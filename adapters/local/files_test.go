@@ -138,3 +138,40 @@ func TestFilesAndHostPath(t *testing.T) {
 	defer cancel()
 	require.Error(t, a.WriteFile(cctx, h, "/cancelled", 0o644, bytes.NewReader(big)))
 }
+
+// The file operations stay inside the sandbox: a symbolic link leading out
+// is described as a link, never followed out; removing it removes the
+// link, not its target.
+func TestFileOperationsStayInside(t *testing.T) {
+	t.Parallel()
+	a := newLocal(t)
+	h := box(t, a, "links")
+	outside := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o600))
+	require.NoError(t, os.Symlink(outside, a.HostPath(h, "/out")))
+
+	info, err := paddock.Stat(ctx, a, h, "/out")
+	require.NoError(t, err)
+	assert.Equal(t, paddock.FileSymlink, info.Type)
+	assert.Equal(t, outside, info.Target)
+	_, err = paddock.ListDir(ctx, a, h, "/out")
+	require.ErrorIs(t, err, paddock.ErrInvalid, "listing through a link that leads out")
+	_, err = paddock.Stat(ctx, a, h, "/out/secret")
+	require.ErrorIs(t, err, paddock.ErrInvalid)
+	require.ErrorIs(t, paddock.Remove(ctx, a, h, "/out/secret", paddock.RemoveOpts{}), paddock.ErrInvalid)
+	require.ErrorIs(t, paddock.Rename(ctx, a, h, "/out/secret", "/stolen"), paddock.ErrInvalid)
+	require.ErrorIs(t, paddock.MakeDir(ctx, a, h, "/out/new", paddock.MakeDirOpts{}), paddock.ErrInvalid)
+
+	entries, err := paddock.ListDir(ctx, a, h, "/")
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.Equal(t, "out", entries[0].Name)
+
+	require.NoError(t, paddock.Remove(ctx, a, h, "/out", paddock.RemoveOpts{Recursive: true}))
+	_, err = os.Stat(filepath.Join(outside, "secret"))
+	require.NoError(t, err, "removing the link leaves its target")
+	require.NoError(t, paddock.MakeDir(ctx, a, h, "/made", paddock.MakeDirOpts{Mode: 0o700}))
+	info, err = paddock.Stat(ctx, a, h, "/made")
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o700), info.Mode, "the mode, past the umask")
+}
