@@ -68,9 +68,8 @@ func (st *stream) read(tty bool) {
 		_ = st.conn.SetReadDeadline(time.Now().Add(st.keep.wait))
 		kind, data, err := st.conn.ReadMessage()
 		if err != nil {
-			if !st.exited.Load() {
+			if !st.exited.Swap(true) { // set before the consumer can see the end
 				st.q.Emit(paddock.Failed(&paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit}))
-				st.exited.Store(true)
 			}
 			return
 		}
