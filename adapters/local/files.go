@@ -113,11 +113,7 @@ func isDirError(err error) bool {
 
 // WriteFile streams r into path, creating parent directories.
 func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, p string, mode fs.FileMode, r io.Reader) error {
-	rel, err := a.relative(h.Name, p)
-	if err != nil {
-		return err
-	}
-	root, err := a.openFiles(h.Name)
+	rel, root, err := a.openPath(h.Name, p)
 	if err != nil {
 		return err
 	}
@@ -146,11 +142,7 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, p string, mod
 
 // ReadFile streams the file at path.
 func (a *Adapter) ReadFile(_ context.Context, h paddock.Handle, p string) (io.ReadCloser, error) {
-	rel, err := a.relative(h.Name, p)
-	if err != nil {
-		return nil, err
-	}
-	root, err := a.openFiles(h.Name)
+	rel, root, err := a.openPath(h.Name, p)
 	if err != nil {
 		return nil, err
 	}
