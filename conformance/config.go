@@ -150,13 +150,13 @@ func numberLines(from, to int) []byte {
 // ShellFixtures is the vocabulary for any adapter with a POSIX shell.
 func ShellFixtures() Fixtures {
 	return Fixtures{
-		ExecOK:    ExecFixture{Cmd: paddock.NewCmd("sh", "-c", "echo hello"), Expect: "hello"},
-		ExecFail:  ExecFailFixture{Cmd: paddock.NewCmd("sh", "-c", "echo oops; exit 3"), Code: 3},
-		ExecSplit: ExecSplitFixture{Cmd: paddock.NewCmd("sh", "-c", "printf 'to stdout'; printf 'to stderr' >&2; exit 4"), Stdout: "to stdout", Stderr: "to stderr", Code: 4},
-		SpawnOK:   paddock.NewCmd("sh", "-c", "echo hello"),
-		SpawnStay: paddock.NewCmd("sh", "-c", "echo ready; exec cat"),
-		ExecBulk:  BulkFixture{Cmd: paddock.NewCmd("seq", "1", "3000"), Output: numberLines(1, 3000)},
-		SpawnBulk: BulkFixture{Cmd: paddock.NewCmd("seq", "1", "20000"), Output: numberLines(1, 20000)},
+		ExecOK:     ExecFixture{Cmd: paddock.NewCmd("sh", "-c", "echo hello"), Expect: "hello"},
+		ExecFail:   ExecFailFixture{Cmd: paddock.NewCmd("sh", "-c", "echo oops; exit 3"), Code: 3},
+		ExecSplit:  ExecSplitFixture{Cmd: paddock.NewCmd("sh", "-c", "printf 'to stdout'; printf 'to stderr' >&2; exit 4"), Stdout: "to stdout", Stderr: "to stderr", Code: 4},
+		SpawnOK:    paddock.NewCmd("sh", "-c", "echo hello"),
+		SpawnStay:  paddock.NewCmd("sh", "-c", "echo ready; exec cat"),
+		ExecBulk:   BulkFixture{Cmd: paddock.NewCmd("seq", "1", "3000"), Output: numberLines(1, 3000)},
+		SpawnBulk:  BulkFixture{Cmd: paddock.NewCmd("seq", "1", "20000"), Output: numberLines(1, 20000)},
 		SignalTrap: paddock.NewCmd("sh", "-c", `trap 'echo usr1' USR1; echo ready; while :; do sleep 0.05; done`),
 		TermSize:   paddock.NewCmd("sh", "-c", `stty size; while read line; do stty size; done`),
 	}

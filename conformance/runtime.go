@@ -134,7 +134,7 @@ func (s *ownedStream) Signal(ctx context.Context, sig paddock.Signal) error {
 func (s *ownedStream) Resize(ctx context.Context, size paddock.TermSize) error {
 	return s.rt.Resize(ctx, s.cmd, size)
 }
-func (s *ownedStream) SessionID() string                    { return s.session }
+func (s *ownedStream) SessionID() string { return s.session }
 
 // Close detaches, then stops the owner actor.
 func (s *ownedStream) Close() error {
