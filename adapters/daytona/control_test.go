@@ -57,7 +57,9 @@ const (
 // create of the name adopts it (409, then the probe finds it).
 func TestCreateWaitsAndAdopts(t *testing.T) {
 	t.Parallel()
-	srv := daytonatest.NewServer(t, daytonatest.WithTransitions(time.Second))
+	// A transition of seconds: on a loaded machine the first poll can come
+	// a second after the create (CI once saw the sandbox started by then).
+	srv := daytonatest.NewServer(t, daytonatest.WithTransitions(3*time.Second))
 	a := newAdapter(t, srv, func(c *daytona.Config) { c.Snapshot = "paddock-test"; c.AutoStopMinutes = 30 })
 	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)

@@ -251,7 +251,11 @@ func TestExitHoldIsNotWaitedFor(t *testing.T) {
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	_, _, err = conn.ReadMessage()
 	require.True(t, websocket.IsCloseError(err, websocket.CloseNormalClosure), "then a normal close: %v", err)
-	require.InDelta(t, 5*time.Second, time.Since(exitAt), float64(time.Second), "after the hold")
+	// The server holds the socket 5 s; a loaded machine may add to that,
+	// never take from it.
+	held := time.Since(exitAt)
+	require.GreaterOrEqual(t, held, 4500*time.Millisecond, "the close comes after the hold")
+	require.Less(t, held, 9*time.Second, "and not long after it")
 }
 
 // Close sequence, TTY attach: the exit message, then a TCP drop
