@@ -98,8 +98,9 @@ func TestConsoleInChromium(t *testing.T) {
 		chromedp.WaitVisible(css(`#providers li`)),
 		chromedp.SetValue(css(`#provider`), "local"),
 		poll(`document.querySelector('#provider').dispatchEvent(new Event('change'))`),
-		chromedp.WaitVisible(css(`#sandboxes li[data-name="ui"] button.select`)),
-		chromedp.Click(css(`#sandboxes li[data-name="ui"] button.select`)),
+		// Clicked through the page's own lookup: the list re-renders as it
+		// refreshes, and a node chromedp found may be gone by its click.
+		poll(`(b => b ? (b.click(), true) : false)(document.querySelector('#sandboxes li[data-name="ui"] button.select'))`),
 		poll(`[...document.querySelectorAll('#sessions li')].some(li => li.textContent.includes('exec cat'))`),
 		poll(`[...document.querySelectorAll('#sessions li')].find(li => li.textContent.includes('exec cat')).querySelector('button.attach').click() || true`),
 		poll(`document.querySelector('.view .output')?.textContent.includes('ready')`),
