@@ -106,9 +106,16 @@ func (h cgroupHost) sweep() {
 
 // machineCgroup is one machine's cgroups.
 type machineCgroup struct {
-	v2   string // the machine's v2 directory, or ""
-	pids string // its v1 pids directory, or ""
+	v2       string // the machine's v2 directory, or ""
+	pids     string // its v1 pids directory (the init's, with headroom), or ""
+	pidsCmds string // the v1 pids directory of its commands (the limit), or ""
 }
+
+// initHeadroom is how many processes and threads beyond the commands'
+// limit a machine's cgroup leaves its init: a fork bomb that fills the
+// commands' limit must not stop the init from making the thread it needs
+// (for a Go program that is fatal).
+const initHeadroom = 64
 
 // newMachineCgroup makes the cgroups of machine id with a limit of
 // processes; nil when the host offers none.
@@ -128,20 +135,23 @@ func (h cgroupHost) newMachineCgroup(id string, limit int) (*machineCgroup, erro
 		}
 	}
 	switch {
-	case h.pidsV2:
-		if err := os.WriteFile(filepath.Join(mc.v2, "pids.max"), []byte(strconv.Itoa(limit)), 0); err != nil {
+	case h.pidsV2: // the init and the commands share the limit, with headroom
+		if err := os.WriteFile(filepath.Join(mc.v2, "pids.max"), []byte(strconv.Itoa(limit+initHeadroom)), 0); err != nil {
 			mc.remove()
 			return nil, err
 		}
 	case h.pids != "":
 		mc.pids = filepath.Join(h.pids, id)
-		if err := os.Mkdir(mc.pids, 0o755); err != nil {
-			mc.remove()
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(mc.pids, "pids.max"), []byte(strconv.Itoa(limit)), 0); err != nil {
-			mc.remove()
-			return nil, err
+		mc.pidsCmds = filepath.Join(mc.pids, "cmds")
+		for dir, max := range map[string]int{mc.pids: limit + initHeadroom, mc.pidsCmds: limit} {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				mc.remove()
+				return nil, err
+			}
+			if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0); err != nil {
+				mc.remove()
+				return nil, err
+			}
 		}
 	}
 	return mc, nil
@@ -162,6 +172,15 @@ func (mc *machineCgroup) joinPids(pid int) error {
 		return nil
 	}
 	return os.WriteFile(filepath.Join(mc.pids, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
+}
+
+// commandsProcs is the cgroup.procs file the init puts each command in
+// (the v1 pids limit of the commands), or "".
+func (mc *machineCgroup) commandsProcs() string {
+	if mc == nil || mc.pidsCmds == "" {
+		return ""
+	}
+	return filepath.Join(mc.pidsCmds, "cgroup.procs")
 }
 
 // newLeaf makes the leaf of one session and opens it for the init to start

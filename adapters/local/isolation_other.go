@@ -65,6 +65,7 @@ func (cgroupHost) newMachineCgroup(string, int) (*machineCgroup, error) { return
 func (*machineCgroup) initDir() (*os.File, error)                       { return nil, nil }
 func (*machineCgroup) joinPids(int) error                               { return nil }
 func (*machineCgroup) newLeaf(string) (string, *os.File, error)         { return "", nil, nil }
+func (*machineCgroup) commandsProcs() string                            { return "" }
 func (*machineCgroup) kill()                                            {}
 func (*machineCgroup) remove()                                          {}
 func killCgroup(string)                                                 {}

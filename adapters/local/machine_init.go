@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,6 +43,9 @@ type initConfig struct {
 	Loopback bool   `json:"loopback,omitempty"` // a network namespace: bring lo up
 	NProc    uint64 `json:"nproc,omitempty"`    // RLIMIT_NPROC, 0 = leave
 	FSize    uint64 `json:"fsize,omitempty"`    // RLIMIT_FSIZE, 0 = leave
+	// Commands is a cgroup.procs file each command joins as it starts (a
+	// pids limit that leaves the init headroom), "" = none.
+	Commands string `json:"commands,omitempty"`
 }
 
 func init() {
@@ -58,6 +62,7 @@ type initServer struct {
 	leaders  map[int]string
 	started  chan struct{} // a command was started (there is a child to wait for)
 	isolated bool
+	commands string // the cgroup.procs commands join, or ""
 }
 
 func runInit() int {
@@ -71,7 +76,7 @@ func runInit() int {
 	s := &initServer{conn: blockingConn{initSocketFD}, leaders: map[int]string{}, started: make(chan struct{}, 1)}
 	var cfg initConfig
 	err := json.Unmarshal([]byte(os.Getenv(initConfigEnv)), &cfg)
-	s.isolated = cfg.Isolated
+	s.isolated, s.commands = cfg.Isolated, cfg.Commands
 	if err == nil {
 		err = setupMachine(cfg)
 	}
@@ -159,6 +164,11 @@ func (s *initServer) start(m machineMessage, files []*os.File) {
 		return
 	}
 	s.leaders[pid] = m.ID
+	if s.commands != "" {
+		// Its children inherit the limit. A process it forked in the
+		// instant before this stays under the machine's own limit.
+		_ = os.WriteFile(s.commands, []byte(strconv.Itoa(pid)), 0)
+	}
 	select {
 	case s.started <- struct{}{}:
 	default:

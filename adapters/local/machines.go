@@ -47,6 +47,7 @@ func (a *Adapter) machineFor(sbDir string, m meta) (*machine, error) {
 		a.log.Warn().Err(err).Msg("local: no cgroup for this sandbox; its sessions are tracked by process group")
 		cg = nil
 	}
+	cfg.Commands = cg.commandsProcs()
 	mc, err = startMachine(sbDir, cfg, cg)
 	if err != nil {
 		cg.remove()
