@@ -143,7 +143,8 @@ func (h cgroupHost) newMachineCgroup(id string, limit int) (*machineCgroup, erro
 	case h.pids != "":
 		mc.pids = filepath.Join(h.pids, id)
 		mc.pidsCmds = filepath.Join(mc.pids, "cmds")
-		for dir, max := range map[string]int{mc.pids: limit + initHeadroom, mc.pidsCmds: limit} {
+		// The commands' cgroup also holds the init's starting thread.
+		for dir, max := range map[string]int{mc.pids: limit + 1 + initHeadroom, mc.pidsCmds: limit + 1} {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				mc.remove()
 				return nil, err
@@ -174,13 +175,13 @@ func (mc *machineCgroup) joinPids(pid int) error {
 	return os.WriteFile(filepath.Join(mc.pids, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
 }
 
-// commandsProcs is the cgroup.procs file the init puts each command in
-// (the v1 pids limit of the commands), or "".
+// commandsProcs is the tasks file of the commands' v1 pids cgroup, which
+// the init's starting thread joins, or "".
 func (mc *machineCgroup) commandsProcs() string {
 	if mc == nil || mc.pidsCmds == "" {
 		return ""
 	}
-	return filepath.Join(mc.pidsCmds, "cgroup.procs")
+	return filepath.Join(mc.pidsCmds, "tasks")
 }
 
 // newLeaf makes the leaf of one session and opens it for the init to start

@@ -43,8 +43,10 @@ type initConfig struct {
 	Loopback bool   `json:"loopback,omitempty"` // a network namespace: bring lo up
 	NProc    uint64 `json:"nproc,omitempty"`    // RLIMIT_NPROC, 0 = leave
 	FSize    uint64 `json:"fsize,omitempty"`    // RLIMIT_FSIZE, 0 = leave
-	// Commands is a cgroup.procs file each command joins as it starts (a
-	// pids limit that leaves the init headroom), "" = none.
+	// Commands is the tasks file of the commands' pids cgroup (cgroup v1):
+	// the thread that starts commands joins it, so each command is under
+	// the limit from its fork while the init's other threads keep the
+	// headroom; "" = none.
 	Commands string `json:"commands,omitempty"`
 }
 
@@ -106,6 +108,13 @@ const exitInitFailed = 126
 func (s *initServer) serve() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	if s.commands != "" {
+		// Only this thread: the runtime makes new threads for a locked
+		// one from its template thread, which stays outside the limit.
+		if err := os.WriteFile(s.commands, []byte(strconv.Itoa(syscall.Gettid())), 0); err != nil {
+			return
+		}
+	}
 	r := newMessageReader(s.conn)
 	defer r.close()
 	for {
@@ -164,11 +173,6 @@ func (s *initServer) start(m machineMessage, files []*os.File) {
 		return
 	}
 	s.leaders[pid] = m.ID
-	if s.commands != "" {
-		// Its children inherit the limit. A process it forked in the
-		// instant before this stays under the machine's own limit.
-		_ = os.WriteFile(s.commands, []byte(strconv.Itoa(pid)), 0)
-	}
 	select {
 	case s.started <- struct{}{}:
 	default:
