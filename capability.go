@@ -26,6 +26,8 @@ const (
 	CapExpose                Capability = "expose"                  // a port exposed as a signed, expiring, revocable preview
 	CapNamedSpawn            Capability = "named_spawn"             // a spawn named after a live session returns that session
 	CapFiles                 Capability = "files"                   // list, stat, remove, rename and make directories
+	CapSignal                Capability = "signal"                  // signals delivered to a live command
+	CapResize                Capability = "resize"                  // a TTY's initial size and resizing it live
 )
 
 // AllCapabilities returns the closed set, in the order above.
@@ -34,7 +36,7 @@ func AllCapabilities() []Capability {
 		CapSuspend, CapNetworkPolicy, CapCheckpoint, CapCreateCheckpointOnce,
 		CapAttach, CapTTY, CapPublicURL, CapTerminateSession,
 		CapForceTerminateSession, CapCreateNew, CapDestroyOnce, CapExpose,
-		CapNamedSpawn, CapFiles,
+		CapNamedSpawn, CapFiles, CapSignal, CapResize,
 	}
 }
 

@@ -339,6 +339,8 @@ const (
 	DetailSandboxName           = "sandbox_name"   // an empty or malformed sandbox name
 	DetailPath                  = "path"           // an empty or relative file path
 	DetailBackoffOptions        = "backoff_options"
+	DetailSignal                = "signal"    // a signal outside the contract's set
+	DetailTermSize              = "term_size" // a terminal size outside 1..1000
 	// DetailExecOutputLimit: the command printed more than ExecOpts.MaxOutput
 	// and was stopped. It is invalid, not unavailable, because the outcome
 	// is known and the same request would fail the same way: raise the cap

@@ -100,13 +100,23 @@ type SpawnOpts struct {
 	// starting a second one. "" = no name; else it must match
 	// SessionIDPattern.
 	Name string
+	// Size is a TTY's initial size (needs TTY and CapResize); nil = the
+	// adapter's default (24 rows of 80 columns).
+	Size *TermSize
 }
 
 // Validate reports an *InvalidError with detail spawn_options for a Name that
-// does not match SessionIDPattern.
+// does not match SessionIDPattern or a Size without TTY, and term_size for
+// a Size out of bounds.
 func (o SpawnOpts) Validate() error {
 	if o.Name != "" && ValidateSessionID(o.Name) != nil {
 		return &InvalidError{Detail: DetailSpawnOptions + ": session name must match " + SessionIDPattern}
+	}
+	if o.Size != nil {
+		if !o.TTY {
+			return &InvalidError{Detail: DetailSpawnOptions + ": a size needs a TTY"}
+		}
+		return o.Size.Validate()
 	}
 	return nil
 }
@@ -163,6 +173,11 @@ func ValidateSpawn(a Adapter, cmd Cmd, opts SpawnOpts) error {
 	}
 	if opts.TTY {
 		if err := Require(a, CapTTY); err != nil {
+			return err
+		}
+	}
+	if opts.Size != nil {
+		if err := Require(a, CapResize); err != nil {
 			return err
 		}
 	}

@@ -42,12 +42,29 @@ type commandActor struct {
 	writing *stdinReq  // the request a writer goroutine is carrying out
 }
 
-// stdinReq is one WriteStdin or CloseStdin request.
+// stdinReq is one WriteStdin, CloseStdin, Signal or Resize request: they
+// reach the stream one at a time, in order (a Ctrl-C comes after the input
+// typed before it).
 type stdinReq struct {
 	id      string
 	replyTo *actor.PID
 	data    []byte
 	close   bool
+	signal  paddock.Signal    // a Signal request
+	size    *paddock.TermSize // a Resize request
+}
+
+// op is the operation of a request.
+func (r stdinReq) op() operation {
+	switch {
+	case r.signal != "":
+		return opSignal
+	case r.size != nil:
+		return opResize
+	case r.close:
+		return opCloseStdin
+	}
+	return opWriteStdin
 }
 
 func newCommand(rt *Runtime, ref paddock.Ref, p paddock.Provider, st paddock.Stream, owner *actor.PID, window int, root *actor.PID) actor.Producer {
@@ -83,6 +100,14 @@ func (a *commandActor) Receive(c *actor.Context) {
 		a.stdin(c, stdinReq{id: m.GetId(), replyTo: c.Sender(), data: m.GetData()})
 	case *messages.CloseStdinRequest:
 		a.stdin(c, stdinReq{id: m.GetId(), replyTo: c.Sender(), close: true})
+	case *messages.SignalRequest:
+		a.stdin(c, stdinReq{id: m.GetId(), replyTo: c.Sender(), signal: paddock.Signal(m.GetSignal())})
+	case *messages.ResizeRequest:
+		size := wire.TermSizeFromMessage(m.GetSize())
+		if size == nil {
+			size = &paddock.TermSize{}
+		}
+		a.stdin(c, stdinReq{id: m.GetId(), replyTo: c.Sender(), size: size})
 	case stdinDone:
 		a.writing = nil
 		err := m.err
@@ -230,6 +255,7 @@ func closeQuietly(st paddock.Stream) {
 // writer goroutine.
 func (a *commandActor) write(e *actor.Engine, req stdinReq) {
 	st, ctx, self := a.stream, a.ctx, a.self
+	ad, _ := a.rt.cfg.Adapters.Lookup(a.provider) // the adapter it was spawned through
 	a.rt.goTracked("writing to the stdin of "+string(a.ref), func() {
 		defer func() {
 			if v := recover(); v != nil {
@@ -237,9 +263,16 @@ func (a *commandActor) write(e *actor.Engine, req stdinReq) {
 			}
 		}()
 		var err error
-		if req.close {
+		switch {
+		case req.signal != "" && ad == nil, req.size != nil && ad == nil:
+			err = paddock.ErrNotSupported
+		case req.signal != "":
+			err = paddock.SignalCommand(ctx, ad, st, req.signal)
+		case req.size != nil:
+			err = paddock.ResizeTerminal(ctx, ad, st, *req.size)
+		case req.close:
 			err = st.CloseStdin(ctx)
-		} else {
+		default:
 			err = st.WriteStdin(ctx, req.data)
 		}
 		e.Send(self, stdinDone{req: req, err: err})
@@ -286,13 +319,8 @@ func (a *commandActor) nextWrite(c *actor.Context) {
 
 // answer replies to a stdin request with err.
 func (a *commandActor) answer(c *actor.Context, req stdinReq, err error) {
-	var (
-		o operation = opWriteStdin
-		f *messages.Failure
-	)
-	if req.close {
-		o = opCloseStdin
-	}
+	var f *messages.Failure
+	o := req.op()
 	if err != nil {
 		f = wire.FailureOf(&paddock.OpError{Op: o.name(), Provider: a.provider, Err: err})
 	}
@@ -304,7 +332,7 @@ func (a *commandActor) answer(c *actor.Context, req stdinReq, err error) {
 // and a close is ok.
 func (a *commandActor) refuse(c *actor.Context, req stdinReq) {
 	var err error
-	if a.detached || !req.close {
+	if a.detached || req.op() != opCloseStdin {
 		err = paddock.ErrCommandExited
 	}
 	a.answer(c, req, err)

@@ -163,7 +163,7 @@ func (rt *Runtime) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd,
 func (rt *Runtime) SpawnTo(ctx context.Context, owner *actor.PID, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts, window int) (paddock.Subscription, string, error) {
 	r, err := invoke(ctx, rt, opSpawn, h.Provider, h.Name, &messages.SpawnRequest{Handle: wire.HandleMessage(h), Cmd: wire.CmdMessage(cmd),
 		Owner: messages.PidOf(owner), Stdin: opts.Stdin, Tty: opts.TTY, Detachable: opts.Detachable,
-		SessionName: opts.Name, Window: uint32(max(window, 0))})
+		SessionName: opts.Name, Window: uint32(max(window, 0)), Size: wire.TermSizeMessage(opts.Size)})
 	if err != nil {
 		return paddock.Subscription{}, "", err
 	}
@@ -198,6 +198,20 @@ func (rt *Runtime) AttachTo(ctx context.Context, owner *actor.PID, h paddock.Han
 func (rt *Runtime) WriteStdin(ctx context.Context, c paddock.Subscription, p []byte) error {
 	data := bytes.Clone(p) // the caller may reuse p once we return, even on a timeout
 	_, err := invoke(ctx, rt, opWriteStdin, c.Provider, "", &messages.WriteStdinRequest{Command: wire.CommandMessage(c), Data: data})
+	return err
+}
+
+// Signal delivers sig to the live command, in order with its stdin
+// requests; ErrCommandExited after its exit or a StopCommand.
+func (rt *Runtime) Signal(ctx context.Context, c paddock.Subscription, sig paddock.Signal) error {
+	_, err := invoke(ctx, rt, opSignal, c.Provider, "", &messages.SignalRequest{Command: wire.CommandMessage(c), Signal: string(sig)})
+	return err
+}
+
+// Resize sets the live TTY command's terminal size; ErrCommandExited after
+// its exit or a StopCommand.
+func (rt *Runtime) Resize(ctx context.Context, c paddock.Subscription, size paddock.TermSize) error {
+	_, err := invoke(ctx, rt, opResize, c.Provider, "", &messages.ResizeRequest{Command: wire.CommandMessage(c), Size: wire.TermSizeMessage(&size)})
 	return err
 }
 

@@ -38,6 +38,16 @@ func (s *FrameStream) Subscription() paddock.Subscription { return s.sub }
 // adapter made none).
 func (s *FrameStream) SessionID() string { return s.sessionID }
 
+// Signal delivers sig to the command.
+func (s *FrameStream) Signal(ctx context.Context, sig paddock.Signal) error {
+	return s.rt.Signal(ctx, s.sub, sig)
+}
+
+// Resize sets the command's terminal size.
+func (s *FrameStream) Resize(ctx context.Context, size paddock.TermSize) error {
+	return s.rt.Resize(ctx, s.sub, size)
+}
+
 // WriteStdin writes p to the command's stdin.
 func (s *FrameStream) WriteStdin(ctx context.Context, p []byte) error {
 	return s.rt.WriteStdin(ctx, s.sub, p)

@@ -33,6 +33,8 @@ var (
 	opSpawn                = declare("spawn", nil, (*sandboxActor).spawn)
 	opWriteStdin           = declare[*messages.WriteStdinRequest, *messages.WriteStdinReply]("write_stdin", (*root).writeStdin, nil)
 	opCloseStdin           = declare[*messages.CloseStdinRequest, *messages.CloseStdinReply]("close_stdin", (*root).closeStdin, nil)
+	opSignal               = declare[*messages.SignalRequest, *messages.SignalReply]("signal", (*root).signal, nil)
+	opResize               = declare[*messages.ResizeRequest, *messages.ResizeReply]("resize", (*root).resize, nil)
 	opStopCommand          = declare[*messages.StopCommandRequest, *messages.StopCommandReply]("stop_command", (*root).stopCommand, nil)
 	opListSessions         = declare("list_sessions", nil, (*sandboxActor).listSessions)
 	opAttach               = declare("attach", nil, (*sandboxActor).attach)
@@ -62,7 +64,7 @@ var operations map[reflect.Type]operation
 func init() {
 	all := []operation{
 		opCreate, opCreateNew, opGet, opDestroy, opDestroyOnce, opList, opSuspend, opResume,
-		opExec, opSpawn, opWriteStdin, opCloseStdin, opStopCommand, opListSessions, opAttach,
+		opExec, opSpawn, opWriteStdin, opCloseStdin, opSignal, opResize, opStopCommand, opListSessions, opAttach,
 		opTerminateSession, opApplyNetworkPolicy, opPublicURL, opCreateCheckpoint,
 		opCreateCheckpointOnce, opRestoreCheckpoint, opListCheckpoints, opWriteFile, opReadFile,
 		opListDir, opStat, opRemove, opRename, opMakeDir, opExpose, opRevoke,

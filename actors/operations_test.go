@@ -47,7 +47,7 @@ func (r *recorder) count(method string) int {
 
 func (r *recorder) Capabilities() paddock.CapabilitySet {
 	return paddock.NewCapabilitySet(append(fake.Capabilities().List(),
-		paddock.CapCheckpoint, paddock.CapCreateCheckpointOnce, paddock.CapDestroyOnce)...)
+		paddock.CapCheckpoint, paddock.CapCreateCheckpointOnce, paddock.CapDestroyOnce, paddock.CapSignal, paddock.CapResize)...)
 }
 
 func (r *recorder) Create(ctx context.Context, name string, o paddock.CreateOpts) (paddock.Handle, error) {
@@ -184,6 +184,14 @@ func (s *recordedStream) CloseStdin(ctx context.Context) error {
 func (s *recordedStream) Close() error {
 	s.r.saw("Close")
 	return s.Stream.Close()
+}
+func (s *recordedStream) Signal(context.Context, paddock.Signal) error {
+	s.r.saw("Signal")
+	return nil
+}
+func (s *recordedStream) Resize(context.Context, paddock.TermSize) error {
+	s.r.saw("Resize")
+	return nil
 }
 
 // path is one way of reaching an operation.
@@ -339,6 +347,32 @@ var reach = map[string]struct {
 			require.NoError(t, err)
 			defer st.Close()
 			return st.WriteStdin(ctx, []byte("x"))
+		}},
+	"signal": {"Signal",
+		func(t *testing.T, f *opFixture) error {
+			return f.rt.Signal(ctx, f.live(t).Subscription(), paddock.SignalUsr1)
+		},
+		func(t *testing.T, f *opFixture) error {
+			return f.raw(t, &messages.SignalRequest{Id: "r", Command: f.cmdOf(f.live(t)), Signal: "USR1"})
+		},
+		func(t *testing.T, f *opFixture) error {
+			st, err := f.v.Spawn(ctx, f.h, paddock.NewCmd("emit", "stay"), paddock.SpawnOpts{})
+			require.NoError(t, err)
+			defer st.Close()
+			return paddock.SignalCommand(ctx, f.v, st, paddock.SignalUsr1)
+		}},
+	"resize": {"Resize",
+		func(t *testing.T, f *opFixture) error {
+			return f.rt.Resize(ctx, f.live(t).Subscription(), paddock.TermSize{Cols: 90, Rows: 30})
+		},
+		func(t *testing.T, f *opFixture) error {
+			return f.raw(t, &messages.ResizeRequest{Id: "r", Command: f.cmdOf(f.live(t)), Size: &messages.TermSize{Cols: 90, Rows: 30}})
+		},
+		func(t *testing.T, f *opFixture) error {
+			st, err := f.v.Spawn(ctx, f.h, paddock.NewCmd("emit", "stay"), paddock.SpawnOpts{})
+			require.NoError(t, err)
+			defer st.Close()
+			return paddock.ResizeTerminal(ctx, f.v, st, paddock.TermSize{Cols: 90, Rows: 30})
 		}},
 	"close_stdin": {"CloseStdin",
 		func(t *testing.T, f *opFixture) error { return f.rt.CloseStdin(ctx, f.live(t).Subscription()) },

@@ -348,13 +348,29 @@ func (r *root) command(c *actor.Context, req proto.Message, ref *messages.Comman
 // writeStdin forwards to a live command; a finished, detached or unknown
 // one has exited.
 func (r *root) writeStdin(c *actor.Context, m *messages.WriteStdinRequest) {
-	cmd, ok := r.command(c, m, m.GetCommand())
+	r.forwardToLive(c, m, m.GetCommand())
+}
+
+// signal forwards to a live command; for any other the command exited.
+func (r *root) signal(c *actor.Context, m *messages.SignalRequest) {
+	r.forwardToLive(c, m, m.GetCommand())
+}
+
+// resize forwards to a live command; for any other the command exited.
+func (r *root) resize(c *actor.Context, m *messages.ResizeRequest) {
+	r.forwardToLive(c, m, m.GetCommand())
+}
+
+// forwardToLive sends a request for one command to its actor, or answers
+// ErrCommandExited when it is no longer live.
+func (r *root) forwardToLive(c *actor.Context, m request, ref *messages.CommandRef) {
+	cmd, ok := r.command(c, m, ref)
 	switch {
 	case !ok:
 	case cmd != nil:
 		c.Engine().SendWithSender(cmd.pid, m, c.Sender())
 	default:
-		r.fail(c, m, paddock.Provider(m.GetCommand().GetProvider()), "", paddock.ErrCommandExited)
+		r.fail(c, m, paddock.Provider(ref.GetProvider()), "", paddock.ErrCommandExited)
 	}
 }
 

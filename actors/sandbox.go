@@ -312,7 +312,8 @@ func (s *sandboxActor) listSessions(cl opCall, _ *messages.ListSessionsRequest) 
 // the command actor and answers.
 func (s *sandboxActor) spawn(cl opCall, m *messages.SpawnRequest) (*messages.SpawnReply, error) {
 	cmd := wire.CmdFromMessage(m.GetCmd())
-	opts := paddock.SpawnOpts{Stdin: m.GetStdin(), TTY: m.GetTty(), Detachable: m.GetDetachable(), Name: m.GetSessionName()}
+	opts := paddock.SpawnOpts{Stdin: m.GetStdin(), TTY: m.GetTty(), Detachable: m.GetDetachable(), Name: m.GetSessionName(),
+		Size: wire.TermSizeFromMessage(m.GetSize())}
 	if err := paddock.ValidateSpawn(s.a, cmd, opts); err != nil {
 		return nil, err
 	}

@@ -189,6 +189,12 @@ func (v *streamView) Next(ctx context.Context) (paddock.Event, error) {
 }
 func (v *streamView) WriteStdin(ctx context.Context, p []byte) error { return v.s.WriteStdin(ctx, p) }
 func (v *streamView) CloseStdin(ctx context.Context) error           { return v.s.CloseStdin(ctx) }
+func (v *streamView) Signal(ctx context.Context, sig paddock.Signal) error {
+	return v.s.Signal(ctx, sig)
+}
+func (v *streamView) Resize(ctx context.Context, size paddock.TermSize) error {
+	return v.s.Resize(ctx, size)
+}
 func (v *streamView) Close() error {
 	v.closed.Store(true)
 	return v.s.Close()

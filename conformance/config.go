@@ -102,6 +102,13 @@ type Fixtures struct {
 	// ExecBulk and SpawnBulk are what each turn of the load case runs,
 	// through Exec and Spawn: some kilobytes, and more than a pipe holds.
 	ExecBulk, SpawnBulk BulkFixture
+	// SignalTrap (needed with the signal capability) prints "ready", then
+	// "usr1" on each USR1 and keeps running; INT ends it with 130.
+	SignalTrap paddock.Cmd
+	// TermSize (needed with the resize capability) prints its terminal's
+	// size as `stty size` does ("rows cols"), then again for each line of
+	// stdin, until EOF.
+	TermSize paddock.Cmd
 }
 
 // FakeFixtures is the scripted vocabulary of the reference fake.
@@ -143,13 +150,15 @@ func numberLines(from, to int) []byte {
 // ShellFixtures is the vocabulary for any adapter with a POSIX shell.
 func ShellFixtures() Fixtures {
 	return Fixtures{
-		ExecOK:    ExecFixture{Cmd: paddock.NewCmd("sh", "-c", "echo hello"), Expect: "hello"},
-		ExecFail:  ExecFailFixture{Cmd: paddock.NewCmd("sh", "-c", "echo oops; exit 3"), Code: 3},
-		ExecSplit: ExecSplitFixture{Cmd: paddock.NewCmd("sh", "-c", "printf 'to stdout'; printf 'to stderr' >&2; exit 4"), Stdout: "to stdout", Stderr: "to stderr", Code: 4},
-		SpawnOK:   paddock.NewCmd("sh", "-c", "echo hello"),
-		SpawnStay: paddock.NewCmd("sh", "-c", "echo ready; exec cat"),
-		ExecBulk:  BulkFixture{Cmd: paddock.NewCmd("seq", "1", "3000"), Output: numberLines(1, 3000)},
-		SpawnBulk: BulkFixture{Cmd: paddock.NewCmd("seq", "1", "20000"), Output: numberLines(1, 20000)},
+		ExecOK:     ExecFixture{Cmd: paddock.NewCmd("sh", "-c", "echo hello"), Expect: "hello"},
+		ExecFail:   ExecFailFixture{Cmd: paddock.NewCmd("sh", "-c", "echo oops; exit 3"), Code: 3},
+		ExecSplit:  ExecSplitFixture{Cmd: paddock.NewCmd("sh", "-c", "printf 'to stdout'; printf 'to stderr' >&2; exit 4"), Stdout: "to stdout", Stderr: "to stderr", Code: 4},
+		SpawnOK:    paddock.NewCmd("sh", "-c", "echo hello"),
+		SpawnStay:  paddock.NewCmd("sh", "-c", "echo ready; exec cat"),
+		ExecBulk:   BulkFixture{Cmd: paddock.NewCmd("seq", "1", "3000"), Output: numberLines(1, 3000)},
+		SpawnBulk:  BulkFixture{Cmd: paddock.NewCmd("seq", "1", "20000"), Output: numberLines(1, 20000)},
+		SignalTrap: paddock.NewCmd("sh", "-c", `trap 'echo usr1' USR1; echo ready; while :; do sleep 0.05; done`),
+		TermSize:   paddock.NewCmd("sh", "-c", `stty size; while read line; do stty size; done`),
 	}
 }
 

@@ -109,6 +109,8 @@ func (s *suite) cases() []testCase {
 		testCase{"27 Exec keeps stderr apart, or merges it", execSplitsOrMerges},
 		testCase{"28 Exec holds at most its output cap", execOutputCap},
 		testCase{"29 file operations list, describe, move and remove", s.gate(paddock.CapFiles, fileOperations, fileOperationsRefused)},
+		testCase{"30 signals reach a live command", s.gate(paddock.CapSignal, signalsReachTheCommand, signalsRefused)},
+		testCase{"31 a terminal starts at its size and resizes", s.gate(paddock.CapResize, terminalResizes, terminalResizeRefused)},
 	)
 	return cases
 }

@@ -128,7 +128,13 @@ func (s *ownedStream) WriteStdin(ctx context.Context, p []byte) error {
 	return s.rt.WriteStdin(ctx, s.cmd, p)
 }
 func (s *ownedStream) CloseStdin(ctx context.Context) error { return s.rt.CloseStdin(ctx, s.cmd) }
-func (s *ownedStream) SessionID() string                    { return s.session }
+func (s *ownedStream) Signal(ctx context.Context, sig paddock.Signal) error {
+	return s.rt.Signal(ctx, s.cmd, sig)
+}
+func (s *ownedStream) Resize(ctx context.Context, size paddock.TermSize) error {
+	return s.rt.Resize(ctx, s.cmd, size)
+}
+func (s *ownedStream) SessionID() string { return s.session }
 
 // Close detaches, then stops the owner actor.
 func (s *ownedStream) Close() error {

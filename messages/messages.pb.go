@@ -2457,6 +2457,7 @@ type SpawnRequest struct {
 	Detachable    bool                   `protobuf:"varint,7,opt,name=detachable,proto3" json:"detachable,omitempty"`
 	SessionName   string                 `protobuf:"bytes,8,opt,name=session_name,json=sessionName,proto3" json:"session_name,omitempty"` // named spawn; "" = none
 	Window        uint32                 `protobuf:"varint,9,opt,name=window,proto3" json:"window,omitempty"`                             // initial output credit; 0 = the runtime's default
+	Size          *TermSize              `protobuf:"bytes,10,opt,name=size,proto3" json:"size,omitempty"`                                 // a TTY's initial size; absent = the default
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2554,6 +2555,66 @@ func (x *SpawnRequest) GetWindow() uint32 {
 	return 0
 }
 
+func (x *SpawnRequest) GetSize() *TermSize {
+	if x != nil {
+		return x.Size
+	}
+	return nil
+}
+
+// TermSize is a terminal's size in character cells.
+type TermSize struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cols          uint32                 `protobuf:"varint,1,opt,name=cols,proto3" json:"cols,omitempty"`
+	Rows          uint32                 `protobuf:"varint,2,opt,name=rows,proto3" json:"rows,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TermSize) Reset() {
+	*x = TermSize{}
+	mi := &file_messages_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TermSize) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TermSize) ProtoMessage() {}
+
+func (x *TermSize) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TermSize.ProtoReflect.Descriptor instead.
+func (*TermSize) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *TermSize) GetCols() uint32 {
+	if x != nil {
+		return x.Cols
+	}
+	return 0
+}
+
+func (x *TermSize) GetRows() uint32 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
 type SpawnReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -2566,7 +2627,7 @@ type SpawnReply struct {
 
 func (x *SpawnReply) Reset() {
 	*x = SpawnReply{}
-	mi := &file_messages_proto_msgTypes[35]
+	mi := &file_messages_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2578,7 +2639,7 @@ func (x *SpawnReply) String() string {
 func (*SpawnReply) ProtoMessage() {}
 
 func (x *SpawnReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[35]
+	mi := &file_messages_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2591,7 +2652,7 @@ func (x *SpawnReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpawnReply.ProtoReflect.Descriptor instead.
 func (*SpawnReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{35}
+	return file_messages_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SpawnReply) GetId() string {
@@ -2633,7 +2694,7 @@ type WriteStdinRequest struct {
 
 func (x *WriteStdinRequest) Reset() {
 	*x = WriteStdinRequest{}
-	mi := &file_messages_proto_msgTypes[36]
+	mi := &file_messages_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2645,7 +2706,7 @@ func (x *WriteStdinRequest) String() string {
 func (*WriteStdinRequest) ProtoMessage() {}
 
 func (x *WriteStdinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[36]
+	mi := &file_messages_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2658,7 +2719,7 @@ func (x *WriteStdinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStdinRequest.ProtoReflect.Descriptor instead.
 func (*WriteStdinRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{36}
+	return file_messages_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *WriteStdinRequest) GetId() string {
@@ -2692,7 +2753,7 @@ type WriteStdinReply struct {
 
 func (x *WriteStdinReply) Reset() {
 	*x = WriteStdinReply{}
-	mi := &file_messages_proto_msgTypes[37]
+	mi := &file_messages_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2704,7 +2765,7 @@ func (x *WriteStdinReply) String() string {
 func (*WriteStdinReply) ProtoMessage() {}
 
 func (x *WriteStdinReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[37]
+	mi := &file_messages_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2717,7 +2778,7 @@ func (x *WriteStdinReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStdinReply.ProtoReflect.Descriptor instead.
 func (*WriteStdinReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{37}
+	return file_messages_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *WriteStdinReply) GetId() string {
@@ -2734,6 +2795,233 @@ func (x *WriteStdinReply) GetFailure() *Failure {
 	return nil
 }
 
+// SignalRequest delivers a signal (INT, TERM, HUP, KILL, QUIT, USR1, USR2)
+// to a live command, in order with its stdin requests.
+type SignalRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Command       *CommandRef            `protobuf:"bytes,2,opt,name=command,proto3" json:"command,omitempty"`
+	Signal        string                 `protobuf:"bytes,3,opt,name=signal,proto3" json:"signal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignalRequest) Reset() {
+	*x = SignalRequest{}
+	mi := &file_messages_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignalRequest) ProtoMessage() {}
+
+func (x *SignalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignalRequest.ProtoReflect.Descriptor instead.
+func (*SignalRequest) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *SignalRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *SignalRequest) GetCommand() *CommandRef {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+func (x *SignalRequest) GetSignal() string {
+	if x != nil {
+		return x.Signal
+	}
+	return ""
+}
+
+type SignalReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Failure       *Failure               `protobuf:"bytes,2,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignalReply) Reset() {
+	*x = SignalReply{}
+	mi := &file_messages_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignalReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignalReply) ProtoMessage() {}
+
+func (x *SignalReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignalReply.ProtoReflect.Descriptor instead.
+func (*SignalReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *SignalReply) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *SignalReply) GetFailure() *Failure {
+	if x != nil {
+		return x.Failure
+	}
+	return nil
+}
+
+// ResizeRequest sets a live TTY command's terminal size.
+type ResizeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Command       *CommandRef            `protobuf:"bytes,2,opt,name=command,proto3" json:"command,omitempty"`
+	Size          *TermSize              `protobuf:"bytes,3,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResizeRequest) Reset() {
+	*x = ResizeRequest{}
+	mi := &file_messages_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResizeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResizeRequest) ProtoMessage() {}
+
+func (x *ResizeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResizeRequest.ProtoReflect.Descriptor instead.
+func (*ResizeRequest) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ResizeRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ResizeRequest) GetCommand() *CommandRef {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+func (x *ResizeRequest) GetSize() *TermSize {
+	if x != nil {
+		return x.Size
+	}
+	return nil
+}
+
+type ResizeReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Failure       *Failure               `protobuf:"bytes,2,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResizeReply) Reset() {
+	*x = ResizeReply{}
+	mi := &file_messages_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResizeReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResizeReply) ProtoMessage() {}
+
+func (x *ResizeReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResizeReply.ProtoReflect.Descriptor instead.
+func (*ResizeReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ResizeReply) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ResizeReply) GetFailure() *Failure {
+	if x != nil {
+		return x.Failure
+	}
+	return nil
+}
+
 type CloseStdinRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -2744,7 +3032,7 @@ type CloseStdinRequest struct {
 
 func (x *CloseStdinRequest) Reset() {
 	*x = CloseStdinRequest{}
-	mi := &file_messages_proto_msgTypes[38]
+	mi := &file_messages_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2756,7 +3044,7 @@ func (x *CloseStdinRequest) String() string {
 func (*CloseStdinRequest) ProtoMessage() {}
 
 func (x *CloseStdinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[38]
+	mi := &file_messages_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2769,7 +3057,7 @@ func (x *CloseStdinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseStdinRequest.ProtoReflect.Descriptor instead.
 func (*CloseStdinRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{38}
+	return file_messages_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CloseStdinRequest) GetId() string {
@@ -2796,7 +3084,7 @@ type CloseStdinReply struct {
 
 func (x *CloseStdinReply) Reset() {
 	*x = CloseStdinReply{}
-	mi := &file_messages_proto_msgTypes[39]
+	mi := &file_messages_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2808,7 +3096,7 @@ func (x *CloseStdinReply) String() string {
 func (*CloseStdinReply) ProtoMessage() {}
 
 func (x *CloseStdinReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[39]
+	mi := &file_messages_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2821,7 +3109,7 @@ func (x *CloseStdinReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseStdinReply.ProtoReflect.Descriptor instead.
 func (*CloseStdinReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{39}
+	return file_messages_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CloseStdinReply) GetId() string {
@@ -2848,7 +3136,7 @@ type StopCommandRequest struct {
 
 func (x *StopCommandRequest) Reset() {
 	*x = StopCommandRequest{}
-	mi := &file_messages_proto_msgTypes[40]
+	mi := &file_messages_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2860,7 +3148,7 @@ func (x *StopCommandRequest) String() string {
 func (*StopCommandRequest) ProtoMessage() {}
 
 func (x *StopCommandRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[40]
+	mi := &file_messages_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2873,7 +3161,7 @@ func (x *StopCommandRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopCommandRequest.ProtoReflect.Descriptor instead.
 func (*StopCommandRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{40}
+	return file_messages_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *StopCommandRequest) GetId() string {
@@ -2900,7 +3188,7 @@ type StopCommandReply struct {
 
 func (x *StopCommandReply) Reset() {
 	*x = StopCommandReply{}
-	mi := &file_messages_proto_msgTypes[41]
+	mi := &file_messages_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2912,7 +3200,7 @@ func (x *StopCommandReply) String() string {
 func (*StopCommandReply) ProtoMessage() {}
 
 func (x *StopCommandReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[41]
+	mi := &file_messages_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2925,7 +3213,7 @@ func (x *StopCommandReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopCommandReply.ProtoReflect.Descriptor instead.
 func (*StopCommandReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{41}
+	return file_messages_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *StopCommandReply) GetId() string {
@@ -2952,7 +3240,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_messages_proto_msgTypes[42]
+	mi := &file_messages_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2964,7 +3252,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[42]
+	mi := &file_messages_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2977,7 +3265,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{42}
+	return file_messages_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListSessionsRequest) GetId() string {
@@ -3005,7 +3293,7 @@ type ListSessionsReply struct {
 
 func (x *ListSessionsReply) Reset() {
 	*x = ListSessionsReply{}
-	mi := &file_messages_proto_msgTypes[43]
+	mi := &file_messages_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3017,7 +3305,7 @@ func (x *ListSessionsReply) String() string {
 func (*ListSessionsReply) ProtoMessage() {}
 
 func (x *ListSessionsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[43]
+	mi := &file_messages_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3030,7 +3318,7 @@ func (x *ListSessionsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsReply.ProtoReflect.Descriptor instead.
 func (*ListSessionsReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{43}
+	return file_messages_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListSessionsReply) GetId() string {
@@ -3068,7 +3356,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_messages_proto_msgTypes[44]
+	mi := &file_messages_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3080,7 +3368,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[44]
+	mi := &file_messages_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3093,7 +3381,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{44}
+	return file_messages_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *AttachRequest) GetId() string {
@@ -3149,7 +3437,7 @@ type AttachReply struct {
 
 func (x *AttachReply) Reset() {
 	*x = AttachReply{}
-	mi := &file_messages_proto_msgTypes[45]
+	mi := &file_messages_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3161,7 +3449,7 @@ func (x *AttachReply) String() string {
 func (*AttachReply) ProtoMessage() {}
 
 func (x *AttachReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[45]
+	mi := &file_messages_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3174,7 +3462,7 @@ func (x *AttachReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachReply.ProtoReflect.Descriptor instead.
 func (*AttachReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{45}
+	return file_messages_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *AttachReply) GetId() string {
@@ -3211,7 +3499,7 @@ type TerminateSessionRequest struct {
 
 func (x *TerminateSessionRequest) Reset() {
 	*x = TerminateSessionRequest{}
-	mi := &file_messages_proto_msgTypes[46]
+	mi := &file_messages_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3223,7 +3511,7 @@ func (x *TerminateSessionRequest) String() string {
 func (*TerminateSessionRequest) ProtoMessage() {}
 
 func (x *TerminateSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[46]
+	mi := &file_messages_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3236,7 +3524,7 @@ func (x *TerminateSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminateSessionRequest.ProtoReflect.Descriptor instead.
 func (*TerminateSessionRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{46}
+	return file_messages_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *TerminateSessionRequest) GetId() string {
@@ -3284,7 +3572,7 @@ type TerminateSessionReply struct {
 
 func (x *TerminateSessionReply) Reset() {
 	*x = TerminateSessionReply{}
-	mi := &file_messages_proto_msgTypes[47]
+	mi := &file_messages_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3296,7 +3584,7 @@ func (x *TerminateSessionReply) String() string {
 func (*TerminateSessionReply) ProtoMessage() {}
 
 func (x *TerminateSessionReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[47]
+	mi := &file_messages_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3309,7 +3597,7 @@ func (x *TerminateSessionReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminateSessionReply.ProtoReflect.Descriptor instead.
 func (*TerminateSessionReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{47}
+	return file_messages_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *TerminateSessionReply) GetId() string {
@@ -3337,7 +3625,7 @@ type ApplyNetworkPolicyRequest struct {
 
 func (x *ApplyNetworkPolicyRequest) Reset() {
 	*x = ApplyNetworkPolicyRequest{}
-	mi := &file_messages_proto_msgTypes[48]
+	mi := &file_messages_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3349,7 +3637,7 @@ func (x *ApplyNetworkPolicyRequest) String() string {
 func (*ApplyNetworkPolicyRequest) ProtoMessage() {}
 
 func (x *ApplyNetworkPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[48]
+	mi := &file_messages_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3362,7 +3650,7 @@ func (x *ApplyNetworkPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyNetworkPolicyRequest.ProtoReflect.Descriptor instead.
 func (*ApplyNetworkPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{48}
+	return file_messages_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ApplyNetworkPolicyRequest) GetId() string {
@@ -3396,7 +3684,7 @@ type ApplyNetworkPolicyReply struct {
 
 func (x *ApplyNetworkPolicyReply) Reset() {
 	*x = ApplyNetworkPolicyReply{}
-	mi := &file_messages_proto_msgTypes[49]
+	mi := &file_messages_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3408,7 +3696,7 @@ func (x *ApplyNetworkPolicyReply) String() string {
 func (*ApplyNetworkPolicyReply) ProtoMessage() {}
 
 func (x *ApplyNetworkPolicyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[49]
+	mi := &file_messages_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3421,7 +3709,7 @@ func (x *ApplyNetworkPolicyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyNetworkPolicyReply.ProtoReflect.Descriptor instead.
 func (*ApplyNetworkPolicyReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{49}
+	return file_messages_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ApplyNetworkPolicyReply) GetId() string {
@@ -3448,7 +3736,7 @@ type PublicURLRequest struct {
 
 func (x *PublicURLRequest) Reset() {
 	*x = PublicURLRequest{}
-	mi := &file_messages_proto_msgTypes[50]
+	mi := &file_messages_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3460,7 +3748,7 @@ func (x *PublicURLRequest) String() string {
 func (*PublicURLRequest) ProtoMessage() {}
 
 func (x *PublicURLRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[50]
+	mi := &file_messages_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3473,7 +3761,7 @@ func (x *PublicURLRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublicURLRequest.ProtoReflect.Descriptor instead.
 func (*PublicURLRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{50}
+	return file_messages_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *PublicURLRequest) GetId() string {
@@ -3501,7 +3789,7 @@ type PublicURLReply struct {
 
 func (x *PublicURLReply) Reset() {
 	*x = PublicURLReply{}
-	mi := &file_messages_proto_msgTypes[51]
+	mi := &file_messages_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3513,7 +3801,7 @@ func (x *PublicURLReply) String() string {
 func (*PublicURLReply) ProtoMessage() {}
 
 func (x *PublicURLReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[51]
+	mi := &file_messages_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3526,7 +3814,7 @@ func (x *PublicURLReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublicURLReply.ProtoReflect.Descriptor instead.
 func (*PublicURLReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{51}
+	return file_messages_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *PublicURLReply) GetId() string {
@@ -3561,7 +3849,7 @@ type CreateCheckpointRequest struct {
 
 func (x *CreateCheckpointRequest) Reset() {
 	*x = CreateCheckpointRequest{}
-	mi := &file_messages_proto_msgTypes[52]
+	mi := &file_messages_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3573,7 +3861,7 @@ func (x *CreateCheckpointRequest) String() string {
 func (*CreateCheckpointRequest) ProtoMessage() {}
 
 func (x *CreateCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[52]
+	mi := &file_messages_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3586,7 +3874,7 @@ func (x *CreateCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*CreateCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{52}
+	return file_messages_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *CreateCheckpointRequest) GetId() string {
@@ -3621,7 +3909,7 @@ type CreateCheckpointReply struct {
 
 func (x *CreateCheckpointReply) Reset() {
 	*x = CreateCheckpointReply{}
-	mi := &file_messages_proto_msgTypes[53]
+	mi := &file_messages_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3633,7 +3921,7 @@ func (x *CreateCheckpointReply) String() string {
 func (*CreateCheckpointReply) ProtoMessage() {}
 
 func (x *CreateCheckpointReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[53]
+	mi := &file_messages_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3646,7 +3934,7 @@ func (x *CreateCheckpointReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckpointReply.ProtoReflect.Descriptor instead.
 func (*CreateCheckpointReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{53}
+	return file_messages_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *CreateCheckpointReply) GetId() string {
@@ -3682,7 +3970,7 @@ type CreateCheckpointOnceRequest struct {
 
 func (x *CreateCheckpointOnceRequest) Reset() {
 	*x = CreateCheckpointOnceRequest{}
-	mi := &file_messages_proto_msgTypes[54]
+	mi := &file_messages_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3694,7 +3982,7 @@ func (x *CreateCheckpointOnceRequest) String() string {
 func (*CreateCheckpointOnceRequest) ProtoMessage() {}
 
 func (x *CreateCheckpointOnceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[54]
+	mi := &file_messages_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3707,7 +3995,7 @@ func (x *CreateCheckpointOnceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckpointOnceRequest.ProtoReflect.Descriptor instead.
 func (*CreateCheckpointOnceRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{54}
+	return file_messages_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *CreateCheckpointOnceRequest) GetId() string {
@@ -3749,7 +4037,7 @@ type CreateCheckpointOnceReply struct {
 
 func (x *CreateCheckpointOnceReply) Reset() {
 	*x = CreateCheckpointOnceReply{}
-	mi := &file_messages_proto_msgTypes[55]
+	mi := &file_messages_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3761,7 +4049,7 @@ func (x *CreateCheckpointOnceReply) String() string {
 func (*CreateCheckpointOnceReply) ProtoMessage() {}
 
 func (x *CreateCheckpointOnceReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[55]
+	mi := &file_messages_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3774,7 +4062,7 @@ func (x *CreateCheckpointOnceReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckpointOnceReply.ProtoReflect.Descriptor instead.
 func (*CreateCheckpointOnceReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{55}
+	return file_messages_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *CreateCheckpointOnceReply) GetId() string {
@@ -3809,7 +4097,7 @@ type RestoreCheckpointRequest struct {
 
 func (x *RestoreCheckpointRequest) Reset() {
 	*x = RestoreCheckpointRequest{}
-	mi := &file_messages_proto_msgTypes[56]
+	mi := &file_messages_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3821,7 +4109,7 @@ func (x *RestoreCheckpointRequest) String() string {
 func (*RestoreCheckpointRequest) ProtoMessage() {}
 
 func (x *RestoreCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[56]
+	mi := &file_messages_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3834,7 +4122,7 @@ func (x *RestoreCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*RestoreCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{56}
+	return file_messages_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *RestoreCheckpointRequest) GetId() string {
@@ -3868,7 +4156,7 @@ type RestoreCheckpointReply struct {
 
 func (x *RestoreCheckpointReply) Reset() {
 	*x = RestoreCheckpointReply{}
-	mi := &file_messages_proto_msgTypes[57]
+	mi := &file_messages_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3880,7 +4168,7 @@ func (x *RestoreCheckpointReply) String() string {
 func (*RestoreCheckpointReply) ProtoMessage() {}
 
 func (x *RestoreCheckpointReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[57]
+	mi := &file_messages_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3893,7 +4181,7 @@ func (x *RestoreCheckpointReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreCheckpointReply.ProtoReflect.Descriptor instead.
 func (*RestoreCheckpointReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{57}
+	return file_messages_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *RestoreCheckpointReply) GetId() string {
@@ -3920,7 +4208,7 @@ type ListCheckpointsRequest struct {
 
 func (x *ListCheckpointsRequest) Reset() {
 	*x = ListCheckpointsRequest{}
-	mi := &file_messages_proto_msgTypes[58]
+	mi := &file_messages_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3932,7 +4220,7 @@ func (x *ListCheckpointsRequest) String() string {
 func (*ListCheckpointsRequest) ProtoMessage() {}
 
 func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[58]
+	mi := &file_messages_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3945,7 +4233,7 @@ func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{58}
+	return file_messages_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ListCheckpointsRequest) GetId() string {
@@ -3973,7 +4261,7 @@ type ListCheckpointsReply struct {
 
 func (x *ListCheckpointsReply) Reset() {
 	*x = ListCheckpointsReply{}
-	mi := &file_messages_proto_msgTypes[59]
+	mi := &file_messages_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3985,7 +4273,7 @@ func (x *ListCheckpointsReply) String() string {
 func (*ListCheckpointsReply) ProtoMessage() {}
 
 func (x *ListCheckpointsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[59]
+	mi := &file_messages_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3998,7 +4286,7 @@ func (x *ListCheckpointsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsReply.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{59}
+	return file_messages_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListCheckpointsReply) GetId() string {
@@ -4035,7 +4323,7 @@ type WriteFileRequest struct {
 
 func (x *WriteFileRequest) Reset() {
 	*x = WriteFileRequest{}
-	mi := &file_messages_proto_msgTypes[60]
+	mi := &file_messages_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4047,7 +4335,7 @@ func (x *WriteFileRequest) String() string {
 func (*WriteFileRequest) ProtoMessage() {}
 
 func (x *WriteFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[60]
+	mi := &file_messages_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4060,7 +4348,7 @@ func (x *WriteFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteFileRequest.ProtoReflect.Descriptor instead.
 func (*WriteFileRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{60}
+	return file_messages_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *WriteFileRequest) GetId() string {
@@ -4108,7 +4396,7 @@ type WriteFileReply struct {
 
 func (x *WriteFileReply) Reset() {
 	*x = WriteFileReply{}
-	mi := &file_messages_proto_msgTypes[61]
+	mi := &file_messages_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4120,7 +4408,7 @@ func (x *WriteFileReply) String() string {
 func (*WriteFileReply) ProtoMessage() {}
 
 func (x *WriteFileReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[61]
+	mi := &file_messages_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4133,7 +4421,7 @@ func (x *WriteFileReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteFileReply.ProtoReflect.Descriptor instead.
 func (*WriteFileReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{61}
+	return file_messages_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *WriteFileReply) GetId() string {
@@ -4161,7 +4449,7 @@ type ReadFileRequest struct {
 
 func (x *ReadFileRequest) Reset() {
 	*x = ReadFileRequest{}
-	mi := &file_messages_proto_msgTypes[62]
+	mi := &file_messages_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4173,7 +4461,7 @@ func (x *ReadFileRequest) String() string {
 func (*ReadFileRequest) ProtoMessage() {}
 
 func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[62]
+	mi := &file_messages_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4186,7 +4474,7 @@ func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileRequest.ProtoReflect.Descriptor instead.
 func (*ReadFileRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{62}
+	return file_messages_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ReadFileRequest) GetId() string {
@@ -4221,7 +4509,7 @@ type ReadFileReply struct {
 
 func (x *ReadFileReply) Reset() {
 	*x = ReadFileReply{}
-	mi := &file_messages_proto_msgTypes[63]
+	mi := &file_messages_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4233,7 +4521,7 @@ func (x *ReadFileReply) String() string {
 func (*ReadFileReply) ProtoMessage() {}
 
 func (x *ReadFileReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[63]
+	mi := &file_messages_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4246,7 +4534,7 @@ func (x *ReadFileReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileReply.ProtoReflect.Descriptor instead.
 func (*ReadFileReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{63}
+	return file_messages_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ReadFileReply) GetId() string {
@@ -4281,7 +4569,7 @@ type ListDirRequest struct {
 
 func (x *ListDirRequest) Reset() {
 	*x = ListDirRequest{}
-	mi := &file_messages_proto_msgTypes[64]
+	mi := &file_messages_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4293,7 +4581,7 @@ func (x *ListDirRequest) String() string {
 func (*ListDirRequest) ProtoMessage() {}
 
 func (x *ListDirRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[64]
+	mi := &file_messages_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4306,7 +4594,7 @@ func (x *ListDirRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDirRequest.ProtoReflect.Descriptor instead.
 func (*ListDirRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{64}
+	return file_messages_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ListDirRequest) GetId() string {
@@ -4341,7 +4629,7 @@ type ListDirReply struct {
 
 func (x *ListDirReply) Reset() {
 	*x = ListDirReply{}
-	mi := &file_messages_proto_msgTypes[65]
+	mi := &file_messages_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4353,7 +4641,7 @@ func (x *ListDirReply) String() string {
 func (*ListDirReply) ProtoMessage() {}
 
 func (x *ListDirReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[65]
+	mi := &file_messages_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4366,7 +4654,7 @@ func (x *ListDirReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDirReply.ProtoReflect.Descriptor instead.
 func (*ListDirReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{65}
+	return file_messages_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ListDirReply) GetId() string {
@@ -4401,7 +4689,7 @@ type StatRequest struct {
 
 func (x *StatRequest) Reset() {
 	*x = StatRequest{}
-	mi := &file_messages_proto_msgTypes[66]
+	mi := &file_messages_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4413,7 +4701,7 @@ func (x *StatRequest) String() string {
 func (*StatRequest) ProtoMessage() {}
 
 func (x *StatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[66]
+	mi := &file_messages_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4426,7 +4714,7 @@ func (x *StatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatRequest.ProtoReflect.Descriptor instead.
 func (*StatRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{66}
+	return file_messages_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *StatRequest) GetId() string {
@@ -4461,7 +4749,7 @@ type StatReply struct {
 
 func (x *StatReply) Reset() {
 	*x = StatReply{}
-	mi := &file_messages_proto_msgTypes[67]
+	mi := &file_messages_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4473,7 +4761,7 @@ func (x *StatReply) String() string {
 func (*StatReply) ProtoMessage() {}
 
 func (x *StatReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[67]
+	mi := &file_messages_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4486,7 +4774,7 @@ func (x *StatReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatReply.ProtoReflect.Descriptor instead.
 func (*StatReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{67}
+	return file_messages_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *StatReply) GetId() string {
@@ -4522,7 +4810,7 @@ type RemoveRequest struct {
 
 func (x *RemoveRequest) Reset() {
 	*x = RemoveRequest{}
-	mi := &file_messages_proto_msgTypes[68]
+	mi := &file_messages_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4534,7 +4822,7 @@ func (x *RemoveRequest) String() string {
 func (*RemoveRequest) ProtoMessage() {}
 
 func (x *RemoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[68]
+	mi := &file_messages_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4547,7 +4835,7 @@ func (x *RemoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveRequest.ProtoReflect.Descriptor instead.
 func (*RemoveRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{68}
+	return file_messages_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *RemoveRequest) GetId() string {
@@ -4588,7 +4876,7 @@ type RemoveReply struct {
 
 func (x *RemoveReply) Reset() {
 	*x = RemoveReply{}
-	mi := &file_messages_proto_msgTypes[69]
+	mi := &file_messages_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4600,7 +4888,7 @@ func (x *RemoveReply) String() string {
 func (*RemoveReply) ProtoMessage() {}
 
 func (x *RemoveReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[69]
+	mi := &file_messages_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4613,7 +4901,7 @@ func (x *RemoveReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveReply.ProtoReflect.Descriptor instead.
 func (*RemoveReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{69}
+	return file_messages_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *RemoveReply) GetId() string {
@@ -4642,7 +4930,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_messages_proto_msgTypes[70]
+	mi := &file_messages_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4654,7 +4942,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[70]
+	mi := &file_messages_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4667,7 +4955,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{70}
+	return file_messages_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *RenameRequest) GetId() string {
@@ -4708,7 +4996,7 @@ type RenameReply struct {
 
 func (x *RenameReply) Reset() {
 	*x = RenameReply{}
-	mi := &file_messages_proto_msgTypes[71]
+	mi := &file_messages_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4720,7 +5008,7 @@ func (x *RenameReply) String() string {
 func (*RenameReply) ProtoMessage() {}
 
 func (x *RenameReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[71]
+	mi := &file_messages_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4733,7 +5021,7 @@ func (x *RenameReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameReply.ProtoReflect.Descriptor instead.
 func (*RenameReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{71}
+	return file_messages_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *RenameReply) GetId() string {
@@ -4763,7 +5051,7 @@ type MakeDirRequest struct {
 
 func (x *MakeDirRequest) Reset() {
 	*x = MakeDirRequest{}
-	mi := &file_messages_proto_msgTypes[72]
+	mi := &file_messages_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4775,7 +5063,7 @@ func (x *MakeDirRequest) String() string {
 func (*MakeDirRequest) ProtoMessage() {}
 
 func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[72]
+	mi := &file_messages_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4788,7 +5076,7 @@ func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeDirRequest.ProtoReflect.Descriptor instead.
 func (*MakeDirRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{72}
+	return file_messages_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *MakeDirRequest) GetId() string {
@@ -4836,7 +5124,7 @@ type MakeDirReply struct {
 
 func (x *MakeDirReply) Reset() {
 	*x = MakeDirReply{}
-	mi := &file_messages_proto_msgTypes[73]
+	mi := &file_messages_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4848,7 +5136,7 @@ func (x *MakeDirReply) String() string {
 func (*MakeDirReply) ProtoMessage() {}
 
 func (x *MakeDirReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[73]
+	mi := &file_messages_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4861,7 +5149,7 @@ func (x *MakeDirReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeDirReply.ProtoReflect.Descriptor instead.
 func (*MakeDirReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{73}
+	return file_messages_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *MakeDirReply) GetId() string {
@@ -4890,7 +5178,7 @@ type ExposeRequest struct {
 
 func (x *ExposeRequest) Reset() {
 	*x = ExposeRequest{}
-	mi := &file_messages_proto_msgTypes[74]
+	mi := &file_messages_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4902,7 +5190,7 @@ func (x *ExposeRequest) String() string {
 func (*ExposeRequest) ProtoMessage() {}
 
 func (x *ExposeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[74]
+	mi := &file_messages_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4915,7 +5203,7 @@ func (x *ExposeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExposeRequest.ProtoReflect.Descriptor instead.
 func (*ExposeRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{74}
+	return file_messages_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *ExposeRequest) GetId() string {
@@ -4957,7 +5245,7 @@ type ExposeReply struct {
 
 func (x *ExposeReply) Reset() {
 	*x = ExposeReply{}
-	mi := &file_messages_proto_msgTypes[75]
+	mi := &file_messages_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4969,7 +5257,7 @@ func (x *ExposeReply) String() string {
 func (*ExposeReply) ProtoMessage() {}
 
 func (x *ExposeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[75]
+	mi := &file_messages_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4982,7 +5270,7 @@ func (x *ExposeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExposeReply.ProtoReflect.Descriptor instead.
 func (*ExposeReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{75}
+	return file_messages_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *ExposeReply) GetId() string {
@@ -5017,7 +5305,7 @@ type RevokeRequest struct {
 
 func (x *RevokeRequest) Reset() {
 	*x = RevokeRequest{}
-	mi := &file_messages_proto_msgTypes[76]
+	mi := &file_messages_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5029,7 +5317,7 @@ func (x *RevokeRequest) String() string {
 func (*RevokeRequest) ProtoMessage() {}
 
 func (x *RevokeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[76]
+	mi := &file_messages_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5042,7 +5330,7 @@ func (x *RevokeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeRequest.ProtoReflect.Descriptor instead.
 func (*RevokeRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{76}
+	return file_messages_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *RevokeRequest) GetId() string {
@@ -5076,7 +5364,7 @@ type RevokeReply struct {
 
 func (x *RevokeReply) Reset() {
 	*x = RevokeReply{}
-	mi := &file_messages_proto_msgTypes[77]
+	mi := &file_messages_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5088,7 +5376,7 @@ func (x *RevokeReply) String() string {
 func (*RevokeReply) ProtoMessage() {}
 
 func (x *RevokeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[77]
+	mi := &file_messages_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5101,7 +5389,7 @@ func (x *RevokeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeReply.ProtoReflect.Descriptor instead.
 func (*RevokeReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{77}
+	return file_messages_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *RevokeReply) GetId() string {
@@ -5296,7 +5584,7 @@ const file_messages_proto_rawDesc = "" +
 	"\texit_code\x18\x03 \x01(\x05R\bexitCode\x126\n" +
 	"\afailure\x18\x04 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\x12\x16\n" +
 	"\x06stderr\x18\x05 \x01(\fR\x06stderr\x123\n" +
-	"\atimeout\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\xb2\x02\n" +
+	"\atimeout\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\xe5\x02\n" +
 	"\fSpawnRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
 	"\x06handle\x18\x02 \x01(\v2\x1b.paddock.messages.v1.HandleR\x06handle\x12*\n" +
@@ -5308,7 +5596,12 @@ const file_messages_proto_rawDesc = "" +
 	"detachable\x18\a \x01(\bR\n" +
 	"detachable\x12!\n" +
 	"\fsession_name\x18\b \x01(\tR\vsessionName\x12\x16\n" +
-	"\x06window\x18\t \x01(\rR\x06window\"\xae\x01\n" +
+	"\x06window\x18\t \x01(\rR\x06window\x121\n" +
+	"\x04size\x18\n" +
+	" \x01(\v2\x1d.paddock.messages.v1.TermSizeR\x04size\"2\n" +
+	"\bTermSize\x12\x12\n" +
+	"\x04cols\x18\x01 \x01(\rR\x04cols\x12\x12\n" +
+	"\x04rows\x18\x02 \x01(\rR\x04rows\"\xae\x01\n" +
 	"\n" +
 	"SpawnReply\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
@@ -5321,6 +5614,20 @@ const file_messages_proto_rawDesc = "" +
 	"\acommand\x18\x02 \x01(\v2\x1f.paddock.messages.v1.CommandRefR\acommand\x12\x12\n" +
 	"\x04data\x18\x03 \x01(\fR\x04data\"Y\n" +
 	"\x0fWriteStdinReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x126\n" +
+	"\afailure\x18\x02 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"r\n" +
+	"\rSignalRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
+	"\acommand\x18\x02 \x01(\v2\x1f.paddock.messages.v1.CommandRefR\acommand\x12\x16\n" +
+	"\x06signal\x18\x03 \x01(\tR\x06signal\"U\n" +
+	"\vSignalReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x126\n" +
+	"\afailure\x18\x02 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"\x8d\x01\n" +
+	"\rResizeRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
+	"\acommand\x18\x02 \x01(\v2\x1f.paddock.messages.v1.CommandRefR\acommand\x121\n" +
+	"\x04size\x18\x03 \x01(\v2\x1d.paddock.messages.v1.TermSizeR\x04size\"U\n" +
+	"\vResizeReply\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x126\n" +
 	"\afailure\x18\x02 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"^\n" +
 	"\x11CloseStdinRequest\x12\x0e\n" +
@@ -5524,7 +5831,7 @@ func file_messages_proto_rawDescGZIP() []byte {
 }
 
 var file_messages_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
+var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 84)
 var file_messages_proto_goTypes = []any{
 	(ErrorKind)(0),                      // 0: paddock.messages.v1.ErrorKind
 	(Status)(0),                         // 1: paddock.messages.v1.Status
@@ -5564,155 +5871,166 @@ var file_messages_proto_goTypes = []any{
 	(*ExecRequest)(nil),                 // 35: paddock.messages.v1.ExecRequest
 	(*ExecReply)(nil),                   // 36: paddock.messages.v1.ExecReply
 	(*SpawnRequest)(nil),                // 37: paddock.messages.v1.SpawnRequest
-	(*SpawnReply)(nil),                  // 38: paddock.messages.v1.SpawnReply
-	(*WriteStdinRequest)(nil),           // 39: paddock.messages.v1.WriteStdinRequest
-	(*WriteStdinReply)(nil),             // 40: paddock.messages.v1.WriteStdinReply
-	(*CloseStdinRequest)(nil),           // 41: paddock.messages.v1.CloseStdinRequest
-	(*CloseStdinReply)(nil),             // 42: paddock.messages.v1.CloseStdinReply
-	(*StopCommandRequest)(nil),          // 43: paddock.messages.v1.StopCommandRequest
-	(*StopCommandReply)(nil),            // 44: paddock.messages.v1.StopCommandReply
-	(*ListSessionsRequest)(nil),         // 45: paddock.messages.v1.ListSessionsRequest
-	(*ListSessionsReply)(nil),           // 46: paddock.messages.v1.ListSessionsReply
-	(*AttachRequest)(nil),               // 47: paddock.messages.v1.AttachRequest
-	(*AttachReply)(nil),                 // 48: paddock.messages.v1.AttachReply
-	(*TerminateSessionRequest)(nil),     // 49: paddock.messages.v1.TerminateSessionRequest
-	(*TerminateSessionReply)(nil),       // 50: paddock.messages.v1.TerminateSessionReply
-	(*ApplyNetworkPolicyRequest)(nil),   // 51: paddock.messages.v1.ApplyNetworkPolicyRequest
-	(*ApplyNetworkPolicyReply)(nil),     // 52: paddock.messages.v1.ApplyNetworkPolicyReply
-	(*PublicURLRequest)(nil),            // 53: paddock.messages.v1.PublicURLRequest
-	(*PublicURLReply)(nil),              // 54: paddock.messages.v1.PublicURLReply
-	(*CreateCheckpointRequest)(nil),     // 55: paddock.messages.v1.CreateCheckpointRequest
-	(*CreateCheckpointReply)(nil),       // 56: paddock.messages.v1.CreateCheckpointReply
-	(*CreateCheckpointOnceRequest)(nil), // 57: paddock.messages.v1.CreateCheckpointOnceRequest
-	(*CreateCheckpointOnceReply)(nil),   // 58: paddock.messages.v1.CreateCheckpointOnceReply
-	(*RestoreCheckpointRequest)(nil),    // 59: paddock.messages.v1.RestoreCheckpointRequest
-	(*RestoreCheckpointReply)(nil),      // 60: paddock.messages.v1.RestoreCheckpointReply
-	(*ListCheckpointsRequest)(nil),      // 61: paddock.messages.v1.ListCheckpointsRequest
-	(*ListCheckpointsReply)(nil),        // 62: paddock.messages.v1.ListCheckpointsReply
-	(*WriteFileRequest)(nil),            // 63: paddock.messages.v1.WriteFileRequest
-	(*WriteFileReply)(nil),              // 64: paddock.messages.v1.WriteFileReply
-	(*ReadFileRequest)(nil),             // 65: paddock.messages.v1.ReadFileRequest
-	(*ReadFileReply)(nil),               // 66: paddock.messages.v1.ReadFileReply
-	(*ListDirRequest)(nil),              // 67: paddock.messages.v1.ListDirRequest
-	(*ListDirReply)(nil),                // 68: paddock.messages.v1.ListDirReply
-	(*StatRequest)(nil),                 // 69: paddock.messages.v1.StatRequest
-	(*StatReply)(nil),                   // 70: paddock.messages.v1.StatReply
-	(*RemoveRequest)(nil),               // 71: paddock.messages.v1.RemoveRequest
-	(*RemoveReply)(nil),                 // 72: paddock.messages.v1.RemoveReply
-	(*RenameRequest)(nil),               // 73: paddock.messages.v1.RenameRequest
-	(*RenameReply)(nil),                 // 74: paddock.messages.v1.RenameReply
-	(*MakeDirRequest)(nil),              // 75: paddock.messages.v1.MakeDirRequest
-	(*MakeDirReply)(nil),                // 76: paddock.messages.v1.MakeDirReply
-	(*ExposeRequest)(nil),               // 77: paddock.messages.v1.ExposeRequest
-	(*ExposeReply)(nil),                 // 78: paddock.messages.v1.ExposeReply
-	(*RevokeRequest)(nil),               // 79: paddock.messages.v1.RevokeRequest
-	(*RevokeReply)(nil),                 // 80: paddock.messages.v1.RevokeReply
-	nil,                                 // 81: paddock.messages.v1.CreateRequest.ParamsEntry
-	(*durationpb.Duration)(nil),         // 82: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),       // 83: google.protobuf.Timestamp
+	(*TermSize)(nil),                    // 38: paddock.messages.v1.TermSize
+	(*SpawnReply)(nil),                  // 39: paddock.messages.v1.SpawnReply
+	(*WriteStdinRequest)(nil),           // 40: paddock.messages.v1.WriteStdinRequest
+	(*WriteStdinReply)(nil),             // 41: paddock.messages.v1.WriteStdinReply
+	(*SignalRequest)(nil),               // 42: paddock.messages.v1.SignalRequest
+	(*SignalReply)(nil),                 // 43: paddock.messages.v1.SignalReply
+	(*ResizeRequest)(nil),               // 44: paddock.messages.v1.ResizeRequest
+	(*ResizeReply)(nil),                 // 45: paddock.messages.v1.ResizeReply
+	(*CloseStdinRequest)(nil),           // 46: paddock.messages.v1.CloseStdinRequest
+	(*CloseStdinReply)(nil),             // 47: paddock.messages.v1.CloseStdinReply
+	(*StopCommandRequest)(nil),          // 48: paddock.messages.v1.StopCommandRequest
+	(*StopCommandReply)(nil),            // 49: paddock.messages.v1.StopCommandReply
+	(*ListSessionsRequest)(nil),         // 50: paddock.messages.v1.ListSessionsRequest
+	(*ListSessionsReply)(nil),           // 51: paddock.messages.v1.ListSessionsReply
+	(*AttachRequest)(nil),               // 52: paddock.messages.v1.AttachRequest
+	(*AttachReply)(nil),                 // 53: paddock.messages.v1.AttachReply
+	(*TerminateSessionRequest)(nil),     // 54: paddock.messages.v1.TerminateSessionRequest
+	(*TerminateSessionReply)(nil),       // 55: paddock.messages.v1.TerminateSessionReply
+	(*ApplyNetworkPolicyRequest)(nil),   // 56: paddock.messages.v1.ApplyNetworkPolicyRequest
+	(*ApplyNetworkPolicyReply)(nil),     // 57: paddock.messages.v1.ApplyNetworkPolicyReply
+	(*PublicURLRequest)(nil),            // 58: paddock.messages.v1.PublicURLRequest
+	(*PublicURLReply)(nil),              // 59: paddock.messages.v1.PublicURLReply
+	(*CreateCheckpointRequest)(nil),     // 60: paddock.messages.v1.CreateCheckpointRequest
+	(*CreateCheckpointReply)(nil),       // 61: paddock.messages.v1.CreateCheckpointReply
+	(*CreateCheckpointOnceRequest)(nil), // 62: paddock.messages.v1.CreateCheckpointOnceRequest
+	(*CreateCheckpointOnceReply)(nil),   // 63: paddock.messages.v1.CreateCheckpointOnceReply
+	(*RestoreCheckpointRequest)(nil),    // 64: paddock.messages.v1.RestoreCheckpointRequest
+	(*RestoreCheckpointReply)(nil),      // 65: paddock.messages.v1.RestoreCheckpointReply
+	(*ListCheckpointsRequest)(nil),      // 66: paddock.messages.v1.ListCheckpointsRequest
+	(*ListCheckpointsReply)(nil),        // 67: paddock.messages.v1.ListCheckpointsReply
+	(*WriteFileRequest)(nil),            // 68: paddock.messages.v1.WriteFileRequest
+	(*WriteFileReply)(nil),              // 69: paddock.messages.v1.WriteFileReply
+	(*ReadFileRequest)(nil),             // 70: paddock.messages.v1.ReadFileRequest
+	(*ReadFileReply)(nil),               // 71: paddock.messages.v1.ReadFileReply
+	(*ListDirRequest)(nil),              // 72: paddock.messages.v1.ListDirRequest
+	(*ListDirReply)(nil),                // 73: paddock.messages.v1.ListDirReply
+	(*StatRequest)(nil),                 // 74: paddock.messages.v1.StatRequest
+	(*StatReply)(nil),                   // 75: paddock.messages.v1.StatReply
+	(*RemoveRequest)(nil),               // 76: paddock.messages.v1.RemoveRequest
+	(*RemoveReply)(nil),                 // 77: paddock.messages.v1.RemoveReply
+	(*RenameRequest)(nil),               // 78: paddock.messages.v1.RenameRequest
+	(*RenameReply)(nil),                 // 79: paddock.messages.v1.RenameReply
+	(*MakeDirRequest)(nil),              // 80: paddock.messages.v1.MakeDirRequest
+	(*MakeDirReply)(nil),                // 81: paddock.messages.v1.MakeDirReply
+	(*ExposeRequest)(nil),               // 82: paddock.messages.v1.ExposeRequest
+	(*ExposeReply)(nil),                 // 83: paddock.messages.v1.ExposeReply
+	(*RevokeRequest)(nil),               // 84: paddock.messages.v1.RevokeRequest
+	(*RevokeReply)(nil),                 // 85: paddock.messages.v1.RevokeReply
+	nil,                                 // 86: paddock.messages.v1.CreateRequest.ParamsEntry
+	(*durationpb.Duration)(nil),         // 87: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),       // 88: google.protobuf.Timestamp
 }
 var file_messages_proto_depIdxs = []int32{
-	0,  // 0: paddock.messages.v1.Error.kind:type_name -> paddock.messages.v1.ErrorKind
-	0,  // 1: paddock.messages.v1.Failure.kind:type_name -> paddock.messages.v1.ErrorKind
-	82, // 2: paddock.messages.v1.Failure.retry_after:type_name -> google.protobuf.Duration
-	82, // 3: paddock.messages.v1.Failure.exec_timeout:type_name -> google.protobuf.Duration
-	12, // 4: paddock.messages.v1.Cmd.env:type_name -> paddock.messages.v1.EnvVar
-	1,  // 5: paddock.messages.v1.Info.status:type_name -> paddock.messages.v1.Status
-	83, // 6: paddock.messages.v1.Info.created_at:type_name -> google.protobuf.Timestamp
-	83, // 7: paddock.messages.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	83, // 8: paddock.messages.v1.Session.last_activity_at:type_name -> google.protobuf.Timestamp
-	83, // 9: paddock.messages.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	83, // 10: paddock.messages.v1.Preview.expires_at:type_name -> google.protobuf.Timestamp
-	83, // 11: paddock.messages.v1.FileInfo.mod_time:type_name -> google.protobuf.Timestamp
-	81, // 12: paddock.messages.v1.CreateRequest.params:type_name -> paddock.messages.v1.CreateRequest.ParamsEntry
-	10, // 13: paddock.messages.v1.CreateReply.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 14: paddock.messages.v1.CreateReply.failure:type_name -> paddock.messages.v1.Failure
-	82, // 15: paddock.messages.v1.CreateNewRequest.timeout:type_name -> google.protobuf.Duration
-	10, // 16: paddock.messages.v1.CreateNewReply.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 17: paddock.messages.v1.CreateNewReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 18: paddock.messages.v1.GetRequest.handle:type_name -> paddock.messages.v1.Handle
-	14, // 19: paddock.messages.v1.GetReply.info:type_name -> paddock.messages.v1.Info
-	8,  // 20: paddock.messages.v1.GetReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 21: paddock.messages.v1.DestroyRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 22: paddock.messages.v1.DestroyReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 23: paddock.messages.v1.DestroyOnceRequest.handle:type_name -> paddock.messages.v1.Handle
-	82, // 24: paddock.messages.v1.DestroyOnceRequest.timeout:type_name -> google.protobuf.Duration
-	8,  // 25: paddock.messages.v1.DestroyOnceReply.failure:type_name -> paddock.messages.v1.Failure
-	8,  // 26: paddock.messages.v1.ListReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 27: paddock.messages.v1.SuspendRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 28: paddock.messages.v1.SuspendReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 29: paddock.messages.v1.ResumeRequest.handle:type_name -> paddock.messages.v1.Handle
-	10, // 30: paddock.messages.v1.ResumeReply.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 31: paddock.messages.v1.ResumeReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 32: paddock.messages.v1.ExecRequest.handle:type_name -> paddock.messages.v1.Handle
-	13, // 33: paddock.messages.v1.ExecRequest.cmd:type_name -> paddock.messages.v1.Cmd
-	82, // 34: paddock.messages.v1.ExecRequest.timeout:type_name -> google.protobuf.Duration
-	8,  // 35: paddock.messages.v1.ExecReply.failure:type_name -> paddock.messages.v1.Failure
-	82, // 36: paddock.messages.v1.ExecReply.timeout:type_name -> google.protobuf.Duration
-	10, // 37: paddock.messages.v1.SpawnRequest.handle:type_name -> paddock.messages.v1.Handle
-	13, // 38: paddock.messages.v1.SpawnRequest.cmd:type_name -> paddock.messages.v1.Cmd
-	9,  // 39: paddock.messages.v1.SpawnRequest.owner:type_name -> paddock.messages.v1.Pid
-	11, // 40: paddock.messages.v1.SpawnReply.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 41: paddock.messages.v1.SpawnReply.failure:type_name -> paddock.messages.v1.Failure
-	11, // 42: paddock.messages.v1.WriteStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 43: paddock.messages.v1.WriteStdinReply.failure:type_name -> paddock.messages.v1.Failure
-	11, // 44: paddock.messages.v1.CloseStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 45: paddock.messages.v1.CloseStdinReply.failure:type_name -> paddock.messages.v1.Failure
-	11, // 46: paddock.messages.v1.StopCommandRequest.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 47: paddock.messages.v1.StopCommandReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 48: paddock.messages.v1.ListSessionsRequest.handle:type_name -> paddock.messages.v1.Handle
-	15, // 49: paddock.messages.v1.ListSessionsReply.sessions:type_name -> paddock.messages.v1.Session
-	8,  // 50: paddock.messages.v1.ListSessionsReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 51: paddock.messages.v1.AttachRequest.handle:type_name -> paddock.messages.v1.Handle
-	9,  // 52: paddock.messages.v1.AttachRequest.owner:type_name -> paddock.messages.v1.Pid
-	11, // 53: paddock.messages.v1.AttachReply.command:type_name -> paddock.messages.v1.CommandRef
-	8,  // 54: paddock.messages.v1.AttachReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 55: paddock.messages.v1.TerminateSessionRequest.handle:type_name -> paddock.messages.v1.Handle
-	82, // 56: paddock.messages.v1.TerminateSessionRequest.timeout:type_name -> google.protobuf.Duration
-	2,  // 57: paddock.messages.v1.TerminateSessionRequest.mode:type_name -> paddock.messages.v1.TerminateMode
-	8,  // 58: paddock.messages.v1.TerminateSessionReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 59: paddock.messages.v1.ApplyNetworkPolicyRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 60: paddock.messages.v1.ApplyNetworkPolicyReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 61: paddock.messages.v1.PublicURLRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 62: paddock.messages.v1.PublicURLReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 63: paddock.messages.v1.CreateCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 64: paddock.messages.v1.CreateCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 65: paddock.messages.v1.CreateCheckpointOnceRequest.handle:type_name -> paddock.messages.v1.Handle
-	82, // 66: paddock.messages.v1.CreateCheckpointOnceRequest.timeout:type_name -> google.protobuf.Duration
-	8,  // 67: paddock.messages.v1.CreateCheckpointOnceReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 68: paddock.messages.v1.RestoreCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 69: paddock.messages.v1.RestoreCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 70: paddock.messages.v1.ListCheckpointsRequest.handle:type_name -> paddock.messages.v1.Handle
-	16, // 71: paddock.messages.v1.ListCheckpointsReply.checkpoints:type_name -> paddock.messages.v1.Checkpoint
-	8,  // 72: paddock.messages.v1.ListCheckpointsReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 73: paddock.messages.v1.WriteFileRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 74: paddock.messages.v1.WriteFileReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 75: paddock.messages.v1.ReadFileRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 76: paddock.messages.v1.ReadFileReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 77: paddock.messages.v1.ListDirRequest.handle:type_name -> paddock.messages.v1.Handle
-	18, // 78: paddock.messages.v1.ListDirReply.entries:type_name -> paddock.messages.v1.FileInfo
-	8,  // 79: paddock.messages.v1.ListDirReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 80: paddock.messages.v1.StatRequest.handle:type_name -> paddock.messages.v1.Handle
-	18, // 81: paddock.messages.v1.StatReply.info:type_name -> paddock.messages.v1.FileInfo
-	8,  // 82: paddock.messages.v1.StatReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 83: paddock.messages.v1.RemoveRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 84: paddock.messages.v1.RemoveReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 85: paddock.messages.v1.RenameRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 86: paddock.messages.v1.RenameReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 87: paddock.messages.v1.MakeDirRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,  // 88: paddock.messages.v1.MakeDirReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 89: paddock.messages.v1.ExposeRequest.handle:type_name -> paddock.messages.v1.Handle
-	82, // 90: paddock.messages.v1.ExposeRequest.ttl:type_name -> google.protobuf.Duration
-	17, // 91: paddock.messages.v1.ExposeReply.preview:type_name -> paddock.messages.v1.Preview
-	8,  // 92: paddock.messages.v1.ExposeReply.failure:type_name -> paddock.messages.v1.Failure
-	10, // 93: paddock.messages.v1.RevokeRequest.handle:type_name -> paddock.messages.v1.Handle
-	17, // 94: paddock.messages.v1.RevokeRequest.preview:type_name -> paddock.messages.v1.Preview
-	8,  // 95: paddock.messages.v1.RevokeReply.failure:type_name -> paddock.messages.v1.Failure
-	96, // [96:96] is the sub-list for method output_type
-	96, // [96:96] is the sub-list for method input_type
-	96, // [96:96] is the sub-list for extension type_name
-	96, // [96:96] is the sub-list for extension extendee
-	0,  // [0:96] is the sub-list for field type_name
+	0,   // 0: paddock.messages.v1.Error.kind:type_name -> paddock.messages.v1.ErrorKind
+	0,   // 1: paddock.messages.v1.Failure.kind:type_name -> paddock.messages.v1.ErrorKind
+	87,  // 2: paddock.messages.v1.Failure.retry_after:type_name -> google.protobuf.Duration
+	87,  // 3: paddock.messages.v1.Failure.exec_timeout:type_name -> google.protobuf.Duration
+	12,  // 4: paddock.messages.v1.Cmd.env:type_name -> paddock.messages.v1.EnvVar
+	1,   // 5: paddock.messages.v1.Info.status:type_name -> paddock.messages.v1.Status
+	88,  // 6: paddock.messages.v1.Info.created_at:type_name -> google.protobuf.Timestamp
+	88,  // 7: paddock.messages.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	88,  // 8: paddock.messages.v1.Session.last_activity_at:type_name -> google.protobuf.Timestamp
+	88,  // 9: paddock.messages.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	88,  // 10: paddock.messages.v1.Preview.expires_at:type_name -> google.protobuf.Timestamp
+	88,  // 11: paddock.messages.v1.FileInfo.mod_time:type_name -> google.protobuf.Timestamp
+	86,  // 12: paddock.messages.v1.CreateRequest.params:type_name -> paddock.messages.v1.CreateRequest.ParamsEntry
+	10,  // 13: paddock.messages.v1.CreateReply.handle:type_name -> paddock.messages.v1.Handle
+	8,   // 14: paddock.messages.v1.CreateReply.failure:type_name -> paddock.messages.v1.Failure
+	87,  // 15: paddock.messages.v1.CreateNewRequest.timeout:type_name -> google.protobuf.Duration
+	10,  // 16: paddock.messages.v1.CreateNewReply.handle:type_name -> paddock.messages.v1.Handle
+	8,   // 17: paddock.messages.v1.CreateNewReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 18: paddock.messages.v1.GetRequest.handle:type_name -> paddock.messages.v1.Handle
+	14,  // 19: paddock.messages.v1.GetReply.info:type_name -> paddock.messages.v1.Info
+	8,   // 20: paddock.messages.v1.GetReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 21: paddock.messages.v1.DestroyRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,   // 22: paddock.messages.v1.DestroyReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 23: paddock.messages.v1.DestroyOnceRequest.handle:type_name -> paddock.messages.v1.Handle
+	87,  // 24: paddock.messages.v1.DestroyOnceRequest.timeout:type_name -> google.protobuf.Duration
+	8,   // 25: paddock.messages.v1.DestroyOnceReply.failure:type_name -> paddock.messages.v1.Failure
+	8,   // 26: paddock.messages.v1.ListReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 27: paddock.messages.v1.SuspendRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,   // 28: paddock.messages.v1.SuspendReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 29: paddock.messages.v1.ResumeRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 30: paddock.messages.v1.ResumeReply.handle:type_name -> paddock.messages.v1.Handle
+	8,   // 31: paddock.messages.v1.ResumeReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 32: paddock.messages.v1.ExecRequest.handle:type_name -> paddock.messages.v1.Handle
+	13,  // 33: paddock.messages.v1.ExecRequest.cmd:type_name -> paddock.messages.v1.Cmd
+	87,  // 34: paddock.messages.v1.ExecRequest.timeout:type_name -> google.protobuf.Duration
+	8,   // 35: paddock.messages.v1.ExecReply.failure:type_name -> paddock.messages.v1.Failure
+	87,  // 36: paddock.messages.v1.ExecReply.timeout:type_name -> google.protobuf.Duration
+	10,  // 37: paddock.messages.v1.SpawnRequest.handle:type_name -> paddock.messages.v1.Handle
+	13,  // 38: paddock.messages.v1.SpawnRequest.cmd:type_name -> paddock.messages.v1.Cmd
+	9,   // 39: paddock.messages.v1.SpawnRequest.owner:type_name -> paddock.messages.v1.Pid
+	38,  // 40: paddock.messages.v1.SpawnRequest.size:type_name -> paddock.messages.v1.TermSize
+	11,  // 41: paddock.messages.v1.SpawnReply.command:type_name -> paddock.messages.v1.CommandRef
+	8,   // 42: paddock.messages.v1.SpawnReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 43: paddock.messages.v1.WriteStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
+	8,   // 44: paddock.messages.v1.WriteStdinReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 45: paddock.messages.v1.SignalRequest.command:type_name -> paddock.messages.v1.CommandRef
+	8,   // 46: paddock.messages.v1.SignalReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 47: paddock.messages.v1.ResizeRequest.command:type_name -> paddock.messages.v1.CommandRef
+	38,  // 48: paddock.messages.v1.ResizeRequest.size:type_name -> paddock.messages.v1.TermSize
+	8,   // 49: paddock.messages.v1.ResizeReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 50: paddock.messages.v1.CloseStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
+	8,   // 51: paddock.messages.v1.CloseStdinReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 52: paddock.messages.v1.StopCommandRequest.command:type_name -> paddock.messages.v1.CommandRef
+	8,   // 53: paddock.messages.v1.StopCommandReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 54: paddock.messages.v1.ListSessionsRequest.handle:type_name -> paddock.messages.v1.Handle
+	15,  // 55: paddock.messages.v1.ListSessionsReply.sessions:type_name -> paddock.messages.v1.Session
+	8,   // 56: paddock.messages.v1.ListSessionsReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 57: paddock.messages.v1.AttachRequest.handle:type_name -> paddock.messages.v1.Handle
+	9,   // 58: paddock.messages.v1.AttachRequest.owner:type_name -> paddock.messages.v1.Pid
+	11,  // 59: paddock.messages.v1.AttachReply.command:type_name -> paddock.messages.v1.CommandRef
+	8,   // 60: paddock.messages.v1.AttachReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 61: paddock.messages.v1.TerminateSessionRequest.handle:type_name -> paddock.messages.v1.Handle
+	87,  // 62: paddock.messages.v1.TerminateSessionRequest.timeout:type_name -> google.protobuf.Duration
+	2,   // 63: paddock.messages.v1.TerminateSessionRequest.mode:type_name -> paddock.messages.v1.TerminateMode
+	8,   // 64: paddock.messages.v1.TerminateSessionReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 65: paddock.messages.v1.ApplyNetworkPolicyRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,   // 66: paddock.messages.v1.ApplyNetworkPolicyReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 67: paddock.messages.v1.PublicURLRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,   // 68: paddock.messages.v1.PublicURLReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 69: paddock.messages.v1.CreateCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,   // 70: paddock.messages.v1.CreateCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 71: paddock.messages.v1.CreateCheckpointOnceRequest.handle:type_name -> paddock.messages.v1.Handle
+	87,  // 72: paddock.messages.v1.CreateCheckpointOnceRequest.timeout:type_name -> google.protobuf.Duration
+	8,   // 73: paddock.messages.v1.CreateCheckpointOnceReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 74: paddock.messages.v1.RestoreCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,   // 75: paddock.messages.v1.RestoreCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 76: paddock.messages.v1.ListCheckpointsRequest.handle:type_name -> paddock.messages.v1.Handle
+	16,  // 77: paddock.messages.v1.ListCheckpointsReply.checkpoints:type_name -> paddock.messages.v1.Checkpoint
+	8,   // 78: paddock.messages.v1.ListCheckpointsReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 79: paddock.messages.v1.WriteFileRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,   // 80: paddock.messages.v1.WriteFileReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 81: paddock.messages.v1.ReadFileRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,   // 82: paddock.messages.v1.ReadFileReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 83: paddock.messages.v1.ListDirRequest.handle:type_name -> paddock.messages.v1.Handle
+	18,  // 84: paddock.messages.v1.ListDirReply.entries:type_name -> paddock.messages.v1.FileInfo
+	8,   // 85: paddock.messages.v1.ListDirReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 86: paddock.messages.v1.StatRequest.handle:type_name -> paddock.messages.v1.Handle
+	18,  // 87: paddock.messages.v1.StatReply.info:type_name -> paddock.messages.v1.FileInfo
+	8,   // 88: paddock.messages.v1.StatReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 89: paddock.messages.v1.RemoveRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,   // 90: paddock.messages.v1.RemoveReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 91: paddock.messages.v1.RenameRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,   // 92: paddock.messages.v1.RenameReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 93: paddock.messages.v1.MakeDirRequest.handle:type_name -> paddock.messages.v1.Handle
+	8,   // 94: paddock.messages.v1.MakeDirReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 95: paddock.messages.v1.ExposeRequest.handle:type_name -> paddock.messages.v1.Handle
+	87,  // 96: paddock.messages.v1.ExposeRequest.ttl:type_name -> google.protobuf.Duration
+	17,  // 97: paddock.messages.v1.ExposeReply.preview:type_name -> paddock.messages.v1.Preview
+	8,   // 98: paddock.messages.v1.ExposeReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 99: paddock.messages.v1.RevokeRequest.handle:type_name -> paddock.messages.v1.Handle
+	17,  // 100: paddock.messages.v1.RevokeRequest.preview:type_name -> paddock.messages.v1.Preview
+	8,   // 101: paddock.messages.v1.RevokeReply.failure:type_name -> paddock.messages.v1.Failure
+	102, // [102:102] is the sub-list for method output_type
+	102, // [102:102] is the sub-list for method input_type
+	102, // [102:102] is the sub-list for extension type_name
+	102, // [102:102] is the sub-list for extension extendee
+	0,   // [0:102] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }
@@ -5726,7 +6044,7 @@ func file_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messages_proto_rawDesc), len(file_messages_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   79,
+			NumMessages:   84,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -195,7 +195,7 @@ func (a *Adapter) Capabilities() paddock.CapabilitySet {
 	return paddock.NewCapabilitySet(
 		paddock.CapSuspend, paddock.CapAttach, paddock.CapTTY, paddock.CapTerminateSession,
 		paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce, paddock.CapNamedSpawn,
-		paddock.CapExpose, paddock.CapFiles,
+		paddock.CapExpose, paddock.CapFiles, paddock.CapSignal, paddock.CapResize,
 	)
 }
 

@@ -96,6 +96,9 @@ func (a *Adapter) Spawn(_ context.Context, h paddock.Handle, cmd paddock.Cmd, op
 	if err != nil {
 		return nil, err
 	}
+	if opts.Size != nil {
+		spec.size = *opts.Size
+	}
 	sbDir := a.dirOf(h.Name)
 	if opts.Name != "" {
 		unlock := a.lockName(sbDir + "/" + opts.Name)

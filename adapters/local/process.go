@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/creack/pty"
+	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/drain"
 )
 
@@ -19,7 +20,8 @@ type startSpec struct {
 	dir     string
 	stdin   bool
 	tty     bool
-	session bool // a session: its own cgroup leaf where there are cgroups, and a record
+	size    paddock.TermSize // the terminal's initial size (tty only)
+	session bool             // a session: its own cgroup leaf where there are cgroups, and a record
 }
 
 // started is a running command and our ends of its stdio.
@@ -86,6 +88,10 @@ func attachStdio(spec startSpec) (*started, []*os.File, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("opening a pty: %w", err)
 		}
+		if err := pty.Setsize(master, winsize(spec.size)); err != nil {
+			closeAll([]*os.File{master, tty})
+			return nil, nil, fmt.Errorf("sizing the pty: %w", err)
+		}
 		st.stdout, st.stdin = master, master
 		if err := st.hold(tty); err != nil {
 			closeAll([]*os.File{master, tty})
@@ -139,6 +145,17 @@ func closeChildEnds(fs []*os.File) {
 			_ = f.Close()
 		}
 	}
+}
+
+// defaultTermSize is a terminal's size when the spawn asks for none.
+var defaultTermSize = paddock.TermSize{Cols: 80, Rows: 24}
+
+// winsize is size as the pty package takes it (the default for a zero one).
+func winsize(size paddock.TermSize) *pty.Winsize {
+	if size.Cols == 0 || size.Rows == 0 {
+		size = defaultTermSize
+	}
+	return &pty.Winsize{Cols: uint16(size.Cols), Rows: uint16(size.Rows)}
 }
 
 // hold records what the command's processes will write to.

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/paddockhq/paddock"
 )
 
@@ -135,6 +136,62 @@ func (st *stream) WriteStdin(ctx context.Context, p []byte) error {
 		return &paddock.WriteFailedError{Detail: "stdin was not requested for this subscription"}
 	}
 	return st.s.writeStdin(ctx, p)
+}
+
+// signals maps the contract's signals to this system's.
+var signals = map[paddock.Signal]syscall.Signal{
+	paddock.SignalInt: syscall.SIGINT, paddock.SignalTerm: syscall.SIGTERM, paddock.SignalHup: syscall.SIGHUP,
+	paddock.SignalKill: syscall.SIGKILL, paddock.SignalQuit: syscall.SIGQUIT, paddock.SignalUsr1: syscall.SIGUSR1,
+	paddock.SignalUsr2: syscall.SIGUSR2,
+}
+
+// Signal sends sig to the command's process group (KILL reaches its
+// whole cgroup leaf too, as root). A session another runtime supervises is
+// signalled through its record.
+func (st *stream) Signal(_ context.Context, sig paddock.Signal) error {
+	s, ok := signals[sig]
+	switch {
+	case !ok:
+		return sig.Validate()
+	case st.isClosed():
+		return paddock.ErrCommandExited
+	case st.s == nil:
+		if _, err := os.Stat(filepath.Join(st.dir, doneFile)); err == nil {
+			return paddock.ErrCommandExited
+		}
+		rec, err := readRecord(st.dir)
+		if err != nil {
+			return unavailable("signal", err)
+		}
+		signalAll(rec.members(), s)
+		return nil
+	case st.s.isDone():
+		return paddock.ErrCommandExited
+	}
+	st.s.signal(s)
+	return nil
+}
+
+// Resize sets the terminal's size; the command's foreground process group
+// gets SIGWINCH.
+func (st *stream) Resize(_ context.Context, size paddock.TermSize) error {
+	switch {
+	case st.isClosed():
+		return paddock.ErrCommandExited
+	case st.s == nil:
+		return &paddock.WriteFailedError{Detail: "the terminal is held by the runtime that started the session"}
+	case st.s.isDone():
+		return paddock.ErrCommandExited
+	case !st.s.rec.TTY:
+		return &paddock.InvalidError{Detail: paddock.DetailTermSize + ": the command has no terminal"}
+	}
+	if err := pty.Setsize(st.s.proc.stdout, winsize(size)); err != nil {
+		if st.s.isDone() {
+			return paddock.ErrCommandExited
+		}
+		return &paddock.WriteFailedError{Detail: "resize: " + err.Error()}
+	}
+	return nil
 }
 
 // CloseStdin sends EOF (in tty mode, the end-of-file character).

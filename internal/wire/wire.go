@@ -280,6 +280,22 @@ func PreviewFromMessage(m *messages.Preview) paddock.Preview {
 	return paddock.Preview{URL: m.GetUrl(), Port: int(m.GetPort()), Token: paddock.NewSecret(m.GetToken()), ExpiresAt: timeOf(m.GetExpiresAt())}
 }
 
+// TermSizeMessage encodes a terminal size; nil stays nil.
+func TermSizeMessage(s *paddock.TermSize) *messages.TermSize {
+	if s == nil {
+		return nil
+	}
+	return &messages.TermSize{Cols: uint32(max(s.Cols, 0)), Rows: uint32(max(s.Rows, 0))}
+}
+
+// TermSizeFromMessage decodes a terminal size; absent is nil.
+func TermSizeFromMessage(m *messages.TermSize) *paddock.TermSize {
+	if m == nil {
+		return nil
+	}
+	return &paddock.TermSize{Cols: int(min(m.GetCols(), 1<<20)), Rows: int(min(m.GetRows(), 1<<20))}
+}
+
 // FileInfoMessage encodes a FileInfo.
 func FileInfoMessage(fi paddock.FileInfo) *messages.FileInfo {
 	return &messages.FileInfo{Name: fi.Name, Path: fi.Path, Type: string(fi.Type), Size: fi.Size,
