@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"time"
+	"unicode/utf8"
 
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock"
+	"github.com/rs/zerolog"
 )
 
 // Streams of the engine's multiplexed (non-TTY) exec stream: an 8-byte
@@ -46,6 +48,7 @@ type execSpec struct {
 	user  string // "" = the sandbox's user
 	stdin bool
 	tty   bool
+	size  paddock.TermSize // with tty: the terminal's size
 }
 
 // attached is an exec whose streams are attached: read through reader
@@ -59,6 +62,9 @@ type attached struct {
 
 // startExec creates and starts an attached exec in the named sandbox.
 func (a *Adapter) startExec(ctx context.Context, sandbox string, e execSpec) (*attached, error) {
+	if err := utf8Only(e); err != nil {
+		return nil, err
+	}
 	if e.dir == "" {
 		e.dir = workspace
 	}
@@ -68,6 +74,7 @@ func (a *Adapter) startExec(ctx context.Context, sandbox string, e execSpec) (*a
 	res, err := a.engine.ExecCreate(ctx, containerName(sandbox), client.ExecCreateOptions{
 		User: e.user, TTY: e.tty, AttachStdin: e.stdin, AttachStdout: true, AttachStderr: true,
 		Env: e.env, WorkingDir: e.dir, Cmd: e.cmd,
+		ConsoleSize: client.ConsoleSize{Height: uint(e.size.Rows), Width: uint(e.size.Cols)},
 	})
 	if err != nil {
 		return nil, engineError("exec", err)
@@ -176,6 +183,20 @@ func (a *Adapter) run(ctx context.Context, sandbox string, e execSpec, stdin io.
 	if err != nil {
 		return output{}, err
 	}
+	out, err := collect(ctx, x, stdin, a.log)
+	if err != nil {
+		return output{}, err
+	}
+	if out.code, err = a.exitCode(x.id); err != nil {
+		return output{}, err
+	}
+	return out, nil
+}
+
+// collect reads an exec's output to its end (the end of its output, which
+// a process that lets go of it reaches before it exits), feeding stdin (if
+// any), and closes the attachment. ctx bounds it.
+func collect(ctx context.Context, x *attached, stdin io.Reader, log zerolog.Logger) (output, error) {
 	defer x.close()
 	stop := context.AfterFunc(ctx, x.close)
 	defer stop()
@@ -215,13 +236,9 @@ func (a *Adapter) run(ctx context.Context, sandbox string, e execSpec, stdin io.
 	}
 	x.close()
 	if err := <-copied; err != nil && ctx.Err() == nil && !errors.Is(err, io.ErrClosedPipe) {
-		a.log.Debug().Str("error", err.Error()).Msg("docker: copying stdin into an exec")
+		log.Debug().Str("error", err.Error()).Msg("docker: copying stdin into an exec")
 	}
-	code, err := a.exitCode(x.id)
-	if err != nil {
-		return output{}, err
-	}
-	return output{stdout: out.Bytes(), stderr: errOut.Bytes(), code: code}, nil
+	return output{stdout: out.Bytes(), stderr: errOut.Bytes()}, nil
 }
 
 // ctxError is the error of an ended context: a deadline is a timeout.
@@ -230,4 +247,27 @@ func ctxError(ctx context.Context) error {
 		return &paddock.UnavailableError{Detail: paddock.DetailTimeout}
 	}
 	return &paddock.UnavailableError{Detail: "cancelled"}
+}
+
+// resize sets a TTY exec's terminal size. Engines before API 1.42 ignore
+// the size given at creation, so a TTY is sized again once it runs.
+func (a *Adapter) resize(ctx context.Context, execID string, size paddock.TermSize) error {
+	_, err := a.engine.ExecResize(ctx, execID, client.ExecResizeOptions{Height: uint(size.Rows), Width: uint(size.Cols)})
+	if err != nil {
+		return engineError("exec resize", err)
+	}
+	return nil
+}
+
+// utf8Only refuses an exec the engine cannot carry exactly: its API is
+// JSON, which turns bytes that are not UTF-8 into U+FFFD, so a command,
+// path or variable holding them would reach the sandbox changed.
+func utf8Only(e execSpec) error {
+	texts := append(append([]string{e.dir}, e.cmd...), e.env...)
+	for _, t := range texts {
+		if !utf8.ValidString(t) {
+			return &paddock.InvalidError{Detail: paddock.DetailCommand + ": the Docker engine carries commands, paths and environment as UTF-8 text, and this holds other bytes"}
+		}
+	}
+	return nil
 }

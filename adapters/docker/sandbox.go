@@ -25,13 +25,14 @@ var _ interface {
 func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderDocker }
 
 // Capabilities: suspend (pause), attach, tty, named spawn, session
-// termination in both modes, create-new, destroy-once and expose. No
+// termination in both modes, create-new, destroy-once, expose, the file
+// operations, signals and terminal resize. No
 // network policy (egress is loopback only, or unrestricted when asked at
 // creation), no public URL, no checkpoints.
 func (a *Adapter) Capabilities() paddock.CapabilitySet {
 	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapAttach, paddock.CapTTY, paddock.CapNamedSpawn,
 		paddock.CapTerminateSession, paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce,
-		paddock.CapExpose)
+		paddock.CapExpose, paddock.CapFiles, paddock.CapSignal, paddock.CapResize)
 }
 
 // BuildHandle returns {docker, name}.

@@ -17,10 +17,19 @@ const scriptSelfCheck = pathPrelude + `for _pd_p in /tmp /workspace; do
   [ -w "$_pd_p" ] || { echo "$_pd_p is not writable by uid $(id -u): the image must not contain /tmp, /workspace or /run/paddock" >&2; exit 1; }
 done`
 
-// scriptLaunch starts a journaled session and returns at once.
-// Args: base id name stdin(0|1) created runner-script ARGV...
-// Prints "started ID", or "existing ID" when name is live already.
-const scriptLaunch = pathPrelude + `_pd_b=$1 _pd_id=$2 _pd_name=$3 _pd_in=$4 _pd_created=$5 _pd_runner=$6; shift 6
+// scriptSession starts a journaled session and then runs it: the exec it
+// runs in is the session's runner. It prints "started ID" (or "existing
+// ID" when name is live already) once the command has its pid, and then
+// lets go of the exec's output, so the adapter reads that line to its end
+// while the runner goes on. The runner is the exec's own process, never a
+// shell's background job, and it runs the command in the foreground: a
+// background job of a shell ignores INT and QUIT, and no shell can undo
+// that for what it starts, so the command would not be interruptible. The
+// command gets a session (and process group) of its own, so signals to
+// the group spare the runner, which journals its output and records its
+// exit code.
+// Args: base id name stdin(0|1) created ARGV...
+const scriptSession = pathPrelude + `_pd_b=$1 _pd_id=$2 _pd_name=$3 _pd_in=$4 _pd_created=$5; shift 5
 mkdir -p "$_pd_b/s" "$_pd_b/n" || exit 120
 if [ -n "$_pd_name" ]; then
   _pd_i=0
@@ -41,30 +50,23 @@ printf '%s' "$_pd_created" > "$_pd_d/created"
 printf '%s' "$*" > "$_pd_d/cmd"
 [ -n "$_pd_name" ] && printf '%s' "$_pd_name" > "$_pd_d/name"
 [ "$_pd_in" = 1 ] && { mkfifo "$_pd_d/stdin" || exit 122; }
-setsid sh -c "$_pd_runner" paddock "$_pd_d" "$_pd_in" "$_pd_upath" "$@" </dev/null >/dev/null 2>&1 &
-until [ -s "$_pd_d/pid" ] || [ -e "$_pd_d/exit" ]; do sleep 0.002; done
-[ -n "$_pd_name" ] && { echo "$_pd_id" > "$_pd_b/n/$_pd_name"; rmdir "$_pd_b/n/$_pd_name.lock"; }
-echo "started $_pd_id"`
-
-// scriptRunner runs the command of a session (in a session of its own,
-// outside the command's process group, so signals to the group spare
-// it), journals its output, and records its exit code.
-// Args: dir stdin(0|1) caller-PATH ARGV...
-const scriptRunner = `_pd_d=$1 _pd_in=$2 _pd_upath=$3; shift 3
 echo $$ > "$_pd_d/runner"
+{
+  until [ -s "$_pd_d/pid" ] || [ -e "$_pd_d/exit" ]; do sleep 0.002; done
+  [ -n "$_pd_name" ] && { echo "$_pd_id" > "$_pd_b/n/$_pd_name"; rmdir "$_pd_b/n/$_pd_name.lock"; }
+  echo "started $_pd_id"
+} &
+exec > /dev/null 2>&1
 _pd_setsid=$(command -v setsid)
-_pd_h=
+_pd_src=/dev/null _pd_h=
 if [ "$_pd_in" = 1 ]; then
   sleep 2147483647 > "$_pd_d/stdin" &
   _pd_h=$!
   echo $_pd_h > "$_pd_d/holder"
-  PATH=$_pd_upath "$_pd_setsid" "$@" < "$_pd_d/stdin" >> "$_pd_d/stdout" 2>> "$_pd_d/stderr" &
-else
-  PATH=$_pd_upath "$_pd_setsid" "$@" < /dev/null >> "$_pd_d/stdout" 2>> "$_pd_d/stderr" &
+  _pd_src=$_pd_d/stdin
 fi
-_pd_c=$!
-echo $_pd_c > "$_pd_d/pid.tmp" && mv "$_pd_d/pid.tmp" "$_pd_d/pid"
-wait $_pd_c
+( exec "$_pd_setsid" sh -c 'echo $$ > "$1/pid.tmp" && mv "$1/pid.tmp" "$1/pid" || exit 125; PATH=$2; shift 2; exec "$@"' \
+    paddock "$_pd_d" "$_pd_upath" "$@" ) < "$_pd_src" >> "$_pd_d/stdout" 2>> "$_pd_d/stderr"
 _pd_x=$?
 [ -n "$_pd_h" ] && kill $_pd_h 2>/dev/null
 [ -f "$_pd_d/writers" ] && kill $(cat "$_pd_d/writers") 2>/dev/null
@@ -117,10 +119,18 @@ exec cat 1<> "$1/stdin"`
 const scriptCloseStdin = `[ -f "$1/holder" ] && kill "$(cat "$1/holder")" 2>/dev/null; exit 0`
 
 // scriptTTY runs a terminal session directly under the exec's TTY (it is
-// listed, not journaled). Args: base id created ARGV...
+// listed, not journaled). The engine sizes the terminal once the exec has
+// started, so the command is started only when the terminal has the size
+// asked for (given up on after 5 s, or at once without stty).
+// Args: base id created rows cols ARGV...
 const scriptTTY = pathPrelude + `_pd_d=$1/s/$2
 mkdir -p "$_pd_d" && : > "$_pd_d/tty" && printf '%s' "$3" > "$_pd_d/created" || exit 120
-shift 3
+_pd_want="$4 $5"
+shift 5
+if command -v stty >/dev/null; then
+  _pd_i=0
+  until [ "$(stty size 2>/dev/null)" = "$_pd_want" ] || [ $_pd_i -ge 500 ]; do _pd_i=$((_pd_i+1)); sleep 0.01; done
+fi
 printf '%s' "$*" > "$_pd_d/cmd"
 echo $$ > "$_pd_d/pid"
 PATH=$_pd_upath exec "$@"`
@@ -199,3 +209,73 @@ exec nc 127.0.0.1 "$1"`
 func sh(script string, args ...string) []string {
 	return append([]string{"/bin/sh", "-c", script, "paddock"}, args...)
 }
+
+// scriptSignal sends a signal to a live session's process group. Exit 0
+// sent, 3 no such session, 4 the session has ended.
+// Args: dir signal-name
+const scriptSignal = pathPrelude + `[ -d "$1" ] || exit 3
+[ -e "$1/exit" ] && exit 4
+_pd_pg=$(cat "$1/pid" 2>/dev/null)
+[ -n "$_pd_pg" ] || exit 4
+kill -"$2" -"$_pd_pg" 2>/dev/null || exit 4`
+
+// The file operations' scripts exit 3 when the path (or a parent it
+// needs) is absent, 4 when the request does not fit what is there (not a
+// directory, a directory with entries), 6 when something already exists,
+// and otherwise with the tool's own failure on stderr.
+
+// scriptDescribe prints one file as "MODE-HEX SIZE MTIME NAMELEN
+// TARGETLEN" then the name and the link target. Args: path name
+const scriptDescribe = `_pd_describe() {
+  _pd_m=$(stat -c '%f %s %Y' "$1") || return 1
+  _pd_t=; [ -L "$1" ] && _pd_t=$(readlink "$1")
+  printf '%s %s %s\n%s%s' "$_pd_m" "${#2}" "${#_pd_t}" "$2" "$_pd_t"
+}
+`
+
+// scriptStat describes one file, itself when it is a link. Args: path
+const scriptStat = pathPrelude + `LC_ALL=C
+` + scriptDescribe + `[ -e "$1" ] || [ -L "$1" ] || exit 3
+_pd_describe "$1" "${1##*/}"`
+
+// scriptListDir describes each entry of a directory (hidden ones too).
+// Args: dir
+const scriptListDir = pathPrelude + `LC_ALL=C
+` + scriptDescribe + `[ -e "$1" ] || [ -L "$1" ] || exit 3
+[ -d "$1" ] || exit 4
+cd "$1" || exit 5
+for _pd_f in * .*; do
+  case $_pd_f in .|..) continue;; esac
+  [ -e "$_pd_f" ] || [ -L "$_pd_f" ] || continue
+  _pd_describe "./$_pd_f" "$_pd_f" || exit 5
+done`
+
+// scriptRemove removes a file or directory. Args: path recursive(0|1)
+const scriptRemove = pathPrelude + `[ -e "$1" ] || [ -L "$1" ] || exit 3
+if [ -d "$1" ] && [ ! -L "$1" ]; then
+  if [ "$2" = 1 ]; then rm -rf "$1" || exit 5
+  else rmdir "$1" 2>/dev/null && exit 0; [ -n "$(ls -A "$1" 2>/dev/null)" ] && exit 4; rmdir "$1" || exit 5; fi
+else rm -f "$1" || exit 5; fi`
+
+// scriptRename moves a file or directory as rename(2) does: a file at the
+// destination is replaced, an empty directory too when a directory
+// arrives. Args: from to
+const scriptRename = pathPrelude + `[ -e "$1" ] || [ -L "$1" ] || exit 3
+_pd_p=${2%/*}
+[ -d "${_pd_p:-/}" ] || exit 3
+if [ -d "$2" ] && [ ! -L "$2" ]; then
+  { [ -d "$1" ] && [ ! -L "$1" ]; } || exit 4
+  rmdir "$2" 2>/dev/null || exit 4
+fi
+mv -f "$1" "$2" || exit 5`
+
+// scriptMakeDir makes a directory with a mode (exactly, past the umask).
+// Args: path mode-octal parents(0|1)
+const scriptMakeDir = pathPrelude + `if [ -e "$1" ] || [ -L "$1" ]; then
+  [ "$3" = 1 ] && [ -d "$1" ] && exit 0
+  exit 6
+fi
+_pd_p=${1%/*}
+if [ "$3" = 1 ]; then mkdir -p "${_pd_p:-/}" || exit 5
+else [ -d "${_pd_p:-/}" ] || exit 3; fi
+mkdir -m "$2" "$1" || exit 5`

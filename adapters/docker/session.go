@@ -29,9 +29,18 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 		if opts.Name != "" {
 			return nil, &paddock.InvalidError{Detail: paddock.DetailSpawnOptions + ": docker names only journaled (non-TTY) sessions"}
 		}
-		x, err := a.startExec(ctx, h.Name, execSpec{cmd: sh(scriptTTY, append([]string{sessionBase, id, created}, cmd.Argv()...)...),
-			env: envOf(cmd), dir: cmd.Dir, stdin: opts.Stdin, tty: true})
+		size := paddock.TermSize{Cols: 80, Rows: 24}
+		if opts.Size != nil {
+			size = *opts.Size
+		}
+		args := append([]string{sessionBase, id, created, strconv.Itoa(size.Rows), strconv.Itoa(size.Cols)}, cmd.Argv()...)
+		x, err := a.startExec(ctx, h.Name, execSpec{cmd: sh(scriptTTY, args...),
+			env: envOf(cmd), dir: cmd.Dir, stdin: opts.Stdin, tty: true, size: size})
 		if err != nil {
+			return nil, err
+		}
+		if err := a.resize(ctx, x.id, size); err != nil {
+			x.close()
 			return nil, err
 		}
 		st := a.newStream(h, id, true, x)
@@ -43,14 +52,20 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 	if opts.Stdin {
 		stdin = "1"
 	}
-	args := append([]string{sessionBase, id, opts.Name, stdin, created, scriptRunner}, cmd.Argv()...)
-	out, err := a.run(ctx, h.Name, execSpec{cmd: sh(scriptLaunch, args...), env: envOf(cmd), dir: cmd.Dir}, nil)
+	args := append([]string{sessionBase, id, opts.Name, stdin, created}, cmd.Argv()...)
+	x, err := a.startExec(ctx, h.Name, execSpec{cmd: sh(scriptSession, args...), env: envOf(cmd), dir: cmd.Dir})
 	if err != nil {
 		return nil, err
 	}
-	verb, got, _ := strings.Cut(strings.TrimSpace(string(out.stdout)), " ")
-	if out.code != 0 || (verb != "started" && verb != "existing") || paddock.ValidateSessionID(got) != nil {
-		return nil, &paddock.UnavailableError{Detail: "docker: starting the session failed: " + short(string(out.stderr)+string(out.stdout))}
+	// The exec goes on as the session's runner: the line it prints says
+	// the session started, and the attachment is let go after it.
+	line, failure, err := firstLine(ctx, x)
+	if err != nil {
+		return nil, err
+	}
+	verb, got, _ := strings.Cut(strings.TrimSpace(line), " ")
+	if (verb != "started" && verb != "existing") || paddock.ValidateSessionID(got) != nil {
+		return nil, &paddock.UnavailableError{Detail: "docker: starting the session failed: " + short(failure+line)}
 	}
 	return a.follow(ctx, h, got)
 }
@@ -170,4 +185,37 @@ func (a *Adapter) TerminateSession(ctx context.Context, h paddock.Handle, sessio
 		return nil
 	}
 	return paddock.ErrTerminationUnconfirmed
+}
+
+// firstLine reads an exec's stdout up to its first newline (or the end of
+// its output) and closes the attachment, leaving the process running;
+// failure is what it wrote on stderr meanwhile. ctx bounds it.
+func firstLine(ctx context.Context, x *attached) (line, failure string, err error) {
+	defer x.close()
+	stop := context.AfterFunc(ctx, x.close)
+	defer stop()
+	var out, errOut bytes.Buffer
+	buf := make([]byte, 4096)
+	for !bytes.Contains(out.Bytes(), []byte("\n")) && out.Len() < 4096 {
+		stream, data, err := x.next(buf)
+		switch stream {
+		case muxStdout:
+			out.Write(data)
+		case muxStderr, muxSystem:
+			if errOut.Len() < 4096 {
+				errOut.Write(data)
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", "", ctxError(ctx)
+			}
+			if !errors.Is(err, io.EOF) {
+				return "", "", &paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit + ": " + short(err.Error())}
+			}
+			break
+		}
+	}
+	line, _, _ = strings.Cut(out.String(), "\n")
+	return line, errOut.String(), nil
 }

@@ -225,6 +225,50 @@ func (st *stream) CloseStdin(ctx context.Context) error {
 	return nil
 }
 
+// Signal delivers sig to the session's process group, from an exec in
+// the sandbox (docs/contract.md#op-signal). A write given before it has
+// reached the writer exec, though not always the command's pipe.
+func (st *stream) Signal(ctx context.Context, sig paddock.Signal) error {
+	if err := sig.Validate(); err != nil {
+		return err
+	}
+	if st.q.Closed() || st.exited.Load() {
+		return paddock.ErrCommandExited
+	}
+	out, err := st.a.run(ctx, st.h.Name, execSpec{cmd: sh(scriptSignal, st.dir, string(sig))}, nil)
+	switch {
+	case err != nil && st.exited.Load():
+		return paddock.ErrCommandExited
+	case err != nil:
+		return &paddock.WriteFailedError{Detail: "docker: signal: " + err.Error()}
+	case out.code == 0:
+		return nil
+	case out.code == 3 || out.code == 4:
+		return paddock.ErrCommandExited
+	}
+	return &paddock.WriteFailedError{Detail: "docker: signal: " + short(string(out.stderr))}
+}
+
+// Resize sets a TTY session's terminal size; the command gets SIGWINCH.
+func (st *stream) Resize(ctx context.Context, size paddock.TermSize) error {
+	if err := size.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case st.q.Closed() || st.exited.Load():
+		return paddock.ErrCommandExited
+	case !st.tty:
+		return &paddock.InvalidError{Detail: paddock.DetailTermSize + ": the command has no terminal"}
+	}
+	if err := st.a.resize(ctx, st.in.id, size); err != nil {
+		if st.exited.Load() {
+			return paddock.ErrCommandExited
+		}
+		return &paddock.WriteFailedError{Detail: "docker: resize: " + err.Error()}
+	}
+	return nil
+}
+
 // Close detaches: the session runs on, attachable again.
 func (st *stream) Close() error {
 	if !st.q.Close() {
