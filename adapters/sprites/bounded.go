@@ -213,8 +213,9 @@ func (a *Adapter) checkpointOnce(ctx context.Context, name, comment string) (str
 
 // TerminateSession stops one session through the kill endpoint
 // (docs/contract.md#bounded-sprites): one POST with the signal (SIGTERM, or SIGKILL in force mode) and the
-// timeout, within timeout + 5 s and a 16 KiB budget. 404 is done in
-// graceful mode and unconfirmed in force mode; a 200 needs the NDJSON
+// timeout, within timeout + 5 s and a 16 KiB budget. 404 (and 410, the
+// session already gone) is done in graceful mode and unconfirmed in force
+// mode; a 200 needs the NDJSON
 // evidence killConfirmed demands; any other status is judged by itself.
 func (a *Adapter) TerminateSession(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.TerminateOpts) error {
 	opts, err := paddock.ValidateTermination(sessionID, opts)
@@ -236,15 +237,38 @@ func (a *Adapter) TerminateSession(ctx context.Context, h paddock.Handle, sessio
 	if err != nil {
 		return boundedFailure(ctx, answered, err, paddock.DetailTerminationTimeout, paddock.DetailTerminationTransportFailed, paddock.DetailTerminationUnconfirmed)
 	}
+	gone := status == http.StatusNotFound || status == http.StatusGone // 410: the session already exited
 	switch {
-	case status == http.StatusNotFound && force:
+	case gone && force:
 		return paddock.ErrTerminationUnconfirmed
-	case status == http.StatusNotFound:
+	case gone:
 		return nil
 	case status != http.StatusOK:
 		return httpx.Status(status, nil, nil, "")
 	case !killConfirmed(data, force):
 		return paddock.ErrTerminationUnconfirmed
+	}
+	return nil
+}
+
+// signalSession is the signal fallback for servers that take no signal
+// message on the socket: POST .../kill with the signal's bare name and a
+// zero timeout, which signals without escalating. 404 and 410 (the
+// session is gone) mean the command has exited.
+func (a *Adapter) signalSession(ctx context.Context, sprite, sessionID string, sig paddock.Signal) error {
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
+	defer cancel()
+	q := url.Values{"signal": {string(sig)}, "timeout": {"0s"}}
+	status, _, answered, err := a.boundedDo(ctx, http.MethodPost, spritePath(sprite, "exec", httpx.Escape(sessionID), "kill"), q, nil, httpx.NewBudget(killBudget))
+	switch {
+	case err != nil && answered && errors.Is(err, httpx.ErrBudget):
+		return nil // the signal was sent; its report was long
+	case err != nil:
+		return &paddock.WriteFailedError{Detail: "sprites signal: " + err.Error()}
+	case status == http.StatusNotFound || status == http.StatusGone:
+		return paddock.ErrCommandExited
+	case status != http.StatusOK:
+		return httpx.Status(status, nil, nil, "")
 	}
 	return nil
 }

@@ -24,17 +24,34 @@ const execMaxRun = 10 * time.Second
 // from its status and body. A 503 refusal is tried again (WakeAttempts in
 // all): a new sprite refuses exec for its first seconds, and a refused
 // upgrade started nothing.
-func (a *Adapter) dial(ctx context.Context, path string, q url.Values) (*websocket.Conn, error) {
+func (a *Adapter) dial(ctx context.Context, path string, q url.Values) (*websocket.Conn, capabilities, error) {
 	if a.cfg.Token.IsZero() {
-		return nil, errNoToken
+		return nil, nil, errNoToken
 	}
-	var conn *websocket.Conn
+	var (
+		conn *websocket.Conn
+		caps capabilities
+	)
 	err := paddock.WithBackoff(ctx, func(ctx context.Context) error {
 		var err error
-		conn, err = a.dialOnce(ctx, path, q)
+		conn, caps, err = a.dialOnce(ctx, path, q)
 		return err
 	}, paddock.BackoffOpts{Attempts: a.cfg.WakeAttempts, Label: "sprites exec upgrade", Logger: a.log, Retriable: refusedWhileStarting})
-	return conn, err
+	return conn, caps, err
+}
+
+// capabilities are what the server listed in X-Sprite-Capabilities on an
+// exec upgrade (comma-separated names).
+type capabilities map[string]bool
+
+func parseCapabilities(header string) capabilities {
+	caps := capabilities{}
+	for _, name := range strings.Split(header, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			caps[name] = true
+		}
+	}
+	return caps
 }
 
 // refusedWhileStarting is an upgrade refused with 503.
@@ -44,7 +61,7 @@ func refusedWhileStarting(err error) bool {
 }
 
 // dialOnce makes one upgrade attempt.
-func (a *Adapter) dialOnce(ctx context.Context, path string, q url.Values) (*websocket.Conn, error) {
+func (a *Adapter) dialOnce(ctx context.Context, path string, q url.Values) (*websocket.Conn, capabilities, error) {
 	base := strings.TrimRight(a.cfg.BaseURL, "/")
 	switch {
 	case strings.HasPrefix(base, "https://"):
@@ -67,21 +84,22 @@ func (a *Adapter) dialOnce(ctx context.Context, path string, q url.Values) (*web
 			body, _ := io.ReadAll(io.LimitReader(res.Body, 1<<16))
 			err = statusError(res.StatusCode, res.Header, body)
 			a.rest.LogCall("WS", path, res.StatusCode, start, err)
-			return nil, err
+			return nil, nil, err
 		}
 		err = httpx.Transport(err)
 		a.rest.LogCall("WS", path, 0, start, err)
-		return nil, err
+		return nil, nil, err
 	}
 	a.rest.LogCall("WS", path, res.StatusCode, start, nil)
 	conn.SetReadLimit(16 << 20)
-	return conn, nil
+	return conn, parseCapabilities(res.Header.Get("X-Sprite-Capabilities")), nil
 }
 
 // execQuery is the exec parameters: argv as repeated cmd (argv[0]
 // included), path, env (which replaces the sprite's default environment
-// when given), dir, tty, stdin and max_run_after_disconnect.
-func execQuery(cmd paddock.Cmd, tty, stdin bool, maxRun time.Duration) url.Values {
+// when given), dir, tty (with rows and cols), stdin and
+// max_run_after_disconnect.
+func execQuery(cmd paddock.Cmd, tty, stdin bool, size *paddock.TermSize, maxRun time.Duration) url.Values {
 	q := url.Values{}
 	for _, arg := range cmd.Argv() {
 		q.Add("cmd", arg)
@@ -94,18 +112,26 @@ func execQuery(cmd paddock.Cmd, tty, stdin bool, maxRun time.Duration) url.Value
 		q.Set("dir", cmd.Dir)
 	}
 	q.Set("tty", strconv.FormatBool(tty))
+	if tty {
+		if size == nil {
+			size = &paddock.TermSize{Cols: 80, Rows: 24}
+		}
+		q.Set("rows", strconv.Itoa(size.Rows))
+		q.Set("cols", strconv.Itoa(size.Cols))
+	}
 	q.Set("stdin", strconv.FormatBool(stdin))
 	q.Set("max_run_after_disconnect", maxRun.String())
 	return q
 }
 
 // start opens a command stream and waits for its session info.
-func (a *Adapter) start(ctx context.Context, path string, q url.Values, tty bool) (*stream, error) {
-	conn, err := a.dial(ctx, path, q)
+func (a *Adapter) start(ctx context.Context, sprite, path string, q url.Values, tty bool) (*stream, error) {
+	conn, caps, err := a.dial(ctx, path, q)
 	if err != nil {
 		return nil, err
 	}
 	st := newStream(conn, tty, a.keep)
+	st.a, st.sprite, st.caps = a, sprite, caps
 	info, err := st.awaitInfo(ctx, a.cfg.Timeout)
 	if err != nil {
 		_ = st.Close()
@@ -122,7 +148,7 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 	if err := paddock.ValidateSpawn(a, cmd, opts); err != nil {
 		return nil, err // a named spawn among them: Sprites does not offer it
 	}
-	return a.start(ctx, spritePath(h.Name, "exec"), execQuery(cmd, opts.TTY, opts.Stdin, a.cfg.MaxRunAfterDisconnect), opts.TTY)
+	return a.start(ctx, h.Name, spritePath(h.Name, "exec"), execQuery(cmd, opts.TTY, opts.Stdin, opts.Size, a.cfg.MaxRunAfterDisconnect), opts.TTY)
 }
 
 // Attach rejoins a live session: session info, the scrollback, then live
@@ -131,7 +157,7 @@ func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string
 	if err := paddock.ValidateAttach(a, sessionID); err != nil {
 		return nil, err
 	}
-	return a.start(ctx, spritePath(h.Name, "exec", httpx.Escape(sessionID)), url.Values{"stdin": {strconv.FormatBool(opts.Stdin)}}, false)
+	return a.start(ctx, h.Name, spritePath(h.Name, "exec", httpx.Escape(sessionID)), url.Values{"stdin": {strconv.FormatBool(opts.Stdin)}}, false)
 }
 
 // Exec runs cmd to completion over one WebSocket: stdout and stderr apart
@@ -146,7 +172,7 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	}
 	ctx, cancel := dl.Context(ctx)
 	defer cancel()
-	st, err := a.start(ctx, spritePath(h.Name, "exec"), execQuery(cmd, false, false, execMaxRun), false)
+	st, err := a.start(ctx, h.Name, spritePath(h.Name, "exec"), execQuery(cmd, false, false, nil, execMaxRun), false)
 	if err != nil {
 		if dl.Finite() && dl.Expired() {
 			return paddock.ExecResult{}, dl.Err()

@@ -691,6 +691,18 @@ func TestScriptedSockets(t *testing.T) {
 		{"truncated mid-command", spritestest.Script{Frames: []spritestest.Frame{out("a"), out("b")}, End: spritestest.EndReset}, "ab", closedBeforeExit},
 		{"scrollback before session_info", spritestest.Script{BeforeInfo: []spritestest.Frame{out("early ")}, Frames: []spritestest.Frame{out("late"), spritestest.ExitFrame(0)}, End: spritestest.EndHold}, "early late", paddock.Exit(0)},
 		{"a numeric session id", spritestest.Script{NumericID: true, Frames: []spritestest.Frame{spritestest.ExitFrame(0)}, End: spritestest.EndHold}, "", paddock.Exit(0)},
+		// A JSON exit with a code no process has: the command ended, its
+		// code is unknown, and none is made up (nor is the hold waited out).
+		{"a JSON exit code of -1", spritestest.Script{Frames: []spritestest.Frame{out("x"), spritestest.TextFrame(`{"type":"exit","exit_code":-1}`)}, End: spritestest.EndHold}, "x", closedBeforeExit},
+		{"a JSON exit code past 255", spritestest.Script{Frames: []spritestest.Frame{spritestest.TextFrame(`{"type":"exit","exit_code":99999999999}`)}, End: spritestest.EndHold}, "", closedBeforeExit},
+		{"a JSON exit code as a string", spritestest.Script{Frames: []spritestest.Frame{spritestest.TextFrame(`{"type":"exit","exit_code":"5"}`)}, End: spritestest.EndHold}, "", closedBeforeExit},
+		{"a fractional JSON exit code", spritestest.Script{Frames: []spritestest.Frame{spritestest.TextFrame(`{"type":"exit","exit_code":1.5}`)}, End: spritestest.EndHold}, "", closedBeforeExit},
+		{"a JSON exit without a code", spritestest.Script{Frames: []spritestest.Frame{spritestest.TextFrame(`{"type":"exit"}`)}, End: spritestest.EndHold}, "", closedBeforeExit},
+		// Only the first session_info sets the framing: a later one saying
+		// tty must not turn the binary exit frame into terminal output.
+		{"a second session_info mid-stream", spritestest.Script{Frames: []spritestest.Frame{out("a"),
+			spritestest.TextFrame(`{"type":"session_info","session_id":"99","command":"x","created":1,"cols":0,"rows":0,"is_owner":true,"tty":true}`),
+			out("b"), spritestest.ExitFrame(7)}, End: spritestest.EndHold}, "ab", paddock.Exit(7)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

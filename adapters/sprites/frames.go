@@ -74,6 +74,9 @@ func (d *frameDecoder) text(data []byte) ([]paddock.Event, *sessionInfo) {
 	}
 	switch t, _ := stringField(msg, "type"); t {
 	case "session_info":
+		if d.haveInfo {
+			return nil, nil // only the first counts: a later one must not change the framing
+		}
 		info := &sessionInfo{ID: jsonID(msg["session_id"])}
 		_ = json.Unmarshal(msg["tty"], &info.TTY)
 		_ = json.Unmarshal(msg["is_owner"], &info.IsOwner)
@@ -88,11 +91,14 @@ func (d *frameDecoder) text(data []byte) ([]paddock.Event, *sessionInfo) {
 		d.held, d.heldSize = nil, 0
 		return events, info
 	case "exit":
+		d.exited = true
 		code, ok := intField(msg, "exit_code")
 		if !ok || code < 0 || code > 255 {
-			return nil, nil // not an exit this protocol can send
+			// The process ended with a code no process can have (-1,
+			// 99999999999, "5", 1.5): its real code is unknown, and none
+			// is made up.
+			return []paddock.Event{paddock.Failed(paddock.ErrClosedBeforeExit)}, nil
 		}
-		d.exited = true
 		return []paddock.Event{paddock.Exit(int(code))}, nil
 	}
 	return nil, nil

@@ -47,6 +47,7 @@ func (a *Adapter) Capabilities() paddock.CapabilitySet {
 	caps := paddock.NewCapabilitySet(
 		paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapTTY, paddock.CapPublicURL,
 		paddock.CapTerminateSession, paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce,
+		paddock.CapFiles, paddock.CapSignal, paddock.CapResize,
 	)
 	if a.cfg.CheckpointCreation {
 		caps = caps.With(paddock.CapCheckpoint, paddock.CapCreateCheckpointOnce)

@@ -2,6 +2,7 @@ package sprites
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,9 @@ type stream struct {
 	tty       bool
 	sessionID string
 	keep      keepalive
+	a         *Adapter     // for the HTTP signal fallback
+	sprite    string       // the sprite's name
+	caps      capabilities // from the upgrade
 
 	q       *eventq.Queue    // closed by Close
 	info    chan sessionInfo // the session info, once
@@ -174,6 +178,11 @@ func (st *stream) CloseStdin(ctx context.Context) error {
 }
 
 func (st *stream) write(ctx context.Context, frame []byte) error {
+	return st.send(ctx, websocket.BinaryMessage, frame)
+}
+
+// send writes one message, in order with every other.
+func (st *stream) send(ctx context.Context, kind int, frame []byte) error {
 	if st.q.Closed() || st.exited.Load() {
 		return paddock.ErrCommandExited
 	}
@@ -184,13 +193,51 @@ func (st *stream) write(ctx context.Context, frame []byte) error {
 		deadline = d
 	}
 	_ = st.conn.SetWriteDeadline(deadline)
-	if err := st.conn.WriteMessage(websocket.BinaryMessage, frame); err != nil {
+	if err := st.conn.WriteMessage(kind, frame); err != nil {
 		if st.exited.Load() || st.q.Closed() {
 			return paddock.ErrCommandExited
 		}
 		return &paddock.WriteFailedError{Detail: "websocket write: " + err.Error()}
 	}
 	return nil
+}
+
+// Signal delivers sig to the session's process group: as a signal
+// message on the socket when the server listed the signal capability,
+// otherwise through the kill endpoint with a zero timeout (the signal
+// alone, no escalation), as Sprites' own client does.
+func (st *stream) Signal(ctx context.Context, sig paddock.Signal) error {
+	if err := sig.Validate(); err != nil {
+		return err
+	}
+	if st.q.Closed() || st.exited.Load() {
+		return paddock.ErrCommandExited
+	}
+	if st.caps["signal"] {
+		msg, _ := json.Marshal(controlMessage{Type: "signal", Signal: string(sig)})
+		return st.send(ctx, websocket.TextMessage, msg)
+	}
+	return st.a.signalSession(ctx, st.sprite, st.sessionID, sig)
+}
+
+// Resize sets a TTY session's terminal size (the resize message).
+func (st *stream) Resize(ctx context.Context, size paddock.TermSize) error {
+	if err := size.Validate(); err != nil {
+		return err
+	}
+	if !st.tty && !st.q.Closed() && !st.exited.Load() {
+		return &paddock.InvalidError{Detail: paddock.DetailTermSize + ": the command has no terminal"}
+	}
+	msg, _ := json.Marshal(controlMessage{Type: "resize", Cols: size.Cols, Rows: size.Rows})
+	return st.send(ctx, websocket.TextMessage, msg)
+}
+
+// controlMessage is a text message to the server.
+type controlMessage struct {
+	Type   string `json:"type"`
+	Cols   int    `json:"cols,omitempty"`
+	Rows   int    `json:"rows,omitempty"`
+	Signal string `json:"signal,omitempty"`
 }
 
 // Close detaches: the socket closes, the remote command keeps running for

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -38,41 +38,6 @@ func (s *Server) snapshot(sp *sprite, comment string) (*checkpoint, error) {
 	}
 	sp.checkpoints = append(sp.checkpoints, c)
 	return c, nil
-}
-
-// copyTree copies the regular files and directories under src to dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, info.Mode().Perm()|0o700)
-		case info.Mode().IsRegular():
-			in, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer in.Close()
-			out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, info.Mode().Perm())
-			if err != nil {
-				return err
-			}
-			if _, err := io.Copy(out, in); err != nil {
-				_ = out.Close()
-				return err
-			}
-			return out.Close()
-		}
-		return nil // sockets, links and devices are not saved
-	})
 }
 
 // ndjson writes stream lines, flushing each.
@@ -138,6 +103,19 @@ func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request, _ []byt
 	defer s.mu.Unlock()
 	sp, ok := s.lookup(w, r)
 	if !ok {
+		return
+	}
+	if filter, ok := r.URL.Query()["history"]; ok {
+		// A history filter answers text, one matching checkpoint a line
+		// (Sprites' Go client refuses this answer).
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		for i := len(sp.checkpoints) - 1; i >= 0; i-- {
+			c := sp.checkpoints[i]
+			if strings.Contains(c.id, filter[0]) || strings.Contains(c.comment, filter[0]) {
+				_, _ = io.WriteString(w, c.id+"\t"+c.comment+"\n")
+			}
+		}
 		return
 	}
 	list := []map[string]any{{"id": "Current", "create_time": time.Now().UTC().Format(time.RFC3339Nano), "is_auto": false}}

@@ -344,7 +344,8 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request, _ []byte) {
 
 // killSession is POST /v1/sprites/{name}/exec/{session}/kill?signal=&
 // timeout=: the signal to the process group, a wait of up to timeout, then
-// SIGKILL, reported as NDJSON ending in complete with the exit code.
+// SIGKILL, reported as NDJSON ending in complete with the exit code. With
+// timeout=0s the signal is all: the stream ends after its signal event.
 func (s *Server) killSession(w http.ResponseWriter, r *http.Request, _ []byte) {
 	q := r.URL.Query()
 	name := q.Get("signal")
@@ -374,6 +375,11 @@ func (s *Server) killSession(w http.ResponseWriter, r *http.Request, _ []byte) {
 	out.line(map[string]any{"type": "signal", "message": "Sending " + canon + " to process group " + strconv.Itoa(pid),
 		"signal": canon, "pid": pid})
 	ss.signal(sig)
+	if timeout == 0 {
+		// A zero timeout is a signal alone (Sprites' own client sends one
+		// with every signal, USR1 included): no wait and no escalation.
+		return
+	}
 	select {
 	case <-ss.done:
 		out.line(map[string]any{"type": "exited", "message": "Process exited"})

@@ -205,6 +205,11 @@ func (s *Server) routes() http.Handler {
 	handle("POST /v1/sprites/{name}/policy/network", s.setPolicy)
 	handle("PUT /v1/sprites/{name}/fs/write", s.writeFile)
 	handle("GET /v1/sprites/{name}/fs/read", s.readFile)
+	handle("GET /v1/sprites/{name}/fs/list", s.listFiles)
+	handle("DELETE /v1/sprites/{name}/fs/delete", s.deleteFile)
+	handle("POST /v1/sprites/{name}/fs/rename", s.renameFile)
+	handle("POST /v1/sprites/{name}/fs/copy", s.copyFile)
+	handle("POST /v1/sprites/{name}/fs/chmod", s.chmodFile)
 	// No control connections: SDK clients fall back to direct exec.
 	handle("/v1/sprites/{name}/control", func(w http.ResponseWriter, _ *http.Request, _ []byte) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found"})
