@@ -19,8 +19,9 @@ import (
 // the docker and local suites beside it makes slow.
 func suiteConfig(a paddock.Adapter) conformance.Config {
 	return conformance.Config{Adapter: a, Fixtures: conformance.ShellFixtures(), FrameTimeout: 20 * time.Second, // a loaded CI machine is slow; a hang still fails
-		SpawnOptions: paddock.SpawnOpts{Detachable: true}, // sessions are the detachable spawns
-		Load:         conformance.Load{Turns: 200, Timeout: 5 * time.Minute}}
+		OperationTimeout: 2 * time.Minute,                     // as slowMachine: CI once took over 30 s to take a 4 MiB upload while the runtime suite ran its 400-command load case beside it
+		SpawnOptions:     paddock.SpawnOpts{Detachable: true}, // sessions are the detachable spawns
+		Load:             conformance.Load{Turns: 200, Timeout: 5 * time.Minute}}
 }
 
 func TestConformance(t *testing.T) {

@@ -233,9 +233,13 @@ func cgroupProcs(dir string) []int {
 	if err != nil {
 		return nil
 	}
+	// A read that races forks and exits can list a pid twice (the kernel
+	// says so of cgroup.procs): each counts once.
 	var out []int
+	seen := map[int]bool{}
 	for _, f := range strings.Fields(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil {
+		if pid, err := strconv.Atoi(f); err == nil && !seen[pid] {
+			seen[pid] = true
 			out = append(out, pid)
 		}
 	}
