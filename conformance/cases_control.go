@@ -43,7 +43,7 @@ func terminalResizes(t testing.TB, s *suite) {
 	ctx := s.ctx(t)
 	h := s.fresh(t)
 	opts := s.cfg.SpawnOptions
-	opts.TTY, opts.Stdin, opts.Name = true, true, ""
+	opts.TTY, opts.Stdin, opts.Name, opts.Detachable = true, true, "", false
 	opts.Size = &paddock.TermSize{Cols: 120, Rows: 40}
 	st, err := s.a.Spawn(ctx, h, s.cfg.Fixtures.TermSize, opts)
 	require.NoError(t, err)
@@ -63,7 +63,7 @@ func terminalResizeRefused(t testing.TB, s *suite) {
 	ctx := s.ctx(t)
 	h := s.fresh(t)
 	opts := s.cfg.SpawnOptions
-	opts.TTY, opts.Name, opts.Size = true, "", &paddock.TermSize{Cols: 80, Rows: 24}
+	opts.TTY, opts.Name, opts.Detachable, opts.Size = true, "", false, &paddock.TermSize{Cols: 80, Rows: 24}
 	_, err := s.a.Spawn(ctx, h, s.cfg.Fixtures.SpawnOK, opts)
 	requireKind(t, err, paddock.ErrNotSupported, "a spawn with a size")
 	st := s.spawn(t, h, s.cfg.Fixtures.SpawnStay, true)

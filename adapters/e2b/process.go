@@ -60,7 +60,8 @@ func (a *Adapter) execError(dl paddock.ExecDeadline, err error) error {
 // Spawn starts cmd and returns its stream once its pid is known, so stdin
 // can be written at once. Closing the stream kills the process, unless it
 // is detachable: that one runs under its journal, tagged with its session
-// id, and goes on. A TTY spawn runs on an 80x24 terminal: its output is
+// id, and goes on. A TTY spawn runs on a terminal of the size asked for
+// (80x24 by default; Resize changes it): its output is
 // stdout, its input goes to the terminal, and CloseStdin types ^D.
 func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
 	if err := paddock.ValidateSpawn(a, cmd, opts); err != nil {
@@ -81,7 +82,7 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 		session = newSessionID()
 		cmd = journalCmd(session, cmd)
 	}
-	st, err := a.startProcess(ctx, id, cmd, launch{stdin: opts.Stdin, tty: opts.TTY, tag: session})
+	st, err := a.startProcess(ctx, id, cmd, launch{stdin: opts.Stdin, tty: opts.TTY, size: opts.Size, tag: session})
 	if err != nil {
 		return nil, err
 	}

@@ -49,9 +49,11 @@ var _ interface {
 func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderE2B }
 
 // Capabilities are what E2B offers through this adapter: suspend (pause),
-// network policy, attach (through journals) and a terminal on spawn.
+// network policy, attach (through journals), a terminal on spawn that
+// resizes, and the file operations. No signals: envd sends only TERM and
+// KILL.
 func (a *Adapter) Capabilities() paddock.CapabilitySet {
-	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapTTY)
+	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapTTY, paddock.CapFiles, paddock.CapResize)
 }
 
 // BuildHandle returns {e2b, name}.

@@ -239,6 +239,35 @@ func (s *stream) Close() error {
 // SessionID is the session a detachable spawn made ("" otherwise).
 func (s *stream) SessionID() string { return s.session }
 
+// ptyOf is envd's terminal of size.
+func ptyOf(size paddock.TermSize) *processpb.PTY {
+	return &processpb.PTY{Size: &processpb.PTY_Size{Cols: uint32(size.Cols), Rows: uint32(size.Rows)}}
+}
+
+// Resize sets the terminal's size with envd's Update (the command gets
+// SIGWINCH); a command without a terminal is invalid.
+func (s *stream) Resize(ctx context.Context, size paddock.TermSize) error {
+	if err := size.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case s.over():
+		return paddock.ErrCommandExited
+	case !s.tty:
+		return &paddock.InvalidError{Detail: paddock.DetailTermSize + ": the command has no terminal"}
+	}
+	_, err := s.a.processes(s.sandbox, false).Update(ctx, connect.NewRequest(&processpb.UpdateRequest{Process: pidOf(s.pid), Pty: ptyOf(size)}))
+	switch {
+	case err == nil:
+		return nil
+	case connect.CodeOf(err) == connect.CodeNotFound:
+		return paddock.ErrCommandExited
+	case connect.CodeOf(err) == connect.CodeInternal:
+		return &paddock.WriteFailedError{Detail: connectMessage(err)}
+	}
+	return envdError(err)
+}
+
 // signal sends sig to the process; one already gone is fine.
 func (p process) signal(ctx context.Context, sig processpb.Signal) error {
 	_, err := p.a.processes(p.sandbox, false).SendSignal(ctx, connect.NewRequest(&processpb.SendSignalRequest{Process: pidOf(p.pid), Signal: sig}))
@@ -252,10 +281,11 @@ func (p process) signal(ctx context.Context, sig processpb.Signal) error {
 // a tag.
 type launch struct {
 	stdin, tty bool
+	size       *paddock.TermSize // the terminal's, nil = 80x24
 	tag        string
 }
 
-// The size of a spawn's terminal.
+// The size of a spawn's terminal unless it asks for one.
 const ttyCols, ttyRows = 80, 24
 
 // startProcess starts cmd in sandbox id and returns its stream once envd
@@ -277,7 +307,11 @@ func (a *Adapter) startProcess(ctx context.Context, id string, cmd paddock.Cmd, 
 		req.Tag = &l.tag
 	}
 	if l.tty {
-		req.Pty = &processpb.PTY{Size: &processpb.PTY_Size{Cols: ttyCols, Rows: ttyRows}}
+		size := paddock.TermSize{Cols: ttyCols, Rows: ttyRows}
+		if l.size != nil {
+			size = *l.size
+		}
+		req.Pty = ptyOf(size)
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel) // the caller gave up before the start (Start itself waits for the answer's head)

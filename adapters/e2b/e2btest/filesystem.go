@@ -28,8 +28,21 @@ func (sb *sandbox) entry(abs string) (*filesystempb.EntryInfo, error) {
 	if err != nil {
 		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("file not found: lstat %s: no such file or directory", abs))
 	}
+	permissions := info.Mode().String()
+	var linkTarget *string
+	if info.Mode()&fs.ModeSymlink != 0 {
+		// envd describes a link by what it leads to (type, mode, size),
+		// with the link's own permissions string (starting "L") and the
+		// resolved target; a dangling link stays a link.
+		if resolved, err := filepath.EvalSymlinks(target); err == nil && strings.HasPrefix(resolved, sb.dir) {
+			if to, err := os.Stat(resolved); err == nil {
+				inside := "/" + strings.TrimPrefix(strings.TrimPrefix(resolved, sb.dir), "/")
+				linkTarget, info = &inside, to
+			}
+		}
+	}
 	e := &filesystempb.EntryInfo{Name: filepath.Base(abs), Path: abs, Size: info.Size(), Mode: uint32(info.Mode().Perm()),
-		Permissions: info.Mode().String(), Owner: "user", Group: "user", ModifiedTime: timestamppb.New(info.ModTime())}
+		Permissions: permissions, Owner: "user", Group: "user", ModifiedTime: timestamppb.New(info.ModTime()), SymlinkTarget: linkTarget}
 	sb.s.mu.Lock()
 	if o := sb.owners[abs]; o != "" {
 		e.Owner, e.Group = o, o
