@@ -53,9 +53,11 @@ var _ interface {
 } = (*Adapter)(nil)
 
 // Capabilities are what Daytona offers through this adapter: suspend
-// (stop/start), network policy, and attach (sessions).
+// (stop/start), network policy, attach (sessions) and the file
+// operations. No signals (the toolbox sends none); no terminal yet (the
+// daemon's PTY sessions are not used).
 func (a *Adapter) Capabilities() paddock.CapabilitySet {
-	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach)
+	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapFiles)
 }
 
 // Provider returns "daytona".

@@ -57,6 +57,12 @@ func (s *Server) toolboxHandler() http.Handler {
 	handle("GET /files/download", s.download)
 	handle("POST /files/bulk-upload", s.bulkUpload)
 	handle("POST /files/bulk-download", s.bulkDownload)
+	handle("GET /files", s.listFiles)
+	handle("GET /files/info", s.fileInfo)
+	handle("POST /files/folder", s.createFolder)
+	handle("POST /files/move", s.moveFile)
+	handle("POST /files/permissions", s.setPermissions)
+	handle("DELETE /files", s.deleteFile)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(http.StatusNotFound)
