@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +81,64 @@ func TestConsoleInChromium(t *testing.T) {
 	assert.EqualValues(t, 2000, eval(ctx, `document.querySelectorAll('.view .line.stdout').length`))
 	assert.Equal(t, "line-2000", eval(ctx, `[...document.querySelectorAll('.view .line.stdout')].pop().textContent`), "the page shows line 2,000")
 	assert.EqualValues(t, 20, eval(ctx, `document.querySelectorAll('.view .line.stderr').length`), "the stderr lines are marked as stderr")
+
+	// The file panel: upload a file into the sandbox, see it listed,
+	// download it byte-equal, delete it.
+	payload := make([]byte, 300<<10)
+	for i := range payload {
+		payload[i] = byte(i*7 + i/251) // every byte value, no pattern a text path would keep
+	}
+	upload := filepath.Join(t.TempDir(), "payload.bin")
+	require.NoError(t, os.WriteFile(upload, payload, 0o644))
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(css(`#files-path`), "/"),
+		chromedp.Click(css(`#files-open`)),
+		poll(`document.querySelector('#files-status').textContent.endsWith('entries in /')`),
+		chromedp.SetUploadFiles(css(`#upload-file`), []string{upload}),
+		chromedp.Click(css(`#upload`)),
+		poll(`document.querySelector('#files li[data-name="payload.bin"]') !== null`),
+	))
+	assert.Equal(t, "307200", text(ctx, `#files li[data-name="payload.bin"] .size`))
+	downloaded, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(document.querySelector('#files li[data-name="payload.bin"] a.download').href)
+		.then(r => r.arrayBuffer()).then(b => Array.from(new Uint8Array(b), x => x.toString(16).padStart(2, "0")).join(""))`,
+		chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	assert.Equal(t, hex.EncodeToString(payload), downloaded, "the download is the upload, byte for byte")
+	require.NoError(t, chromedp.Do(ctx,
+		poll(`(b => b ? (b.click(), true) : false)(document.querySelector('#files li[data-name="payload.bin"] button.delete'))`),
+		poll(`document.querySelector('#files li[data-name="payload.bin"]') === null && document.querySelector('#files-status').textContent.includes('entries')`),
+	))
+	_, err = os.Stat(upload)
+	require.NoError(t, err, "the local file is untouched")
+
+	// A terminal run is sized to the output area, and follows it.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(css(`#with-tty`)),
+		chromedp.Click(css(`#with-stdin`)),
+		chromedp.SetValue(css(`#command`), `sh -c 'stty size; while read l; do stty size; done'`),
+		chromedp.Click(css(`#run`)),
+		poll(`/\d+ \d+/.test(document.querySelector('.view .output').textContent)`),
+	))
+	want := eval(ctx, `(s => s.rows + " " + s.cols)(termSize())`).(string)
+	assert.Contains(t, text(ctx, `.view .output`), want, "the terminal starts at the output area's size")
+	// The page sends the new size before the line typed after it (one
+	// socket, in order), so the next stty size answers it.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.EmulateViewport(900, 1000),
+		poll(`(window.dispatchEvent(new Event('resize')), true)`),
+		chromedp.SetValue(css(`.view .stdin-input`), "again"),
+		chromedp.Click(css(`.view .send`)),
+	))
+	smaller := eval(ctx, `(s => s.rows + " " + s.cols)(termSize())`).(string)
+	require.NoError(t, chromedp.Do(ctx, poll(`document.querySelector('.view .output').textContent.includes(`+strconv.Quote(smaller)+`)`)))
+	assert.NotEqual(t, want, smaller, "a narrower window is fewer columns")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(css(`.view .close-stdin`)),
+		poll(`!document.querySelector('.view .status').classList.contains('running')`),
+		chromedp.EmulateViewport(1400, 1000),
+		chromedp.Click(css(`#with-tty`)),
+		chromedp.Click(css(`#with-stdin`)),
+	))
 
 	// A long-running session, started in the first tab.
 	require.NoError(t, chromedp.Do(ctx,

@@ -111,6 +111,10 @@ func (c *console) handler() http.Handler {
 	mux.HandleFunc("DELETE /api/sandboxes", c.destroySandbox)
 	mux.HandleFunc("GET /api/sessions", c.listSessions)
 	mux.HandleFunc("POST /api/terminate", c.terminate)
+	mux.HandleFunc("GET /api/files", c.listFiles)
+	mux.HandleFunc("GET /api/file", c.downloadFile)
+	mux.HandleFunc("PUT /api/file", c.uploadFile)
+	mux.HandleFunc("DELETE /api/file", c.deleteFile)
 	mux.HandleFunc("GET /ws", c.socket)
 	return c.guard(mux)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -139,4 +140,53 @@ func TestServeSaysWhereTheDemoSandboxLives(t *testing.T) {
 	assert.True(t, info.IsDir())
 	cancel()
 	assert.Equal(t, 0, <-done)
+}
+
+// The file routes answer the taxonomy as statuses: a climbing path is 400,
+// an absent file 404, a provider without files 501; the routes need the
+// token like every other.
+func TestFileRoutes(t *testing.T) {
+	t.Parallel()
+	c, base := startConsole(t)
+	do := func(method, path string, body io.Reader) (int, string) {
+		req, err := http.NewRequest(method, base+path, body)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	status, _ := do(http.MethodPost, "/api/sandboxes", strings.NewReader(`{"provider":"local","name":"demo"}`))
+	require.Equal(t, http.StatusOK, status)
+	status, _ = do(http.MethodPut, "/api/file?provider=local&name=demo&path=/notes/a.txt", strings.NewReader("hello"))
+	require.Equal(t, http.StatusOK, status)
+	status, body := do(http.MethodGet, "/api/files?provider=local&name=demo&path=/notes", nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `"name":"a.txt"`)
+	status, body = do(http.MethodGet, "/api/file?provider=local&name=demo&path=/notes/a.txt", nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "hello", body)
+	for _, c := range []struct {
+		method, path string
+		status       int
+	}{
+		{http.MethodGet, "/api/files?provider=local&name=demo&path=/notes/../..", http.StatusBadRequest},
+		{http.MethodGet, "/api/file?provider=local&name=demo&path=/notes/absent", http.StatusNotFound},
+		{http.MethodDelete, "/api/file?provider=local&name=demo&path=/notes", http.StatusBadRequest}, // not empty, not recursive
+		{http.MethodPut, "/api/file?provider=local&name=demo&path=/x&mode=999", http.StatusBadRequest},
+		{http.MethodGet, "/api/files?provider=nope&name=demo", http.StatusBadRequest},
+	} {
+		status, body := do(c.method, c.path, strings.NewReader("x"))
+		assert.Equal(t, c.status, status, "%s %s: %s", c.method, c.path, body)
+	}
+	status, _ = do(http.MethodDelete, "/api/file?provider=local&name=demo&path=/notes&recursive=true", nil)
+	require.Equal(t, http.StatusOK, status)
+	status, _ = do(http.MethodGet, "/api/files?provider=local&name=demo&path=/notes", nil)
+	require.Equal(t, http.StatusNotFound, status)
+	res, err := http.Get(base + "/api/files?provider=local&name=demo")
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
 }

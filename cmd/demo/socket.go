@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,18 +17,22 @@ import (
 
 // A terminal view in the page is one WebSocket. Its first message opens a
 // stream (run or attach); frames go to the browser as they come, and the
-// browser sends stdin, close-stdin and detach. The socket is written by one
+// browser sends stdin, close-stdin, resize (a terminal follows the
+// output area's size) and detach. The socket is written by one
 // goroutine that takes the next frame only once the previous one is on the
 // wire, so a slow browser slows the command's reading (the runtime's
 // credits), and the server's memory does not grow.
 
 // clientMessage is what the page sends.
 type clientMessage struct {
-	Op       string   `json:"op"` // run, attach, stdin, close_stdin, detach
+	Op       string   `json:"op"` // run, attach, stdin, close_stdin, resize, detach
 	Provider string   `json:"provider,omitempty"`
 	Sandbox  string   `json:"sandbox,omitempty"`
 	Argv     []string `json:"argv,omitempty"`
 	Stdin    bool     `json:"stdin,omitempty"`
+	TTY      bool     `json:"tty,omitempty"` // run on a terminal of cols x rows
+	Cols     int      `json:"cols,omitempty"`
+	Rows     int      `json:"rows,omitempty"`
 	Session  string   `json:"session,omitempty"`
 	Data     string   `json:"data,omitempty"`
 }
@@ -136,7 +141,16 @@ func (c *console) open(ctx context.Context, m clientMessage) (*actors.FrameStrea
 		if len(m.Argv) == 0 {
 			return nil, &paddock.InvalidError{Detail: "an empty command"}
 		}
-		return c.rt.Spawn(ctx, h, paddock.NewCmd(m.Argv[0], m.Argv[1:]...), paddock.SpawnOpts{Stdin: m.Stdin, Detachable: true})
+		opts := paddock.SpawnOpts{Stdin: m.Stdin, Detachable: true}
+		if m.TTY {
+			// A terminal sized to the page's output area, where the
+			// provider sizes terminals.
+			opts.TTY, opts.Detachable = true, false
+			if caps, err := c.rt.Capabilities(h.Provider); err == nil && caps.Has(paddock.CapResize) && m.Cols > 0 && m.Rows > 0 {
+				opts.Size = &paddock.TermSize{Cols: m.Cols, Rows: m.Rows}
+			}
+		}
+		return c.rt.Spawn(ctx, h, paddock.NewCmd(m.Argv[0], m.Argv[1:]...), opts)
 	case "attach":
 		return c.rt.Attach(ctx, h, m.Session, paddock.AttachOpts{Stdin: true})
 	}
@@ -158,6 +172,10 @@ func (c *console) readClient(ctx context.Context, conn *websocket.Conn, s *actor
 			err = s.WriteStdin(ctx, []byte(m.Data))
 		case "close_stdin":
 			err = s.CloseStdin(ctx)
+		case "resize":
+			if err = s.Resize(ctx, paddock.TermSize{Cols: m.Cols, Rows: m.Rows}); errors.Is(err, paddock.ErrNotSupported) {
+				err = nil // the provider keeps its terminals at one size
+			}
 		case "detach":
 			_ = s.Close()
 		}

@@ -80,6 +80,82 @@ function select(provider, name) {
   $("#current-sandbox").textContent = current ? `${provider}/${name}` : "none";
   loadSandboxes();
   loadSessions();
+  loadFiles();
+}
+
+// The file panel: the selected sandbox's directory at #files-path.
+function sandboxQuery(path) {
+  return `provider=${encodeURIComponent(current.provider)}&name=${encodeURIComponent(current.name)}&path=${encodeURIComponent(path)}`;
+}
+function joinPath(dir, name) { return (dir.endsWith("/") ? dir : dir + "/") + name; }
+function filesStatus(text) { $("#files-status").textContent = text; }
+
+async function loadFiles() {
+  if (!current) { $("#files").replaceChildren(); return; }
+  const dir = $("#files-path").value || "/";
+  let list;
+  try {
+    list = await api("/api/files?" + sandboxQuery(dir));
+  } catch (e) {
+    $("#files").replaceChildren(); filesStatus(e.message); return;
+  }
+  filesStatus(`${list.length} entries in ${dir}`);
+  $("#files").replaceChildren(...list.map((f) => {
+    const li = document.createElement("li");
+    li.dataset.name = f.name; li.className = f.type;
+    const name = document.createElement("span"); name.className = "name";
+    name.textContent = f.type === "dir" ? f.name + "/" : f.name;
+    const size = document.createElement("span"); size.className = "size";
+    size.textContent = f.type === "dir" ? "" : String(f.size);
+    li.append(name, size);
+    if (f.type === "dir") {
+      name.onclick = () => { $("#files-path").value = joinPath(dir, f.name); loadFiles(); };
+    } else {
+      const a = document.createElement("a");
+      a.className = "download"; a.textContent = "Download";
+      a.href = "/api/file?" + sandboxQuery(joinPath(dir, f.name)); a.download = f.name;
+      li.append(a);
+    }
+    li.append(button("delete", "Delete", async () => {
+      try {
+        await api(`/api/file?${sandboxQuery(joinPath(dir, f.name))}&recursive=${f.type === "dir"}`, {method: "DELETE"});
+      } catch (e) { filesStatus(e.message); return; }
+      loadFiles();
+    }));
+    return li;
+  }));
+}
+
+$("#files-open").onclick = loadFiles;
+$("#files-path").onkeydown = (e) => { if (e.key === "Enter") loadFiles(); };
+$("#files-up").onclick = () => {
+  const dir = $("#files-path").value.replace(/\/+$/, "");
+  $("#files-path").value = dir.slice(0, dir.lastIndexOf("/")) || "/";
+  loadFiles();
+};
+$("#upload").onclick = async () => {
+  const file = $("#upload-file").files[0];
+  if (!current || !file) { filesStatus("choose a sandbox and a file first"); return; }
+  const target = joinPath($("#files-path").value || "/", file.name);
+  const res = await fetch("/api/file?" + sandboxQuery(target), {method: "PUT", body: file});
+  if (!res.ok) { filesStatus((await res.json()).error || res.statusText); return; }
+  filesStatus(`uploaded ${target}`);
+  loadFiles();
+};
+
+// termSize is how many character cells fit the output area of a view.
+function termSize() {
+  const probe = document.createElement("div");
+  probe.className = "output"; probe.style.visibility = "hidden"; probe.style.position = "absolute";
+  const cell = document.createElement("span"); cell.textContent = "M".repeat(10);
+  probe.append(cell);
+  $("#views").append(probe);
+  const cellWidth = cell.getBoundingClientRect().width / 10, cellHeight = cell.getBoundingClientRect().height;
+  const style = getComputedStyle(probe);
+  const width = $("#views").clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  const height = probe.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
+  probe.remove();
+  return {cols: Math.max(20, Math.floor(width / cellWidth)), rows: Math.max(5, Math.floor(height / cellHeight))};
 }
 
 async function loadSessions() {
@@ -137,6 +213,18 @@ function openView(first, title) {
   const scheme = location.protocol === "https:" ? "wss://" : "ws://";
   const ws = new WebSocket(scheme + location.host + "/ws");
   ws.onopen = () => ws.send(JSON.stringify(first));
+  if (first.tty) {
+    // The terminal follows the output area: a new size goes to the command.
+    let last = `${first.cols}x${first.rows}`;
+    const onResize = () => {
+      if (ws.readyState !== WebSocket.OPEN) { window.removeEventListener("resize", onResize); return; }
+      const size = termSize();
+      if (`${size.cols}x${size.rows}` === last) return;
+      last = `${size.cols}x${size.rows}`;
+      ws.send(JSON.stringify({op: "resize", cols: size.cols, rows: size.rows}));
+    };
+    window.addEventListener("resize", onResize);
+  }
   ws.onmessage = (e) => {
     const m = JSON.parse(e.data);
     switch (m.type) {
@@ -171,7 +259,9 @@ $("#create-sandbox").onclick = async () => {
 $("#run").onclick = () => {
   if (!current) { alert("Create or select a sandbox first."); return; }
   const line = $("#command").value;
-  openView({op: "run", provider: current.provider, sandbox: current.name, argv: argv(line), stdin: $("#with-stdin").checked}, line);
+  const first = {op: "run", provider: current.provider, sandbox: current.name, argv: argv(line), stdin: $("#with-stdin").checked};
+  if ($("#with-tty").checked) Object.assign(first, {tty: true}, termSize());
+  openView(first, line);
   setTimeout(loadSessions, 300);
 };
 $("#refresh-sessions").onclick = loadSessions;

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+
+	"github.com/paddockhq/paddock"
+)
+
+// The file panel's routes: a directory's listing, a file's download and
+// upload (streamed both ways, never held whole), and delete, for the
+// sandbox the query names (provider, name) at the query's path.
+
+// maxUpload bounds one upload through the console.
+const maxUpload = 256 << 20
+
+// filePath is the request's path parameter ("/" when absent).
+func filePath(r *http.Request) string {
+	if p := r.URL.Query().Get("path"); p != "" {
+		return p
+	}
+	return "/"
+}
+
+func (c *console) listFiles(w http.ResponseWriter, r *http.Request) {
+	entries, err := c.rt.ListDir(r.Context(), c.handle(r), filePath(r))
+	if entries == nil {
+		entries = []paddock.FileInfo{}
+	}
+	writeJSON(w, entries, err)
+}
+
+func (c *console) downloadFile(w http.ResponseWriter, r *http.Request) {
+	p := filePath(r)
+	rc, err := c.rt.ReadFile(r.Context(), c.handle(r), p)
+	if err != nil {
+		writeJSON(w, nil, err)
+		return
+	}
+	defer rc.Close()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(p)}))
+	_, _ = io.Copy(w, rc) // a failure midway cuts the download short, which the browser reports
+}
+
+func (c *console) uploadFile(w http.ResponseWriter, r *http.Request) {
+	mode := fs.FileMode(0o644)
+	if m := r.URL.Query().Get("mode"); m != "" {
+		n, err := strconv.ParseUint(m, 8, 32)
+		if err != nil || n > 0o777 {
+			writeJSON(w, nil, &paddock.InvalidError{Detail: paddock.DetailPath + ": mode must be octal permission bits"})
+			return
+		}
+		mode = fs.FileMode(n)
+	}
+	body := http.MaxBytesReader(w, r.Body, maxUpload)
+	err := c.rt.WriteFile(r.Context(), c.handle(r), filePath(r), mode, body)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		err = &paddock.InvalidError{Detail: "the console takes uploads of at most 256 MiB"}
+	}
+	writeJSON(w, map[string]bool{"ok": true}, err)
+}
+
+func (c *console) deleteFile(w http.ResponseWriter, r *http.Request) {
+	opts := paddock.RemoveOpts{Recursive: r.URL.Query().Get("recursive") == "true"}
+	writeJSON(w, map[string]bool{"ok": true}, c.rt.Remove(r.Context(), c.handle(r), filePath(r), opts))
+}
