@@ -13,14 +13,15 @@ import (
 )
 
 // The contract lives in the repository: every code comment that cites it
-// names an anchor of docs/contract.md that exists, and nothing cites a
-// document from outside the repository.
+// names an anchor of docs/contract.md that exists (once), and nothing
+// cites a document from outside the repository.
 func TestCitationsResolveInsideTheRepository(t *testing.T) {
 	t.Parallel()
 	doc, err := os.ReadFile("docs/contract.md")
 	require.NoError(t, err)
 	anchors := map[string]bool{}
 	for _, m := range regexp.MustCompile(`<a id="([a-z0-9-]+)"></a>`).FindAllStringSubmatch(string(doc), -1) {
+		assert.False(t, anchors[m[1]], "docs/contract.md has two anchors #%s: a citation of it is ambiguous", m[1])
 		anchors[m[1]] = true
 	}
 	require.NotEmpty(t, anchors)

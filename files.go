@@ -19,7 +19,7 @@ const (
 	FileOther   FileType = "other" // a device, socket or pipe
 )
 
-// FileInfo describes one file of a sandbox (docs/contract.md#op-files). A
+// FileInfo describes one file of a sandbox (docs/contract.md#op-file-operations). A
 // symbolic link is described itself, not what it points to; Target is its
 // target as the link holds it.
 type FileInfo struct {

@@ -14,7 +14,7 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
-// The file operations (docs/contract.md#op-files) use the toolbox's file
+// The file operations (docs/contract.md#op-file-operations) use the toolbox's file
 // routes. Where the daemon differs from the contract the adapter checks
 // first (two or three calls, not atomic): its delete refuses any
 // directory without recursive, empty ones too, so an empty directory is

@@ -16,7 +16,7 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
-// The file operations (docs/contract.md#op-files) run as small scripts in
+// The file operations (docs/contract.md#op-file-operations) run as small scripts in
 // the sandbox, as the sandbox user: what that user may not touch is
 // invalid with the sandbox's own reason, as for WriteFile.
 

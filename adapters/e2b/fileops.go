@@ -15,7 +15,7 @@ import (
 	"github.com/paddockhq/paddock/adapters/e2b/envd/filesystempb/filesystempbconnect"
 )
 
-// The file operations (docs/contract.md#op-files) use envd's Filesystem
+// The file operations (docs/contract.md#op-file-operations) use envd's Filesystem
 // service. Where envd's operations differ from the contract's, the
 // adapter checks first: envd's Remove is recursive and quiet about
 // absence, and its MakeDir always makes parents with mode 0755, so

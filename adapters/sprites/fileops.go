@@ -17,7 +17,7 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
-// The file operations (docs/contract.md#op-files) use the sprite's
+// The file operations (docs/contract.md#op-file-operations) use the sprite's
 // filesystem routes as Sprites' own client does: /fs/list (a directory's
 // entries, or a file alone), /fs/delete, /fs/rename and /fs/chmod. There
 // is no route that makes a directory: MakeDir writes a marker file with
