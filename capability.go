@@ -28,6 +28,7 @@ const (
 	CapFiles                 Capability = "files"                   // list, stat, remove, rename and make directories
 	CapSignal                Capability = "signal"                  // signals delivered to a live command
 	CapResize                Capability = "resize"                  // a TTY's initial size and resizing it live
+	CapWatch                 Capability = "watch"                   // a directory's changes as a stream of events
 )
 
 // AllCapabilities returns the closed set, in the order above.
@@ -36,7 +37,7 @@ func AllCapabilities() []Capability {
 		CapSuspend, CapNetworkPolicy, CapCheckpoint, CapCreateCheckpointOnce,
 		CapAttach, CapTTY, CapPublicURL, CapTerminateSession,
 		CapForceTerminateSession, CapCreateNew, CapDestroyOnce, CapExpose,
-		CapNamedSpawn, CapFiles, CapSignal, CapResize,
+		CapNamedSpawn, CapFiles, CapSignal, CapResize, CapWatch,
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 
 func TestCapabilitySet(t *testing.T) {
 	t.Parallel()
-	assert.Len(t, paddock.AllCapabilities(), 16, "the contract's eleven plus expose, named_spawn, files, signal and resize")
+	assert.Len(t, paddock.AllCapabilities(), 17, "the contract's eleven plus expose, named_spawn, files, signal, resize and watch")
 	for _, c := range paddock.AllCapabilities() {
 		assert.True(t, c.Known(), c)
 	}

@@ -369,8 +369,12 @@ const (
 	// so its exit is not reported as if the output were whole.
 	DetailOutputTruncated = "output_truncated"
 	DetailStartTimeout    = "start_timeout"
-	DetailTimeout         = "timeout"
-	DetailException       = "exception"
+	// DetailWatchOverflow: a watch saw more changes than it holds for its
+	// reader (MaxWatchBacklog, or the provider's own queue): some were lost,
+	// so the watch ends rather than go on with a gap.
+	DetailWatchOverflow = "watch_overflow"
+	DetailTimeout       = "timeout"
+	DetailException     = "exception"
 )
 
 // Detail sentinels for the answers callers most often test for with errors.Is.
@@ -381,6 +385,7 @@ var (
 	ErrExecOutputLimit         error = &InvalidError{Detail: DetailExecOutputLimit}
 	ErrSessionOutputLimit      error = &InvalidError{Detail: DetailSessionOutputLimit}
 	ErrStartTimeout            error = &UnavailableError{Detail: DetailStartTimeout}
+	ErrWatchOverflow           error = &UnavailableError{Detail: DetailWatchOverflow}
 	ErrTerminationUnconfirmed  error = &UnavailableError{Detail: DetailTerminationUnconfirmed}
 	ErrTerminationRequest      error = &InvalidError{Detail: DetailTerminationRequest}
 	ErrCreateUnconfirmed       error = &UnavailableError{Detail: DetailCreateUnconfirmed}

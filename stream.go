@@ -17,6 +17,7 @@ const (
 	EventStderr                      // Data is one chunk of standard error; never in tty mode
 	EventExit                        // Code is the exit code; terminal
 	EventError                       // Err is the taxonomy error; terminal; the fate is unknown
+	EventFile                        // File is one change of a watched directory (a watch's stream only)
 )
 
 // String names the kind.
@@ -30,6 +31,8 @@ func (k EventKind) String() string {
 		return "exit"
 	case EventError:
 		return "error"
+	case EventFile:
+		return "file"
 	}
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
@@ -42,9 +45,10 @@ func (k EventKind) Terminal() bool { return k == EventExit || k == EventError }
 // that closed before the exit, as *UnavailableError{closed_before_exit}).
 type Event struct {
 	Kind EventKind
-	Data []byte // EventStdout, EventStderr
-	Code int    // EventExit
-	Err  error  // EventError
+	Data []byte    // EventStdout, EventStderr
+	Code int       // EventExit
+	Err  error     // EventError
+	File FileEvent // EventFile
 }
 
 // Stdout returns a stdout event carrying p.

@@ -193,6 +193,30 @@ func (rt *Runtime) AttachTo(ctx context.Context, owner *actor.PID, h paddock.Han
 	return wire.CommandFromMessage(r.GetCommand()), nil
 }
 
+// Watch starts a watch of one directory; its changes arrive on the
+// stream's channel as *messages.FileChange frames, and it ends with an
+// Error frame or Close (docs/contract.md#op-watch).
+func (rt *Runtime) Watch(ctx context.Context, h paddock.Handle, path string) (*FrameStream, error) {
+	s := rt.newFrameStream()
+	c, err := rt.WatchTo(ctx, s.sink.owner, h, path, 0)
+	if err != nil {
+		s.release()
+		return nil, err
+	}
+	s.sub = c
+	return s, nil
+}
+
+// WatchTo starts a watch with owner as the recipient of its frames.
+func (rt *Runtime) WatchTo(ctx context.Context, owner *actor.PID, h paddock.Handle, path string, window int) (paddock.Subscription, error) {
+	r, err := invoke(ctx, rt, opWatch, h.Provider, h.Name, &messages.WatchRequest{Handle: wire.HandleMessage(h), Path: path,
+		Owner: messages.PidOf(owner), Window: uint32(max(window, 0))})
+	if err != nil {
+		return paddock.Subscription{}, err
+	}
+	return wire.CommandFromMessage(r.GetCommand()), nil
+}
+
 // WriteStdin writes p to the command's stdin, in order with other writes;
 // ErrCommandExited after its exit or after StopCommand.
 func (rt *Runtime) WriteStdin(ctx context.Context, c paddock.Subscription, p []byte) error {

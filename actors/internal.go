@@ -4,22 +4,22 @@ import (
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/messages"
+	"google.golang.org/protobuf/proto"
 )
 
 // Messages between the runtime's own actors and goroutines. They never leave
 // the process, so they are plain Go values, not protobuf.
 
-// streamOpened tells the root that an adapter opened a stream for a spawn
-// or an attach; the root then starts its command actor.
+// streamOpened tells the root that an adapter opened a stream for a spawn,
+// an attach or a watch; the root then starts its command actor.
 type streamOpened struct {
 	stream   paddock.Stream
 	provider paddock.Provider // the provider tag the caller used
 	owner    *actor.PID       // receives the frames
 	window   int
 	replyTo  *actor.PID
-	reqID    string
-	attach   bool
-	sandbox  *actor.PID // the sandbox actor, told when the command starts and ends
+	answer   func(*messages.CommandRef) proto.Message // the request's reply, naming the new command
+	sandbox  *actor.PID                               // the sandbox actor, told when the command starts and ends
 }
 
 // execCall carries an ExecRequest to its sandbox actor with the deadline the

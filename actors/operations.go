@@ -38,6 +38,7 @@ var (
 	opStopCommand          = declare[*messages.StopCommandRequest, *messages.StopCommandReply]("stop_command", (*root).stopCommand, nil)
 	opListSessions         = declare("list_sessions", nil, (*sandboxActor).listSessions)
 	opAttach               = declare("attach", nil, (*sandboxActor).attach)
+	opWatch                = declare("watch", nil, (*sandboxActor).watch)
 	opTerminateSession     = declare("terminate_session", nil, (*sandboxActor).terminateSession)
 	opApplyNetworkPolicy   = declare("apply_network_policy", nil, (*sandboxActor).applyNetworkPolicy)
 	opPublicURL            = declare("public_url", nil, (*sandboxActor).publicURL)
@@ -67,7 +68,7 @@ func init() {
 		opExec, opSpawn, opWriteStdin, opCloseStdin, opSignal, opResize, opStopCommand, opListSessions, opAttach,
 		opTerminateSession, opApplyNetworkPolicy, opPublicURL, opCreateCheckpoint,
 		opCreateCheckpointOnce, opRestoreCheckpoint, opListCheckpoints, opWriteFile, opReadFile,
-		opListDir, opStat, opRemove, opRename, opMakeDir, opExpose, opRevoke,
+		opListDir, opStat, opRemove, opRename, opMakeDir, opWatch, opExpose, opRevoke,
 	}
 	operations = make(map[reflect.Type]operation, len(all))
 	for _, o := range all {

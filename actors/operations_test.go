@@ -146,6 +146,10 @@ func (r *recorder) Revoke(ctx context.Context, h paddock.Handle, p paddock.Previ
 	r.saw("Revoke")
 	return nil
 }
+func (r *recorder) Watch(ctx context.Context, h paddock.Handle, path string) (paddock.FileWatch, error) {
+	r.saw("Watch")
+	return r.Adapter.Watch(ctx, h, path)
+}
 func (r *recorder) ListDir(ctx context.Context, h paddock.Handle, path string) ([]paddock.FileInfo, error) {
 	r.saw("ListDir")
 	return r.Adapter.ListDir(ctx, h, path)
@@ -509,6 +513,24 @@ var reach = map[string]struct {
 			}
 			return err
 		}},
+	"watch": {"Watch",
+		func(t *testing.T, f *opFixture) error {
+			s, err := f.rt.Watch(ctx, f.h, "/")
+			if err == nil {
+				_ = s.Close()
+			}
+			return err
+		},
+		func(t *testing.T, f *opFixture) error {
+			return f.raw(t, &messages.WatchRequest{Id: "r", Handle: f.hm(), Path: "/", Owner: f.owner(t)})
+		},
+		func(t *testing.T, f *opFixture) error {
+			w, err := f.v.Watch(ctx, f.h, "/")
+			if err == nil {
+				_ = w.Close()
+			}
+			return err
+		}},
 	"list_dir": {"ListDir",
 		func(t *testing.T, f *opFixture) error { _, err := f.rt.ListDir(ctx, f.h, "/"); return err },
 		func(t *testing.T, f *opFixture) error {
@@ -642,7 +664,7 @@ func TestEveryHandleOperationValidatesTheNameFirst(t *testing.T) {
 			assert.Contains(t, err.Error(), paddock.DetailSandboxName)
 		})
 	}
-	assert.Equal(t, 25, checked, "the operations addressed by a handle")
+	assert.Equal(t, 26, checked, "the operations addressed by a handle")
 	assert.Zero(t, total(), "nothing reached the adapter")
 }
 
@@ -661,10 +683,11 @@ func TestARequestReplyAddressCannotOwnFrames(t *testing.T) {
 	for name, req := range map[string]proto.Message{
 		"spawn":  &messages.SpawnRequest{Id: "r", Handle: f.hm(), Cmd: wire.CmdMessage(paddock.NewCmd("emit", "out:x"))},
 		"attach": &messages.AttachRequest{Id: "r", Handle: f.hm(), SessionId: "s-1"},
+		"watch":  &messages.WatchRequest{Id: "r", Handle: f.hm(), Path: "/"},
 	} {
 		err := f.raw(t, req)
 		require.ErrorIs(t, err, paddock.ErrInvalid, name)
 		assert.Contains(t, err.Error(), "set Owner", name)
 	}
-	assert.Zero(t, rec.count("Spawn")+rec.count("Attach"), "nothing reached the adapter")
+	assert.Zero(t, rec.count("Spawn")+rec.count("Attach")+rec.count("Watch"), "nothing reached the adapter")
 }

@@ -277,11 +277,7 @@ func (r *root) startCommand(c *actor.Context, m *streamOpened) {
 	}
 	r.watchOwner(c, m.owner, ref)
 	cmd := &messages.CommandRef{Provider: string(m.provider), Ref: string(ref)}
-	var reply proto.Message = &messages.SpawnReply{Id: m.reqID, Command: cmd, SessionId: m.stream.SessionID()}
-	if m.attach {
-		reply = &messages.AttachReply{Id: m.reqID, Command: cmd}
-	}
-	c.Engine().Send(m.replyTo, reply) // before the launch: a requester that owns the frames has its reply first
+	c.Engine().Send(m.replyTo, m.answer(cmd)) // before the launch: a requester that owns the frames has its reply first
 	c.Send(pid, launch{})
 }
 

@@ -325,7 +325,10 @@ func (s *sandboxActor) spawn(cl opCall, m *messages.SpawnRequest) (*messages.Spa
 	if err != nil {
 		return nil, err
 	}
-	return nil, s.opened(cl, &streamOpened{stream: st, provider: s.provider, owner: owner, window: int(m.GetWindow()), replyTo: cl.replyTo, reqID: m.GetId()})
+	return nil, s.opened(cl, &streamOpened{stream: st, provider: s.provider, owner: owner, window: int(m.GetWindow()), replyTo: cl.replyTo,
+		answer: func(cmd *messages.CommandRef) proto.Message {
+			return &messages.SpawnReply{Id: m.GetId(), Command: cmd, SessionId: st.SessionID()}
+		}})
 }
 
 // attach opens an attach stream and hands it to the root.
@@ -341,7 +344,25 @@ func (s *sandboxActor) attach(cl opCall, m *messages.AttachRequest) (*messages.A
 	if err != nil {
 		return nil, err
 	}
-	return nil, s.opened(cl, &streamOpened{stream: st, provider: s.provider, owner: owner, window: int(m.GetWindow()), replyTo: cl.replyTo, reqID: m.GetId(), attach: true})
+	return nil, s.opened(cl, &streamOpened{stream: st, provider: s.provider, owner: owner, window: int(m.GetWindow()), replyTo: cl.replyTo,
+		answer: func(cmd *messages.CommandRef) proto.Message {
+			return &messages.AttachReply{Id: m.GetId(), Command: cmd}
+		}})
+}
+
+// watch starts a watch and hands it to the root as a subscription whose
+// output is its changes.
+func (s *sandboxActor) watch(cl opCall, m *messages.WatchRequest) (*messages.WatchReply, error) {
+	owner, err := ownerOf(m.GetOwner(), cl)
+	if err != nil {
+		return nil, err
+	}
+	w, err := paddock.Watch(cl.ctx, s.a, cl.h, m.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.opened(cl, &streamOpened{stream: paddock.WatchStream(w), provider: s.provider, owner: owner, window: int(m.GetWindow()), replyTo: cl.replyTo,
+		answer: func(cmd *messages.CommandRef) proto.Message { return &messages.WatchReply{Id: m.GetId(), Command: cmd} }})
 }
 
 // ownerOf is the recipient of a command's frames: the one the request

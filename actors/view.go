@@ -147,6 +147,13 @@ func (v *View) Expose(ctx context.Context, h paddock.Handle, port int, o paddock
 func (v *View) Revoke(ctx context.Context, h paddock.Handle, p paddock.Preview) error {
 	return v.rt.Revoke(ctx, h, p)
 }
+func (v *View) Watch(ctx context.Context, h paddock.Handle, path string) (paddock.FileWatch, error) {
+	s, err := v.rt.Watch(ctx, h, path)
+	if err != nil {
+		return nil, err
+	}
+	return paddock.WatchOf(StreamOf(s)), nil
+}
 func (v *View) HostPath(h paddock.Handle, path string) string {
 	out, err := v.rt.HostPath(h, path)
 	if err != nil {

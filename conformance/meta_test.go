@@ -236,7 +236,7 @@ func TestTheSuitePassesTheFakeThroughTheRecorder(t *testing.T) {
 	rec := newRecorder(t)
 	run(rec, Config{Adapter: f, Fixtures: FakeFixtures()})
 	assert.Empty(t, rec.failed())
-	assert.Len(t, rec.order, 32)
+	assert.Len(t, rec.order, 33)
 }
 
 // requiredOnly shows only the required operations of the adapter it wraps,
@@ -257,5 +257,6 @@ func TestTheSuiteCatchesCapabilitiesWithoutTheirOperations(t *testing.T) {
 		"19 network policy follows the capability",
 		"23 expose and revoke a preview",
 		"29 file operations list, describe, move and remove",
+		"32 a watch reports a directory's changes in order",
 	}, rec.failed(), "every advertised capability whose interface is missing is caught")
 }

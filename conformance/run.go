@@ -111,6 +111,7 @@ func (s *suite) cases() []testCase {
 		testCase{"29 file operations list, describe, move and remove", s.gate(paddock.CapFiles, fileOperations, fileOperationsRefused)},
 		testCase{"30 signals reach a live command", s.gate(paddock.CapSignal, signalsReachTheCommand, signalsRefused)},
 		testCase{"31 a terminal starts at its size and resizes", s.gate(paddock.CapResize, terminalResizes, terminalResizeRefused)},
+		testCase{"32 a watch reports a directory's changes in order", s.gate(paddock.CapWatch, watchReportsChanges, watchRefused)},
 	)
 	return cases
 }

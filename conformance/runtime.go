@@ -58,6 +58,17 @@ func (a *actorOwned) Attach(ctx context.Context, h paddock.Handle, id string, o 
 	return st, nil
 }
 
+func (a *actorOwned) Watch(ctx context.Context, h paddock.Handle, path string) (paddock.FileWatch, error) {
+	st := a.newOwned()
+	c, err := a.rt.WatchTo(ctx, st.owner, h, path, 0)
+	if err != nil {
+		st.stopOwner()
+		return nil, err
+	}
+	st.cmd = c
+	return paddock.WatchOf(st), nil
+}
+
 // ownedStream is a paddock.Stream fed by an owner actor.
 type ownedStream struct {
 	rt      *actors.Runtime

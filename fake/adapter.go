@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/watchq"
 )
 
 // Capabilities is what the fake advertises by default: the reference set of
@@ -18,7 +19,7 @@ func Capabilities() paddock.CapabilitySet {
 	return paddock.NewCapabilitySet(
 		paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapPublicURL,
 		paddock.CapTerminateSession, paddock.CapForceTerminateSession, paddock.CapCreateNew,
-		paddock.CapNamedSpawn, paddock.CapExpose, paddock.CapFiles,
+		paddock.CapNamedSpawn, paddock.CapExpose, paddock.CapFiles, paddock.CapWatch,
 	)
 }
 
@@ -46,6 +47,7 @@ type sandbox struct {
 	dirs       map[string]dir // every directory but "/", made explicitly or as a parent
 	policy     *paddock.NetworkPolicy
 	sessions   map[string]*session
+	watchers   map[*watchq.Queue]string // each watch's directory
 }
 
 // file is one stored file.
@@ -187,6 +189,9 @@ func (a *Adapter) Destroy(_ context.Context, h paddock.Handle) error {
 	a.mu.Lock()
 	sb, ok := a.sandboxes[h.Name]
 	delete(a.sandboxes, h.Name)
+	if ok {
+		sb.endWatches()
+	}
 	a.mu.Unlock()
 	if ok {
 		stopAll(sb)

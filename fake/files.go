@@ -32,7 +32,11 @@ func (a *Adapter) WriteFile(_ context.Context, h paddock.Handle, path string, mo
 		return &paddock.InvalidError{Detail: paddock.DetailPath + ": a directory is there"}
 	}
 	sb.makeParents(path, a.now())
+	if _, existed := sb.files[path]; !existed {
+		sb.notify(paddock.FileCreated, path)
+	}
 	sb.files[path] = file{data: data, mode: uint32(mode.Perm()), modTime: a.now()}
+	sb.notify(paddock.FileWritten, path)
 	return nil
 }
 
@@ -57,10 +61,15 @@ func (a *Adapter) ReadFile(_ context.Context, h paddock.Handle, path string) (io
 
 // makeParents records every missing ancestor directory of p.
 func (sb *sandbox) makeParents(p string, now time.Time) {
+	var made []string
 	for d := pathpkg.Dir(p); d != "/"; d = pathpkg.Dir(d) {
 		if _, ok := sb.dirs[d]; !ok {
 			sb.dirs[d] = dir{mode: 0o755, modTime: now}
+			made = append(made, d)
 		}
+	}
+	for i := len(made) - 1; i >= 0; i-- { // outermost first, as they would be made
+		sb.notify(paddock.FileCreated, made[i])
 	}
 }
 
@@ -156,6 +165,7 @@ func (a *Adapter) Remove(_ context.Context, h paddock.Handle, p string, opts pad
 	}
 	if _, ok := sb.files[p]; ok {
 		delete(sb.files, p)
+		sb.notify(paddock.FileRemoved, p)
 		return nil
 	}
 	if !sb.isDir(p) {
@@ -165,11 +175,14 @@ func (a *Adapter) Remove(_ context.Context, h paddock.Handle, p string, opts pad
 	if len(inside) > 0 && !opts.Recursive {
 		return &paddock.InvalidError{Detail: paddock.DetailPath + ": the directory is not empty"}
 	}
+	sort.Sort(sort.Reverse(sort.StringSlice(inside))) // the deepest first, as a recursive removal goes
 	for _, k := range inside {
 		delete(sb.files, k)
 		delete(sb.dirs, k)
+		sb.notify(paddock.FileRemoved, k)
 	}
 	delete(sb.dirs, p)
+	sb.notify(paddock.FileRemoved, p)
 	return nil
 }
 
@@ -194,6 +207,8 @@ func (a *Adapter) Rename(_ context.Context, h paddock.Handle, from, to string) e
 	if f, ok := sb.files[from]; ok {
 		delete(sb.files, from)
 		sb.files[to] = f
+		sb.notify(paddock.FileRenamed, from)
+		sb.notify(paddock.FileCreated, to)
 		return nil
 	}
 	if _, ok := sb.files[to]; ok {
@@ -211,6 +226,8 @@ func (a *Adapter) Rename(_ context.Context, h paddock.Handle, from, to string) e
 	}
 	sb.dirs[to] = sb.dirs[from]
 	delete(sb.dirs, from)
+	sb.notify(paddock.FileRenamed, from)
+	sb.notify(paddock.FileCreated, to)
 	return nil
 }
 
@@ -244,5 +261,6 @@ func (a *Adapter) MakeDir(_ context.Context, h paddock.Handle, p string, opts pa
 		sb.makeParents(p, a.now())
 	}
 	sb.dirs[p] = dir{mode: uint32(opts.Mode.Perm()), modTime: a.now()}
+	sb.notify(paddock.FileCreated, p)
 	return nil
 }

@@ -2,8 +2,8 @@ package messages
 
 import "google.golang.org/protobuf/proto"
 
-// Frame is what every frame type (Stdout, Stderr, Exit, Error) has in
-// common: the subscription's ref and the frame's sequence number.
+// Frame is what every frame type (Stdout, Stderr, FileChange, Exit, Error)
+// has in common: the subscription's ref and the frame's sequence number.
 type Frame interface {
 	proto.Message
 	GetRef() string
@@ -14,6 +14,7 @@ type Frame interface {
 var (
 	_ Frame = (*Stdout)(nil)
 	_ Frame = (*Stderr)(nil)
+	_ Frame = (*FileChange)(nil)
 	_ Frame = (*Exit)(nil)
 	_ Frame = (*Error)(nil)
 )

@@ -283,6 +283,76 @@ func (x *Stdout) GetData() []byte {
 	return nil
 }
 
+// FileChange is one change of a watched directory: an output frame of a
+// watch's subscription.
+type FileChange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ref           string                 `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
+	Seq           uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	Change        string                 `protobuf:"bytes,3,opt,name=change,proto3" json:"change,omitempty"` // create, write, remove or rename
+	Path          string                 `protobuf:"bytes,4,opt,name=path,proto3" json:"path,omitempty"`     // absolute, inside the sandbox
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FileChange) Reset() {
+	*x = FileChange{}
+	mi := &file_messages_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FileChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FileChange) ProtoMessage() {}
+
+func (x *FileChange) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FileChange.ProtoReflect.Descriptor instead.
+func (*FileChange) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *FileChange) GetRef() string {
+	if x != nil {
+		return x.Ref
+	}
+	return ""
+}
+
+func (x *FileChange) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *FileChange) GetChange() string {
+	if x != nil {
+		return x.Change
+	}
+	return ""
+}
+
+func (x *FileChange) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
 // Stderr is one chunk of a command's standard error (never in tty mode).
 type Stderr struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -295,7 +365,7 @@ type Stderr struct {
 
 func (x *Stderr) Reset() {
 	*x = Stderr{}
-	mi := &file_messages_proto_msgTypes[1]
+	mi := &file_messages_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -307,7 +377,7 @@ func (x *Stderr) String() string {
 func (*Stderr) ProtoMessage() {}
 
 func (x *Stderr) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[1]
+	mi := &file_messages_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -320,7 +390,7 @@ func (x *Stderr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stderr.ProtoReflect.Descriptor instead.
 func (*Stderr) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{1}
+	return file_messages_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Stderr) GetRef() string {
@@ -357,7 +427,7 @@ type Exit struct {
 
 func (x *Exit) Reset() {
 	*x = Exit{}
-	mi := &file_messages_proto_msgTypes[2]
+	mi := &file_messages_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -369,7 +439,7 @@ func (x *Exit) String() string {
 func (*Exit) ProtoMessage() {}
 
 func (x *Exit) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[2]
+	mi := &file_messages_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -382,7 +452,7 @@ func (x *Exit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Exit.ProtoReflect.Descriptor instead.
 func (*Exit) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{2}
+	return file_messages_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Exit) GetRef() string {
@@ -429,7 +499,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_messages_proto_msgTypes[3]
+	mi := &file_messages_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -441,7 +511,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[3]
+	mi := &file_messages_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -454,7 +524,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{3}
+	return file_messages_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Error) GetRef() string {
@@ -510,7 +580,7 @@ type Credit struct {
 
 func (x *Credit) Reset() {
 	*x = Credit{}
-	mi := &file_messages_proto_msgTypes[4]
+	mi := &file_messages_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -522,7 +592,7 @@ func (x *Credit) String() string {
 func (*Credit) ProtoMessage() {}
 
 func (x *Credit) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[4]
+	mi := &file_messages_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -535,7 +605,7 @@ func (x *Credit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Credit.ProtoReflect.Descriptor instead.
 func (*Credit) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{4}
+	return file_messages_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Credit) GetRef() string {
@@ -573,7 +643,7 @@ type Failure struct {
 
 func (x *Failure) Reset() {
 	*x = Failure{}
-	mi := &file_messages_proto_msgTypes[5]
+	mi := &file_messages_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -585,7 +655,7 @@ func (x *Failure) String() string {
 func (*Failure) ProtoMessage() {}
 
 func (x *Failure) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[5]
+	mi := &file_messages_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -598,7 +668,7 @@ func (x *Failure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failure.ProtoReflect.Descriptor instead.
 func (*Failure) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{5}
+	return file_messages_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Failure) GetKind() ErrorKind {
@@ -689,7 +759,7 @@ type Pid struct {
 
 func (x *Pid) Reset() {
 	*x = Pid{}
-	mi := &file_messages_proto_msgTypes[6]
+	mi := &file_messages_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -701,7 +771,7 @@ func (x *Pid) String() string {
 func (*Pid) ProtoMessage() {}
 
 func (x *Pid) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[6]
+	mi := &file_messages_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -714,7 +784,7 @@ func (x *Pid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pid.ProtoReflect.Descriptor instead.
 func (*Pid) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{6}
+	return file_messages_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Pid) GetAddress() string {
@@ -743,7 +813,7 @@ type Handle struct {
 
 func (x *Handle) Reset() {
 	*x = Handle{}
-	mi := &file_messages_proto_msgTypes[7]
+	mi := &file_messages_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -755,7 +825,7 @@ func (x *Handle) String() string {
 func (*Handle) ProtoMessage() {}
 
 func (x *Handle) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[7]
+	mi := &file_messages_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -768,7 +838,7 @@ func (x *Handle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Handle.ProtoReflect.Descriptor instead.
 func (*Handle) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{7}
+	return file_messages_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Handle) GetProvider() string {
@@ -803,7 +873,7 @@ type CommandRef struct {
 
 func (x *CommandRef) Reset() {
 	*x = CommandRef{}
-	mi := &file_messages_proto_msgTypes[8]
+	mi := &file_messages_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -815,7 +885,7 @@ func (x *CommandRef) String() string {
 func (*CommandRef) ProtoMessage() {}
 
 func (x *CommandRef) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[8]
+	mi := &file_messages_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -828,7 +898,7 @@ func (x *CommandRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandRef.ProtoReflect.Descriptor instead.
 func (*CommandRef) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{8}
+	return file_messages_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CommandRef) GetProvider() string {
@@ -855,7 +925,7 @@ type EnvVar struct {
 
 func (x *EnvVar) Reset() {
 	*x = EnvVar{}
-	mi := &file_messages_proto_msgTypes[9]
+	mi := &file_messages_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -867,7 +937,7 @@ func (x *EnvVar) String() string {
 func (*EnvVar) ProtoMessage() {}
 
 func (x *EnvVar) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[9]
+	mi := &file_messages_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -880,7 +950,7 @@ func (x *EnvVar) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvVar.ProtoReflect.Descriptor instead.
 func (*EnvVar) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{9}
+	return file_messages_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *EnvVar) GetName() string {
@@ -910,7 +980,7 @@ type Cmd struct {
 
 func (x *Cmd) Reset() {
 	*x = Cmd{}
-	mi := &file_messages_proto_msgTypes[10]
+	mi := &file_messages_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +992,7 @@ func (x *Cmd) String() string {
 func (*Cmd) ProtoMessage() {}
 
 func (x *Cmd) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[10]
+	mi := &file_messages_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1005,7 @@ func (x *Cmd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cmd.ProtoReflect.Descriptor instead.
 func (*Cmd) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{10}
+	return file_messages_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Cmd) GetPath() string {
@@ -980,7 +1050,7 @@ type Info struct {
 
 func (x *Info) Reset() {
 	*x = Info{}
-	mi := &file_messages_proto_msgTypes[11]
+	mi := &file_messages_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -992,7 +1062,7 @@ func (x *Info) String() string {
 func (*Info) ProtoMessage() {}
 
 func (x *Info) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[11]
+	mi := &file_messages_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1005,7 +1075,7 @@ func (x *Info) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Info.ProtoReflect.Descriptor instead.
 func (*Info) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{11}
+	return file_messages_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Info) GetStatus() Status {
@@ -1064,7 +1134,7 @@ type Session struct {
 
 func (x *Session) Reset() {
 	*x = Session{}
-	mi := &file_messages_proto_msgTypes[12]
+	mi := &file_messages_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1076,7 +1146,7 @@ func (x *Session) String() string {
 func (*Session) ProtoMessage() {}
 
 func (x *Session) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[12]
+	mi := &file_messages_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1089,7 +1159,7 @@ func (x *Session) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Session.ProtoReflect.Descriptor instead.
 func (*Session) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{12}
+	return file_messages_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Session) GetId() string {
@@ -1145,7 +1215,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_messages_proto_msgTypes[13]
+	mi := &file_messages_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1157,7 +1227,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[13]
+	mi := &file_messages_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1170,7 +1240,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{13}
+	return file_messages_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Checkpoint) GetId() string {
@@ -1208,7 +1278,7 @@ type Preview struct {
 
 func (x *Preview) Reset() {
 	*x = Preview{}
-	mi := &file_messages_proto_msgTypes[14]
+	mi := &file_messages_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1220,7 +1290,7 @@ func (x *Preview) String() string {
 func (*Preview) ProtoMessage() {}
 
 func (x *Preview) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[14]
+	mi := &file_messages_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1233,7 +1303,7 @@ func (x *Preview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Preview.ProtoReflect.Descriptor instead.
 func (*Preview) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{14}
+	return file_messages_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Preview) GetUrl() string {
@@ -1281,7 +1351,7 @@ type FileInfo struct {
 
 func (x *FileInfo) Reset() {
 	*x = FileInfo{}
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1293,7 +1363,7 @@ func (x *FileInfo) String() string {
 func (*FileInfo) ProtoMessage() {}
 
 func (x *FileInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1306,7 +1376,7 @@ func (x *FileInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileInfo.ProtoReflect.Descriptor instead.
 func (*FileInfo) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{15}
+	return file_messages_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *FileInfo) GetName() string {
@@ -1370,7 +1440,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1382,7 +1452,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1395,7 +1465,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{16}
+	return file_messages_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CreateRequest) GetId() string {
@@ -1437,7 +1507,7 @@ type CreateReply struct {
 
 func (x *CreateReply) Reset() {
 	*x = CreateReply{}
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1449,7 +1519,7 @@ func (x *CreateReply) String() string {
 func (*CreateReply) ProtoMessage() {}
 
 func (x *CreateReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1462,7 +1532,7 @@ func (x *CreateReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateReply.ProtoReflect.Descriptor instead.
 func (*CreateReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{17}
+	return file_messages_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CreateReply) GetId() string {
@@ -1499,7 +1569,7 @@ type CreateNewRequest struct {
 
 func (x *CreateNewRequest) Reset() {
 	*x = CreateNewRequest{}
-	mi := &file_messages_proto_msgTypes[18]
+	mi := &file_messages_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1511,7 +1581,7 @@ func (x *CreateNewRequest) String() string {
 func (*CreateNewRequest) ProtoMessage() {}
 
 func (x *CreateNewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[18]
+	mi := &file_messages_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1524,7 +1594,7 @@ func (x *CreateNewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNewRequest.ProtoReflect.Descriptor instead.
 func (*CreateNewRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{18}
+	return file_messages_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CreateNewRequest) GetId() string {
@@ -1573,7 +1643,7 @@ type CreateNewReply struct {
 
 func (x *CreateNewReply) Reset() {
 	*x = CreateNewReply{}
-	mi := &file_messages_proto_msgTypes[19]
+	mi := &file_messages_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1585,7 +1655,7 @@ func (x *CreateNewReply) String() string {
 func (*CreateNewReply) ProtoMessage() {}
 
 func (x *CreateNewReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[19]
+	mi := &file_messages_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1598,7 +1668,7 @@ func (x *CreateNewReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNewReply.ProtoReflect.Descriptor instead.
 func (*CreateNewReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{19}
+	return file_messages_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CreateNewReply) GetId() string {
@@ -1632,7 +1702,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_messages_proto_msgTypes[20]
+	mi := &file_messages_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1644,7 +1714,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[20]
+	mi := &file_messages_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1657,7 +1727,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{20}
+	return file_messages_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetRequest) GetId() string {
@@ -1685,7 +1755,7 @@ type GetReply struct {
 
 func (x *GetReply) Reset() {
 	*x = GetReply{}
-	mi := &file_messages_proto_msgTypes[21]
+	mi := &file_messages_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1697,7 +1767,7 @@ func (x *GetReply) String() string {
 func (*GetReply) ProtoMessage() {}
 
 func (x *GetReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[21]
+	mi := &file_messages_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1710,7 +1780,7 @@ func (x *GetReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetReply.ProtoReflect.Descriptor instead.
 func (*GetReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{21}
+	return file_messages_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetReply) GetId() string {
@@ -1744,7 +1814,7 @@ type DestroyRequest struct {
 
 func (x *DestroyRequest) Reset() {
 	*x = DestroyRequest{}
-	mi := &file_messages_proto_msgTypes[22]
+	mi := &file_messages_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1756,7 +1826,7 @@ func (x *DestroyRequest) String() string {
 func (*DestroyRequest) ProtoMessage() {}
 
 func (x *DestroyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[22]
+	mi := &file_messages_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1769,7 +1839,7 @@ func (x *DestroyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyRequest.ProtoReflect.Descriptor instead.
 func (*DestroyRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{22}
+	return file_messages_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DestroyRequest) GetId() string {
@@ -1796,7 +1866,7 @@ type DestroyReply struct {
 
 func (x *DestroyReply) Reset() {
 	*x = DestroyReply{}
-	mi := &file_messages_proto_msgTypes[23]
+	mi := &file_messages_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1808,7 +1878,7 @@ func (x *DestroyReply) String() string {
 func (*DestroyReply) ProtoMessage() {}
 
 func (x *DestroyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[23]
+	mi := &file_messages_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1821,7 +1891,7 @@ func (x *DestroyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyReply.ProtoReflect.Descriptor instead.
 func (*DestroyReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{23}
+	return file_messages_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DestroyReply) GetId() string {
@@ -1849,7 +1919,7 @@ type DestroyOnceRequest struct {
 
 func (x *DestroyOnceRequest) Reset() {
 	*x = DestroyOnceRequest{}
-	mi := &file_messages_proto_msgTypes[24]
+	mi := &file_messages_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1861,7 +1931,7 @@ func (x *DestroyOnceRequest) String() string {
 func (*DestroyOnceRequest) ProtoMessage() {}
 
 func (x *DestroyOnceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[24]
+	mi := &file_messages_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1874,7 +1944,7 @@ func (x *DestroyOnceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyOnceRequest.ProtoReflect.Descriptor instead.
 func (*DestroyOnceRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{24}
+	return file_messages_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DestroyOnceRequest) GetId() string {
@@ -1908,7 +1978,7 @@ type DestroyOnceReply struct {
 
 func (x *DestroyOnceReply) Reset() {
 	*x = DestroyOnceReply{}
-	mi := &file_messages_proto_msgTypes[25]
+	mi := &file_messages_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1920,7 +1990,7 @@ func (x *DestroyOnceReply) String() string {
 func (*DestroyOnceReply) ProtoMessage() {}
 
 func (x *DestroyOnceReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[25]
+	mi := &file_messages_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1933,7 +2003,7 @@ func (x *DestroyOnceReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyOnceReply.ProtoReflect.Descriptor instead.
 func (*DestroyOnceReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{25}
+	return file_messages_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DestroyOnceReply) GetId() string {
@@ -1960,7 +2030,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_messages_proto_msgTypes[26]
+	mi := &file_messages_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1972,7 +2042,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[26]
+	mi := &file_messages_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1985,7 +2055,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{26}
+	return file_messages_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListRequest) GetId() string {
@@ -2013,7 +2083,7 @@ type ListReply struct {
 
 func (x *ListReply) Reset() {
 	*x = ListReply{}
-	mi := &file_messages_proto_msgTypes[27]
+	mi := &file_messages_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2025,7 +2095,7 @@ func (x *ListReply) String() string {
 func (*ListReply) ProtoMessage() {}
 
 func (x *ListReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[27]
+	mi := &file_messages_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2038,7 +2108,7 @@ func (x *ListReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReply.ProtoReflect.Descriptor instead.
 func (*ListReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{27}
+	return file_messages_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListReply) GetId() string {
@@ -2072,7 +2142,7 @@ type SuspendRequest struct {
 
 func (x *SuspendRequest) Reset() {
 	*x = SuspendRequest{}
-	mi := &file_messages_proto_msgTypes[28]
+	mi := &file_messages_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2084,7 +2154,7 @@ func (x *SuspendRequest) String() string {
 func (*SuspendRequest) ProtoMessage() {}
 
 func (x *SuspendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[28]
+	mi := &file_messages_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2097,7 +2167,7 @@ func (x *SuspendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuspendRequest.ProtoReflect.Descriptor instead.
 func (*SuspendRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{28}
+	return file_messages_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SuspendRequest) GetId() string {
@@ -2124,7 +2194,7 @@ type SuspendReply struct {
 
 func (x *SuspendReply) Reset() {
 	*x = SuspendReply{}
-	mi := &file_messages_proto_msgTypes[29]
+	mi := &file_messages_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2136,7 +2206,7 @@ func (x *SuspendReply) String() string {
 func (*SuspendReply) ProtoMessage() {}
 
 func (x *SuspendReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[29]
+	mi := &file_messages_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2149,7 +2219,7 @@ func (x *SuspendReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuspendReply.ProtoReflect.Descriptor instead.
 func (*SuspendReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{29}
+	return file_messages_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SuspendReply) GetId() string {
@@ -2176,7 +2246,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_messages_proto_msgTypes[30]
+	mi := &file_messages_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2188,7 +2258,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[30]
+	mi := &file_messages_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2201,7 +2271,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{30}
+	return file_messages_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ResumeRequest) GetId() string {
@@ -2229,7 +2299,7 @@ type ResumeReply struct {
 
 func (x *ResumeReply) Reset() {
 	*x = ResumeReply{}
-	mi := &file_messages_proto_msgTypes[31]
+	mi := &file_messages_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2241,7 +2311,7 @@ func (x *ResumeReply) String() string {
 func (*ResumeReply) ProtoMessage() {}
 
 func (x *ResumeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[31]
+	mi := &file_messages_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2254,7 +2324,7 @@ func (x *ResumeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeReply.ProtoReflect.Descriptor instead.
 func (*ResumeReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{31}
+	return file_messages_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ResumeReply) GetId() string {
@@ -2292,7 +2362,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_messages_proto_msgTypes[32]
+	mi := &file_messages_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2304,7 +2374,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[32]
+	mi := &file_messages_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2317,7 +2387,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{32}
+	return file_messages_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ExecRequest) GetId() string {
@@ -2376,7 +2446,7 @@ type ExecReply struct {
 
 func (x *ExecReply) Reset() {
 	*x = ExecReply{}
-	mi := &file_messages_proto_msgTypes[33]
+	mi := &file_messages_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2388,7 +2458,7 @@ func (x *ExecReply) String() string {
 func (*ExecReply) ProtoMessage() {}
 
 func (x *ExecReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[33]
+	mi := &file_messages_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2401,7 +2471,7 @@ func (x *ExecReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecReply.ProtoReflect.Descriptor instead.
 func (*ExecReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{33}
+	return file_messages_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ExecReply) GetId() string {
@@ -2464,7 +2534,7 @@ type SpawnRequest struct {
 
 func (x *SpawnRequest) Reset() {
 	*x = SpawnRequest{}
-	mi := &file_messages_proto_msgTypes[34]
+	mi := &file_messages_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2476,7 +2546,7 @@ func (x *SpawnRequest) String() string {
 func (*SpawnRequest) ProtoMessage() {}
 
 func (x *SpawnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[34]
+	mi := &file_messages_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2489,7 +2559,7 @@ func (x *SpawnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpawnRequest.ProtoReflect.Descriptor instead.
 func (*SpawnRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{34}
+	return file_messages_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SpawnRequest) GetId() string {
@@ -2573,7 +2643,7 @@ type TermSize struct {
 
 func (x *TermSize) Reset() {
 	*x = TermSize{}
-	mi := &file_messages_proto_msgTypes[35]
+	mi := &file_messages_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2585,7 +2655,7 @@ func (x *TermSize) String() string {
 func (*TermSize) ProtoMessage() {}
 
 func (x *TermSize) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[35]
+	mi := &file_messages_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2598,7 +2668,7 @@ func (x *TermSize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TermSize.ProtoReflect.Descriptor instead.
 func (*TermSize) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{35}
+	return file_messages_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *TermSize) GetCols() uint32 {
@@ -2627,7 +2697,7 @@ type SpawnReply struct {
 
 func (x *SpawnReply) Reset() {
 	*x = SpawnReply{}
-	mi := &file_messages_proto_msgTypes[36]
+	mi := &file_messages_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2639,7 +2709,7 @@ func (x *SpawnReply) String() string {
 func (*SpawnReply) ProtoMessage() {}
 
 func (x *SpawnReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[36]
+	mi := &file_messages_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2652,7 +2722,7 @@ func (x *SpawnReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpawnReply.ProtoReflect.Descriptor instead.
 func (*SpawnReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{36}
+	return file_messages_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SpawnReply) GetId() string {
@@ -2694,7 +2764,7 @@ type WriteStdinRequest struct {
 
 func (x *WriteStdinRequest) Reset() {
 	*x = WriteStdinRequest{}
-	mi := &file_messages_proto_msgTypes[37]
+	mi := &file_messages_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2706,7 +2776,7 @@ func (x *WriteStdinRequest) String() string {
 func (*WriteStdinRequest) ProtoMessage() {}
 
 func (x *WriteStdinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[37]
+	mi := &file_messages_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2719,7 +2789,7 @@ func (x *WriteStdinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStdinRequest.ProtoReflect.Descriptor instead.
 func (*WriteStdinRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{37}
+	return file_messages_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *WriteStdinRequest) GetId() string {
@@ -2753,7 +2823,7 @@ type WriteStdinReply struct {
 
 func (x *WriteStdinReply) Reset() {
 	*x = WriteStdinReply{}
-	mi := &file_messages_proto_msgTypes[38]
+	mi := &file_messages_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2765,7 +2835,7 @@ func (x *WriteStdinReply) String() string {
 func (*WriteStdinReply) ProtoMessage() {}
 
 func (x *WriteStdinReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[38]
+	mi := &file_messages_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2778,7 +2848,7 @@ func (x *WriteStdinReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStdinReply.ProtoReflect.Descriptor instead.
 func (*WriteStdinReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{38}
+	return file_messages_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *WriteStdinReply) GetId() string {
@@ -2808,7 +2878,7 @@ type SignalRequest struct {
 
 func (x *SignalRequest) Reset() {
 	*x = SignalRequest{}
-	mi := &file_messages_proto_msgTypes[39]
+	mi := &file_messages_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2820,7 +2890,7 @@ func (x *SignalRequest) String() string {
 func (*SignalRequest) ProtoMessage() {}
 
 func (x *SignalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[39]
+	mi := &file_messages_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2833,7 +2903,7 @@ func (x *SignalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalRequest.ProtoReflect.Descriptor instead.
 func (*SignalRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{39}
+	return file_messages_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SignalRequest) GetId() string {
@@ -2867,7 +2937,7 @@ type SignalReply struct {
 
 func (x *SignalReply) Reset() {
 	*x = SignalReply{}
-	mi := &file_messages_proto_msgTypes[40]
+	mi := &file_messages_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2879,7 +2949,7 @@ func (x *SignalReply) String() string {
 func (*SignalReply) ProtoMessage() {}
 
 func (x *SignalReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[40]
+	mi := &file_messages_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2892,7 +2962,7 @@ func (x *SignalReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalReply.ProtoReflect.Descriptor instead.
 func (*SignalReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{40}
+	return file_messages_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SignalReply) GetId() string {
@@ -2921,7 +2991,7 @@ type ResizeRequest struct {
 
 func (x *ResizeRequest) Reset() {
 	*x = ResizeRequest{}
-	mi := &file_messages_proto_msgTypes[41]
+	mi := &file_messages_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2933,7 +3003,7 @@ func (x *ResizeRequest) String() string {
 func (*ResizeRequest) ProtoMessage() {}
 
 func (x *ResizeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[41]
+	mi := &file_messages_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2946,7 +3016,7 @@ func (x *ResizeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResizeRequest.ProtoReflect.Descriptor instead.
 func (*ResizeRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{41}
+	return file_messages_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ResizeRequest) GetId() string {
@@ -2980,7 +3050,7 @@ type ResizeReply struct {
 
 func (x *ResizeReply) Reset() {
 	*x = ResizeReply{}
-	mi := &file_messages_proto_msgTypes[42]
+	mi := &file_messages_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2992,7 +3062,7 @@ func (x *ResizeReply) String() string {
 func (*ResizeReply) ProtoMessage() {}
 
 func (x *ResizeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[42]
+	mi := &file_messages_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3005,7 +3075,7 @@ func (x *ResizeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResizeReply.ProtoReflect.Descriptor instead.
 func (*ResizeReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{42}
+	return file_messages_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ResizeReply) GetId() string {
@@ -3032,7 +3102,7 @@ type CloseStdinRequest struct {
 
 func (x *CloseStdinRequest) Reset() {
 	*x = CloseStdinRequest{}
-	mi := &file_messages_proto_msgTypes[43]
+	mi := &file_messages_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3044,7 +3114,7 @@ func (x *CloseStdinRequest) String() string {
 func (*CloseStdinRequest) ProtoMessage() {}
 
 func (x *CloseStdinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[43]
+	mi := &file_messages_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3057,7 +3127,7 @@ func (x *CloseStdinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseStdinRequest.ProtoReflect.Descriptor instead.
 func (*CloseStdinRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{43}
+	return file_messages_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CloseStdinRequest) GetId() string {
@@ -3084,7 +3154,7 @@ type CloseStdinReply struct {
 
 func (x *CloseStdinReply) Reset() {
 	*x = CloseStdinReply{}
-	mi := &file_messages_proto_msgTypes[44]
+	mi := &file_messages_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3096,7 +3166,7 @@ func (x *CloseStdinReply) String() string {
 func (*CloseStdinReply) ProtoMessage() {}
 
 func (x *CloseStdinReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[44]
+	mi := &file_messages_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3109,7 +3179,7 @@ func (x *CloseStdinReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseStdinReply.ProtoReflect.Descriptor instead.
 func (*CloseStdinReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{44}
+	return file_messages_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *CloseStdinReply) GetId() string {
@@ -3136,7 +3206,7 @@ type StopCommandRequest struct {
 
 func (x *StopCommandRequest) Reset() {
 	*x = StopCommandRequest{}
-	mi := &file_messages_proto_msgTypes[45]
+	mi := &file_messages_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3148,7 +3218,7 @@ func (x *StopCommandRequest) String() string {
 func (*StopCommandRequest) ProtoMessage() {}
 
 func (x *StopCommandRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[45]
+	mi := &file_messages_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3161,7 +3231,7 @@ func (x *StopCommandRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopCommandRequest.ProtoReflect.Descriptor instead.
 func (*StopCommandRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{45}
+	return file_messages_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *StopCommandRequest) GetId() string {
@@ -3188,7 +3258,7 @@ type StopCommandReply struct {
 
 func (x *StopCommandReply) Reset() {
 	*x = StopCommandReply{}
-	mi := &file_messages_proto_msgTypes[46]
+	mi := &file_messages_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3200,7 +3270,7 @@ func (x *StopCommandReply) String() string {
 func (*StopCommandReply) ProtoMessage() {}
 
 func (x *StopCommandReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[46]
+	mi := &file_messages_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3213,7 +3283,7 @@ func (x *StopCommandReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopCommandReply.ProtoReflect.Descriptor instead.
 func (*StopCommandReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{46}
+	return file_messages_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *StopCommandReply) GetId() string {
@@ -3240,7 +3310,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_messages_proto_msgTypes[47]
+	mi := &file_messages_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3252,7 +3322,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[47]
+	mi := &file_messages_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3265,7 +3335,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{47}
+	return file_messages_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListSessionsRequest) GetId() string {
@@ -3293,7 +3363,7 @@ type ListSessionsReply struct {
 
 func (x *ListSessionsReply) Reset() {
 	*x = ListSessionsReply{}
-	mi := &file_messages_proto_msgTypes[48]
+	mi := &file_messages_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3305,7 +3375,7 @@ func (x *ListSessionsReply) String() string {
 func (*ListSessionsReply) ProtoMessage() {}
 
 func (x *ListSessionsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[48]
+	mi := &file_messages_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3318,7 +3388,7 @@ func (x *ListSessionsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsReply.ProtoReflect.Descriptor instead.
 func (*ListSessionsReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{48}
+	return file_messages_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListSessionsReply) GetId() string {
@@ -3356,7 +3426,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_messages_proto_msgTypes[49]
+	mi := &file_messages_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3368,7 +3438,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[49]
+	mi := &file_messages_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3381,7 +3451,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{49}
+	return file_messages_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *AttachRequest) GetId() string {
@@ -3437,7 +3507,7 @@ type AttachReply struct {
 
 func (x *AttachReply) Reset() {
 	*x = AttachReply{}
-	mi := &file_messages_proto_msgTypes[50]
+	mi := &file_messages_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3449,7 +3519,7 @@ func (x *AttachReply) String() string {
 func (*AttachReply) ProtoMessage() {}
 
 func (x *AttachReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[50]
+	mi := &file_messages_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3462,7 +3532,7 @@ func (x *AttachReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachReply.ProtoReflect.Descriptor instead.
 func (*AttachReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{50}
+	return file_messages_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *AttachReply) GetId() string {
@@ -3486,6 +3556,144 @@ func (x *AttachReply) GetFailure() *Failure {
 	return nil
 }
 
+// WatchRequest starts a watch of one directory; its changes go to owner as
+// FileChange frames, under credit like a command's output.
+type WatchRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Handle        *Handle                `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	Owner         *Pid                   `protobuf:"bytes,4,opt,name=owner,proto3" json:"owner,omitempty"`
+	Window        uint32                 `protobuf:"varint,5,opt,name=window,proto3" json:"window,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRequest) Reset() {
+	*x = WatchRequest{}
+	mi := &file_messages_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRequest) ProtoMessage() {}
+
+func (x *WatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
+func (*WatchRequest) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *WatchRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *WatchRequest) GetHandle() *Handle {
+	if x != nil {
+		return x.Handle
+	}
+	return nil
+}
+
+func (x *WatchRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *WatchRequest) GetOwner() *Pid {
+	if x != nil {
+		return x.Owner
+	}
+	return nil
+}
+
+func (x *WatchRequest) GetWindow() uint32 {
+	if x != nil {
+		return x.Window
+	}
+	return 0
+}
+
+type WatchReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Command       *CommandRef            `protobuf:"bytes,2,opt,name=command,proto3" json:"command,omitempty"`
+	Failure       *Failure               `protobuf:"bytes,3,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchReply) Reset() {
+	*x = WatchReply{}
+	mi := &file_messages_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchReply) ProtoMessage() {}
+
+func (x *WatchReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchReply.ProtoReflect.Descriptor instead.
+func (*WatchReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *WatchReply) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *WatchReply) GetCommand() *CommandRef {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+func (x *WatchReply) GetFailure() *Failure {
+	if x != nil {
+		return x.Failure
+	}
+	return nil
+}
+
 type TerminateSessionRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -3499,7 +3707,7 @@ type TerminateSessionRequest struct {
 
 func (x *TerminateSessionRequest) Reset() {
 	*x = TerminateSessionRequest{}
-	mi := &file_messages_proto_msgTypes[51]
+	mi := &file_messages_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3511,7 +3719,7 @@ func (x *TerminateSessionRequest) String() string {
 func (*TerminateSessionRequest) ProtoMessage() {}
 
 func (x *TerminateSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[51]
+	mi := &file_messages_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3524,7 +3732,7 @@ func (x *TerminateSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminateSessionRequest.ProtoReflect.Descriptor instead.
 func (*TerminateSessionRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{51}
+	return file_messages_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *TerminateSessionRequest) GetId() string {
@@ -3572,7 +3780,7 @@ type TerminateSessionReply struct {
 
 func (x *TerminateSessionReply) Reset() {
 	*x = TerminateSessionReply{}
-	mi := &file_messages_proto_msgTypes[52]
+	mi := &file_messages_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3584,7 +3792,7 @@ func (x *TerminateSessionReply) String() string {
 func (*TerminateSessionReply) ProtoMessage() {}
 
 func (x *TerminateSessionReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[52]
+	mi := &file_messages_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3597,7 +3805,7 @@ func (x *TerminateSessionReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminateSessionReply.ProtoReflect.Descriptor instead.
 func (*TerminateSessionReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{52}
+	return file_messages_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *TerminateSessionReply) GetId() string {
@@ -3625,7 +3833,7 @@ type ApplyNetworkPolicyRequest struct {
 
 func (x *ApplyNetworkPolicyRequest) Reset() {
 	*x = ApplyNetworkPolicyRequest{}
-	mi := &file_messages_proto_msgTypes[53]
+	mi := &file_messages_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3637,7 +3845,7 @@ func (x *ApplyNetworkPolicyRequest) String() string {
 func (*ApplyNetworkPolicyRequest) ProtoMessage() {}
 
 func (x *ApplyNetworkPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[53]
+	mi := &file_messages_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3650,7 +3858,7 @@ func (x *ApplyNetworkPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyNetworkPolicyRequest.ProtoReflect.Descriptor instead.
 func (*ApplyNetworkPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{53}
+	return file_messages_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ApplyNetworkPolicyRequest) GetId() string {
@@ -3684,7 +3892,7 @@ type ApplyNetworkPolicyReply struct {
 
 func (x *ApplyNetworkPolicyReply) Reset() {
 	*x = ApplyNetworkPolicyReply{}
-	mi := &file_messages_proto_msgTypes[54]
+	mi := &file_messages_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3696,7 +3904,7 @@ func (x *ApplyNetworkPolicyReply) String() string {
 func (*ApplyNetworkPolicyReply) ProtoMessage() {}
 
 func (x *ApplyNetworkPolicyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[54]
+	mi := &file_messages_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3709,7 +3917,7 @@ func (x *ApplyNetworkPolicyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyNetworkPolicyReply.ProtoReflect.Descriptor instead.
 func (*ApplyNetworkPolicyReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{54}
+	return file_messages_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ApplyNetworkPolicyReply) GetId() string {
@@ -3736,7 +3944,7 @@ type PublicURLRequest struct {
 
 func (x *PublicURLRequest) Reset() {
 	*x = PublicURLRequest{}
-	mi := &file_messages_proto_msgTypes[55]
+	mi := &file_messages_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3748,7 +3956,7 @@ func (x *PublicURLRequest) String() string {
 func (*PublicURLRequest) ProtoMessage() {}
 
 func (x *PublicURLRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[55]
+	mi := &file_messages_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3761,7 +3969,7 @@ func (x *PublicURLRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublicURLRequest.ProtoReflect.Descriptor instead.
 func (*PublicURLRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{55}
+	return file_messages_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *PublicURLRequest) GetId() string {
@@ -3789,7 +3997,7 @@ type PublicURLReply struct {
 
 func (x *PublicURLReply) Reset() {
 	*x = PublicURLReply{}
-	mi := &file_messages_proto_msgTypes[56]
+	mi := &file_messages_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3801,7 +4009,7 @@ func (x *PublicURLReply) String() string {
 func (*PublicURLReply) ProtoMessage() {}
 
 func (x *PublicURLReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[56]
+	mi := &file_messages_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3814,7 +4022,7 @@ func (x *PublicURLReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublicURLReply.ProtoReflect.Descriptor instead.
 func (*PublicURLReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{56}
+	return file_messages_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *PublicURLReply) GetId() string {
@@ -3849,7 +4057,7 @@ type CreateCheckpointRequest struct {
 
 func (x *CreateCheckpointRequest) Reset() {
 	*x = CreateCheckpointRequest{}
-	mi := &file_messages_proto_msgTypes[57]
+	mi := &file_messages_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3861,7 +4069,7 @@ func (x *CreateCheckpointRequest) String() string {
 func (*CreateCheckpointRequest) ProtoMessage() {}
 
 func (x *CreateCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[57]
+	mi := &file_messages_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3874,7 +4082,7 @@ func (x *CreateCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*CreateCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{57}
+	return file_messages_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *CreateCheckpointRequest) GetId() string {
@@ -3909,7 +4117,7 @@ type CreateCheckpointReply struct {
 
 func (x *CreateCheckpointReply) Reset() {
 	*x = CreateCheckpointReply{}
-	mi := &file_messages_proto_msgTypes[58]
+	mi := &file_messages_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3921,7 +4129,7 @@ func (x *CreateCheckpointReply) String() string {
 func (*CreateCheckpointReply) ProtoMessage() {}
 
 func (x *CreateCheckpointReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[58]
+	mi := &file_messages_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3934,7 +4142,7 @@ func (x *CreateCheckpointReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckpointReply.ProtoReflect.Descriptor instead.
 func (*CreateCheckpointReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{58}
+	return file_messages_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *CreateCheckpointReply) GetId() string {
@@ -3970,7 +4178,7 @@ type CreateCheckpointOnceRequest struct {
 
 func (x *CreateCheckpointOnceRequest) Reset() {
 	*x = CreateCheckpointOnceRequest{}
-	mi := &file_messages_proto_msgTypes[59]
+	mi := &file_messages_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3982,7 +4190,7 @@ func (x *CreateCheckpointOnceRequest) String() string {
 func (*CreateCheckpointOnceRequest) ProtoMessage() {}
 
 func (x *CreateCheckpointOnceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[59]
+	mi := &file_messages_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3995,7 +4203,7 @@ func (x *CreateCheckpointOnceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckpointOnceRequest.ProtoReflect.Descriptor instead.
 func (*CreateCheckpointOnceRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{59}
+	return file_messages_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *CreateCheckpointOnceRequest) GetId() string {
@@ -4037,7 +4245,7 @@ type CreateCheckpointOnceReply struct {
 
 func (x *CreateCheckpointOnceReply) Reset() {
 	*x = CreateCheckpointOnceReply{}
-	mi := &file_messages_proto_msgTypes[60]
+	mi := &file_messages_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4049,7 +4257,7 @@ func (x *CreateCheckpointOnceReply) String() string {
 func (*CreateCheckpointOnceReply) ProtoMessage() {}
 
 func (x *CreateCheckpointOnceReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[60]
+	mi := &file_messages_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4062,7 +4270,7 @@ func (x *CreateCheckpointOnceReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckpointOnceReply.ProtoReflect.Descriptor instead.
 func (*CreateCheckpointOnceReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{60}
+	return file_messages_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *CreateCheckpointOnceReply) GetId() string {
@@ -4097,7 +4305,7 @@ type RestoreCheckpointRequest struct {
 
 func (x *RestoreCheckpointRequest) Reset() {
 	*x = RestoreCheckpointRequest{}
-	mi := &file_messages_proto_msgTypes[61]
+	mi := &file_messages_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4109,7 +4317,7 @@ func (x *RestoreCheckpointRequest) String() string {
 func (*RestoreCheckpointRequest) ProtoMessage() {}
 
 func (x *RestoreCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[61]
+	mi := &file_messages_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4122,7 +4330,7 @@ func (x *RestoreCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*RestoreCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{61}
+	return file_messages_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *RestoreCheckpointRequest) GetId() string {
@@ -4156,7 +4364,7 @@ type RestoreCheckpointReply struct {
 
 func (x *RestoreCheckpointReply) Reset() {
 	*x = RestoreCheckpointReply{}
-	mi := &file_messages_proto_msgTypes[62]
+	mi := &file_messages_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4168,7 +4376,7 @@ func (x *RestoreCheckpointReply) String() string {
 func (*RestoreCheckpointReply) ProtoMessage() {}
 
 func (x *RestoreCheckpointReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[62]
+	mi := &file_messages_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4181,7 +4389,7 @@ func (x *RestoreCheckpointReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreCheckpointReply.ProtoReflect.Descriptor instead.
 func (*RestoreCheckpointReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{62}
+	return file_messages_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *RestoreCheckpointReply) GetId() string {
@@ -4208,7 +4416,7 @@ type ListCheckpointsRequest struct {
 
 func (x *ListCheckpointsRequest) Reset() {
 	*x = ListCheckpointsRequest{}
-	mi := &file_messages_proto_msgTypes[63]
+	mi := &file_messages_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4220,7 +4428,7 @@ func (x *ListCheckpointsRequest) String() string {
 func (*ListCheckpointsRequest) ProtoMessage() {}
 
 func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[63]
+	mi := &file_messages_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4233,7 +4441,7 @@ func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{63}
+	return file_messages_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ListCheckpointsRequest) GetId() string {
@@ -4261,7 +4469,7 @@ type ListCheckpointsReply struct {
 
 func (x *ListCheckpointsReply) Reset() {
 	*x = ListCheckpointsReply{}
-	mi := &file_messages_proto_msgTypes[64]
+	mi := &file_messages_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4273,7 +4481,7 @@ func (x *ListCheckpointsReply) String() string {
 func (*ListCheckpointsReply) ProtoMessage() {}
 
 func (x *ListCheckpointsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[64]
+	mi := &file_messages_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4286,7 +4494,7 @@ func (x *ListCheckpointsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsReply.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{64}
+	return file_messages_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ListCheckpointsReply) GetId() string {
@@ -4323,7 +4531,7 @@ type WriteFileRequest struct {
 
 func (x *WriteFileRequest) Reset() {
 	*x = WriteFileRequest{}
-	mi := &file_messages_proto_msgTypes[65]
+	mi := &file_messages_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4335,7 +4543,7 @@ func (x *WriteFileRequest) String() string {
 func (*WriteFileRequest) ProtoMessage() {}
 
 func (x *WriteFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[65]
+	mi := &file_messages_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4348,7 +4556,7 @@ func (x *WriteFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteFileRequest.ProtoReflect.Descriptor instead.
 func (*WriteFileRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{65}
+	return file_messages_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *WriteFileRequest) GetId() string {
@@ -4396,7 +4604,7 @@ type WriteFileReply struct {
 
 func (x *WriteFileReply) Reset() {
 	*x = WriteFileReply{}
-	mi := &file_messages_proto_msgTypes[66]
+	mi := &file_messages_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4408,7 +4616,7 @@ func (x *WriteFileReply) String() string {
 func (*WriteFileReply) ProtoMessage() {}
 
 func (x *WriteFileReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[66]
+	mi := &file_messages_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4421,7 +4629,7 @@ func (x *WriteFileReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteFileReply.ProtoReflect.Descriptor instead.
 func (*WriteFileReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{66}
+	return file_messages_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *WriteFileReply) GetId() string {
@@ -4449,7 +4657,7 @@ type ReadFileRequest struct {
 
 func (x *ReadFileRequest) Reset() {
 	*x = ReadFileRequest{}
-	mi := &file_messages_proto_msgTypes[67]
+	mi := &file_messages_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4461,7 +4669,7 @@ func (x *ReadFileRequest) String() string {
 func (*ReadFileRequest) ProtoMessage() {}
 
 func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[67]
+	mi := &file_messages_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4474,7 +4682,7 @@ func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileRequest.ProtoReflect.Descriptor instead.
 func (*ReadFileRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{67}
+	return file_messages_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ReadFileRequest) GetId() string {
@@ -4509,7 +4717,7 @@ type ReadFileReply struct {
 
 func (x *ReadFileReply) Reset() {
 	*x = ReadFileReply{}
-	mi := &file_messages_proto_msgTypes[68]
+	mi := &file_messages_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4521,7 +4729,7 @@ func (x *ReadFileReply) String() string {
 func (*ReadFileReply) ProtoMessage() {}
 
 func (x *ReadFileReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[68]
+	mi := &file_messages_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4534,7 +4742,7 @@ func (x *ReadFileReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileReply.ProtoReflect.Descriptor instead.
 func (*ReadFileReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{68}
+	return file_messages_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ReadFileReply) GetId() string {
@@ -4569,7 +4777,7 @@ type ListDirRequest struct {
 
 func (x *ListDirRequest) Reset() {
 	*x = ListDirRequest{}
-	mi := &file_messages_proto_msgTypes[69]
+	mi := &file_messages_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4581,7 +4789,7 @@ func (x *ListDirRequest) String() string {
 func (*ListDirRequest) ProtoMessage() {}
 
 func (x *ListDirRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[69]
+	mi := &file_messages_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4594,7 +4802,7 @@ func (x *ListDirRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDirRequest.ProtoReflect.Descriptor instead.
 func (*ListDirRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{69}
+	return file_messages_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ListDirRequest) GetId() string {
@@ -4629,7 +4837,7 @@ type ListDirReply struct {
 
 func (x *ListDirReply) Reset() {
 	*x = ListDirReply{}
-	mi := &file_messages_proto_msgTypes[70]
+	mi := &file_messages_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4641,7 +4849,7 @@ func (x *ListDirReply) String() string {
 func (*ListDirReply) ProtoMessage() {}
 
 func (x *ListDirReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[70]
+	mi := &file_messages_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4654,7 +4862,7 @@ func (x *ListDirReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDirReply.ProtoReflect.Descriptor instead.
 func (*ListDirReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{70}
+	return file_messages_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *ListDirReply) GetId() string {
@@ -4689,7 +4897,7 @@ type StatRequest struct {
 
 func (x *StatRequest) Reset() {
 	*x = StatRequest{}
-	mi := &file_messages_proto_msgTypes[71]
+	mi := &file_messages_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4701,7 +4909,7 @@ func (x *StatRequest) String() string {
 func (*StatRequest) ProtoMessage() {}
 
 func (x *StatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[71]
+	mi := &file_messages_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4714,7 +4922,7 @@ func (x *StatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatRequest.ProtoReflect.Descriptor instead.
 func (*StatRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{71}
+	return file_messages_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *StatRequest) GetId() string {
@@ -4749,7 +4957,7 @@ type StatReply struct {
 
 func (x *StatReply) Reset() {
 	*x = StatReply{}
-	mi := &file_messages_proto_msgTypes[72]
+	mi := &file_messages_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4761,7 +4969,7 @@ func (x *StatReply) String() string {
 func (*StatReply) ProtoMessage() {}
 
 func (x *StatReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[72]
+	mi := &file_messages_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4774,7 +4982,7 @@ func (x *StatReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatReply.ProtoReflect.Descriptor instead.
 func (*StatReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{72}
+	return file_messages_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *StatReply) GetId() string {
@@ -4810,7 +5018,7 @@ type RemoveRequest struct {
 
 func (x *RemoveRequest) Reset() {
 	*x = RemoveRequest{}
-	mi := &file_messages_proto_msgTypes[73]
+	mi := &file_messages_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4822,7 +5030,7 @@ func (x *RemoveRequest) String() string {
 func (*RemoveRequest) ProtoMessage() {}
 
 func (x *RemoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[73]
+	mi := &file_messages_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4835,7 +5043,7 @@ func (x *RemoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveRequest.ProtoReflect.Descriptor instead.
 func (*RemoveRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{73}
+	return file_messages_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *RemoveRequest) GetId() string {
@@ -4876,7 +5084,7 @@ type RemoveReply struct {
 
 func (x *RemoveReply) Reset() {
 	*x = RemoveReply{}
-	mi := &file_messages_proto_msgTypes[74]
+	mi := &file_messages_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4888,7 +5096,7 @@ func (x *RemoveReply) String() string {
 func (*RemoveReply) ProtoMessage() {}
 
 func (x *RemoveReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[74]
+	mi := &file_messages_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4901,7 +5109,7 @@ func (x *RemoveReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveReply.ProtoReflect.Descriptor instead.
 func (*RemoveReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{74}
+	return file_messages_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *RemoveReply) GetId() string {
@@ -4930,7 +5138,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_messages_proto_msgTypes[75]
+	mi := &file_messages_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4942,7 +5150,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[75]
+	mi := &file_messages_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4955,7 +5163,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{75}
+	return file_messages_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *RenameRequest) GetId() string {
@@ -4996,7 +5204,7 @@ type RenameReply struct {
 
 func (x *RenameReply) Reset() {
 	*x = RenameReply{}
-	mi := &file_messages_proto_msgTypes[76]
+	mi := &file_messages_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5008,7 +5216,7 @@ func (x *RenameReply) String() string {
 func (*RenameReply) ProtoMessage() {}
 
 func (x *RenameReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[76]
+	mi := &file_messages_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5021,7 +5229,7 @@ func (x *RenameReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameReply.ProtoReflect.Descriptor instead.
 func (*RenameReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{76}
+	return file_messages_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *RenameReply) GetId() string {
@@ -5051,7 +5259,7 @@ type MakeDirRequest struct {
 
 func (x *MakeDirRequest) Reset() {
 	*x = MakeDirRequest{}
-	mi := &file_messages_proto_msgTypes[77]
+	mi := &file_messages_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5063,7 +5271,7 @@ func (x *MakeDirRequest) String() string {
 func (*MakeDirRequest) ProtoMessage() {}
 
 func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[77]
+	mi := &file_messages_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5076,7 +5284,7 @@ func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeDirRequest.ProtoReflect.Descriptor instead.
 func (*MakeDirRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{77}
+	return file_messages_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *MakeDirRequest) GetId() string {
@@ -5124,7 +5332,7 @@ type MakeDirReply struct {
 
 func (x *MakeDirReply) Reset() {
 	*x = MakeDirReply{}
-	mi := &file_messages_proto_msgTypes[78]
+	mi := &file_messages_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5136,7 +5344,7 @@ func (x *MakeDirReply) String() string {
 func (*MakeDirReply) ProtoMessage() {}
 
 func (x *MakeDirReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[78]
+	mi := &file_messages_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5149,7 +5357,7 @@ func (x *MakeDirReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeDirReply.ProtoReflect.Descriptor instead.
 func (*MakeDirReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{78}
+	return file_messages_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *MakeDirReply) GetId() string {
@@ -5178,7 +5386,7 @@ type ExposeRequest struct {
 
 func (x *ExposeRequest) Reset() {
 	*x = ExposeRequest{}
-	mi := &file_messages_proto_msgTypes[79]
+	mi := &file_messages_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5190,7 +5398,7 @@ func (x *ExposeRequest) String() string {
 func (*ExposeRequest) ProtoMessage() {}
 
 func (x *ExposeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[79]
+	mi := &file_messages_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5203,7 +5411,7 @@ func (x *ExposeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExposeRequest.ProtoReflect.Descriptor instead.
 func (*ExposeRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{79}
+	return file_messages_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *ExposeRequest) GetId() string {
@@ -5245,7 +5453,7 @@ type ExposeReply struct {
 
 func (x *ExposeReply) Reset() {
 	*x = ExposeReply{}
-	mi := &file_messages_proto_msgTypes[80]
+	mi := &file_messages_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5257,7 +5465,7 @@ func (x *ExposeReply) String() string {
 func (*ExposeReply) ProtoMessage() {}
 
 func (x *ExposeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[80]
+	mi := &file_messages_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5270,7 +5478,7 @@ func (x *ExposeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExposeReply.ProtoReflect.Descriptor instead.
 func (*ExposeReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{80}
+	return file_messages_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *ExposeReply) GetId() string {
@@ -5305,7 +5513,7 @@ type RevokeRequest struct {
 
 func (x *RevokeRequest) Reset() {
 	*x = RevokeRequest{}
-	mi := &file_messages_proto_msgTypes[81]
+	mi := &file_messages_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5317,7 +5525,7 @@ func (x *RevokeRequest) String() string {
 func (*RevokeRequest) ProtoMessage() {}
 
 func (x *RevokeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[81]
+	mi := &file_messages_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5330,7 +5538,7 @@ func (x *RevokeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeRequest.ProtoReflect.Descriptor instead.
 func (*RevokeRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{81}
+	return file_messages_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *RevokeRequest) GetId() string {
@@ -5364,7 +5572,7 @@ type RevokeReply struct {
 
 func (x *RevokeReply) Reset() {
 	*x = RevokeReply{}
-	mi := &file_messages_proto_msgTypes[82]
+	mi := &file_messages_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5376,7 +5584,7 @@ func (x *RevokeReply) String() string {
 func (*RevokeReply) ProtoMessage() {}
 
 func (x *RevokeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[82]
+	mi := &file_messages_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5389,7 +5597,7 @@ func (x *RevokeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeReply.ProtoReflect.Descriptor instead.
 func (*RevokeReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{82}
+	return file_messages_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *RevokeReply) GetId() string {
@@ -5414,7 +5622,13 @@ const file_messages_proto_rawDesc = "" +
 	"\x06Stdout\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x12\n" +
-	"\x04data\x18\x03 \x01(\fR\x04data\"@\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\"\\\n" +
+	"\n" +
+	"FileChange\x12\x10\n" +
+	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x16\n" +
+	"\x06change\x18\x03 \x01(\tR\x06change\x12\x12\n" +
+	"\x04path\x18\x04 \x01(\tR\x04path\"@\n" +
 	"\x06Stderr\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x12\n" +
@@ -5660,6 +5874,17 @@ const file_messages_proto_rawDesc = "" +
 	"\vAttachReply\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
 	"\acommand\x18\x02 \x01(\v2\x1f.paddock.messages.v1.CommandRefR\acommand\x126\n" +
+	"\afailure\x18\x03 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"\xaf\x01\n" +
+	"\fWatchRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
+	"\x06handle\x18\x02 \x01(\v2\x1b.paddock.messages.v1.HandleR\x06handle\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12.\n" +
+	"\x05owner\x18\x04 \x01(\v2\x18.paddock.messages.v1.PidR\x05owner\x12\x16\n" +
+	"\x06window\x18\x05 \x01(\rR\x06window\"\x8f\x01\n" +
+	"\n" +
+	"WatchReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
+	"\acommand\x18\x02 \x01(\v2\x1f.paddock.messages.v1.CommandRefR\acommand\x126\n" +
 	"\afailure\x18\x03 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"\xea\x01\n" +
 	"\x17TerminateSessionRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
@@ -5831,206 +6056,213 @@ func file_messages_proto_rawDescGZIP() []byte {
 }
 
 var file_messages_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 84)
+var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 87)
 var file_messages_proto_goTypes = []any{
 	(ErrorKind)(0),                      // 0: paddock.messages.v1.ErrorKind
 	(Status)(0),                         // 1: paddock.messages.v1.Status
 	(TerminateMode)(0),                  // 2: paddock.messages.v1.TerminateMode
 	(*Stdout)(nil),                      // 3: paddock.messages.v1.Stdout
-	(*Stderr)(nil),                      // 4: paddock.messages.v1.Stderr
-	(*Exit)(nil),                        // 5: paddock.messages.v1.Exit
-	(*Error)(nil),                       // 6: paddock.messages.v1.Error
-	(*Credit)(nil),                      // 7: paddock.messages.v1.Credit
-	(*Failure)(nil),                     // 8: paddock.messages.v1.Failure
-	(*Pid)(nil),                         // 9: paddock.messages.v1.Pid
-	(*Handle)(nil),                      // 10: paddock.messages.v1.Handle
-	(*CommandRef)(nil),                  // 11: paddock.messages.v1.CommandRef
-	(*EnvVar)(nil),                      // 12: paddock.messages.v1.EnvVar
-	(*Cmd)(nil),                         // 13: paddock.messages.v1.Cmd
-	(*Info)(nil),                        // 14: paddock.messages.v1.Info
-	(*Session)(nil),                     // 15: paddock.messages.v1.Session
-	(*Checkpoint)(nil),                  // 16: paddock.messages.v1.Checkpoint
-	(*Preview)(nil),                     // 17: paddock.messages.v1.Preview
-	(*FileInfo)(nil),                    // 18: paddock.messages.v1.FileInfo
-	(*CreateRequest)(nil),               // 19: paddock.messages.v1.CreateRequest
-	(*CreateReply)(nil),                 // 20: paddock.messages.v1.CreateReply
-	(*CreateNewRequest)(nil),            // 21: paddock.messages.v1.CreateNewRequest
-	(*CreateNewReply)(nil),              // 22: paddock.messages.v1.CreateNewReply
-	(*GetRequest)(nil),                  // 23: paddock.messages.v1.GetRequest
-	(*GetReply)(nil),                    // 24: paddock.messages.v1.GetReply
-	(*DestroyRequest)(nil),              // 25: paddock.messages.v1.DestroyRequest
-	(*DestroyReply)(nil),                // 26: paddock.messages.v1.DestroyReply
-	(*DestroyOnceRequest)(nil),          // 27: paddock.messages.v1.DestroyOnceRequest
-	(*DestroyOnceReply)(nil),            // 28: paddock.messages.v1.DestroyOnceReply
-	(*ListRequest)(nil),                 // 29: paddock.messages.v1.ListRequest
-	(*ListReply)(nil),                   // 30: paddock.messages.v1.ListReply
-	(*SuspendRequest)(nil),              // 31: paddock.messages.v1.SuspendRequest
-	(*SuspendReply)(nil),                // 32: paddock.messages.v1.SuspendReply
-	(*ResumeRequest)(nil),               // 33: paddock.messages.v1.ResumeRequest
-	(*ResumeReply)(nil),                 // 34: paddock.messages.v1.ResumeReply
-	(*ExecRequest)(nil),                 // 35: paddock.messages.v1.ExecRequest
-	(*ExecReply)(nil),                   // 36: paddock.messages.v1.ExecReply
-	(*SpawnRequest)(nil),                // 37: paddock.messages.v1.SpawnRequest
-	(*TermSize)(nil),                    // 38: paddock.messages.v1.TermSize
-	(*SpawnReply)(nil),                  // 39: paddock.messages.v1.SpawnReply
-	(*WriteStdinRequest)(nil),           // 40: paddock.messages.v1.WriteStdinRequest
-	(*WriteStdinReply)(nil),             // 41: paddock.messages.v1.WriteStdinReply
-	(*SignalRequest)(nil),               // 42: paddock.messages.v1.SignalRequest
-	(*SignalReply)(nil),                 // 43: paddock.messages.v1.SignalReply
-	(*ResizeRequest)(nil),               // 44: paddock.messages.v1.ResizeRequest
-	(*ResizeReply)(nil),                 // 45: paddock.messages.v1.ResizeReply
-	(*CloseStdinRequest)(nil),           // 46: paddock.messages.v1.CloseStdinRequest
-	(*CloseStdinReply)(nil),             // 47: paddock.messages.v1.CloseStdinReply
-	(*StopCommandRequest)(nil),          // 48: paddock.messages.v1.StopCommandRequest
-	(*StopCommandReply)(nil),            // 49: paddock.messages.v1.StopCommandReply
-	(*ListSessionsRequest)(nil),         // 50: paddock.messages.v1.ListSessionsRequest
-	(*ListSessionsReply)(nil),           // 51: paddock.messages.v1.ListSessionsReply
-	(*AttachRequest)(nil),               // 52: paddock.messages.v1.AttachRequest
-	(*AttachReply)(nil),                 // 53: paddock.messages.v1.AttachReply
-	(*TerminateSessionRequest)(nil),     // 54: paddock.messages.v1.TerminateSessionRequest
-	(*TerminateSessionReply)(nil),       // 55: paddock.messages.v1.TerminateSessionReply
-	(*ApplyNetworkPolicyRequest)(nil),   // 56: paddock.messages.v1.ApplyNetworkPolicyRequest
-	(*ApplyNetworkPolicyReply)(nil),     // 57: paddock.messages.v1.ApplyNetworkPolicyReply
-	(*PublicURLRequest)(nil),            // 58: paddock.messages.v1.PublicURLRequest
-	(*PublicURLReply)(nil),              // 59: paddock.messages.v1.PublicURLReply
-	(*CreateCheckpointRequest)(nil),     // 60: paddock.messages.v1.CreateCheckpointRequest
-	(*CreateCheckpointReply)(nil),       // 61: paddock.messages.v1.CreateCheckpointReply
-	(*CreateCheckpointOnceRequest)(nil), // 62: paddock.messages.v1.CreateCheckpointOnceRequest
-	(*CreateCheckpointOnceReply)(nil),   // 63: paddock.messages.v1.CreateCheckpointOnceReply
-	(*RestoreCheckpointRequest)(nil),    // 64: paddock.messages.v1.RestoreCheckpointRequest
-	(*RestoreCheckpointReply)(nil),      // 65: paddock.messages.v1.RestoreCheckpointReply
-	(*ListCheckpointsRequest)(nil),      // 66: paddock.messages.v1.ListCheckpointsRequest
-	(*ListCheckpointsReply)(nil),        // 67: paddock.messages.v1.ListCheckpointsReply
-	(*WriteFileRequest)(nil),            // 68: paddock.messages.v1.WriteFileRequest
-	(*WriteFileReply)(nil),              // 69: paddock.messages.v1.WriteFileReply
-	(*ReadFileRequest)(nil),             // 70: paddock.messages.v1.ReadFileRequest
-	(*ReadFileReply)(nil),               // 71: paddock.messages.v1.ReadFileReply
-	(*ListDirRequest)(nil),              // 72: paddock.messages.v1.ListDirRequest
-	(*ListDirReply)(nil),                // 73: paddock.messages.v1.ListDirReply
-	(*StatRequest)(nil),                 // 74: paddock.messages.v1.StatRequest
-	(*StatReply)(nil),                   // 75: paddock.messages.v1.StatReply
-	(*RemoveRequest)(nil),               // 76: paddock.messages.v1.RemoveRequest
-	(*RemoveReply)(nil),                 // 77: paddock.messages.v1.RemoveReply
-	(*RenameRequest)(nil),               // 78: paddock.messages.v1.RenameRequest
-	(*RenameReply)(nil),                 // 79: paddock.messages.v1.RenameReply
-	(*MakeDirRequest)(nil),              // 80: paddock.messages.v1.MakeDirRequest
-	(*MakeDirReply)(nil),                // 81: paddock.messages.v1.MakeDirReply
-	(*ExposeRequest)(nil),               // 82: paddock.messages.v1.ExposeRequest
-	(*ExposeReply)(nil),                 // 83: paddock.messages.v1.ExposeReply
-	(*RevokeRequest)(nil),               // 84: paddock.messages.v1.RevokeRequest
-	(*RevokeReply)(nil),                 // 85: paddock.messages.v1.RevokeReply
-	nil,                                 // 86: paddock.messages.v1.CreateRequest.ParamsEntry
-	(*durationpb.Duration)(nil),         // 87: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),       // 88: google.protobuf.Timestamp
+	(*FileChange)(nil),                  // 4: paddock.messages.v1.FileChange
+	(*Stderr)(nil),                      // 5: paddock.messages.v1.Stderr
+	(*Exit)(nil),                        // 6: paddock.messages.v1.Exit
+	(*Error)(nil),                       // 7: paddock.messages.v1.Error
+	(*Credit)(nil),                      // 8: paddock.messages.v1.Credit
+	(*Failure)(nil),                     // 9: paddock.messages.v1.Failure
+	(*Pid)(nil),                         // 10: paddock.messages.v1.Pid
+	(*Handle)(nil),                      // 11: paddock.messages.v1.Handle
+	(*CommandRef)(nil),                  // 12: paddock.messages.v1.CommandRef
+	(*EnvVar)(nil),                      // 13: paddock.messages.v1.EnvVar
+	(*Cmd)(nil),                         // 14: paddock.messages.v1.Cmd
+	(*Info)(nil),                        // 15: paddock.messages.v1.Info
+	(*Session)(nil),                     // 16: paddock.messages.v1.Session
+	(*Checkpoint)(nil),                  // 17: paddock.messages.v1.Checkpoint
+	(*Preview)(nil),                     // 18: paddock.messages.v1.Preview
+	(*FileInfo)(nil),                    // 19: paddock.messages.v1.FileInfo
+	(*CreateRequest)(nil),               // 20: paddock.messages.v1.CreateRequest
+	(*CreateReply)(nil),                 // 21: paddock.messages.v1.CreateReply
+	(*CreateNewRequest)(nil),            // 22: paddock.messages.v1.CreateNewRequest
+	(*CreateNewReply)(nil),              // 23: paddock.messages.v1.CreateNewReply
+	(*GetRequest)(nil),                  // 24: paddock.messages.v1.GetRequest
+	(*GetReply)(nil),                    // 25: paddock.messages.v1.GetReply
+	(*DestroyRequest)(nil),              // 26: paddock.messages.v1.DestroyRequest
+	(*DestroyReply)(nil),                // 27: paddock.messages.v1.DestroyReply
+	(*DestroyOnceRequest)(nil),          // 28: paddock.messages.v1.DestroyOnceRequest
+	(*DestroyOnceReply)(nil),            // 29: paddock.messages.v1.DestroyOnceReply
+	(*ListRequest)(nil),                 // 30: paddock.messages.v1.ListRequest
+	(*ListReply)(nil),                   // 31: paddock.messages.v1.ListReply
+	(*SuspendRequest)(nil),              // 32: paddock.messages.v1.SuspendRequest
+	(*SuspendReply)(nil),                // 33: paddock.messages.v1.SuspendReply
+	(*ResumeRequest)(nil),               // 34: paddock.messages.v1.ResumeRequest
+	(*ResumeReply)(nil),                 // 35: paddock.messages.v1.ResumeReply
+	(*ExecRequest)(nil),                 // 36: paddock.messages.v1.ExecRequest
+	(*ExecReply)(nil),                   // 37: paddock.messages.v1.ExecReply
+	(*SpawnRequest)(nil),                // 38: paddock.messages.v1.SpawnRequest
+	(*TermSize)(nil),                    // 39: paddock.messages.v1.TermSize
+	(*SpawnReply)(nil),                  // 40: paddock.messages.v1.SpawnReply
+	(*WriteStdinRequest)(nil),           // 41: paddock.messages.v1.WriteStdinRequest
+	(*WriteStdinReply)(nil),             // 42: paddock.messages.v1.WriteStdinReply
+	(*SignalRequest)(nil),               // 43: paddock.messages.v1.SignalRequest
+	(*SignalReply)(nil),                 // 44: paddock.messages.v1.SignalReply
+	(*ResizeRequest)(nil),               // 45: paddock.messages.v1.ResizeRequest
+	(*ResizeReply)(nil),                 // 46: paddock.messages.v1.ResizeReply
+	(*CloseStdinRequest)(nil),           // 47: paddock.messages.v1.CloseStdinRequest
+	(*CloseStdinReply)(nil),             // 48: paddock.messages.v1.CloseStdinReply
+	(*StopCommandRequest)(nil),          // 49: paddock.messages.v1.StopCommandRequest
+	(*StopCommandReply)(nil),            // 50: paddock.messages.v1.StopCommandReply
+	(*ListSessionsRequest)(nil),         // 51: paddock.messages.v1.ListSessionsRequest
+	(*ListSessionsReply)(nil),           // 52: paddock.messages.v1.ListSessionsReply
+	(*AttachRequest)(nil),               // 53: paddock.messages.v1.AttachRequest
+	(*AttachReply)(nil),                 // 54: paddock.messages.v1.AttachReply
+	(*WatchRequest)(nil),                // 55: paddock.messages.v1.WatchRequest
+	(*WatchReply)(nil),                  // 56: paddock.messages.v1.WatchReply
+	(*TerminateSessionRequest)(nil),     // 57: paddock.messages.v1.TerminateSessionRequest
+	(*TerminateSessionReply)(nil),       // 58: paddock.messages.v1.TerminateSessionReply
+	(*ApplyNetworkPolicyRequest)(nil),   // 59: paddock.messages.v1.ApplyNetworkPolicyRequest
+	(*ApplyNetworkPolicyReply)(nil),     // 60: paddock.messages.v1.ApplyNetworkPolicyReply
+	(*PublicURLRequest)(nil),            // 61: paddock.messages.v1.PublicURLRequest
+	(*PublicURLReply)(nil),              // 62: paddock.messages.v1.PublicURLReply
+	(*CreateCheckpointRequest)(nil),     // 63: paddock.messages.v1.CreateCheckpointRequest
+	(*CreateCheckpointReply)(nil),       // 64: paddock.messages.v1.CreateCheckpointReply
+	(*CreateCheckpointOnceRequest)(nil), // 65: paddock.messages.v1.CreateCheckpointOnceRequest
+	(*CreateCheckpointOnceReply)(nil),   // 66: paddock.messages.v1.CreateCheckpointOnceReply
+	(*RestoreCheckpointRequest)(nil),    // 67: paddock.messages.v1.RestoreCheckpointRequest
+	(*RestoreCheckpointReply)(nil),      // 68: paddock.messages.v1.RestoreCheckpointReply
+	(*ListCheckpointsRequest)(nil),      // 69: paddock.messages.v1.ListCheckpointsRequest
+	(*ListCheckpointsReply)(nil),        // 70: paddock.messages.v1.ListCheckpointsReply
+	(*WriteFileRequest)(nil),            // 71: paddock.messages.v1.WriteFileRequest
+	(*WriteFileReply)(nil),              // 72: paddock.messages.v1.WriteFileReply
+	(*ReadFileRequest)(nil),             // 73: paddock.messages.v1.ReadFileRequest
+	(*ReadFileReply)(nil),               // 74: paddock.messages.v1.ReadFileReply
+	(*ListDirRequest)(nil),              // 75: paddock.messages.v1.ListDirRequest
+	(*ListDirReply)(nil),                // 76: paddock.messages.v1.ListDirReply
+	(*StatRequest)(nil),                 // 77: paddock.messages.v1.StatRequest
+	(*StatReply)(nil),                   // 78: paddock.messages.v1.StatReply
+	(*RemoveRequest)(nil),               // 79: paddock.messages.v1.RemoveRequest
+	(*RemoveReply)(nil),                 // 80: paddock.messages.v1.RemoveReply
+	(*RenameRequest)(nil),               // 81: paddock.messages.v1.RenameRequest
+	(*RenameReply)(nil),                 // 82: paddock.messages.v1.RenameReply
+	(*MakeDirRequest)(nil),              // 83: paddock.messages.v1.MakeDirRequest
+	(*MakeDirReply)(nil),                // 84: paddock.messages.v1.MakeDirReply
+	(*ExposeRequest)(nil),               // 85: paddock.messages.v1.ExposeRequest
+	(*ExposeReply)(nil),                 // 86: paddock.messages.v1.ExposeReply
+	(*RevokeRequest)(nil),               // 87: paddock.messages.v1.RevokeRequest
+	(*RevokeReply)(nil),                 // 88: paddock.messages.v1.RevokeReply
+	nil,                                 // 89: paddock.messages.v1.CreateRequest.ParamsEntry
+	(*durationpb.Duration)(nil),         // 90: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),       // 91: google.protobuf.Timestamp
 }
 var file_messages_proto_depIdxs = []int32{
 	0,   // 0: paddock.messages.v1.Error.kind:type_name -> paddock.messages.v1.ErrorKind
 	0,   // 1: paddock.messages.v1.Failure.kind:type_name -> paddock.messages.v1.ErrorKind
-	87,  // 2: paddock.messages.v1.Failure.retry_after:type_name -> google.protobuf.Duration
-	87,  // 3: paddock.messages.v1.Failure.exec_timeout:type_name -> google.protobuf.Duration
-	12,  // 4: paddock.messages.v1.Cmd.env:type_name -> paddock.messages.v1.EnvVar
+	90,  // 2: paddock.messages.v1.Failure.retry_after:type_name -> google.protobuf.Duration
+	90,  // 3: paddock.messages.v1.Failure.exec_timeout:type_name -> google.protobuf.Duration
+	13,  // 4: paddock.messages.v1.Cmd.env:type_name -> paddock.messages.v1.EnvVar
 	1,   // 5: paddock.messages.v1.Info.status:type_name -> paddock.messages.v1.Status
-	88,  // 6: paddock.messages.v1.Info.created_at:type_name -> google.protobuf.Timestamp
-	88,  // 7: paddock.messages.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	88,  // 8: paddock.messages.v1.Session.last_activity_at:type_name -> google.protobuf.Timestamp
-	88,  // 9: paddock.messages.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	88,  // 10: paddock.messages.v1.Preview.expires_at:type_name -> google.protobuf.Timestamp
-	88,  // 11: paddock.messages.v1.FileInfo.mod_time:type_name -> google.protobuf.Timestamp
-	86,  // 12: paddock.messages.v1.CreateRequest.params:type_name -> paddock.messages.v1.CreateRequest.ParamsEntry
-	10,  // 13: paddock.messages.v1.CreateReply.handle:type_name -> paddock.messages.v1.Handle
-	8,   // 14: paddock.messages.v1.CreateReply.failure:type_name -> paddock.messages.v1.Failure
-	87,  // 15: paddock.messages.v1.CreateNewRequest.timeout:type_name -> google.protobuf.Duration
-	10,  // 16: paddock.messages.v1.CreateNewReply.handle:type_name -> paddock.messages.v1.Handle
-	8,   // 17: paddock.messages.v1.CreateNewReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 18: paddock.messages.v1.GetRequest.handle:type_name -> paddock.messages.v1.Handle
-	14,  // 19: paddock.messages.v1.GetReply.info:type_name -> paddock.messages.v1.Info
-	8,   // 20: paddock.messages.v1.GetReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 21: paddock.messages.v1.DestroyRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,   // 22: paddock.messages.v1.DestroyReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 23: paddock.messages.v1.DestroyOnceRequest.handle:type_name -> paddock.messages.v1.Handle
-	87,  // 24: paddock.messages.v1.DestroyOnceRequest.timeout:type_name -> google.protobuf.Duration
-	8,   // 25: paddock.messages.v1.DestroyOnceReply.failure:type_name -> paddock.messages.v1.Failure
-	8,   // 26: paddock.messages.v1.ListReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 27: paddock.messages.v1.SuspendRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,   // 28: paddock.messages.v1.SuspendReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 29: paddock.messages.v1.ResumeRequest.handle:type_name -> paddock.messages.v1.Handle
-	10,  // 30: paddock.messages.v1.ResumeReply.handle:type_name -> paddock.messages.v1.Handle
-	8,   // 31: paddock.messages.v1.ResumeReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 32: paddock.messages.v1.ExecRequest.handle:type_name -> paddock.messages.v1.Handle
-	13,  // 33: paddock.messages.v1.ExecRequest.cmd:type_name -> paddock.messages.v1.Cmd
-	87,  // 34: paddock.messages.v1.ExecRequest.timeout:type_name -> google.protobuf.Duration
-	8,   // 35: paddock.messages.v1.ExecReply.failure:type_name -> paddock.messages.v1.Failure
-	87,  // 36: paddock.messages.v1.ExecReply.timeout:type_name -> google.protobuf.Duration
-	10,  // 37: paddock.messages.v1.SpawnRequest.handle:type_name -> paddock.messages.v1.Handle
-	13,  // 38: paddock.messages.v1.SpawnRequest.cmd:type_name -> paddock.messages.v1.Cmd
-	9,   // 39: paddock.messages.v1.SpawnRequest.owner:type_name -> paddock.messages.v1.Pid
-	38,  // 40: paddock.messages.v1.SpawnRequest.size:type_name -> paddock.messages.v1.TermSize
-	11,  // 41: paddock.messages.v1.SpawnReply.command:type_name -> paddock.messages.v1.CommandRef
-	8,   // 42: paddock.messages.v1.SpawnReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 43: paddock.messages.v1.WriteStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
-	8,   // 44: paddock.messages.v1.WriteStdinReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 45: paddock.messages.v1.SignalRequest.command:type_name -> paddock.messages.v1.CommandRef
-	8,   // 46: paddock.messages.v1.SignalReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 47: paddock.messages.v1.ResizeRequest.command:type_name -> paddock.messages.v1.CommandRef
-	38,  // 48: paddock.messages.v1.ResizeRequest.size:type_name -> paddock.messages.v1.TermSize
-	8,   // 49: paddock.messages.v1.ResizeReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 50: paddock.messages.v1.CloseStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
-	8,   // 51: paddock.messages.v1.CloseStdinReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 52: paddock.messages.v1.StopCommandRequest.command:type_name -> paddock.messages.v1.CommandRef
-	8,   // 53: paddock.messages.v1.StopCommandReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 54: paddock.messages.v1.ListSessionsRequest.handle:type_name -> paddock.messages.v1.Handle
-	15,  // 55: paddock.messages.v1.ListSessionsReply.sessions:type_name -> paddock.messages.v1.Session
-	8,   // 56: paddock.messages.v1.ListSessionsReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 57: paddock.messages.v1.AttachRequest.handle:type_name -> paddock.messages.v1.Handle
-	9,   // 58: paddock.messages.v1.AttachRequest.owner:type_name -> paddock.messages.v1.Pid
-	11,  // 59: paddock.messages.v1.AttachReply.command:type_name -> paddock.messages.v1.CommandRef
-	8,   // 60: paddock.messages.v1.AttachReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 61: paddock.messages.v1.TerminateSessionRequest.handle:type_name -> paddock.messages.v1.Handle
-	87,  // 62: paddock.messages.v1.TerminateSessionRequest.timeout:type_name -> google.protobuf.Duration
-	2,   // 63: paddock.messages.v1.TerminateSessionRequest.mode:type_name -> paddock.messages.v1.TerminateMode
-	8,   // 64: paddock.messages.v1.TerminateSessionReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 65: paddock.messages.v1.ApplyNetworkPolicyRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,   // 66: paddock.messages.v1.ApplyNetworkPolicyReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 67: paddock.messages.v1.PublicURLRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,   // 68: paddock.messages.v1.PublicURLReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 69: paddock.messages.v1.CreateCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,   // 70: paddock.messages.v1.CreateCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 71: paddock.messages.v1.CreateCheckpointOnceRequest.handle:type_name -> paddock.messages.v1.Handle
-	87,  // 72: paddock.messages.v1.CreateCheckpointOnceRequest.timeout:type_name -> google.protobuf.Duration
-	8,   // 73: paddock.messages.v1.CreateCheckpointOnceReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 74: paddock.messages.v1.RestoreCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,   // 75: paddock.messages.v1.RestoreCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 76: paddock.messages.v1.ListCheckpointsRequest.handle:type_name -> paddock.messages.v1.Handle
-	16,  // 77: paddock.messages.v1.ListCheckpointsReply.checkpoints:type_name -> paddock.messages.v1.Checkpoint
-	8,   // 78: paddock.messages.v1.ListCheckpointsReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 79: paddock.messages.v1.WriteFileRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,   // 80: paddock.messages.v1.WriteFileReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 81: paddock.messages.v1.ReadFileRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,   // 82: paddock.messages.v1.ReadFileReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 83: paddock.messages.v1.ListDirRequest.handle:type_name -> paddock.messages.v1.Handle
-	18,  // 84: paddock.messages.v1.ListDirReply.entries:type_name -> paddock.messages.v1.FileInfo
-	8,   // 85: paddock.messages.v1.ListDirReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 86: paddock.messages.v1.StatRequest.handle:type_name -> paddock.messages.v1.Handle
-	18,  // 87: paddock.messages.v1.StatReply.info:type_name -> paddock.messages.v1.FileInfo
-	8,   // 88: paddock.messages.v1.StatReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 89: paddock.messages.v1.RemoveRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,   // 90: paddock.messages.v1.RemoveReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 91: paddock.messages.v1.RenameRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,   // 92: paddock.messages.v1.RenameReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 93: paddock.messages.v1.MakeDirRequest.handle:type_name -> paddock.messages.v1.Handle
-	8,   // 94: paddock.messages.v1.MakeDirReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 95: paddock.messages.v1.ExposeRequest.handle:type_name -> paddock.messages.v1.Handle
-	87,  // 96: paddock.messages.v1.ExposeRequest.ttl:type_name -> google.protobuf.Duration
-	17,  // 97: paddock.messages.v1.ExposeReply.preview:type_name -> paddock.messages.v1.Preview
-	8,   // 98: paddock.messages.v1.ExposeReply.failure:type_name -> paddock.messages.v1.Failure
-	10,  // 99: paddock.messages.v1.RevokeRequest.handle:type_name -> paddock.messages.v1.Handle
-	17,  // 100: paddock.messages.v1.RevokeRequest.preview:type_name -> paddock.messages.v1.Preview
-	8,   // 101: paddock.messages.v1.RevokeReply.failure:type_name -> paddock.messages.v1.Failure
-	102, // [102:102] is the sub-list for method output_type
-	102, // [102:102] is the sub-list for method input_type
-	102, // [102:102] is the sub-list for extension type_name
-	102, // [102:102] is the sub-list for extension extendee
-	0,   // [0:102] is the sub-list for field type_name
+	91,  // 6: paddock.messages.v1.Info.created_at:type_name -> google.protobuf.Timestamp
+	91,  // 7: paddock.messages.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	91,  // 8: paddock.messages.v1.Session.last_activity_at:type_name -> google.protobuf.Timestamp
+	91,  // 9: paddock.messages.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	91,  // 10: paddock.messages.v1.Preview.expires_at:type_name -> google.protobuf.Timestamp
+	91,  // 11: paddock.messages.v1.FileInfo.mod_time:type_name -> google.protobuf.Timestamp
+	89,  // 12: paddock.messages.v1.CreateRequest.params:type_name -> paddock.messages.v1.CreateRequest.ParamsEntry
+	11,  // 13: paddock.messages.v1.CreateReply.handle:type_name -> paddock.messages.v1.Handle
+	9,   // 14: paddock.messages.v1.CreateReply.failure:type_name -> paddock.messages.v1.Failure
+	90,  // 15: paddock.messages.v1.CreateNewRequest.timeout:type_name -> google.protobuf.Duration
+	11,  // 16: paddock.messages.v1.CreateNewReply.handle:type_name -> paddock.messages.v1.Handle
+	9,   // 17: paddock.messages.v1.CreateNewReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 18: paddock.messages.v1.GetRequest.handle:type_name -> paddock.messages.v1.Handle
+	15,  // 19: paddock.messages.v1.GetReply.info:type_name -> paddock.messages.v1.Info
+	9,   // 20: paddock.messages.v1.GetReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 21: paddock.messages.v1.DestroyRequest.handle:type_name -> paddock.messages.v1.Handle
+	9,   // 22: paddock.messages.v1.DestroyReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 23: paddock.messages.v1.DestroyOnceRequest.handle:type_name -> paddock.messages.v1.Handle
+	90,  // 24: paddock.messages.v1.DestroyOnceRequest.timeout:type_name -> google.protobuf.Duration
+	9,   // 25: paddock.messages.v1.DestroyOnceReply.failure:type_name -> paddock.messages.v1.Failure
+	9,   // 26: paddock.messages.v1.ListReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 27: paddock.messages.v1.SuspendRequest.handle:type_name -> paddock.messages.v1.Handle
+	9,   // 28: paddock.messages.v1.SuspendReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 29: paddock.messages.v1.ResumeRequest.handle:type_name -> paddock.messages.v1.Handle
+	11,  // 30: paddock.messages.v1.ResumeReply.handle:type_name -> paddock.messages.v1.Handle
+	9,   // 31: paddock.messages.v1.ResumeReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 32: paddock.messages.v1.ExecRequest.handle:type_name -> paddock.messages.v1.Handle
+	14,  // 33: paddock.messages.v1.ExecRequest.cmd:type_name -> paddock.messages.v1.Cmd
+	90,  // 34: paddock.messages.v1.ExecRequest.timeout:type_name -> google.protobuf.Duration
+	9,   // 35: paddock.messages.v1.ExecReply.failure:type_name -> paddock.messages.v1.Failure
+	90,  // 36: paddock.messages.v1.ExecReply.timeout:type_name -> google.protobuf.Duration
+	11,  // 37: paddock.messages.v1.SpawnRequest.handle:type_name -> paddock.messages.v1.Handle
+	14,  // 38: paddock.messages.v1.SpawnRequest.cmd:type_name -> paddock.messages.v1.Cmd
+	10,  // 39: paddock.messages.v1.SpawnRequest.owner:type_name -> paddock.messages.v1.Pid
+	39,  // 40: paddock.messages.v1.SpawnRequest.size:type_name -> paddock.messages.v1.TermSize
+	12,  // 41: paddock.messages.v1.SpawnReply.command:type_name -> paddock.messages.v1.CommandRef
+	9,   // 42: paddock.messages.v1.SpawnReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 43: paddock.messages.v1.WriteStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
+	9,   // 44: paddock.messages.v1.WriteStdinReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 45: paddock.messages.v1.SignalRequest.command:type_name -> paddock.messages.v1.CommandRef
+	9,   // 46: paddock.messages.v1.SignalReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 47: paddock.messages.v1.ResizeRequest.command:type_name -> paddock.messages.v1.CommandRef
+	39,  // 48: paddock.messages.v1.ResizeRequest.size:type_name -> paddock.messages.v1.TermSize
+	9,   // 49: paddock.messages.v1.ResizeReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 50: paddock.messages.v1.CloseStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
+	9,   // 51: paddock.messages.v1.CloseStdinReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 52: paddock.messages.v1.StopCommandRequest.command:type_name -> paddock.messages.v1.CommandRef
+	9,   // 53: paddock.messages.v1.StopCommandReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 54: paddock.messages.v1.ListSessionsRequest.handle:type_name -> paddock.messages.v1.Handle
+	16,  // 55: paddock.messages.v1.ListSessionsReply.sessions:type_name -> paddock.messages.v1.Session
+	9,   // 56: paddock.messages.v1.ListSessionsReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 57: paddock.messages.v1.AttachRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 58: paddock.messages.v1.AttachRequest.owner:type_name -> paddock.messages.v1.Pid
+	12,  // 59: paddock.messages.v1.AttachReply.command:type_name -> paddock.messages.v1.CommandRef
+	9,   // 60: paddock.messages.v1.AttachReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 61: paddock.messages.v1.WatchRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 62: paddock.messages.v1.WatchRequest.owner:type_name -> paddock.messages.v1.Pid
+	12,  // 63: paddock.messages.v1.WatchReply.command:type_name -> paddock.messages.v1.CommandRef
+	9,   // 64: paddock.messages.v1.WatchReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 65: paddock.messages.v1.TerminateSessionRequest.handle:type_name -> paddock.messages.v1.Handle
+	90,  // 66: paddock.messages.v1.TerminateSessionRequest.timeout:type_name -> google.protobuf.Duration
+	2,   // 67: paddock.messages.v1.TerminateSessionRequest.mode:type_name -> paddock.messages.v1.TerminateMode
+	9,   // 68: paddock.messages.v1.TerminateSessionReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 69: paddock.messages.v1.ApplyNetworkPolicyRequest.handle:type_name -> paddock.messages.v1.Handle
+	9,   // 70: paddock.messages.v1.ApplyNetworkPolicyReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 71: paddock.messages.v1.PublicURLRequest.handle:type_name -> paddock.messages.v1.Handle
+	9,   // 72: paddock.messages.v1.PublicURLReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 73: paddock.messages.v1.CreateCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
+	9,   // 74: paddock.messages.v1.CreateCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 75: paddock.messages.v1.CreateCheckpointOnceRequest.handle:type_name -> paddock.messages.v1.Handle
+	90,  // 76: paddock.messages.v1.CreateCheckpointOnceRequest.timeout:type_name -> google.protobuf.Duration
+	9,   // 77: paddock.messages.v1.CreateCheckpointOnceReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 78: paddock.messages.v1.RestoreCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
+	9,   // 79: paddock.messages.v1.RestoreCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 80: paddock.messages.v1.ListCheckpointsRequest.handle:type_name -> paddock.messages.v1.Handle
+	17,  // 81: paddock.messages.v1.ListCheckpointsReply.checkpoints:type_name -> paddock.messages.v1.Checkpoint
+	9,   // 82: paddock.messages.v1.ListCheckpointsReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 83: paddock.messages.v1.WriteFileRequest.handle:type_name -> paddock.messages.v1.Handle
+	9,   // 84: paddock.messages.v1.WriteFileReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 85: paddock.messages.v1.ReadFileRequest.handle:type_name -> paddock.messages.v1.Handle
+	9,   // 86: paddock.messages.v1.ReadFileReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 87: paddock.messages.v1.ListDirRequest.handle:type_name -> paddock.messages.v1.Handle
+	19,  // 88: paddock.messages.v1.ListDirReply.entries:type_name -> paddock.messages.v1.FileInfo
+	9,   // 89: paddock.messages.v1.ListDirReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 90: paddock.messages.v1.StatRequest.handle:type_name -> paddock.messages.v1.Handle
+	19,  // 91: paddock.messages.v1.StatReply.info:type_name -> paddock.messages.v1.FileInfo
+	9,   // 92: paddock.messages.v1.StatReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 93: paddock.messages.v1.RemoveRequest.handle:type_name -> paddock.messages.v1.Handle
+	9,   // 94: paddock.messages.v1.RemoveReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 95: paddock.messages.v1.RenameRequest.handle:type_name -> paddock.messages.v1.Handle
+	9,   // 96: paddock.messages.v1.RenameReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 97: paddock.messages.v1.MakeDirRequest.handle:type_name -> paddock.messages.v1.Handle
+	9,   // 98: paddock.messages.v1.MakeDirReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 99: paddock.messages.v1.ExposeRequest.handle:type_name -> paddock.messages.v1.Handle
+	90,  // 100: paddock.messages.v1.ExposeRequest.ttl:type_name -> google.protobuf.Duration
+	18,  // 101: paddock.messages.v1.ExposeReply.preview:type_name -> paddock.messages.v1.Preview
+	9,   // 102: paddock.messages.v1.ExposeReply.failure:type_name -> paddock.messages.v1.Failure
+	11,  // 103: paddock.messages.v1.RevokeRequest.handle:type_name -> paddock.messages.v1.Handle
+	18,  // 104: paddock.messages.v1.RevokeRequest.preview:type_name -> paddock.messages.v1.Preview
+	9,   // 105: paddock.messages.v1.RevokeReply.failure:type_name -> paddock.messages.v1.Failure
+	106, // [106:106] is the sub-list for method output_type
+	106, // [106:106] is the sub-list for method input_type
+	106, // [106:106] is the sub-list for extension type_name
+	106, // [106:106] is the sub-list for extension extendee
+	0,   // [0:106] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }
@@ -6044,7 +6276,7 @@ func file_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messages_proto_rawDesc), len(file_messages_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   84,
+			NumMessages:   87,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

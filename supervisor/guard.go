@@ -45,7 +45,7 @@ func (g *Guard) Outputs() uint64 { return g.outputs }
 // be dropped (it came after the terminal frame).
 func (g *Guard) Event(ev paddock.Event) messages.Frame {
 	switch ev.Kind {
-	case paddock.EventStdout, paddock.EventStderr:
+	case paddock.EventStdout, paddock.EventStderr, paddock.EventFile:
 		if g.done {
 			g.violate(ViolationLateOutput, ev.Kind.String())
 			return nil

@@ -192,11 +192,15 @@ func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderLocal }
 
 // Capabilities are exactly what the conformance suite proves of this adapter.
 func (a *Adapter) Capabilities() paddock.CapabilitySet {
-	return paddock.NewCapabilitySet(
+	caps := paddock.NewCapabilitySet(
 		paddock.CapSuspend, paddock.CapAttach, paddock.CapTTY, paddock.CapTerminateSession,
 		paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce, paddock.CapNamedSpawn,
 		paddock.CapExpose, paddock.CapFiles, paddock.CapSignal, paddock.CapResize,
 	)
+	if watchSupported {
+		caps = caps.With(paddock.CapWatch)
+	}
+	return caps
 }
 
 // BuildHandle returns {local, name}.

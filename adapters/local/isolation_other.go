@@ -112,3 +112,9 @@ func closeOnExecAbove(fd int) {
 		syscall.CloseOnExec(n)
 	}
 }
+
+// watchSupported: watches need Linux's inotify.
+const watchSupported = false
+
+// threadID is unused here: no cgroup joins a thread off Linux.
+func threadID() int { return 0 }

@@ -111,7 +111,7 @@ func (s *initServer) serve() {
 	if s.commands != "" {
 		// Only this thread: the runtime makes new threads for a locked
 		// one from its template thread, which stays outside the limit.
-		if err := os.WriteFile(s.commands, []byte(strconv.Itoa(syscall.Gettid())), 0); err != nil {
+		if err := os.WriteFile(s.commands, []byte(strconv.Itoa(threadID())), 0); err != nil {
 			return
 		}
 	}

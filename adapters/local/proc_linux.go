@@ -166,3 +166,6 @@ func isStopped(pid int) bool {
 	}
 	return false
 }
+
+// threadID is the calling thread's id (for a v1 cgroup's tasks file).
+func threadID() int { return syscall.Gettid() }

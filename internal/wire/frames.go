@@ -12,10 +12,14 @@ import (
 // Neither direction goes through a Failure message: an error event's kind
 // and detail are read off the error itself.
 
-// OutputFrame is the frame of an output event (stdout or stderr) at seq.
+// OutputFrame is the frame of an output event (stdout, stderr, or a
+// watch's file change) at seq.
 func OutputFrame(ref string, seq uint64, ev paddock.Event) messages.Frame {
-	if ev.Kind == paddock.EventStderr {
+	switch ev.Kind {
+	case paddock.EventStderr:
 		return &messages.Stderr{Ref: ref, Seq: seq, Data: ev.Data}
+	case paddock.EventFile:
+		return &messages.FileChange{Ref: ref, Seq: seq, Change: string(ev.File.Change), Path: ev.File.Path}
 	}
 	return &messages.Stdout{Ref: ref, Seq: seq, Data: ev.Data}
 }
@@ -89,6 +93,8 @@ func EventOf(f messages.Frame) paddock.Event {
 		return paddock.Stdout(f.GetData())
 	case *messages.Stderr:
 		return paddock.Stderr(f.GetData())
+	case *messages.FileChange:
+		return paddock.Event{Kind: paddock.EventFile, File: paddock.FileEvent{Change: paddock.FileChange(f.GetChange()), Path: f.GetPath()}}
 	case *messages.Exit:
 		return paddock.Exit(int(f.GetCode()))
 	case *messages.Error:
