@@ -15,7 +15,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func ev(c paddock.FileChange, p string) paddock.FileEvent { return paddock.FileEvent{Change: c, Path: p} }
+func ev(c paddock.FileChange, p string) paddock.FileEvent {
+	return paddock.FileEvent{Change: c, Path: p}
+}
 
 // drain reads until an error and returns the events and that error.
 func drain(t *testing.T, q *watchq.Queue) ([]paddock.FileEvent, error) {
