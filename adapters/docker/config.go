@@ -81,6 +81,10 @@ type Config struct {
 	// PreviewKey signs preview tokens (at least 32 bytes); nil = a random
 	// key of this process.
 	PreviewKey []byte
+	// Watch offers the watch capability: the image has paddock-watch
+	// (cmd/paddock-watch, a static binary) on its PATH, which a watch runs
+	// inside the sandbox. Off by default.
+	Watch bool
 	// Logger receives the adapter's logs; the zero Logger is silent.
 	Logger zerolog.Logger
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/docker"
 	"github.com/stretchr/testify/require"
 )
 
@@ -137,4 +138,49 @@ func TestFileOperationsOnHostileNames(t *testing.T) {
 	entries, err = paddock.ListDir(ctx, a, h, dir)
 	require.NoError(t, err)
 	require.Len(t, entries, len(names)-1, "two renamed or removed, the link added, nothing written under a changed name")
+}
+
+// What the sandbox's own commands do to a watched directory arrives in
+// order (through paddock-watch inside the sandbox): a file created,
+// written, renamed, removed; a directory made and removed; the watched
+// directory removed ends the watch with not_found.
+func TestWatchSeesTheSandboxsOwnChanges(t *testing.T) {
+	t.Parallel()
+	a := newAdapter(t)
+	h := sandbox(t, a, "watched", nil)
+	ctx := ctxFor(t, time.Minute)
+	require.NoError(t, paddock.MakeDir(ctx, a, h, "/workspace/w", paddock.MakeDirOpts{}))
+	w, err := paddock.Watch(ctx, a, h, "/workspace/w")
+	require.NoError(t, err)
+	defer w.Close()
+	out, code := execOut(t, a, h, "sh", "-c", `cd /workspace/w && echo one > f && mv f g && rm g && mkdir d && rmdir d`)
+	require.Zero(t, code, out)
+	var got []paddock.FileEvent
+	for len(got) < 7 {
+		ev, err := w.Next(ctx)
+		require.NoError(t, err, "after %v", got)
+		if k := len(got); k > 0 && got[k-1] == ev && ev.Change == paddock.FileWritten {
+			continue
+		}
+		got = append(got, ev)
+	}
+	require.Equal(t, []paddock.FileEvent{
+		{Change: paddock.FileCreated, Path: "/workspace/w/f"},
+		{Change: paddock.FileWritten, Path: "/workspace/w/f"},
+		{Change: paddock.FileRenamed, Path: "/workspace/w/f"},
+		{Change: paddock.FileCreated, Path: "/workspace/w/g"},
+		{Change: paddock.FileRemoved, Path: "/workspace/w/g"},
+		{Change: paddock.FileCreated, Path: "/workspace/w/d"},
+		{Change: paddock.FileRemoved, Path: "/workspace/w/d"},
+	}, got)
+	require.NoError(t, paddock.Remove(ctx, a, h, "/workspace/w", paddock.RemoveOpts{Recursive: true}))
+	_, err = w.Next(ctx)
+	require.ErrorIs(t, err, paddock.ErrNotFound, "the watched directory is gone")
+
+	_, err = paddock.Watch(ctx, a, h, "/workspace/absent")
+	require.ErrorIs(t, err, paddock.ErrNotFound)
+	without := newAdapter(t, func(c *docker.Config) { c.Watch = false })
+	require.False(t, without.Capabilities().Has(paddock.CapWatch), "watch only where the image has paddock-watch")
+	_, err = paddock.Watch(ctx, without, h, "/workspace")
+	require.ErrorIs(t, err, paddock.ErrNotSupported)
 }

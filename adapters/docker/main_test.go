@@ -165,7 +165,8 @@ func cleanupLeftovers() {
 func newAdapter(t testing.TB, edit ...func(*docker.Config)) *docker.Adapter {
 	t.Helper()
 	image := requireEngine(t)
-	cfg := docker.Config{Image: image, Runtime: docker.RuntimeRunc, MemoryMB: 256, DiskMB: 64, MaxProcesses: 128, CPUs: 1}
+	cfg := docker.Config{Image: image, Runtime: docker.RuntimeRunc, MemoryMB: 256, DiskMB: 64, MaxProcesses: 128, CPUs: 1,
+		Watch: true} // the test image has paddock-watch (.ci/run builds it in)
 	for _, e := range edit {
 		e(&cfg)
 	}

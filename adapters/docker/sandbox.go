@@ -26,13 +26,18 @@ func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderDocker }
 
 // Capabilities: suspend (pause), attach, tty, named spawn, session
 // termination in both modes, create-new, destroy-once, expose, the file
-// operations, signals and terminal resize. No
+// operations, signals and terminal resize; watch when Config.Watch says the
+// image has paddock-watch. No
 // network policy (egress is loopback only, or unrestricted when asked at
 // creation), no public URL, no checkpoints.
 func (a *Adapter) Capabilities() paddock.CapabilitySet {
-	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapAttach, paddock.CapTTY, paddock.CapNamedSpawn,
+	caps := paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapAttach, paddock.CapTTY, paddock.CapNamedSpawn,
 		paddock.CapTerminateSession, paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce,
 		paddock.CapExpose, paddock.CapFiles, paddock.CapSignal, paddock.CapResize)
+	if a.cfg.Watch {
+		caps = caps.With(paddock.CapWatch)
+	}
+	return caps
 }
 
 // BuildHandle returns {docker, name}.

@@ -279,3 +279,11 @@ _pd_p=${1%/*}
 if [ "$3" = 1 ]; then mkdir -p "${_pd_p:-/}" || exit 5
 else [ -d "${_pd_p:-/}" ] || exit 3; fi
 mkdir -m "$2" "$1" || exit 5`
+
+// scriptWatch runs paddock-watch on a directory. Exit 3 absent, 4 not a
+// directory, 5 no paddock-watch in the image; then paddock-watch's own
+// codes. Args: dir
+const scriptWatch = pathPrelude + `[ -e "$1" ] || [ -L "$1" ] || exit 3
+[ -d "$1" ] || exit 4
+command -v paddock-watch >/dev/null || exit 5
+exec paddock-watch "$1"`
