@@ -615,7 +615,8 @@ func TestTerminateAnswers(t *testing.T) {
 		{"429", false, ptr(spritestest.RateLimited(4)), rateLimited},
 		{"503", false, ptr(spritestest.Status(503)), unavailable503},
 		{"500", false, ptr(spritestest.Status(500)), unavailable500},
-		{"410 gone", false, ptr(spritestest.Status(410)), invalidStatus(410)},
+		{"410 gone: done (as Sprites' client reads it)", false, ptr(spritestest.Status(410)), ok},
+		{"force: 410 gone is unconfirmed, as 404", true, ptr(spritestest.Status(410)), termUnconfirmed},
 		{"reset", false, ptr(reset()), termTransport},
 	}
 	for _, c := range cases {

@@ -111,8 +111,9 @@ func TestExecQuery(t *testing.T) {
 	reqs = srv.Requests()
 	q, err = url.ParseQuery(reqs[len(reqs)-1].Query)
 	require.NoError(t, err)
-	require.Equal(t, url.Values{"cmd": {"cat"}, "path": {"cat"}, "tty": {"true"}, "stdin": {"true"}, "max_run_after_disconnect": {"0s"}}, q,
-		"Spawn: a detachable session that runs until it ends")
+	require.Equal(t, url.Values{"cmd": {"cat"}, "path": {"cat"}, "tty": {"true"}, "stdin": {"true"}, "max_run_after_disconnect": {"0s"},
+		"rows": {"24"}, "cols": {"80"}}, q,
+		"Spawn: a detachable session that runs until it ends, on a terminal of 80x24 unless asked otherwise")
 
 	_, err = a.Exec(ctx, h, paddock.Cmd{Path: "true", Dir: "/nowhere"}, paddock.ExecOpts{})
 	requireKind(t, err, paddock.ErrInvalid)

@@ -7,6 +7,7 @@ package sprites
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/gorilla/websocket"
@@ -53,6 +54,14 @@ func FuzzFrameDecoder(f *testing.F) {
 					terminal++
 					if ev.Code < 0 || ev.Code > 255 {
 						t.Fatalf("exit code %d out of 0..255", ev.Code)
+					}
+				case paddock.EventError:
+					terminal++
+					if !errors.Is(ev.Err, paddock.ErrClosedBeforeExit) {
+						t.Fatalf("an error event other than closed_before_exit: %v", ev.Err)
+					}
+					if kinds[i] != websocket.TextMessage {
+						t.Fatal("only a JSON exit with a code no process has ends with an error")
 					}
 				case paddock.EventStdout, paddock.EventStderr:
 					if len(ev.Data) == 0 {
