@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,11 +23,11 @@ import (
 // The tests run against a real engine: DOCKER_HOST (or the default
 // socket). Without one they skip, saying so; with PADDOCK_REQUIRE_DOCKER=1
 // (CI) they fail instead. The image is PADDOCK_DOCKER_IMAGE, default
-// paddock-test/busybox:1, imported from the host's busybox when absent.
+// paddock-test/busybox:2, imported from the host's busybox when absent.
 const (
 	requireEnv = "PADDOCK_REQUIRE_DOCKER"
 	imageEnv   = "PADDOCK_DOCKER_IMAGE"
-	testImage  = "paddock-test/busybox:1"
+	testImage  = "paddock-test/busybox:2"
 )
 
 // helperEnv makes the test binary a small program (a runtime that dies).
@@ -87,8 +88,8 @@ func requireEngine(t testing.TB) string {
 }
 
 // ensureImage imports a busybox root filesystem as image when it is not
-// on the engine: busybox and its applets, a passwd with uid 1000, and no
-// /tmp, /workspace or /run/paddock (the scratch mounts).
+// on the engine: busybox and its applets, paddock-watch, a passwd with uid
+// 1000, and no /tmp, /workspace or /run/paddock (the scratch mounts).
 func ensureImage(ctx context.Context, cli *client.Client, image string) error {
 	if _, err := cli.ImageInspect(ctx, image); err == nil {
 		return nil
@@ -122,6 +123,11 @@ func ensureImage(ctx context.Context, cli *client.Client, image string) error {
 	}
 	passwd := []byte("root:x:0:0:root:/root:/bin/sh\nsandbox:x:1000:1000:sandbox:/workspace:/bin/sh\n")
 	group := []byte("root:x:0:\nsandbox:x:1000:\n")
+	watch, err := buildWatchHelper()
+	if err != nil {
+		return err
+	}
+	add(&tar.Header{Name: "bin/paddock-watch", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(watch))}, watch)
 	add(&tar.Header{Name: "etc/passwd", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(passwd))}, passwd)
 	add(&tar.Header{Name: "etc/group", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(group))}, group)
 	if err := tw.Close(); err != nil {
@@ -135,6 +141,23 @@ func ensureImage(ctx context.Context, cli *client.Client, image string) error {
 	defer res.Close()
 	_, err = io.Copy(io.Discard, res)
 	return err
+}
+
+// buildWatchHelper builds cmd/paddock-watch as a static binary for the
+// test image (Config.Watch).
+func buildWatchHelper() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "paddock-watch")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "paddock-watch")
+	cmd := exec.Command("go", "build", "-o", out, "../../cmd/paddock-watch")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building paddock-watch for the test image: %v: %s", err, msg)
+	}
+	return os.ReadFile(out)
 }
 
 // cleanupLeftovers removes sandboxes this test process created and left

@@ -50,10 +50,10 @@ func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderE2B }
 
 // Capabilities are what E2B offers through this adapter: suspend (pause),
 // network policy, attach (through journals), a terminal on spawn that
-// resizes, and the file operations. No signals: envd sends only TERM and
-// KILL.
+// resizes, the file operations and watch (envd's WatchDir). No signals:
+// envd sends only TERM and KILL.
 func (a *Adapter) Capabilities() paddock.CapabilitySet {
-	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapTTY, paddock.CapFiles, paddock.CapResize)
+	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapTTY, paddock.CapFiles, paddock.CapResize, paddock.CapWatch)
 }
 
 // BuildHandle returns {e2b, name}.

@@ -235,44 +235,56 @@ func watchRoot(sb *sandbox, path string) (string, error) {
 	return abs, nil
 }
 
-// WatchDir streams changes under a directory: start first, then events
-// as they are seen (by polling), keepalives while quiet, until the client
-// leaves.
+// WatchDir streams changes under a directory as envd does (fsnotify, so
+// inotify): start first, once the watch is in place, then each change in
+// the order the kernel saw it (a rename for the old name, a create for the
+// new one; chmod too), keepalives while quiet, until the client leaves. A
+// recursive watch also watches the subdirectories there at its start. The
+// directory's own removal ends the stream.
 func (f fsService) WatchDir(ctx context.Context, req *connect.Request[filesystempb.WatchDirRequest], stream *connect.ServerStream[filesystempb.WatchDirResponse]) error {
 	sb := sandboxOf(ctx)
 	root, err := watchRoot(sb, req.Msg.GetPath())
 	if err != nil {
 		return err
 	}
-	dir := sb.resolve(root)
-	seen := look(dir, req.Msg.GetRecursive())
+	n, err := newNotifier(sb.resolve(root), req.Msg.GetRecursive())
+	if err != nil {
+		return connect.NewError(connect.CodeInternal, err)
+	}
+	defer n.close()
 	if err := stream.Send(&filesystempb.WatchDirResponse{Event: &filesystempb.WatchDirResponse_Start{Start: &filesystempb.WatchDirResponse_StartEvent{}}}); err != nil {
 		return err
 	}
-	tick := time.NewTicker(watchPoll)
-	defer tick.Stop()
-	quiet := time.Now()
+	stop := context.AfterFunc(ctx, n.close)
+	defer stop()
+	go func() {
+		select {
+		case <-f.s.closing:
+			n.close()
+		case <-n.done:
+		}
+	}()
+	keepalive := time.NewTimer(50 * time.Second)
+	defer keepalive.Stop()
 	for {
 		select {
-		case <-ctx.Done():
-			return nil
-		case <-f.s.closing:
-			return nil
-		case <-tick.C:
-		}
-		now := look(dir, req.Msg.GetRecursive())
-		for _, ev := range changes(sb, root, seen, now, req.Msg.GetIncludeEntry()) {
-			if err := stream.Send(&filesystempb.WatchDirResponse{Event: &filesystempb.WatchDirResponse_Filesystem{Filesystem: ev}}); err != nil {
+		case ev, ok := <-n.events:
+			if !ok {
+				return nil
+			}
+			out := &filesystempb.FilesystemEvent{Name: ev.name, Type: ev.kind}
+			if req.Msg.GetIncludeEntry() && ev.kind != filesystempb.EventType_EVENT_TYPE_REMOVE && ev.kind != filesystempb.EventType_EVENT_TYPE_RENAME {
+				out.Entry, _ = sb.entry(strings.TrimSuffix(root, "/") + "/" + ev.name)
+			}
+			if err := stream.Send(&filesystempb.WatchDirResponse{Event: &filesystempb.WatchDirResponse_Filesystem{Filesystem: out}}); err != nil {
 				return err
 			}
-			quiet = time.Now()
-		}
-		seen = now
-		if time.Since(quiet) > 50*time.Second {
+			keepalive.Reset(50 * time.Second)
+		case <-keepalive.C:
 			if err := stream.Send(&filesystempb.WatchDirResponse{Event: &filesystempb.WatchDirResponse_Keepalive{Keepalive: &filesystempb.WatchDirResponse_KeepAlive{}}}); err != nil {
 				return err
 			}
-			quiet = time.Now()
+			keepalive.Reset(50 * time.Second)
 		}
 	}
 }
