@@ -8,9 +8,9 @@ import (
 	"path"
 	"strconv"
 	"sync"
-	"unsafe"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/inotify"
 	"github.com/paddockhq/paddock/internal/watchq"
 	"golang.org/x/sys/unix"
 )
@@ -86,18 +86,10 @@ func (w *dirWatch) run() {
 			}
 			return
 		}
-		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			raw := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-			end := off + unix.SizeofInotifyEvent + int(raw.Len)
-			if end > n {
-				break
-			}
-			name := string(trimNUL(buf[off+unix.SizeofInotifyEvent : end]))
-			off = end
-			if !w.handle(raw.Mask, name) {
-				w.once.Do(func() { _ = w.events.Close() })
-				return
-			}
+		more := inotify.Records(buf[:n], func(r inotify.Record) bool { return w.handle(r.Mask, string(r.Name)) })
+		if !more {
+			w.once.Do(func() { _ = w.events.Close() })
+			return
 		}
 	}
 }
@@ -124,14 +116,4 @@ func (w *dirWatch) handle(mask uint32, name string) bool {
 		return true
 	}
 	return w.q.Push(paddock.FileEvent{Change: change, Path: path.Join(w.dir, name)})
-}
-
-// trimNUL drops the NUL padding inotify puts after a name.
-func trimNUL(b []byte) []byte {
-	for i, c := range b {
-		if c == 0 {
-			return b[:i]
-		}
-	}
-	return b
 }

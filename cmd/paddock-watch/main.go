@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command paddock-watch reports the changes of one directory's entries, for
 // adapters whose sandboxes run in images without an inotify tool (the
 // docker adapter runs it inside the sandbox). Usage: paddock-watch DIR.
@@ -14,8 +16,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"unsafe"
 
+	"github.com/paddockhq/paddock/internal/inotify"
 	"golang.org/x/sys/unix"
 )
 
@@ -65,43 +67,36 @@ func run() int {
 			return 2
 		}
 		var records []byte
-		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-			end := off + unix.SizeofInotifyEvent + int(ev.Len)
-			if end > n {
-				break
-			}
-			name := buf[off+unix.SizeofInotifyEvent : end]
-			for i, c := range name {
-				if c == 0 {
-					name = name[:i]
-					break
-				}
-			}
-			off = end
+		code := -1
+		inotify.Records(buf[:n], func(r inotify.Record) bool {
 			var letter byte
 			switch {
-			case ev.Mask&unix.IN_Q_OVERFLOW != 0:
-				_, _ = out.Write(records)
-				return 4
-			case ev.Mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED) != 0:
-				_, _ = out.Write(records)
-				return 3
-			case ev.Mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0:
+			case r.Mask&unix.IN_Q_OVERFLOW != 0:
+				code = 4
+				return false
+			case r.Mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED) != 0:
+				code = 3
+				return false
+			case r.Mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0:
 				letter = 'c'
-			case ev.Mask&unix.IN_MODIFY != 0:
+			case r.Mask&unix.IN_MODIFY != 0:
 				letter = 'w'
-			case ev.Mask&unix.IN_DELETE != 0:
+			case r.Mask&unix.IN_DELETE != 0:
 				letter = 'd'
-			case ev.Mask&unix.IN_MOVED_FROM != 0:
+			case r.Mask&unix.IN_MOVED_FROM != 0:
 				letter = 'r'
 			default:
-				continue
+				return true
 			}
 			records = append(records, letter, ' ')
-			records = strconv.AppendInt(records, int64(len(name)), 10)
+			records = strconv.AppendInt(records, int64(len(r.Name)), 10)
 			records = append(records, '\n')
-			records = append(records, name...)
+			records = append(records, r.Name...)
+			return true
+		})
+		if code >= 0 {
+			_, _ = out.Write(records)
+			return code
 		}
 		if _, err := out.Write(records); err != nil {
 			return 0

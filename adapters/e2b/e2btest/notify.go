@@ -4,9 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"unsafe"
 
 	"github.com/paddockhq/paddock/adapters/e2b/envd/filesystempb"
+	"github.com/paddockhq/paddock/internal/inotify"
 	"golang.org/x/sys/unix"
 )
 
@@ -70,36 +70,27 @@ func (n *notifier) read() {
 		if err != nil {
 			return
 		}
-		for off := 0; off+unix.SizeofInotifyEvent <= k; {
-			raw := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-			end := off + unix.SizeofInotifyEvent + int(raw.Len)
-			if end > k {
-				break
+		more := inotify.Records(buf[:k], func(r inotify.Record) bool {
+			if r.Mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0 && n.dirs[r.Wd] == "" {
+				return false // the watched directory is gone
 			}
-			name := buf[off+unix.SizeofInotifyEvent : end]
-			for i, c := range name {
-				if c == 0 {
-					name = name[:i]
-					break
-				}
+			kind, ok := changeKind(r.Mask)
+			if !ok || len(r.Name) == 0 {
+				return true
 			}
-			off = end
-			if raw.Mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0 && n.dirs[raw.Wd] == "" {
-				return // the watched directory is gone
-			}
-			kind, ok := changeKind(raw.Mask)
-			if !ok || len(name) == 0 {
-				continue
-			}
-			rel := string(name)
-			if parent := n.dirs[raw.Wd]; parent != "" {
+			rel := string(r.Name)
+			if parent := n.dirs[r.Wd]; parent != "" {
 				rel = parent + "/" + rel
 			}
 			select {
 			case n.events <- change{name: rel, kind: kind}:
+				return true
 			case <-n.done:
-				return
+				return false
 			}
+		})
+		if !more {
+			return
 		}
 	}
 }

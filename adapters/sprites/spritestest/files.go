@@ -81,12 +81,7 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, _ []byte) {
 
 // readFile is GET /v1/sprites/{name}/fs/read?path=&workingDir=.
 func (s *Server) readFile(w http.ResponseWriter, r *http.Request, _ []byte) {
-	p, ok := fsTarget(r)
-	if !ok {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "path is required"})
-		return
-	}
-	sp, ok := s.touched(w, r)
+	p, sp, ok := s.fsRequest(w, r)
 	if !ok {
 		return
 	}
@@ -103,6 +98,19 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request, _ []byte) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.WriteHeader(http.StatusOK)
 	_, _ = io.Copy(w, f)
+}
+
+// fsRequest is a filesystem request's path and sprite (activity
+// recorded), or false once it has answered: 400 without a path, 404 for an
+// unknown sprite.
+func (s *Server) fsRequest(w http.ResponseWriter, r *http.Request) (string, *sprite, bool) {
+	p, ok := fsTarget(r)
+	if !ok {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "path is required"})
+		return "", nil, false
+	}
+	sp, ok := s.touched(w, r)
+	return p, sp, ok
 }
 
 // touched finds the request's sprite and records activity on it, or

@@ -73,12 +73,7 @@ func fsFailure(w http.ResponseWriter, p string, err error) {
 // listFiles is GET /v1/sprites/{name}/fs/list?path=&workingDir=: a
 // directory's entries, or for a file the file alone.
 func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, _ []byte) {
-	p, ok := fsTarget(r)
-	if !ok {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "path is required"})
-		return
-	}
-	sp, ok := s.touched(w, r)
+	p, sp, ok := s.fsRequest(w, r)
 	if !ok {
 		return
 	}
@@ -110,12 +105,7 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, _ []byte) {
 // deleteFile is DELETE /v1/sprites/{name}/fs/delete?path=&workingDir=&
 // recursive=: a file, an empty directory, or with recursive=true a tree.
 func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request, _ []byte) {
-	p, ok := fsTarget(r)
-	if !ok {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "path is required"})
-		return
-	}
-	sp, ok := s.touched(w, r)
+	p, sp, ok := s.fsRequest(w, r)
 	if !ok {
 		return
 	}
