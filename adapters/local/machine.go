@@ -205,7 +205,7 @@ func startFailure(msg machineMessage) error {
 }
 
 // start asks the init to start a command with the given stdio (and cgroup
-// leaf) and returns its leader.
+// leaf) and returns its leader. It closes stdio once the request is sent.
 func (m *machine) start(id string, req machineMessage, stdio []*os.File, cgroup *os.File) (startReply, error) {
 	ch := make(chan startReply, 1)
 	m.mu.Lock()
@@ -223,7 +223,13 @@ func (m *machine) start(id string, req machineMessage, stdio []*os.File, cgroup 
 	if cgroup != nil {
 		fds = append(fds, int(cgroup.Fd()))
 	}
-	if err := m.send(req, fds); err != nil {
+	err := m.send(req, fds)
+	// The init holds its own references from here on (in flight in the
+	// socket, then received), so ours go at once: a command's output ends
+	// when its last writer closes, and a copy kept here until the reply
+	// arrived held it open for as long as this goroutine waited to run.
+	closeChildEnds(stdio)
+	if err != nil {
 		m.mu.Lock()
 		delete(m.pending, id)
 		m.mu.Unlock()

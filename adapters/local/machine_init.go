@@ -168,6 +168,9 @@ func (s *initServer) start(m machineMessage, files []*os.File) {
 	s.mu.Lock() // the reaper must not see the leader before it is registered
 	defer s.mu.Unlock()
 	pid, err := syscall.ForkExec(path, m.Argv, attr)
+	for _, f := range files { // the command has its copies; ours would hold its output open
+		_ = f.Close()
+	}
 	if err != nil {
 		s.send(machineMessage{Op: opFailed, ID: m.ID, Error: fmt.Sprintf("start %s: %v", m.Argv[0], err), Errno: errnoOf(err)}, nil)
 		return
