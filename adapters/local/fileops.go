@@ -40,19 +40,12 @@ func fileInfo(root *os.Root, rel string) (paddock.FileInfo, error) {
 
 // ListDir lists a directory of the sandbox, sorted by name.
 func (a *Adapter) ListDir(_ context.Context, h paddock.Handle, p string) ([]paddock.FileInfo, error) {
-	rel, root, err := a.openPath(h.Name, p)
+	f, rel, root, err := a.openAs(h.Name, p, true)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	f, err := root.Open(rel)
-	if err != nil {
-		return nil, fileError(err)
-	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.IsDir() {
-		return nil, pathInvalid(errors.New("not a directory"))
-	}
 	entries, err := f.ReadDir(-1)
 	if err != nil {
 		return nil, unavailable("list", err)
@@ -171,6 +164,34 @@ func (a *Adapter) MakeDir(_ context.Context, h paddock.Handle, p string, opts pa
 		return fileError(err)
 	}
 	return nil
+}
+
+// openAs opens path p of sandbox name inside its root, as a directory
+// (dir) or a regular file, and answers invalid for another kind. The
+// caller closes the file and the root.
+func (a *Adapter) openAs(name, p string, dir bool) (f *os.File, rel string, root *os.Root, err error) {
+	rel, root, err = a.openPath(name, p)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	f, err = root.Open(rel)
+	if err != nil {
+		root.Close()
+		return nil, "", nil, fileError(err)
+	}
+	info, err := f.Stat()
+	switch {
+	case dir && (err != nil || !info.IsDir()):
+		err = pathInvalid(errors.New("not a directory"))
+	case !dir && (err != nil || !info.Mode().IsRegular()):
+		err = pathInvalid(errors.New("not a regular file"))
+	}
+	if err != nil {
+		f.Close()
+		root.Close()
+		return nil, "", nil, err
+	}
+	return f, rel, root, nil
 }
 
 // openPath resolves p for sandbox name and opens its files directory.

@@ -142,19 +142,11 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, p string, mod
 
 // ReadFile streams the file at path.
 func (a *Adapter) ReadFile(_ context.Context, h paddock.Handle, p string) (io.ReadCloser, error) {
-	rel, root, err := a.openPath(h.Name, p)
+	f, _, root, err := a.openAs(h.Name, p, false)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	f, err := root.Open(rel)
-	if err != nil {
-		return nil, fileError(err)
-	}
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		f.Close()
-		return nil, pathInvalid(errors.New("not a regular file"))
-	}
+	root.Close()
 	return f, nil
 }
 

@@ -2,7 +2,6 @@ package local
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/paddockhq/paddock"
 )
@@ -123,5 +122,5 @@ func startError(err error) error {
 	if errors.Is(err, errStart) {
 		return &paddock.InvalidError{Detail: paddock.DetailCommand + ": " + err.Error()}
 	}
-	return unavailable("start", fmt.Errorf("%w", err))
+	return unavailable("start", err)
 }

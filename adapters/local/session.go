@@ -183,10 +183,10 @@ func (s *session) isCapped() bool {
 // snapshot is what a subscriber needs to read on: how far the journal is
 // on disk (all a subscriber may read, from the tail or the file), whether
 // its terminal record is there, and the channel that announces more.
-func (s *session) snapshot() (size, written int64, done bool, changed <-chan struct{}, broken error) {
+func (s *session) snapshot() (written int64, done bool, changed <-chan struct{}, broken error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.written, s.written, s.terminalWritten, s.changed, s.broken
+	return s.written, s.terminalWritten, s.changed, s.broken
 }
 
 // kill ends the command at once.

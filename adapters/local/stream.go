@@ -68,8 +68,8 @@ func (st *stream) read() (ev paddock.Event, ok bool, wait <-chan struct{}, err e
 	if st.finished || st.jr == nil {
 		return paddock.Event{}, false, nil, io.EOF
 	}
-	limit, written, done, changed, broken := st.limit()
-	kind, data, got, rerr := st.nextRecord(limit, written)
+	written, done, changed, broken := st.limit()
+	kind, data, got, rerr := st.nextRecord(written)
 	switch {
 	case rerr != nil || (!got && broken != nil):
 		st.finished = true
@@ -90,11 +90,11 @@ func (st *stream) read() (ev paddock.Event, ok bool, wait <-chan struct{}, err e
 	return paddock.Event{}, false, changed, nil
 }
 
-// nextRecord takes the next record from the session's in-memory tail when
-// it still holds it (a subscriber that keeps up, and every record not yet
-// on disk), else from the journal file, up to what is written.
-func (st *stream) nextRecord(limit, written int64) (kind byte, data []byte, ok bool, err error) {
-	if st.s != nil && st.jr.pos < limit {
+// nextRecord takes the next record, up to what is written, from the
+// session's in-memory tail when it still holds it (a subscriber that keeps
+// up), else from the journal file.
+func (st *stream) nextRecord(written int64) (kind byte, data []byte, ok bool, err error) {
+	if st.s != nil && st.jr.pos < written {
 		if kind, data, disk, ok := st.s.fromTail(st.jr.pos); ok {
 			st.jr.skipTo(st.jr.pos + int64(disk))
 			return kind, data, true, nil
@@ -103,17 +103,16 @@ func (st *stream) nextRecord(limit, written int64) (kind byte, data []byte, ok b
 	return st.jr.next(written)
 }
 
-// limit is how far the journal may be read now: its size with queued
-// records, and what of it is on disk.
-func (st *stream) limit() (size, written int64, done bool, changed <-chan struct{}, broken error) {
+// limit is how far the journal may be read now: what of it is on disk.
+func (st *stream) limit() (written int64, done bool, changed <-chan struct{}, broken error) {
 	if st.s != nil {
 		return st.s.snapshot()
 	}
 	info, err := st.jr.f.Stat()
 	if err != nil {
-		return 0, 0, false, pollTick(), nil
+		return 0, false, pollTick(), nil
 	}
-	return info.Size(), info.Size(), false, pollTick(), nil
+	return info.Size(), false, pollTick(), nil
 }
 
 // pollTick announces "look again" after foreignPoll.

@@ -28,19 +28,12 @@ const watchMask = unix.IN_CREATE | unix.IN_MODIFY | unix.IN_DELETE | unix.IN_MOV
 // sandbox's root first, and the watch is put on that open directory, so
 // a link leading out is never followed.
 func (a *Adapter) Watch(_ context.Context, h paddock.Handle, p string) (paddock.FileWatch, error) {
-	rel, root, err := a.openPath(h.Name, p)
+	dir, _, root, err := a.openAs(h.Name, p, true)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	dir, err := root.Open(rel)
-	if err != nil {
-		return nil, fileError(err)
-	}
+	root.Close()
 	defer dir.Close()
-	if info, err := dir.Stat(); err != nil || !info.IsDir() {
-		return nil, pathInvalid(errors.New("not a directory"))
-	}
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		return nil, unavailable("watch", err)
