@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,7 +111,11 @@ func TestSuspendStopsEveryProcess(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			a := newLocal(t, opt)
 			h := box(t, a, "sleepy")
-			st := sh(t, a, h, `while :; do echo tick; sleep 0.02; done`, paddock.SpawnOpts{})
+			// Each tick is printed, then counted in a file (renamed into
+			// place, never half written): a process stopped between the two
+			// has printed at most one tick past the count.
+			count := paddock.HostPath(a, h, "/count")
+			st := sh(t, a, h, fmt.Sprintf(`i=0; while :; do i=$((i+1)); echo tick $i; echo $i > %[1]q.tmp; mv %[1]q.tmp %[1]q; sleep 0.02; done`, count), paddock.SpawnOpts{})
 			next(t, st)
 			require.NoError(t, a.Suspend(ctx, h))
 			info, err := a.Get(ctx, h)
@@ -118,20 +123,34 @@ func TestSuspendStopsEveryProcess(t *testing.T) {
 			assert.Equal(t, paddock.StatusSuspended, info.Status)
 			require.Eventually(t, func() bool { return a.AllStopped(h, st.SessionID()) }, 5*time.Second, time.Millisecond,
 				"every process of the sandbox is stopped")
-			// What they wrote before stopping is finite: read it until the
-			// stream goes quiet, then nothing more comes while stopped.
-			drainUntilQuiet(t, st, 200*time.Millisecond)
-			c, cancel := contextTimeout(300 * time.Millisecond)
-			_, err = st.Next(c)
-			cancel()
-			require.ErrorIs(t, err, c.Err(), "no output while stopped")
+			stoppedAt := 0 // stopped before the first count was written
+			if b, err := os.ReadFile(count); err == nil {
+				stoppedAt, err = strconv.Atoi(strings.TrimSpace(string(b)))
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, os.ErrNotExist)
+			}
+			// Whatever arrives now, however late the machine delivers it,
+			// was printed before the stop: no tick past the count plus one.
+			last := 0
+			for end := time.Now().Add(time.Second); time.Now().Before(end); {
+				c, cancel := contextTimeout(100 * time.Millisecond)
+				ev, err := st.Next(c)
+				cancel()
+				if err == nil {
+					last = max(last, lastTick(t, ev.Data))
+				}
+			}
+			require.LessOrEqual(t, last, stoppedAt+1, "no output while stopped (stopped at tick %d)", stoppedAt)
 
 			_, err = a.Resume(ctx, h)
 			require.NoError(t, err)
 			info, err = a.Get(ctx, h)
 			require.NoError(t, err)
 			assert.Equal(t, paddock.StatusRunning, info.Status)
-			assert.Contains(t, string(next(t, st).Data), "tick\n", "output resumes")
+			for after := 0; after <= stoppedAt+1; {
+				after = max(after, lastTick(t, next(t, st).Data))
+			}
 		})
 	}
 }
@@ -323,4 +342,18 @@ func TestExecTimeoutKillsTheCommand(t *testing.T) {
 		"the command was killed with its deadline: left %v", sandboxProcesses(name))
 	_, err = os.Stat(a.HostPath(h, "/alive"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// lastTick is the number of the last "tick N" line in data (0 for none).
+func lastTick(t testing.TB, data []byte) int {
+	t.Helper()
+	last := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if n, ok := strings.CutPrefix(line, "tick "); ok {
+			v, err := strconv.Atoi(n)
+			require.NoError(t, err, "a tick line: %q", line)
+			last = v
+		}
+	}
+	return last
 }

@@ -117,22 +117,6 @@ func contextTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, d)
 }
 
-// drainUntilQuiet reads and drops events until none comes for quiet
-// (within a minute).
-func drainUntilQuiet(t testing.TB, st paddock.Stream, quiet time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		c, cancel := context.WithTimeout(ctx, quiet)
-		_, err := st.Next(c)
-		cancel()
-		if err != nil {
-			return
-		}
-	}
-	require.Fail(t, "the stream did not go quiet")
-}
-
 func readSessionRecord(t testing.TB, a *local.Adapter, h paddock.Handle, id string) local.SessionRecord {
 	t.Helper()
 	rec, err := a.ReadSessionRecord(h, id)
