@@ -54,8 +54,12 @@ var _ interface {
 
 // Capabilities are what Daytona offers through this adapter: suspend
 // (stop/start), network policy, attach (sessions) and the file
-// operations. No signals (the toolbox sends none); no terminal yet (the
-// daemon's PTY sessions are not used).
+// operations. No signals (the toolbox has no route that sends one). No
+// terminal, so no resize: the daemon's PTY route starts a shell, not a
+// given command (the command would be typed into it, its line echoed and
+// the exit the shell's), and Daytona's own SDK dials a PTY route the
+// recorded daemon does not serve, so there is no one protocol to follow.
+// No watch: the recorded daemon has no route for it.
 func (a *Adapter) Capabilities() paddock.CapabilitySet {
 	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapFiles)
 }
