@@ -11,7 +11,10 @@
 // provider or in a container. Commands are argv, never a shell line,
 // started from a minimal clean environment (nothing of the host process's
 // environment, so none of its secrets), in the sandbox's files directory,
-// each in its own process group, with a stdin pipe or a PTY. Every spawn
+// each in its own process group, with a stdin pipe or a PTY. A program
+// the sandbox cannot run fails as under a shell (and as on the providers
+// that start commands through one): the command prints why on stderr and
+// exits 127 (no such program) or 126 (not an executable file). Every spawn
 // is a detachable session whose output is journaled on disk record by
 // record (stream and chunk boundaries kept; repetitive output compressed),
 // so Attach replays from byte zero and then tails, and a later runtime can

@@ -3,6 +3,7 @@ package local_test
 import (
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -140,4 +141,40 @@ func watchHeap(t testing.TB) func() uint64 {
 	}
 	t.Cleanup(func() { stop() })
 	return stop
+}
+
+// A program the sandbox cannot run fails as it does under a shell (and
+// on the providers that start commands through one): the command starts,
+// says why on stderr and exits 127 when it does not exist, 126 when it is
+// not an executable file; Exec and Spawn alike.
+func TestProgramsThatCannotRunExitAsUnderAShell(t *testing.T) {
+	t.Parallel()
+	a := newLocal(t)
+	h := box(t, a, "cannot-run")
+	require.NoError(t, a.WriteFile(ctx, h, "/notes.txt", 0o644, strings.NewReader("not a program\n")))
+	require.NoError(t, a.MakeDir(ctx, h, "/bin-dir", paddock.MakeDirOpts{}))
+	for _, tc := range []struct {
+		program string
+		code    int
+		stderr  string
+	}{
+		{"no-such-program-here", 127, "no-such-program-here: command not found\n"},
+		{"./missing", 127, "./missing: No such file or directory\n"},
+		{"./notes.txt", 126, "./notes.txt: Permission denied\n"},
+		{"./bin-dir", 126, "./bin-dir: Permission denied\n"},
+	} {
+		t.Run(tc.program, func(t *testing.T) {
+			res, err := a.Exec(ctx, h, paddock.NewCmd(tc.program, "arg"), paddock.ExecOpts{})
+			require.NoError(t, err)
+			assert.Equal(t, tc.code, res.ExitCode)
+			assert.Equal(t, tc.stderr, string(res.Stderr))
+			assert.Empty(t, res.Stdout)
+
+			st, err := a.Spawn(ctx, h, paddock.NewCmd(tc.program), paddock.SpawnOpts{})
+			require.NoError(t, err)
+			evs := events(t, st, 30*time.Second)
+			require.NotEmpty(t, evs)
+			assert.Equal(t, paddock.Exit(tc.code), evs[len(evs)-1])
+		})
+	}
 }

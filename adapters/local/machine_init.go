@@ -50,9 +50,21 @@ type initConfig struct {
 	Commands string `json:"commands,omitempty"`
 }
 
+// notRunnableEnv makes this program a command that could not run: it
+// prints notRunnableMsgEnv on stderr and exits with the code it holds
+// (127 or 126), as a shell's child would.
+const (
+	notRunnableEnv    = "PADDOCK_LOCAL_NOT_RUNNABLE"
+	notRunnableMsgEnv = "PADDOCK_LOCAL_NOT_RUNNABLE_MSG"
+)
+
 func init() {
 	if os.Getenv(initEnv) == "1" {
 		os.Exit(runInit())
+	}
+	if code, err := strconv.Atoi(os.Getenv(notRunnableEnv)); err == nil {
+		fmt.Fprintln(os.Stderr, os.Getenv(notRunnableMsgEnv))
+		os.Exit(code)
 	}
 }
 
@@ -148,6 +160,14 @@ func (s *initServer) start(m machineMessage, files []*os.File) {
 		file = filepath.Join(m.Dir, file) // relative to the command's directory, not the init's
 	}
 	path, err := lookPath(file, envValue(m.Env, "PATH"))
+	argv, env := m.Argv, m.Env
+	var nr *notRunnable
+	if errors.As(err, &nr) {
+		// As under a shell, the command starts, says why on stderr and
+		// exits 127 or 126: this program plays it.
+		path, err = "/proc/self/exe", nil
+		env = []string{notRunnableEnv + "=" + strconv.Itoa(nr.Code), notRunnableMsgEnv + "=" + m.Argv[0] + ": " + nr.Reason}
+	}
 	if err != nil {
 		s.send(machineMessage{Op: opFailed, ID: m.ID, Error: err.Error(), Errno: errnoOf(err)}, nil)
 		return
@@ -162,12 +182,12 @@ func (s *initServer) start(m machineMessage, files []*os.File) {
 		wantPidfd = nil // the adapter numbers processes as we do
 	}
 	attr := &syscall.ProcAttr{
-		Dir: m.Dir, Env: m.Env, Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()},
+		Dir: m.Dir, Env: env, Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()},
 		Sys: commandAttr(m.TTY, cgroup, wantPidfd),
 	}
 	s.mu.Lock() // the reaper must not see the leader before it is registered
 	defer s.mu.Unlock()
-	pid, err := syscall.ForkExec(path, m.Argv, attr)
+	pid, err := syscall.ForkExec(path, argv, attr)
 	for _, f := range files { // the command has its copies; ours would hold its output open
 		_ = f.Close()
 	}
