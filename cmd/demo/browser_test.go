@@ -3,15 +3,22 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/paddockhq/paddock"
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -35,19 +42,26 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// TestConsoleInChromium drives the console like a first-time user.
-func TestConsoleInChromium(t *testing.T) {
+// browser starts a headless Chromium for the test and returns its first
+// tab; both end with the test.
+func browser(t *testing.T) context.Context {
 	exe := chromium(t)
-	c, base := startConsole(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
 		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000))
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	tab1, cancelTab1 := chromedp.NewContext(allocCtx)
-	defer cancelTab1()
+	t.Cleanup(cancelAlloc)
+	tab, cancelTab := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancelTab)
+	return tab
+}
+
+// TestConsoleInChromium drives the console like a first-time user.
+func TestConsoleInChromium(t *testing.T) {
+	tab1 := browser(t)
+	c, base := startConsole(t)
 	// The first call starts the browser: it takes no timeout (it would
 	// bound the browser's life); the steps after it do.
 	require.NoError(t, chromedp.Do(tab1, chromedp.Navigate(c.url(strings.TrimPrefix(base, "http://")))))
@@ -186,4 +200,91 @@ func TestConsoleInChromium(t *testing.T) {
 	}
 	abs, _ := filepath.Abs(screenshotPath)
 	t.Logf("screenshots: %s and its -run twin", abs)
+}
+
+// answers records the status of every /api/ request a handler answers.
+type answers struct {
+	mu   sync.Mutex
+	seen []string // "METHOD /path?query STATUS"
+}
+
+func (a *answers) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			a.mu.Lock()
+			a.seen = append(a.seen, fmt.Sprintf("%s %s %d", r.Method, r.URL.RequestURI(), rec.status))
+			a.mu.Unlock()
+		}
+	})
+}
+
+func (a *answers) list() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.seen...)
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}
+
+// A page served from another port of 127.0.0.1 cannot change anything in
+// the console, though the browser sends it the console's cookie (SameSite
+// does not separate ports): a no-cors fetch and an auto-submitted form
+// both reach the console and are refused, and no sandbox is made.
+func TestAnotherPortCannotChangeState(t *testing.T) {
+	tab := browser(t)
+	rt, reg, stop, err := startRuntime(t.TempDir(), zerolog.Nop())
+	require.NoError(t, err)
+	t.Cleanup(stop)
+	c := newConsole(rt, reg, zerolog.Nop())
+	var seen answers
+	console := httptest.NewServer(seen.wrap(c.handler()))
+	t.Cleanup(console.Close)
+	target := console.URL + "/api/sandboxes"
+	page := `<!doctype html><title>start;</title>
+<form id="f" method="POST" action="` + target + `" target="sink" enctype="text/plain">
+<input name='{"Provider":"local","Name":"evil-form","x":"' value='"}'></form>
+<iframe name="sink" id="sink"></iframe>
+<script>
+document.getElementById('sink').onload = () => { document.title += 'submitted;' };
+fetch(` + strconv.Quote(target) + `, {method: 'POST', mode: 'no-cors', credentials: 'include',
+  body: JSON.stringify({Provider: 'local', Name: 'evil-fetch'})})
+  .finally(() => { document.title += 'fetched;' });
+document.getElementById('f').submit();
+</script>`
+	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = io.WriteString(w, page)
+	}))
+	t.Cleanup(attacker.Close)
+	require.NotEqual(t, console.URL, attacker.URL)
+
+	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(c.url(strings.TrimPrefix(console.URL, "http://")))))
+	ctx, cancel := context.WithTimeout(tab, time.Minute)
+	defer cancel()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(`#providers li`)), // the console's page, with its cookie
+		chromedp.Navigate(attacker.URL),
+		chromedp.Poll[chromedp.Void](`document.title.includes('fetched;') && document.title.includes('submitted;')`),
+	))
+	var posts []string
+	for _, a := range seen.list() {
+		if strings.HasPrefix(a, "POST ") {
+			posts = append(posts, a)
+		}
+	}
+	assert.Equal(t, []string{"POST /api/sandboxes 403", "POST /api/sandboxes 403"}, posts, "both attempts reached the console and were refused")
+	names, err := rt.ListAllNames(ctx, paddock.ProviderLocal)
+	require.NoError(t, err)
+	assert.NotContains(t, names, "evil-fetch")
+	assert.NotContains(t, names, "evil-form")
 }

@@ -24,8 +24,15 @@ const (
 // run is the whole program: it returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help", "help":
+			usage(stdout)
+			return 0
+		}
+		if !strings.HasPrefix(args[0], "-") {
+			cmd, args = args[0], args[1:]
+		}
 	}
 	switch cmd {
 	case "serve":
@@ -33,8 +40,25 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "run", "sessions", "attach", "terminate":
 		return cliCommand(ctx, cmd, args, stdin, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "demo: unknown command %q (serve, run, sessions, attach, terminate)\n", cmd)
+	fmt.Fprintf(stderr, "demo: unknown command %q (serve, run, sessions, attach, terminate; demo -h says more)\n", cmd)
 	return exitUsage
+}
+
+// parseFlags parses args into fs: -h prints the command's usage to
+// stdout (exit 0); a bad flag prints it to stderr (exit 2).
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, ok bool) {
+	stderr := fs.Output()
+	fs.Usage = func() {} // printed below, where it belongs
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		commandUsage(stdout, fs)
+		return 0, false
+	case err != nil:
+		commandUsage(stderr, fs)
+		return exitUsage, false
+	}
+	return 0, true
 }
 
 // cliOptions are the flags every CLI command takes.
@@ -46,9 +70,9 @@ type cliOptions struct {
 	timeout  time.Duration
 }
 
-func cliCommand(ctx context.Context, cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// cliFlags are the flags of a CLI command.
+func cliFlags(cmd string) (*flag.FlagSet, *cliOptions) {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var o cliOptions
 	fs.StringVar(&o.provider, "provider", "local", "provider to use")
 	fs.StringVar(&o.sandbox, "sandbox", "demo", "sandbox name (created if missing)")
@@ -57,8 +81,14 @@ func cliCommand(ctx context.Context, cmd string, args []string, stdin io.Reader,
 		fs.BoolVar(&o.force, "force", false, "SIGKILL at once instead of SIGTERM first")
 		fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "graceful stop allowance")
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	return fs, &o
+}
+
+func cliCommand(ctx context.Context, cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, o := cliFlags(cmd)
+	fs.SetOutput(stderr)
+	if code, ok := parseFlags(fs, args, stdout); !ok {
+		return code
 	}
 	rest := fs.Args()
 	rt, _, stop, err := startRuntime(o.root, zerolog.Nop())

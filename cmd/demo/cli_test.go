@@ -41,6 +41,15 @@ func TestCLIExitsWithTheCommandsCode(t *testing.T) {
 		assert.Equal(t, 0, code)
 		assert.Equal(t, "SHOUT\n", out.String())
 	})
+	t.Run("a program that does not exist exits 127, one that is not executable 126, as under a shell", func(t *testing.T) {
+		got, out, errOut := cli(t, root, "run", "--", "no-such-program-here")
+		assert.Equal(t, 127, got)
+		assert.Empty(t, out)
+		assert.Equal(t, "no-such-program-here: command not found\n", errOut)
+		got, _, errOut = cli(t, root, "run", "--", "/etc/passwd")
+		assert.Equal(t, 126, got)
+		assert.Equal(t, "/etc/passwd: Permission denied\n", errOut)
+	})
 	t.Run("usage errors exit 2", func(t *testing.T) {
 		got, _, _ := cli(t, root, "run")
 		assert.Equal(t, 2, got)
@@ -83,4 +92,34 @@ func atoi(s string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// demo -h lists every subcommand and each one's flags; a subcommand's -h
+// prints its own; both exit 0, on stdout.
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(""), &out, &errOut)
+		require.Equal(t, 0, code, "%v", args)
+		assert.Empty(t, errOut.String())
+		for _, want := range []string{"demo [serve] [flags]", "demo run [flags] -- CMD ARGS...", "demo sessions [flags]",
+			"demo attach [flags] SESSION", "demo terminate [flags] SESSION",
+			"Flags of serve:", "-addr", "-sockets-per-client", "Flags of run:", "-provider", "-sandbox", "-root",
+			"Flags of terminate:", "-force", "-timeout"} {
+			assert.Contains(t, out.String(), want, "%v", args)
+		}
+	}
+	for _, cmd := range []string{"serve", "run", "sessions", "attach", "terminate"} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{cmd, "-h"}, strings.NewReader(""), &out, &errOut)
+		require.Equal(t, 0, code, cmd)
+		assert.Contains(t, out.String(), "usage: demo ", cmd)
+		assert.Contains(t, out.String(), "-", cmd)
+	}
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"run", "-bogus"}, strings.NewReader(""), &out, &errOut)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut.String(), "flag provided but not defined: -bogus")
+	assert.Contains(t, errOut.String(), "usage: demo run")
 }

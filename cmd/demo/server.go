@@ -33,17 +33,44 @@ type console struct {
 	providers []paddock.Provider
 	token     string
 	log       zerolog.Logger
+	limits    socketLimits
+	sockets   socketCounts
+}
+
+// serveOptions are the console's flags.
+type serveOptions struct {
+	addr, root string
+	verbose    bool
+	limits     socketLimits
+}
+
+// serveFlags are the flags of the serve command.
+func serveFlags() (*flag.FlagSet, *serveOptions) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	o := &serveOptions{}
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address (loopback unless you mean otherwise)")
+	fs.StringVar(&o.root, "root", "", "local provider root (default: the user's cache directory)")
+	fs.BoolVar(&o.verbose, "v", false, "log to stderr")
+	fs.DurationVar(&o.limits.firstMessage, "socket-first-message", defaultFirstMessageWait, "how long a new WebSocket may wait before its first message")
+	fs.IntVar(&o.limits.perClient, "sockets-per-client", defaultSocketsPerClient, "open WebSockets one client address may hold")
+	return fs, o
 }
 
 func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs, o := serveFlags()
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8080", "listen address (loopback unless you mean otherwise)")
-	root := fs.String("root", "", "local provider root (default: the user's cache directory)")
-	verbose := fs.Bool("v", false, "log to stderr")
-	if err := fs.Parse(args); err != nil {
+	if code, ok := parseFlags(fs, args, stdout); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "demo: serve takes no arguments, got %q\n", fs.Args())
 		return exitUsage
 	}
+	if err := o.limits.check(); err != nil {
+		fmt.Fprintln(stderr, "demo:", err)
+		return exitUsage
+	}
+	addr, root, verbose := &o.addr, &o.root, &o.verbose
 	log := zerolog.Nop()
 	if *verbose {
 		log = zerolog.New(zerolog.ConsoleWriter{Out: stderr}).With().Timestamp().Logger()
@@ -60,6 +87,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return exitError
 	}
 	c := newConsole(rt, reg, log)
+	c.limits = o.limits
 	h, err := rt.Create(ctx, paddock.ProviderLocal, "demo", paddock.CreateOpts{})
 	if err != nil {
 		fmt.Fprintln(stderr, "demo: creating the demo sandbox:", err)
@@ -79,7 +107,8 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 func newConsole(rt *actors.Runtime, reg paddock.Registry, log zerolog.Logger) *console {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
-	return &console{rt: rt, providers: reg.Providers(), token: hex.EncodeToString(b), log: log}
+	return &console{rt: rt, providers: reg.Providers(), token: hex.EncodeToString(b), log: log,
+		limits: socketLimits{firstMessage: defaultFirstMessageWait, perClient: defaultSocketsPerClient}}
 }
 
 // url is the address to open, token included.
@@ -119,13 +148,26 @@ func (c *console) handler() http.Handler {
 	return c.guard(mux)
 }
 
-// guard admits a request only from a loopback Host (against DNS rebinding)
-// and with the token: the cookie, a Bearer header, or ?token= on the first
-// visit, which sets the cookie and redirects to a URL without it.
+// sameOrigin refuses a state-changing request a browser sent from another
+// origin (another port of 127.0.0.1 included: the cookie travels there,
+// SameSite does not separate ports), by the browser's Sec-Fetch-Site or,
+// failing that, its Origin. Reads are not state-changing; the WebSocket,
+// a GET, checks its Origin itself; a client that is not a browser sends
+// neither header and needs the token in a Bearer header or the cookie.
+var sameOrigin = http.NewCrossOriginProtection()
+
+// guard admits a request only from a loopback Host (against DNS rebinding),
+// from the console's own page when it changes state, and with the token:
+// the cookie, a Bearer header, or ?token= on the first visit, which sets
+// the cookie and redirects to a URL without it.
 func (c *console) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !loopbackHost(r.Host) {
 			http.Error(w, "forbidden host", http.StatusForbidden)
+			return
+		}
+		if err := sameOrigin.Check(r); err != nil {
+			http.Error(w, "forbidden: a request from another origin", http.StatusForbidden)
 			return
 		}
 		if q := r.URL.Query().Get("token"); q != "" && c.valid(q) && r.Method == http.MethodGet && r.URL.Path == "/" {

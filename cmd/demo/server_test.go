@@ -22,13 +22,16 @@ import (
 )
 
 // startConsole serves a console on a loopback port until the test ends.
-func startConsole(t *testing.T) (*console, string) {
+func startConsole(t *testing.T, edit ...func(*console)) (*console, string) {
 	t.Helper()
 	rt, reg, stop, err := startRuntime(t.TempDir(), zerolog.Nop())
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	c := newConsole(rt, reg, zerolog.Nop())
+	for _, e := range edit {
+		e(c)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = c.serve(ctx, ln) }()

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -61,7 +63,73 @@ var upgrader = websocket.Upgrader{
 
 const socketWriteWait = 30 * time.Second
 
+// Defaults of socketLimits.
+const (
+	defaultFirstMessageWait = 10 * time.Second
+	defaultSocketsPerClient = 32
+)
+
+// socketLimits bound what WebSockets a client can hold open: a socket
+// that has not said what it wants within firstMessage is closed, and one
+// client address holds at most perClient sockets (more are refused with
+// 429 before the upgrade).
+type socketLimits struct {
+	firstMessage time.Duration
+	perClient    int
+}
+
+func (l socketLimits) check() error {
+	if l.firstMessage <= 0 || l.perClient <= 0 {
+		return errors.New("the socket limits must be positive")
+	}
+	return nil
+}
+
+// socketCounts is the open sockets per client address.
+type socketCounts struct {
+	mu   sync.Mutex
+	open map[string]int
+}
+
+// take counts one more socket for client unless it holds limit already.
+func (s *socketCounts) take(client string, limit int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open[client] >= limit {
+		return false
+	}
+	if s.open == nil {
+		s.open = map[string]int{}
+	}
+	s.open[client]++
+	return true
+}
+
+// release forgets one of client's sockets.
+func (s *socketCounts) release(client string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open[client]--; s.open[client] <= 0 {
+		delete(s.open, client)
+	}
+}
+
+// clientAddress is the host part of a request's remote address.
+func clientAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
 func (c *console) socket(w http.ResponseWriter, r *http.Request) {
+	client := clientAddress(r)
+	if !c.sockets.take(client, c.limits.perClient) {
+		http.Error(w, fmt.Sprintf("too many open sockets from %s (at most %d)", client, c.limits.perClient), http.StatusTooManyRequests)
+		return
+	}
+	defer c.sockets.release(client)
 	conn, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return // the upgrader answered
@@ -69,9 +137,11 @@ func (c *console) socket(w http.ResponseWriter, r *http.Request) {
 	defer conn.Close()
 	conn.SetReadLimit(1 << 20)
 	var first clientMessage
+	_ = conn.SetReadDeadline(time.Now().Add(c.limits.firstMessage))
 	if err := conn.ReadJSON(&first); err != nil {
-		return
+		return // silent for too long, or not a message
 	}
+	_ = conn.SetReadDeadline(time.Time{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s, err := c.open(ctx, first)

@@ -63,7 +63,7 @@ func runView(ctx context.Context, c *console, base string, argv []string) (view,
 // trouble), with a hundred views running at once.
 func TestSocketsDeliverEverythingThenCloseNormally(t *testing.T) {
 	t.Parallel()
-	c, base := startConsole(t)
+	c, base := startConsole(t, func(c *console) { c.limits.perClient = 1000 }) // 100 views from one client
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, err := c.rt.Create(ctx, paddock.ProviderLocal, "demo", paddock.CreateOpts{})
@@ -150,4 +150,53 @@ func TestADetachedSocketClosesNormally(t *testing.T) {
 			require.Fail(t, "no echo", "seen %q", seen)
 		}
 	}
+}
+
+// dialView opens a console socket with the page's credentials and origin.
+func dialView(ctx context.Context, c *console, base string) (*websocket.Conn, *http.Response, error) {
+	header := http.Header{"Authorization": {"Bearer " + c.token}, "Origin": {base}}
+	return (&websocket.Dialer{}).DialContext(ctx, strings.Replace(base, "http", "ws", 1)+"/ws", header)
+}
+
+// A socket that never sends its first message is closed by the console
+// once the first-message wait is over, not held for ever.
+func TestAnIdleSocketIsClosed(t *testing.T) {
+	t.Parallel()
+	c, base := startConsole(t, func(c *console) { c.limits.firstMessage = 200 * time.Millisecond })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, _, err := dialView(ctx, c, base)
+	require.NoError(t, err)
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(50 * time.Second))
+	_, _, err = conn.ReadMessage()
+	require.Error(t, err)
+	var timeout interface{ Timeout() bool }
+	require.False(t, errors.As(err, &timeout) && timeout.Timeout(), "the console closed it, long before our own deadline: %v", err)
+}
+
+// One client holds at most perClient sockets; the next is refused with
+// 429 before the upgrade, and a socket that ends frees its place.
+func TestSocketsPerClientAreCapped(t *testing.T) {
+	t.Parallel()
+	c, base := startConsole(t, func(c *console) { c.limits.perClient = 2 })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	first, _, err := dialView(ctx, c, base)
+	require.NoError(t, err)
+	second, _, err := dialView(ctx, c, base)
+	require.NoError(t, err)
+	defer second.Close()
+	_, res, err := dialView(ctx, c, base)
+	require.Error(t, err)
+	require.NotNil(t, res)
+	assert.Equal(t, http.StatusTooManyRequests, res.StatusCode)
+	require.NoError(t, first.Close())
+	require.Eventually(t, func() bool {
+		conn, _, err := dialView(ctx, c, base)
+		if err == nil {
+			_ = conn.Close()
+		}
+		return err == nil
+	}, 30*time.Second, 20*time.Millisecond, "a closed socket frees its place")
 }
