@@ -44,9 +44,9 @@ type Config struct {
 	// tcp://...); "" = DOCKER_HOST, else the default socket.
 	Host string
 	// Image is the sandbox image; it must have /bin/sh (busybox is
-	// enough), must not contain /tmp, /workspace or /run/paddock (the
-	// scratch mounts), and needs nc for previews. Default
-	// paddock/sandbox:latest.
+	// enough) and needs nc for previews. Whatever it holds at /tmp and
+	// /workspace is hidden by the scratch mounts there. Default
+	// paddock/sandbox:latest, which `go run ./cmd/paddock-image` builds.
 	Image string
 	// Runtime is RuntimeAuto, RuntimeRunsc or RuntimeRunc.
 	Runtime string
@@ -83,7 +83,8 @@ type Config struct {
 	PreviewKey []byte
 	// Watch offers the watch capability: the image has paddock-watch
 	// (cmd/paddock-watch, a static binary) on its PATH, which a watch runs
-	// inside the sandbox. Off by default.
+	// inside the sandbox. On by itself when Image is left to the default
+	// (that image carries it); off otherwise unless set.
 	Watch bool
 	// Logger receives the adapter's logs; the zero Logger is silent.
 	Logger zerolog.Logger
@@ -99,13 +100,14 @@ type Adapter struct {
 	owner    string
 	previews *preview.Service
 	runtime  struct {
-		once sync.Once
-		name string
-		err  error
+		once         sync.Once // the warning that runc stands in for runsc
+		mu           sync.Mutex
+		known, runsc bool // whether the engine has runsc, once asked
 	}
-	stamps stamper
-	bg     sync.WaitGroup // background stamps
-	gates  sync.Map       // sandbox name -> *sync.RWMutex (see execGate)
+	checkedImages sync.Map // image -> true: its scratch mounts passed the self-check
+	stamps        stamper
+	bg            sync.WaitGroup // background stamps
+	gates         sync.Map       // sandbox name -> *sync.RWMutex (see execGate)
 }
 
 // New connects to the engine (lazily: nothing is sent until the first
@@ -114,6 +116,7 @@ type Adapter struct {
 func New(cfg Config) (*Adapter, error) {
 	if cfg.Image == "" {
 		cfg.Image = DefaultImage
+		cfg.Watch = true
 	}
 	if cfg.User == "" {
 		cfg.User = DefaultUser

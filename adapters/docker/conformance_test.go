@@ -51,6 +51,17 @@ func TestConformance(t *testing.T) {
 	conformance.Run(t, suiteConfig(a))
 }
 
+// An ordinary image passes too: one shaped like a distro's, whose
+// /tmp, /workspace (root's, 0755, holding a project file), /home, /var
+// and non-root user the scratch mounts and the sandbox user must live
+// with. It has no paddock-watch, so it is proven without watch.
+func TestConformanceOnADistroShapedImage(t *testing.T) {
+	a := newPreviewAdapter(t, func(c *docker.Config) { c.Image = distroImage; c.Watch = false })
+	cfg := suiteConfig(a)
+	cfg.Load.Turns = 10 // the image changes nothing of the load case, which the other runs make with 40
+	conformance.Run(t, cfg)
+}
+
 func TestConformanceThroughTheRuntime(t *testing.T) {
 	a := newPreviewAdapter(t)
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderDocker: a}, ReapInterval: -1})

@@ -43,6 +43,17 @@ func (s *stamper) due(name string, now time.Time) bool {
 	return true
 }
 
+// mark records a stamp taken at now by other means (the creation time
+// stands for one).
+func (s *stamper) mark(name string, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		s.last = map[string]time.Time{}
+	}
+	s.last[name] = now
+}
+
 // touch records activity on h, in the background: the host's clock into
 // a root-owned file the sandbox can read but not write, so neither a
 // guest nor its clock can move its idle deadline. Failures are only

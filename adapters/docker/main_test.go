@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock/adapters/docker"
+	"github.com/paddockhq/paddock/adapters/docker/sandboximage"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -23,11 +23,18 @@ import (
 // The tests run against a real engine: DOCKER_HOST (or the default
 // socket). Without one they skip, saying so; with PADDOCK_REQUIRE_DOCKER=1
 // (CI) they fail instead. The image is PADDOCK_DOCKER_IMAGE, default
-// paddock-test/busybox:2, imported from the host's busybox when absent.
+// paddock-test/sandbox:3, built when absent the way `go run
+// ./cmd/paddock-image` builds the default image, on a base imported from
+// the host's busybox (no image can be pulled here).
 const (
 	requireEnv = "PADDOCK_REQUIRE_DOCKER"
 	imageEnv   = "PADDOCK_DOCKER_IMAGE"
-	testImage  = "paddock-test/busybox:2"
+	testImage  = "paddock-test/sandbox:3"
+	testBase   = "paddock-test/busybox-base:3"
+	// distroImage is shaped like the images agent tools use: /tmp, /home,
+	// /var, /run, a root-owned /workspace holding a project file, and a
+	// non-root user other than the adapter's; no paddock-watch.
+	distroImage = "paddock-test/distro:3"
 )
 
 // helperEnv makes the test binary a small program (a runtime that dies).
@@ -55,7 +62,7 @@ var engineCheck struct {
 }
 
 // requireEngine skips (or, in CI, fails) the test when no engine answers,
-// and makes sure the test image exists.
+// and makes sure the test images exist.
 func requireEngine(t testing.TB) string {
 	t.Helper()
 	engineCheck.once.Do(func() {
@@ -69,13 +76,13 @@ func requireEngine(t testing.TB) string {
 			return
 		}
 		defer cli.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
 			engineCheck.err = err
 			return
 		}
-		engineCheck.err = ensureImage(ctx, cli, engineCheck.image)
+		engineCheck.err = ensureImages(ctx, cli, engineCheck.image)
 	})
 	if engineCheck.err != nil {
 		msg := fmt.Sprintf("no usable Docker engine (DOCKER_HOST=%q): %v", os.Getenv("DOCKER_HOST"), engineCheck.err)
@@ -87,13 +94,58 @@ func requireEngine(t testing.TB) string {
 	return engineCheck.image
 }
 
-// ensureImage imports a busybox root filesystem as image when it is not
-// on the engine: busybox and its applets, paddock-watch, a passwd with uid
-// 1000, and no /tmp, /workspace or /run/paddock (the scratch mounts).
-func ensureImage(ctx context.Context, cli *client.Client, image string) error {
-	if _, err := cli.ImageInspect(ctx, image); err == nil {
+// ensureImages makes the test image (through sandboximage, on a busybox
+// base) and the distro-shaped image when they are not on the engine.
+func ensureImages(ctx context.Context, cli *client.Client, image string) error {
+	if !hasImage(ctx, cli, image) {
+		if !hasImage(ctx, cli, testBase) {
+			if err := importBusybox(ctx, cli, testBase, nil); err != nil {
+				return err
+			}
+		}
+		watch, err := sandboximage.WatchHelper(ctx, cli)
+		if err != nil {
+			return err
+		}
+		if _, err := sandboximage.Build(ctx, cli, sandboximage.Options{Base: testBase, Tag: image, Watch: watch, Network: "none"}); err != nil {
+			return err
+		}
+	}
+	if hasImage(ctx, cli, distroImage) {
 		return nil
 	}
+	project := []byte("print('hello')\n")
+	passwd := []byte("root:x:0:0:root:/root:/bin/sh\napp:x:1001:1001:app:/home/app:/bin/sh\n")
+	group := []byte("root:x:0:\napp:x:1001:\n")
+	return importBusybox(ctx, cli, distroImage, []tarEntry{
+		{h: tar.Header{Name: "tmp/", Typeflag: tar.TypeDir, Mode: 0o1777}},
+		{h: tar.Header{Name: "home/", Typeflag: tar.TypeDir, Mode: 0o755}},
+		{h: tar.Header{Name: "home/app/", Typeflag: tar.TypeDir, Mode: 0o750, Uid: 1001, Gid: 1001}},
+		{h: tar.Header{Name: "root/", Typeflag: tar.TypeDir, Mode: 0o700}},
+		{h: tar.Header{Name: "var/", Typeflag: tar.TypeDir, Mode: 0o755}},
+		{h: tar.Header{Name: "var/tmp/", Typeflag: tar.TypeDir, Mode: 0o1777}},
+		{h: tar.Header{Name: "run/", Typeflag: tar.TypeDir, Mode: 0o755}},
+		{h: tar.Header{Name: "workspace/", Typeflag: tar.TypeDir, Mode: 0o755}},
+		{h: tar.Header{Name: "workspace/main.py", Typeflag: tar.TypeReg, Mode: 0o644}, body: project},
+		{h: tar.Header{Name: "etc/passwd", Typeflag: tar.TypeReg, Mode: 0o644}, body: passwd},
+		{h: tar.Header{Name: "etc/group", Typeflag: tar.TypeReg, Mode: 0o644}, body: group},
+	}, "USER app", "WORKDIR /workspace")
+}
+
+func hasImage(ctx context.Context, cli *client.Client, image string) bool {
+	_, err := cli.ImageInspect(ctx, image)
+	return err == nil
+}
+
+// tarEntry is one file of an imported image.
+type tarEntry struct {
+	h    tar.Header
+	body []byte
+}
+
+// importBusybox imports the host's busybox and its applets under /bin,
+// an empty /etc, and extra, as image (PATH=/bin, plus changes).
+func importBusybox(ctx context.Context, cli *client.Client, image string, extra []tarEntry, changes ...string) error {
 	bb, err := exec.LookPath("busybox")
 	if err != nil {
 		return fmt.Errorf("image %s is absent and there is no busybox to build it from: %w", image, err)
@@ -106,58 +158,40 @@ func ensureImage(ctx context.Context, cli *client.Client, image string) error {
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	add := func(h *tar.Header, body []byte) {
-		h.ModTime = time.Unix(0, 0)
-		_ = tw.WriteHeader(h)
-		_, _ = tw.Write(body)
+	entries := []tarEntry{
+		{h: tar.Header{Name: "bin/", Typeflag: tar.TypeDir, Mode: 0o755}},
+		{h: tar.Header{Name: "etc/", Typeflag: tar.TypeDir, Mode: 0o755}},
+		{h: tar.Header{Name: "bin/busybox", Typeflag: tar.TypeReg, Mode: 0o755}, body: bin},
 	}
-	add(&tar.Header{Name: "bin/", Typeflag: tar.TypeDir, Mode: 0o755}, nil)
-	add(&tar.Header{Name: "etc/", Typeflag: tar.TypeDir, Mode: 0o755}, nil)
-	add(&tar.Header{Name: "bin/busybox", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(bin))}, bin)
 	for _, applet := range strings.Fields(string(list)) {
 		if applet != "busybox" {
-			add(&tar.Header{Name: "bin/" + applet, Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777}, nil)
+			entries = append(entries, tarEntry{h: tar.Header{Name: "bin/" + applet, Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777}})
 		}
 	}
-	passwd := []byte("root:x:0:0:root:/root:/bin/sh\nsandbox:x:1000:1000:sandbox:/workspace:/bin/sh\n")
-	group := []byte("root:x:0:\nsandbox:x:1000:\n")
-	watch, err := buildWatchHelper()
-	if err != nil {
-		return err
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, e := range append(entries, extra...) {
+		h := e.h
+		h.ModTime = time.Unix(0, 0)
+		h.Size = int64(len(e.body))
+		if err := tw.WriteHeader(&h); err != nil {
+			return err
+		}
+		if _, err := tw.Write(e.body); err != nil {
+			return err
+		}
 	}
-	add(&tar.Header{Name: "bin/paddock-watch", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(watch))}, watch)
-	add(&tar.Header{Name: "etc/passwd", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(passwd))}, passwd)
-	add(&tar.Header{Name: "etc/group", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(group))}, group)
 	if err := tw.Close(); err != nil {
 		return err
 	}
 	res, err := cli.ImageImport(ctx, client.ImageImportSource{Source: &buf, SourceName: "-"}, image,
-		client.ImageImportOptions{Changes: []string{"ENV PATH=/bin"}})
+		client.ImageImportOptions{Changes: append([]string{"ENV PATH=/bin"}, changes...)})
 	if err != nil {
 		return err
 	}
 	defer res.Close()
 	_, err = io.Copy(io.Discard, res)
 	return err
-}
-
-// buildWatchHelper builds cmd/paddock-watch as a static binary for the
-// test image (Config.Watch).
-func buildWatchHelper() ([]byte, error) {
-	dir, err := os.MkdirTemp("", "paddock-watch")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	out := filepath.Join(dir, "paddock-watch")
-	cmd := exec.Command("go", "build", "-o", out, "../../cmd/paddock-watch")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building paddock-watch for the test image: %v: %s", err, msg)
-	}
-	return os.ReadFile(out)
 }
 
 // cleanupLeftovers removes sandboxes this test process created and left
@@ -189,7 +223,7 @@ func newAdapter(t testing.TB, edit ...func(*docker.Config)) *docker.Adapter {
 	t.Helper()
 	image := requireEngine(t)
 	cfg := docker.Config{Image: image, Runtime: docker.RuntimeRunc, MemoryMB: 256, DiskMB: 64, MaxProcesses: 128, CPUs: 1,
-		Watch: true} // the test image has paddock-watch (.ci/run builds it in)
+		Watch: true} // the test image has paddock-watch (sandboximage builds it in)
 	for _, e := range edit {
 		e(&cfg)
 	}

@@ -73,11 +73,10 @@ func (a *Adapter) resolveRuntime(ctx context.Context, want string) (string, erro
 	if want == RuntimeRunc {
 		return RuntimeRunc, nil
 	}
-	info, err := a.engine.Info(ctx, client.InfoOptions{})
+	has, err := a.hasRunsc(ctx)
 	if err != nil {
-		return "", engineError("info", err)
+		return "", err
 	}
-	_, has := info.Info.Runtimes[RuntimeRunsc]
 	switch {
 	case has:
 		return RuntimeRunsc, nil
@@ -90,9 +89,27 @@ func (a *Adapter) resolveRuntime(ctx context.Context, want string) (string, erro
 	return RuntimeRunc, nil
 }
 
+// hasRunsc reports whether the engine has the runsc runtime, asking it
+// once per adapter (an engine learns runtimes only when it restarts).
+func (a *Adapter) hasRunsc(ctx context.Context) (bool, error) {
+	a.runtime.mu.Lock()
+	defer a.runtime.mu.Unlock()
+	if a.runtime.known {
+		return a.runtime.runsc, nil
+	}
+	info, err := a.engine.Info(ctx, client.InfoOptions{})
+	if err != nil {
+		return false, engineError("info", err)
+	}
+	_, a.runtime.runsc = info.Info.Runtimes[RuntimeRunsc]
+	a.runtime.known = true
+	return a.runtime.runsc, nil
+}
+
 // Create makes the sandbox, or adopts it: an existing sandbox of that name
 // is returned, started (or unpaused) if it is not running. Options apply
-// only when the sandbox is first made.
+// only when the sandbox is first made. The creation is tried first (the
+// common case costs no lookup); a taken name is adopted.
 func (a *Adapter) Create(ctx context.Context, name string, opts paddock.CreateOpts) (paddock.Handle, error) {
 	if err := paddock.ValidateSandboxName(name); err != nil {
 		return paddock.Handle{}, err
@@ -101,15 +118,28 @@ func (a *Adapter) Create(ctx context.Context, name string, opts paddock.CreateOp
 	if err != nil {
 		return paddock.Handle{}, err
 	}
-	h, err := a.adopt(ctx, name)
-	if err == nil || !errors.Is(err, paddock.ErrNotFound) {
-		return h, err
-	}
-	h, err = a.create(ctx, name, s)
-	if errors.Is(err, errNameTaken) {
-		return a.adopt(ctx, name) // another caller won the race
+	h, err := a.create(ctx, name, s)
+	switch {
+	case errors.Is(err, errNameTaken):
+		return a.adopt(ctx, name)
+	case errors.Is(err, errNoImage):
+		// The engine looks the image up before the name: an existing
+		// sandbox whose image is gone is still adopted.
+		if h, aerr := a.adopt(ctx, name); aerr == nil || !errors.Is(aerr, paddock.ErrNotFound) {
+			return h, aerr
+		}
+		return paddock.Handle{}, noImage(s.image)
 	}
 	return h, err
+}
+
+// noImage is the answer to a create whose image is not on the engine.
+func noImage(image string) error {
+	detail := "docker: image " + image + " is not on the engine (pull or import it first)"
+	if image == DefaultImage {
+		detail = "docker: image " + image + " is not on the engine: build it with `go run ./cmd/paddock-image` in the paddock repository"
+	}
+	return &paddock.InvalidError{Detail: detail}
 }
 
 // adopt returns the existing sandbox, running.
@@ -141,8 +171,12 @@ func (a *Adapter) adopt(ctx context.Context, name string) (paddock.Handle, error
 // caller won a race, or CreateNew met an existing sandbox).
 var errNameTaken = errors.New("docker: the sandbox's container name is taken")
 
-// create makes and starts a new container and checks its scratch space
-// is writable by the sandbox user; a taken name is errNameTaken.
+// errNoImage marks create's answer when the image is not on the engine.
+var errNoImage = errors.New("docker: no such image")
+
+// create makes and starts a new container and, the first time this
+// adapter starts an image, checks the scratch space is writable by the
+// sandbox user; a taken name is errNameTaken.
 func (a *Adapter) create(ctx context.Context, name string, s spec) (paddock.Handle, error) {
 	runtime, err := a.resolveRuntime(ctx, s.runtime)
 	if err != nil {
@@ -154,7 +188,7 @@ func (a *Adapter) create(ctx context.Context, name string, s spec) (paddock.Hand
 	case cerrdefs.IsConflict(err):
 		return paddock.Handle{}, errNameTaken
 	case cerrdefs.IsNotFound(err): // the only thing create looks up is the image
-		return paddock.Handle{}, &paddock.InvalidError{Detail: "docker: image " + s.image + " is not on the engine (pull or import it first)"}
+		return paddock.Handle{}, errNoImage
 	case err != nil:
 		return paddock.Handle{}, engineError("create", err)
 	}
@@ -167,14 +201,19 @@ func (a *Adapter) create(ctx context.Context, name string, s spec) (paddock.Hand
 	if _, err := a.engine.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
 		return fail(engineError("start", err))
 	}
-	out, err := a.run(ctx, name, execSpec{cmd: []string{"/bin/sh", "-c", scriptSelfCheck}}, nil)
-	if err != nil {
-		return fail(err)
+	if _, checked := a.checkedImages.Load(s.image); !checked {
+		out, err := a.run(ctx, name, execSpec{cmd: []string{"/bin/sh", "-c", scriptSelfCheck}}, nil)
+		if err != nil {
+			return fail(err)
+		}
+		if out.code != 0 {
+			return fail(&paddock.InvalidError{Detail: "docker: image " + s.image + ": " + short(string(out.stderr)+string(out.stdout))})
+		}
+		a.checkedImages.Store(s.image, true)
 	}
-	if out.code != 0 {
-		return fail(&paddock.InvalidError{Detail: "docker: image " + s.image + ": " + short(string(out.stderr)+string(out.stdout))})
-	}
-	a.touch(a.BuildHandle(name))
+	// Nothing to stamp: the creation time is the first activity, and the
+	// first exec within stampEvery need not stamp either.
+	a.stamps.mark(name, time.Now())
 	h := a.BuildHandle(name)
 	h.InstanceID = res.ID
 	return h, nil
@@ -202,6 +241,8 @@ func (a *Adapter) CreateNew(ctx context.Context, name string, opts paddock.Creat
 		return h, nil
 	case errors.Is(err, errNameTaken):
 		return paddock.Handle{}, paddock.ErrAlreadyExists
+	case errors.Is(err, errNoImage):
+		return paddock.Handle{}, noImage(s.image)
 	case ctx.Err() != nil:
 		return paddock.Handle{}, &paddock.UnavailableError{Detail: paddock.DetailCreateTimeout}
 	}

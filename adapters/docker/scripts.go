@@ -11,10 +11,11 @@ package docker
 const pathPrelude = `_pd_upath=$PATH; PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH; `
 
 // scriptSelfCheck: the scratch mounts must be writable by the sandbox
-// user (an image that contains /tmp or /workspace gives its own modes to
-// the tmpfs).
+// user (an image that has /tmp or /workspace gives the mount its own
+// directory's mode; the mount's owner is the sandbox user, so only a
+// mode without the owner's write fails).
 const scriptSelfCheck = pathPrelude + `for _pd_p in /tmp /workspace; do
-  [ -w "$_pd_p" ] || { echo "$_pd_p is not writable by uid $(id -u): the image must not contain /tmp, /workspace or /run/paddock" >&2; exit 1; }
+  [ -w "$_pd_p" ] || { echo "$_pd_p is not writable by uid $(id -u): the image's $_pd_p has a mode without the owner's write permission" >&2; exit 1; }
 done`
 
 // scriptSession starts a journaled session and then runs it: the exec it

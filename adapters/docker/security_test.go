@@ -62,6 +62,9 @@ func TestContainerIsHardened(t *testing.T) {
 	require.EqualValues(t, 5e8, hc.NanoCPUs)
 	require.True(t, *hc.Init)
 	require.Equal(t, "1000:1000", res.Container.Config.User)
+	for _, path := range []string{"/tmp", "/workspace"} {
+		require.Contains(t, hc.Tmpfs[path], "uid=1000,gid=1000", "%s belongs to the sandbox user, whatever the image has there", path)
+	}
 	for path, size := range map[string]string{"/tmp": "size=16777216", "/workspace": "size=16777216", "/run/paddock": "size=65536"} {
 		require.Contains(t, hc.Tmpfs[path], size, path)
 		require.Contains(t, hc.Tmpfs[path], "nosuid,nodev", path)

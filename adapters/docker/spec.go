@@ -114,6 +114,20 @@ func (a *Adapter) resolveSpec(params map[string]string) (spec, error) {
 	return s, err
 }
 
+// tmpfsOwner is the mount options giving the scratch mounts to the
+// sandbox user (numeric uid[:gid]). Where the image already has /tmp or
+// /workspace, the runtime gives the mount that directory's mode (a
+// Debian /tmp stays 1777; an image's /workspace is often root's 0755),
+// so the sandbox user must own the mount to write in it.
+func tmpfsOwner(user string) string {
+	uid, gid, hasGID := strings.Cut(user, ":")
+	opts := ",uid=" + uid
+	if hasGID {
+		opts += ",gid=" + gid
+	}
+	return opts
+}
+
 // containerConfig is the hardened container for s: read-only root, no
 // capabilities, no privilege gain, the non-root user, CPU, memory (no
 // swap) and process limits, tmpfs scratch drawn from the memory budget,
@@ -128,6 +142,7 @@ func (a *Adapter) containerConfig(name string, s spec, runtime string, created t
 	memory := s.limits.MemoryMB << 20
 	pids := s.limits.MaxProcesses
 	init := true
+	owner := tmpfsOwner(a.cfg.User)
 	cfg := &container.Config{
 		Image: s.image,
 		User:  a.cfg.User,
@@ -135,6 +150,9 @@ func (a *Adapter) containerConfig(name string, s spec, runtime string, created t
 		// filesystem, and the tmpfs mounted there would then keep that
 		// directory's owner and mode (root, 0755). Each exec sets it.
 		Entrypoint: []string{"/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"},
+		// Home is the workspace: the image's home directories are on the
+		// read-only root, and the sandbox user may have none there.
+		Env: []string{"HOME=" + workspace},
 		Labels: map[string]string{
 			labelManaged: "true", labelName: name, labelCreatedAt: created.UTC().Format(time.RFC3339Nano),
 			labelIdleTimeout: s.idle.String(), labelMaxAge: s.maxAge.String(), labelOwner: a.owner,
@@ -149,8 +167,8 @@ func (a *Adapter) containerConfig(name string, s spec, runtime string, created t
 		RestartPolicy:  container.RestartPolicy{Name: container.RestartPolicyDisabled},
 		Init:           &init,
 		Tmpfs: map[string]string{
-			scratchTmp: "rw,nosuid,nodev,noexec,size=" + strconv.FormatInt(half, 10) + ",mode=1777",
-			workspace:  workspaceOpts + ",size=" + strconv.FormatInt(half, 10) + ",mode=0777",
+			scratchTmp: "rw,nosuid,nodev,noexec,size=" + strconv.FormatInt(half, 10) + ",mode=1777" + owner,
+			workspace:  workspaceOpts + ",size=" + strconv.FormatInt(half, 10) + ",mode=0777" + owner,
 			stateDir:   "rw,nosuid,nodev,noexec,size=" + strconv.Itoa(stateSize) + ",mode=0755",
 		},
 	}
