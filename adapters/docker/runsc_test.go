@@ -70,3 +70,24 @@ func TestRunsc(t *testing.T) {
 	out, _ = execOut(t, a, h, "sh", "-c", "ps -o args | grep -cx 'sleep 60' || true")
 	require.Equal(t, "0\n", out, "the timed-out sleep was killed")
 }
+
+// Under gVisor too, an image's own /tmp and root-owned /workspace are the
+// sandbox user's scratch (gVisor's tmpfs takes the uid and gid options).
+func TestRunscOnADistroShapedImage(t *testing.T) {
+	a := newAdapter(t, func(c *docker.Config) {
+		c.Runtime, c.MaxProcesses, c.Image, c.Watch = docker.RuntimeRunsc, 1024, distroImage, false
+	})
+	h, err := a.Create(ctxFor(t, 3*time.Minute), "gvisor-distro", paddock.CreateOpts{})
+	if errors.Is(err, paddock.ErrInvalid) && strings.Contains(err.Error(), "runsc") {
+		t.Skipf("the engine has no runsc runtime (asking for it is refused as it must be: %v)", err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		require.NoError(t, a.Destroy(ctx, h))
+	})
+	out, code := execOut(t, a, h, "sh", "-c", `touch /tmp/a /workspace/b "$HOME/.c" && echo writable; stat -c '%u' /tmp /workspace`)
+	require.Equal(t, 0, code, out)
+	require.Equal(t, "writable\n1000\n1000\n", out)
+}
