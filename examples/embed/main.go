@@ -1,0 +1,194 @@
+// Command embed is an orchestrator embedding Paddock's runtime from plain
+// Go, on the embedded local provider (no account, daemon or network):
+// create a sandbox, exec, spawn with live output and stdin, detach,
+// re-attach with the replay from byte zero, terminate, destroy; errors
+// handled by their kind.
+//
+//	go run ./examples/embed
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/adapters/local"
+	"github.com/paddockhq/paddock/messages"
+)
+
+func main() {
+	if err := run(context.Background(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "embed:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, out io.Writer) error {
+	// The local provider keeps its sandboxes under a root directory.
+	root, err := os.MkdirTemp("", "paddock-embed")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	adapter, err := local.New(local.WithRoot(root))
+	if err != nil {
+		return err
+	}
+	defer adapter.Close()
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderLocal: adapter}})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = rt.Shutdown(sctx)
+	}()
+
+	// Create is idempotent by name: a second call adopts the sandbox. A
+	// transient failure (a provider's 503, a rate limit) is worth a retry;
+	// WithBackoff retries only those.
+	var h paddock.Handle
+	err = paddock.WithBackoff(ctx, func(ctx context.Context) error {
+		h, err = rt.Create(ctx, paddock.ProviderLocal, "agent-1", paddock.CreateOpts{})
+		return err
+	}, paddock.BackoffOpts{Label: "create agent-1"})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "created %s/%s\n", h.Provider, h.Name)
+
+	// Exec: run to completion. A nonzero exit is data, not an error.
+	res, err := rt.Exec(ctx, h, paddock.NewCmd("sh", "-c", "echo hello; exit 3"), paddock.ExecOpts{})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "exec: %q exit %d\n", res.Stdout, res.ExitCode)
+
+	// An exec past its deadline is an *ExecTimeoutError (and the command
+	// is stopped), told apart from other failures by its kind.
+	_, err = rt.Exec(ctx, h, paddock.NewCmd("sleep", "30"), paddock.ExecOpts{Timeout: paddock.Duration(200 * time.Millisecond)})
+	var timeout *paddock.ExecTimeoutError
+	fmt.Fprintln(out, "exec with a 200ms deadline timed out:", errors.As(err, &timeout), "transient:", paddock.IsTransient(err))
+
+	// Spawn: a detachable session whose output streams as frames. Its
+	// stdin takes what the orchestrator writes.
+	s, err := rt.Spawn(ctx, h, paddock.NewCmd("sh", "-c", `echo ready; while read line; do echo "got $line"; done; echo bye; exit 7`),
+		paddock.SpawnOpts{Stdin: true, Detachable: true})
+	if err != nil {
+		return err
+	}
+	session := s.SessionID()
+	if err := expect(s, "ready\n"); err != nil {
+		return err
+	}
+	if err := s.WriteStdin(ctx, []byte("one\n")); err != nil {
+		return err
+	}
+	if err := expect(s, "got one\n"); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "spawned session", session != "", "and it answered its stdin")
+
+	// Detach: the orchestrator lets go; the command runs on.
+	if err := s.Close(); err != nil {
+		return err
+	}
+	sessions, err := rt.ListSessions(ctx, h)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "detached; live sessions:", len(sessions))
+
+	// Re-attach: the replay starts at byte zero, then the output goes on
+	// live, and stdin is ours again.
+	at, err := rt.Attach(ctx, h, session, paddock.AttachOpts{Stdin: true})
+	if err != nil {
+		return err
+	}
+	if err := at.WriteStdin(ctx, []byte("two\n")); err != nil {
+		return err
+	}
+	if err := at.CloseStdin(ctx); err != nil {
+		return err
+	}
+	replay, code, err := collect(at)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "re-attached: %q, exit %d\n", replay, code)
+
+	// Terminate a session that would run for ever: its terminal frame
+	// says how it ended (143 after SIGTERM).
+	long, err := rt.Spawn(ctx, h, paddock.NewCmd("sleep", "600"), paddock.SpawnOpts{Detachable: true})
+	if err != nil {
+		return err
+	}
+	if err := rt.TerminateSession(ctx, h, long.SessionID(), paddock.TerminateOpts{}); err != nil {
+		return err
+	}
+	_, code, err = collect(long)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "terminated: exit", code)
+
+	// A session that is gone is not_found, by kind.
+	_, err = rt.Attach(ctx, h, "s-no-such-session", paddock.AttachOpts{})
+	fmt.Fprintln(out, "attach to a missing session is not_found:", errors.Is(err, paddock.ErrNotFound))
+
+	// Destroy takes the sandbox and everything in it; a second one is fine.
+	if err := rt.Destroy(ctx, h); err != nil {
+		return err
+	}
+	if err := rt.Destroy(ctx, h); err != nil {
+		return err
+	}
+	_, err = rt.Get(ctx, h)
+	fmt.Fprintln(out, "destroyed; get is not_found:", errors.Is(err, paddock.ErrNotFound))
+	return nil
+}
+
+// expect reads stdout frames until want has arrived (and nothing else).
+func expect(s *actors.FrameStream, want string) error {
+	var got strings.Builder
+	for got.Len() < len(want) {
+		f, ok := <-s.C()
+		if !ok {
+			return fmt.Errorf("the stream ended before %q", want)
+		}
+		switch f := f.(type) {
+		case *messages.Stdout:
+			got.Write(f.GetData())
+		case *messages.Exit, *messages.Error:
+			return fmt.Errorf("the command ended (%v) before %q", f, want)
+		}
+	}
+	if got.String() != want {
+		return fmt.Errorf("got %q, want %q", got.String(), want)
+	}
+	return nil
+}
+
+// collect reads a stream to its terminal frame: the stdout and the exit
+// code; an error frame (the command's fate is unknown) is an error.
+func collect(s *actors.FrameStream) (string, int, error) {
+	var stdout strings.Builder
+	for f := range s.C() {
+		switch f := f.(type) {
+		case *messages.Stdout:
+			stdout.Write(f.GetData())
+		case *messages.Exit:
+			return stdout.String(), int(f.GetCode()), nil
+		case *messages.Error:
+			return stdout.String(), 0, fmt.Errorf("%s: %s", f.GetReason(), f.GetDetail())
+		}
+	}
+	return stdout.String(), 0, errors.New("the stream ended without a terminal frame")
+}
