@@ -1,0 +1,78 @@
+// Command custom-adapter runs the made-up "audited" provider (package
+// audited: an adapter over another one that keeps an audit log) under
+// Paddock's runtime, on top of the embedded local provider, and prints
+// what it audited. Its test, audited_test.go, proves the adapter with
+// the conformance suite.
+//
+//	go run ./examples/custom-adapter
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/adapters/local"
+	"github.com/paddockhq/paddock/examples/custom-adapter/audited"
+)
+
+func main() {
+	if err := run(context.Background(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "custom-adapter:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, out io.Writer) error {
+	root, err := os.MkdirTemp("", "paddock-custom-adapter")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	inner, err := local.New(local.WithRoot(root))
+	if err != nil {
+		return err
+	}
+	defer inner.Close()
+	var auditLog bytes.Buffer // read only after the runtime has stopped
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{audited.Provider: audited.New(inner, &auditLog)}})
+	if err != nil {
+		return err
+	}
+	h, err := rt.Create(ctx, audited.Provider, "box", paddock.CreateOpts{})
+	if err != nil {
+		return err
+	}
+	res, err := rt.Exec(ctx, h, paddock.NewCmd("sh", "-c", "echo hello from $0", "audited"), paddock.ExecOpts{})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s/%s: %q exit %d\n", h.Provider, h.Name, res.Stdout, res.ExitCode)
+	caps, err := rt.Capabilities(audited.Provider)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "offers attach:", caps.Has(paddock.CapAttach), "offers files:", caps.Has(paddock.CapFiles))
+	_, err = rt.ListDir(ctx, h, "/")
+	fmt.Fprintln(out, "list a directory: not_supported:", errors.Is(err, paddock.ErrNotSupported))
+	if err := rt.Destroy(ctx, h); err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := rt.Shutdown(sctx); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "audit log:")
+	for _, line := range strings.Split(strings.TrimSpace(auditLog.String()), "\n") {
+		fmt.Fprintln(out, " ", line[strings.IndexByte(line, ' ')+1:]) // without the time
+	}
+	return nil
+}
