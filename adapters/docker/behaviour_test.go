@@ -199,15 +199,25 @@ func TestStoppedSandbox(t *testing.T) {
 	require.Equal(t, "running again\n", out)
 }
 
-// An image shaped like a distro's: its /tmp and root-owned /workspace
-// are the sandbox user's scratch (the image's project file is hidden by
-// the mount, as documented), home is the workspace, and its own non-root
-// user is not the one commands run as.
-func TestADistroShapedImageIsUsable(t *testing.T) {
-	a := newAdapter(t, func(c *docker.Config) { c.Image = distroImage; c.Watch = false })
-	h := sandbox(t, a, "distro-shaped", nil)
-	out, code := execOut(t, a, h, "sh", "-c", `id -u; echo "$HOME"; pwd; ls -A /workspace | wc -l
+// Ordinary images are usable: one shaped like a distro's, whose /tmp and
+// root-owned /workspace become the sandbox user's scratch (the image's
+// project file is hidden by the mount, as documented) and whose own
+// non-root user is not the one commands run as; and a bare one with no
+// users, /tmp or /workspace at all. Home is the workspace in both.
+func TestOrdinaryImagesAreUsable(t *testing.T) {
+	for _, tc := range []struct {
+		image, modes string
+	}{
+		{distroImage, "1000 1777\n1000 755\n"}, // the image's own modes, the sandbox user's mounts
+		{testBase, "1000 1777\n1000 777\n"},    // the mounts' modes
+	} {
+		t.Run(tc.image, func(t *testing.T) {
+			a := newAdapter(t, func(c *docker.Config) { c.Image = tc.image; c.Watch = false })
+			h := sandbox(t, a, "ordinary", nil)
+			out, code := execOut(t, a, h, "sh", "-c", `id -u; echo "$HOME"; pwd; ls -A /workspace | wc -l
 touch /tmp/a /workspace/b "$HOME/.c" && echo writable; stat -c '%u %a' /tmp /workspace`)
-	require.Equal(t, 0, code, out)
-	require.Equal(t, "1000\n/workspace\n/workspace\n0\nwritable\n1000 1777\n1000 755\n", out)
+			require.Equal(t, 0, code, out)
+			require.Equal(t, "1000\n/workspace\n/workspace\n0\nwritable\n"+tc.modes, out)
+		})
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/preview"
@@ -190,6 +191,19 @@ func (a *Adapter) String() string { return "docker.Adapter(" + a.engine.DaemonHo
 func (a *Adapter) Ping(ctx context.Context) error {
 	_, err := a.engine.Ping(ctx, client.PingOptions{})
 	return engineError("ping", err)
+}
+
+// ImageReady reports whether the configured image is on the engine: nil,
+// or invalid saying how to get it (the default image: how to build it).
+func (a *Adapter) ImageReady(ctx context.Context) error {
+	_, err := a.engine.ImageInspect(ctx, a.cfg.Image)
+	switch {
+	case err == nil:
+		return nil
+	case cerrdefs.IsNotFound(err):
+		return noImage(a.cfg.Image)
+	}
+	return engineError("image inspect", err)
 }
 
 // checkUser refuses root and anything not numeric uid[:gid] (a name

@@ -94,15 +94,16 @@ func requireEngine(t testing.TB) string {
 	return engineCheck.image
 }
 
-// ensureImages makes the test image (through sandboximage, on a busybox
-// base) and the distro-shaped image when they are not on the engine.
+// ensureImages makes the bare busybox base, the test image (through
+// sandboximage, on that base) and the distro-shaped image when they are
+// not on the engine.
 func ensureImages(ctx context.Context, cli *client.Client, image string) error {
-	if !hasImage(ctx, cli, image) {
-		if !hasImage(ctx, cli, testBase) {
-			if err := importBusybox(ctx, cli, testBase, nil); err != nil {
-				return err
-			}
+	if !hasImage(ctx, cli, testBase) { // also a test's bare image
+		if err := importBusybox(ctx, cli, testBase, nil); err != nil {
+			return err
 		}
+	}
+	if !hasImage(ctx, cli, image) {
 		watch, err := sandboximage.WatchHelper(ctx, cli)
 		if err != nil {
 			return err

@@ -215,3 +215,12 @@ func TestSuspendDuringExecs(t *testing.T) {
 		return err == nil && info.Status == paddock.StatusRunning
 	}, 10*time.Second, 20*time.Millisecond, "the sandbox runs again")
 }
+
+// ImageReady says whether the configured image is there, and how to get
+// it when it is not.
+func TestImageReady(t *testing.T) {
+	require.NoError(t, newAdapter(t).ImageReady(ctxFor(t, 10*time.Second)))
+	err := newAdapter(t, func(c *docker.Config) { c.Image = "paddock-test/none:0" }).ImageReady(ctxFor(t, 10*time.Second))
+	require.ErrorIs(t, err, paddock.ErrInvalid)
+	require.Contains(t, err.Error(), "paddock-test/none:0 is not on the engine")
+}
