@@ -21,16 +21,7 @@ func TestRunsc(t *testing.T) {
 	// kernel's own threads and stubs: it needs room beyond the guest's.
 	a := newAdapter(t, func(c *docker.Config) { c.Runtime = docker.RuntimeRunsc; c.MaxProcesses = 1024 })
 	ctx := ctxFor(t, 3*time.Minute)
-	h, err := a.Create(ctx, "gvisor", paddock.CreateOpts{})
-	if errors.Is(err, paddock.ErrInvalid) && strings.Contains(err.Error(), "runsc") {
-		t.Skipf("the engine has no runsc runtime (asking for it is refused as it must be: %v)", err)
-	}
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		require.NoError(t, a.Destroy(ctx, h))
-	})
+	h := runscSandbox(t, a, "gvisor")
 	out, code := execOut(t, a, h, "dmesg")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "gVisor", "the guest kernel is gVisor's")
@@ -77,7 +68,17 @@ func TestRunscOnADistroShapedImage(t *testing.T) {
 	a := newAdapter(t, func(c *docker.Config) {
 		c.Runtime, c.MaxProcesses, c.Image, c.Watch = docker.RuntimeRunsc, 1024, distroImage, false
 	})
-	h, err := a.Create(ctxFor(t, 3*time.Minute), "gvisor-distro", paddock.CreateOpts{})
+	h := runscSandbox(t, a, "gvisor-distro")
+	out, code := execOut(t, a, h, "sh", "-c", `touch /tmp/a /workspace/b "$HOME/.c" && echo writable; stat -c '%u' /tmp /workspace`)
+	require.Equal(t, 0, code, out)
+	require.Equal(t, "writable\n1000\n1000\n", out)
+}
+
+// runscSandbox creates a sandbox under runsc, destroyed when the test
+// ends; an engine without runsc skips the test (the refusal checked).
+func runscSandbox(t *testing.T, a *docker.Adapter, name string) paddock.Handle {
+	t.Helper()
+	h, err := a.Create(ctxFor(t, 3*time.Minute), name, paddock.CreateOpts{})
 	if errors.Is(err, paddock.ErrInvalid) && strings.Contains(err.Error(), "runsc") {
 		t.Skipf("the engine has no runsc runtime (asking for it is refused as it must be: %v)", err)
 	}
@@ -87,7 +88,5 @@ func TestRunscOnADistroShapedImage(t *testing.T) {
 		defer cancel()
 		require.NoError(t, a.Destroy(ctx, h))
 	})
-	out, code := execOut(t, a, h, "sh", "-c", `touch /tmp/a /workspace/b "$HOME/.c" && echo writable; stat -c '%u' /tmp /workspace`)
-	require.Equal(t, 0, code, out)
-	require.Equal(t, "writable\n1000\n1000\n", out)
+	return h
 }
