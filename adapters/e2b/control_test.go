@@ -307,7 +307,7 @@ func TestControlPlaneFailures(t *testing.T) {
 				// outlasts; the setup above keeps the default, so a slow
 				// machine cannot fail it. The timeout leaves a loaded
 				// machine room to send the request before it expires.
-				a = newAdapter(t, srv, func(c *e2b.Config) { c.Timeout = 2 * time.Second })
+				a = newAdapter(t, srv, func(c *e2b.Config) { c.Timeout = 5 * time.Second })
 			}
 			before := srv.Count(tc.route)
 			err := tc.call(a)
