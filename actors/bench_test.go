@@ -13,6 +13,8 @@ import (
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/fake"
 	"github.com/paddockhq/paddock/messages"
+	"github.com/prometheus/client_golang/prometheus"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // BenchmarkStream measures stdout throughput through the runtime (reader,
@@ -88,9 +90,13 @@ func handOver(st paddock.Stream) <-chan paddock.Event {
 
 // startHose starts a runtime over a firehose of chunks frames of size
 // bytes, with one sandbox.
-func startHose(b *testing.B, chunks, size int) (*actors.Runtime, paddock.Handle) {
+func startHose(b *testing.B, chunks, size int, edit ...func(*actors.Config)) (*actors.Runtime, paddock.Handle) {
 	hose := &firehose{Adapter: fake.New(), chunks: chunks, size: size}
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": hose}})
+	cfg := actors.Config{Adapters: paddock.Registry{"fake": hose}}
+	for _, e := range edit {
+		e(&cfg)
+	}
+	rt, err := actors.Start(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -153,6 +159,55 @@ func BenchmarkFrames(b *testing.B) {
 	b.ReportMetric(rate(raw), "raw-send-frames/s")
 	b.ReportMetric(rate(through), "runtime-frames/s")
 	b.ReportMetric(rate(through)/rate(raw), "runtime/raw-send")
+}
+
+// BenchmarkFramesObserved is BenchmarkFrames' runtime path with metrics
+// (a Prometheus registry) and tracing (the OpenTelemetry SDK's provider)
+// both on, next to, in the same run, the same path with both off; it
+// reports both rates and their ratio (observed/plain; the goal is at
+// least 0.95).
+func BenchmarkFramesObserved(b *testing.B) {
+	const frames = 16384
+	plain, hp := startHose(b, frames, 64)
+	tp := sdktrace.NewTracerProvider()
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	observed, ho := startHose(b, frames, 64, func(c *actors.Config) {
+		c.Name, c.Metrics, c.Tracer = "observed", prometheus.NewRegistry(), tp
+	})
+	run := func(rt *actors.Runtime, h paddock.Handle) time.Duration {
+		e := rt.Engine()
+		ended := make(chan struct{})
+		credits := actors.NewCredits(0)
+		owner := e.SpawnFunc(func(c *actor.Context) {
+			if f, ok := c.Message().(messages.Frame); ok {
+				credits.Consumed(c, f)
+				if messages.IsTerminal(f) {
+					close(ended)
+				}
+			}
+		}, "owner")
+		defer func() { <-e.Poison(owner).Done() }()
+		start := time.Now()
+		if _, _, err := rt.SpawnTo(ctx, owner, h, paddock.NewCmd("firehose"), paddock.SpawnOpts{}, 0); err != nil {
+			b.Fatal(err)
+		}
+		<-ended
+		return time.Since(start)
+	}
+	var off, on time.Duration
+	for i := range b.N {
+		if i%2 == 0 { // alternate which goes first
+			off += run(plain, hp)
+			on += run(observed, ho)
+		} else {
+			on += run(observed, ho)
+			off += run(plain, hp)
+		}
+	}
+	rate := func(d time.Duration) float64 { return frames * float64(b.N) / d.Seconds() }
+	b.ReportMetric(rate(off), "plain-frames/s")
+	b.ReportMetric(rate(on), "observed-frames/s")
+	b.ReportMetric(rate(on)/rate(off), "observed/plain")
 }
 
 // BenchmarkLiveCommands holds 10,000 commands live at once (their streams

@@ -7,6 +7,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/telemetry"
 	"github.com/paddockhq/paddock/internal/wire"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/paddockhq/paddock/supervisor"
@@ -27,6 +28,7 @@ type commandActor struct {
 	stream   paddock.Stream
 	window   int
 	out      *outlet
+	meter    *telemetry.Stream // nil without metrics
 
 	self, root *actor.PID
 	ctx        context.Context
@@ -88,6 +90,7 @@ func (a *commandActor) Receive(c *actor.Context) {
 	case actor.Started:
 		a.self = c.PID()
 		a.out.self = a.self
+		a.meter = a.rt.tel.Stream(a.provider)
 	case launch:
 		a.launch(c)
 	case readerDone:
@@ -136,6 +139,7 @@ func (a *commandActor) Receive(c *actor.Context) {
 	case detachCommand:
 		a.detach(c)
 	case actor.Stopped:
+		a.meter.Done()
 		a.stopped(c)
 	}
 }
@@ -156,6 +160,7 @@ func (a *commandActor) fail(c *actor.Context, reason, detail string) {
 		if g.Done() {
 			return nil // not a breach: the adapter's own terminal frame won
 		}
+		a.meter.Failed()
 		return g.Fail(reason, detail, messages.ErrorKind_ERROR_KIND_UNAVAILABLE)
 	}) {
 		a.finish(c)
@@ -186,7 +191,7 @@ const drainGrace = 50 * time.Millisecond
 // or cancel. It owns the stream's local end and closes it when it returns;
 // after the terminal frame it tells the actor, which winds the command up.
 func (a *commandActor) startReader(e *actor.Engine) {
-	st, ctx, permits, self, ref, out := a.stream, a.ctx, a.permits, a.self, string(a.ref), a.out
+	st, ctx, permits, self, ref, out, meter := a.stream, a.ctx, a.permits, a.self, string(a.ref), a.out, a.meter
 	report := a.violation
 	a.rt.goTracked("reading the stream of "+ref, func() {
 		defer closeQuietly(st)
@@ -196,9 +201,7 @@ func (a *commandActor) startReader(e *actor.Engine) {
 			}
 		}()
 		for {
-			select {
-			case <-permits:
-			case <-ctx.Done():
+			if !awaitPermit(ctx, permits, meter) {
 				return
 			}
 			ev, err := st.Next(ctx)
@@ -207,9 +210,21 @@ func (a *commandActor) startReader(e *actor.Engine) {
 			}
 			var terminal bool
 			if err != nil {
-				terminal = out.emit(func(g *supervisor.Guard) messages.Frame { return g.End(err) })
+				terminal = out.emit(func(g *supervisor.Guard) messages.Frame {
+					f := g.End(err)
+					if f != nil {
+						meter.Failed()
+					}
+					return f
+				})
 			} else {
-				terminal = out.emit(func(g *supervisor.Guard) messages.Frame { return g.Event(ev) })
+				terminal = out.emit(func(g *supervisor.Guard) messages.Frame {
+					f := g.Event(ev)
+					if f != nil {
+						meter.Event(ev)
+					}
+					return f
+				})
 			}
 			if terminal {
 				e.Send(self, readerDone{})
@@ -222,6 +237,24 @@ func (a *commandActor) startReader(e *actor.Engine) {
 			}
 		}
 	})
+}
+
+// awaitPermit takes one read permit, counting the command as waiting for
+// credit while it has none; false when ctx ended first.
+func awaitPermit(ctx context.Context, permits chan struct{}, meter *telemetry.Stream) bool {
+	select {
+	case <-permits:
+		return true
+	default:
+	}
+	meter.Waiting(true)
+	defer meter.Waiting(false)
+	select {
+	case <-permits:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // drainAfterTerminal reads, for a short grace, whatever an adapter sends

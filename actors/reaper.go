@@ -44,6 +44,7 @@ func (rt *Runtime) startReapers(interval time.Duration) {
 }
 
 func (rt *Runtime) logReap(p paddock.Provider, report paddock.ReapReport, err error) {
+	rt.tel.Reaped(p, report)
 	if len(report.Stopped)+len(report.Destroyed)+len(report.Orphaned) > 0 {
 		rt.log.Info().Str("provider", string(p)).Strs("stopped", report.Stopped).Strs("destroyed", report.Destroyed).
 			Strs("orphaned", report.Orphaned).Msg("reaped sandboxes")
@@ -62,6 +63,7 @@ func (rt *Runtime) Reap(ctx context.Context) (map[paddock.Provider]paddock.ReapR
 		a, _ := rt.cfg.Adapters.Lookup(p)
 		if reaper, ok := a.(paddock.Reaper); ok {
 			report, err := reaper.Reap(ctx)
+			rt.tel.Reaped(p, report)
 			reports[p] = report
 			if err != nil {
 				errs = append(errs, &paddock.OpError{Op: "reap", Provider: p, Err: err})

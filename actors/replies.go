@@ -73,6 +73,10 @@ func call[R proto.Message](ctx context.Context, rt *Runtime, build func(id strin
 		return zero, errStopped
 	}
 	id := rt.newID()
+	if rt.tel.Tracing() {
+		rt.callers.Store(id, ctx)
+		defer rt.callers.Delete(id)
+	}
 	ch := rt.replies.expect(id)
 	rt.engine.SendWithSender(rt.root, build(id), rt.replies.pid)
 	select {

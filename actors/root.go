@@ -233,6 +233,7 @@ func (r *root) list(c *actor.Context, m *messages.ListRequest) {
 	}
 	replyTo, e := c.Sender(), c.Engine()
 	r.rt.goTracked("ListAllNames on "+string(p), func() {
+		measured := r.rt.measure(m, p, opName(m))
 		reply := guardedServe(m, func() proto.Message {
 			names, err := a.ListAllNames(r.rt.opsCtx)
 			if err != nil {
@@ -240,6 +241,7 @@ func (r *root) list(c *actor.Context, m *messages.ListRequest) {
 			}
 			return &messages.ListReply{Id: m.GetId(), Names: names}
 		})
+		measured.End(failureOf(reply))
 		e.Send(replyTo, reply)
 	})
 }

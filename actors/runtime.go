@@ -14,8 +14,11 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/telemetry"
 	"github.com/paddockhq/paddock/supervisor"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults of Config.
@@ -54,6 +57,20 @@ type Config struct {
 	// that has one (enforcing idle timeouts and maximum ages, removing
 	// orphans). 0 = one minute; negative = never (call Reap yourself).
 	ReapInterval time.Duration
+	// Metrics registers the runtime's metrics (live sandboxes and
+	// commands, frames and bytes, operation latency and errors, commands
+	// waiting for credit, journal bytes, reaper actions; README lists
+	// them); nil = none.
+	Metrics prometheus.Registerer
+	// Tracer makes a span per operation, parented on the caller's context
+	// when the call came through the Runtime's methods; nil = none.
+	Tracer trace.TracerProvider
+}
+
+// JournalSizer is implemented by adapters that keep session journals the
+// runtime can count (the local adapter): the bytes they hold now.
+type JournalSizer interface {
+	JournalBytes() int64
 }
 
 // Runtime is a running Paddock: a root actor on a hollywood engine with a
@@ -83,6 +100,9 @@ type Runtime struct {
 	shutdownOnce sync.Once
 	shutdownErr  error
 
+	tel     *telemetry.Telemetry // nil: no metrics or traces
+	callers sync.Map             // request id -> the caller's context, while tracing
+
 	observeBeat func(sandbox, event string) // tests: each heartbeat tick's decision (idle, sent) and each beat's end (done)
 }
 
@@ -103,9 +123,20 @@ func Start(cfg Config) (*Runtime, error) {
 	if cfg.Name == "" {
 		cfg.Name = DefaultName
 	}
+	journals := map[paddock.Provider]func() int64{}
+	for _, p := range cfg.Adapters.Providers() {
+		if a, _ := cfg.Adapters.Lookup(p); a != nil {
+			if j, ok := a.(JournalSizer); ok {
+				journals[p] = j.JournalBytes
+			}
+		}
+	}
+	tel, err := telemetry.New(telemetry.Config{Registerer: cfg.Metrics, Tracer: cfg.Tracer, Journals: journals})
+	if err != nil {
+		return nil, err
+	}
 	e := cfg.Engine
 	if e == nil {
-		var err error
 		if e, err = actor.NewEngine(actor.NewEngineConfig()); err != nil {
 			return nil, &paddock.UnavailableError{Detail: "starting the actor engine: " + err.Error()}
 		}
@@ -115,7 +146,7 @@ func Start(cfg Config) (*Runtime, error) {
 	}
 	rt := &Runtime{
 		cfg: cfg, engine: e, log: cfg.Logger.With().Str("runtime", cfg.Name).Logger(),
-		refPrefix: randomPrefix(), stopped: make(chan struct{}), actorsDone: make(chan struct{}),
+		refPrefix: randomPrefix(), stopped: make(chan struct{}), actorsDone: make(chan struct{}), tel: tel,
 	}
 	rt.opsCtx, rt.opsCancel = context.WithCancel(context.Background())
 	rt.replies = newReplyBox(actor.NewPID(e.Address(), repliesKind+"/"+cfg.Name))

@@ -43,8 +43,10 @@ func newSandbox(rt *Runtime, a paddock.Adapter, p paddock.Provider, name, key st
 func (s *sandboxActor) Receive(c *actor.Context) {
 	switch m := c.Message().(type) {
 	case actor.Started:
+		s.rt.tel.SandboxLive(s.provider, 1)
 		s.startHeartbeat(c)
 	case actor.Stopped:
+		s.rt.tel.SandboxLive(s.provider, -1)
 		s.stopHeartbeat()
 	case handleUpdate:
 		s.cached = m.h
@@ -85,7 +87,10 @@ func (s *sandboxActor) dispatch(c *actor.Context, req proto.Message, dl *paddock
 	}
 	cl := opCall{ctx: s.rt.opsCtx, h: s.handle(req), e: c.Engine(), self: c.PID(), root: s.root, replyTo: c.Sender(), deadline: dl}
 	s.rt.goTracked(o.name()+" on "+s.key, func() {
-		if reply := guardedServe(req, func() proto.Message { return o.serve(s, cl, req) }); reply != nil && cl.replyTo != nil {
+		measured := s.rt.measure(req, s.provider, o.name())
+		reply := guardedServe(req, func() proto.Message { return o.serve(s, cl, req) })
+		measured.End(failureOf(reply))
+		if reply != nil && cl.replyTo != nil {
 			cl.e.Send(cl.replyTo, reply)
 		}
 	})

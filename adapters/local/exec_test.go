@@ -178,3 +178,17 @@ func TestProgramsThatCannotRunExitAsUnderAShell(t *testing.T) {
 		})
 	}
 }
+
+// JournalBytes counts what the sessions' journals hold on disk: nothing
+// before a session, more after each.
+func TestJournalBytes(t *testing.T) {
+	t.Parallel()
+	a := newLocal(t)
+	h := box(t, a, "journals")
+	require.Zero(t, a.JournalBytes())
+	events(t, sh(t, a, h, "echo hello", paddock.SpawnOpts{}), 30*time.Second)
+	first := a.JournalBytes()
+	assert.Greater(t, first, int64(len("hello\n")), "the output and the records around it")
+	events(t, sh(t, a, h, "seq 1 10000", paddock.SpawnOpts{}), 30*time.Second)
+	assert.Greater(t, a.JournalBytes(), first)
+}

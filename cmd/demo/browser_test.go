@@ -95,6 +95,9 @@ func TestConsoleInChromium(t *testing.T) {
 	assert.EqualValues(t, 2000, eval(ctx, `document.querySelectorAll('.view .line.stdout').length`))
 	assert.Equal(t, "line-2000", eval(ctx, `[...document.querySelectorAll('.view .line.stdout')].pop().textContent`), "the page shows line 2,000")
 	assert.EqualValues(t, 20, eval(ctx, `document.querySelectorAll('.view .line.stderr').length`), "the stderr lines are marked as stderr")
+	// The live panel counts what streamed (the runtime's metrics).
+	require.NoError(t, chromedp.Do(ctx, poll(`document.querySelector('#live-bytes').textContent.endsWith('KiB')`)))
+	assert.NotEqual(t, "0", text(ctx, `#live-sandboxes`))
 
 	// The file panel: upload a file into the sandbox, see it listed,
 	// download it byte-equal, delete it.
@@ -242,7 +245,7 @@ func (r *statusRecorder) WriteHeader(status int) {
 // both reach the console and are refused, and no sandbox is made.
 func TestAnotherPortCannotChangeState(t *testing.T) {
 	tab := browser(t)
-	rt, reg, stop, err := startRuntime(t.TempDir(), zerolog.Nop())
+	rt, reg, stop, err := startRuntime(t.TempDir(), zerolog.Nop(), nil)
 	require.NoError(t, err)
 	t.Cleanup(stop)
 	c := newConsole(rt, reg, zerolog.Nop())

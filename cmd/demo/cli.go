@@ -91,7 +91,7 @@ func cliCommand(ctx context.Context, cmd string, args []string, stdin io.Reader,
 		return code
 	}
 	rest := fs.Args()
-	rt, _, stop, err := startRuntime(o.root, zerolog.Nop())
+	rt, _, stop, err := startRuntime(o.root, zerolog.Nop(), nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "demo:", err)
 		return exitError

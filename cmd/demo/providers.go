@@ -15,6 +15,7 @@ import (
 	"github.com/paddockhq/paddock/adapters/local"
 	"github.com/paddockhq/paddock/adapters/sprites"
 	"github.com/paddockhq/paddock/fake"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
 
@@ -81,12 +82,12 @@ func dockerProvider(getenv func(string) string, log zerolog.Logger) *docker.Adap
 
 // startRuntime starts a runtime over the demo's providers; stop shuts both
 // down.
-func startRuntime(localRoot string, log zerolog.Logger) (rt *actors.Runtime, reg paddock.Registry, stop func(), err error) {
+func startRuntime(localRoot string, log zerolog.Logger, metrics prometheus.Registerer) (rt *actors.Runtime, reg paddock.Registry, stop func(), err error) {
 	reg, closeReg, err := registry(localRoot, log, os.Getenv)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rt, err = actors.Start(actors.Config{Adapters: reg, Logger: log})
+	rt, err = actors.Start(actors.Config{Adapters: reg, Logger: log, Metrics: metrics})
 	if err != nil {
 		closeReg()
 		return nil, nil, nil, err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
 
@@ -35,6 +36,7 @@ type console struct {
 	log       zerolog.Logger
 	limits    socketLimits
 	sockets   socketCounts
+	metrics   prometheus.Gatherer // the runtime's metrics; nil = none
 }
 
 // serveOptions are the console's flags.
@@ -75,7 +77,8 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *verbose {
 		log = zerolog.New(zerolog.ConsoleWriter{Out: stderr}).With().Timestamp().Logger()
 	}
-	rt, reg, stop, err := startRuntime(*root, log)
+	metrics := prometheus.NewRegistry()
+	rt, reg, stop, err := startRuntime(*root, log, metrics)
 	if err != nil {
 		fmt.Fprintln(stderr, "demo:", err)
 		return exitError
@@ -88,6 +91,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	c := newConsole(rt, reg, log)
 	c.limits = o.limits
+	c.metrics = metrics
 	h, err := rt.Create(ctx, paddock.ProviderLocal, "demo", paddock.CreateOpts{})
 	if err != nil {
 		fmt.Fprintln(stderr, "demo: creating the demo sandbox:", err)
@@ -145,6 +149,8 @@ func (c *console) handler() http.Handler {
 	mux.HandleFunc("PUT /api/file", c.uploadFile)
 	mux.HandleFunc("DELETE /api/file", c.deleteFile)
 	mux.HandleFunc("GET /ws", c.socket)
+	mux.HandleFunc("GET /metrics", c.metricsPage)
+	mux.HandleFunc("GET /api/stats", c.stats)
 	return c.guard(mux)
 }
 

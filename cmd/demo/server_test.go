@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/paddockhq/paddock"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,11 +26,13 @@ import (
 // startConsole serves a console on a loopback port until the test ends.
 func startConsole(t *testing.T, edit ...func(*console)) (*console, string) {
 	t.Helper()
-	rt, reg, stop, err := startRuntime(t.TempDir(), zerolog.Nop())
+	metrics := prometheus.NewRegistry()
+	rt, reg, stop, err := startRuntime(t.TempDir(), zerolog.Nop(), metrics)
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	c := newConsole(rt, reg, zerolog.Nop())
+	c.metrics = metrics
 	for _, e := range edit {
 		e(c)
 	}
@@ -192,4 +196,46 @@ func TestFileRoutes(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+}
+
+// /metrics serves the runtime's metrics behind the token, and /api/stats
+// sums them for the live panel: after a command, its bytes are counted.
+func TestMetricsAndStats(t *testing.T) {
+	t.Parallel()
+	c, base := startConsole(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := c.rt.Create(ctx, paddock.ProviderLocal, "demo", paddock.CreateOpts{})
+	require.NoError(t, err)
+	v, err := runView(ctx, c, base, []string{"sh", "-c", "printf hello; printf oops >&2"})
+	require.NoError(t, err)
+	require.Equal(t, "exit", v.terminal.Type)
+
+	res, err := http.Get(base + "/metrics")
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "the metrics are behind the token")
+	get := func(path string) (int, string) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res.StatusCode, string(body)
+	}
+	code, body := get("/metrics")
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, `paddock_stream_bytes_total{provider="local",stream="stdout"} 5`)
+	assert.Contains(t, body, `paddock_stream_bytes_total{provider="local",stream="stderr"} 4`)
+	assert.Contains(t, body, `paddock_sandboxes_live{provider="local"} 1`)
+	assert.Contains(t, body, "paddock_journal_bytes")
+	require.Eventually(t, func() bool {
+		code, body := get("/api/stats")
+		var s stats
+		return code == http.StatusOK && json.Unmarshal([]byte(body), &s) == nil &&
+			s.Bytes == 9 && s.Sandboxes == 1 && s.Commands == 0 && s.Journal > 0
+	}, 10*time.Second, 10*time.Millisecond, "the live panel's numbers")
 }

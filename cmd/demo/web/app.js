@@ -265,4 +265,23 @@ $("#run").onclick = () => {
   setTimeout(loadSessions, 300);
 };
 $("#refresh-sessions").onclick = loadSessions;
+
+// The live panel: the runtime's metrics, summed over providers, every 2 s.
+function humanBytes(n) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  return (i === 0 ? n : n.toFixed(1)) + " " + units[i];
+}
+async function loadStats() {
+  try {
+    const s = await api("/api/stats");
+    $("#live-sandboxes").textContent = s.sandboxes;
+    $("#live-commands").textContent = s.commands;
+    $("#live-bytes").textContent = humanBytes(s.bytes);
+    $("#live-errors").textContent = s.errors;
+  } catch (e) { /* the next tick tries again */ }
+}
+setInterval(loadStats, 2000);
+loadStats();
 loadProviders();
