@@ -194,6 +194,7 @@ func (a *commandActor) startReader(e *actor.Engine) {
 	st, ctx, permits, self, ref, out, meter := a.stream, a.ctx, a.permits, a.self, string(a.ref), a.out, a.meter
 	report := a.violation
 	a.rt.goTracked("reading the stream of "+ref, func() {
+		defer meter.Flush()
 		defer closeQuietly(st)
 		defer func() {
 			if v := recover(); v != nil {

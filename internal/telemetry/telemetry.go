@@ -158,7 +158,10 @@ func (o *Operation) End(kind paddock.Kind, detail string) {
 	}
 }
 
-// Stream is one command's instruments, resolved once per command.
+// Stream is one command's instruments, resolved once per command. Its
+// output counts are kept locally by the one goroutine that reads the
+// command and added to the counters every flushEvery frames, at the
+// terminal frame and at Flush: a frame costs no atomic operation.
 type Stream struct {
 	t                           *Telemetry
 	provider                    string
@@ -166,7 +169,20 @@ type Stream struct {
 	stdoutBytes, stderrBytes    prometheus.Counter
 	changeFrames, exit, failure prometheus.Counter
 	waiting                     prometheus.Gauge
+
+	pending pendingCounts // the reader's counts not yet added
 }
+
+// pendingCounts are a Stream's counts not yet added to its counters.
+type pendingCounts struct {
+	frames                   int
+	stdout, stderr, changes  int
+	stdoutBytes, stderrBytes int
+}
+
+// flushEvery is how many output frames a Stream counts before it adds
+// them to the counters.
+const flushEvery = 32
 
 // Stream returns the instruments of a command on provider p and counts it
 // live until Done.
@@ -184,25 +200,52 @@ func (t *Telemetry) Stream(p paddock.Provider) *Stream {
 		waiting: t.waiting.WithLabelValues(l)}
 }
 
-// Event counts one frame sent for ev.
+// Event counts one frame sent for ev; only the command's reader calls it.
 func (s *Stream) Event(ev paddock.Event) {
 	if s == nil {
 		return
 	}
+	p := &s.pending
 	switch ev.Kind {
 	case paddock.EventStdout:
-		s.stdoutFrames.Inc()
-		s.stdoutBytes.Add(float64(len(ev.Data)))
+		p.stdout++
+		p.stdoutBytes += len(ev.Data)
 	case paddock.EventStderr:
-		s.stderrFrames.Inc()
-		s.stderrBytes.Add(float64(len(ev.Data)))
+		p.stderr++
+		p.stderrBytes += len(ev.Data)
 	case paddock.EventFile:
-		s.changeFrames.Inc()
+		p.changes++
 	case paddock.EventExit:
 		s.exit.Inc()
+		s.Flush()
+		return
 	case paddock.EventError:
 		s.failure.Inc()
+		s.Flush()
+		return
 	}
+	if p.frames++; p.frames >= flushEvery {
+		s.Flush()
+	}
+}
+
+// Flush adds the reader's pending counts to the counters; the reader
+// calls it when it ends.
+func (s *Stream) Flush() {
+	if s == nil {
+		return
+	}
+	p := &s.pending
+	for _, c := range []struct {
+		n  int
+		to prometheus.Counter
+	}{{p.stdout, s.stdoutFrames}, {p.stderr, s.stderrFrames}, {p.changes, s.changeFrames},
+		{p.stdoutBytes, s.stdoutBytes}, {p.stderrBytes, s.stderrBytes}} {
+		if c.n > 0 {
+			c.to.Add(float64(c.n))
+		}
+	}
+	s.pending = pendingCounts{}
 }
 
 // Failed counts a terminal error frame the runtime itself decided.
