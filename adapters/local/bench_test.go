@@ -17,6 +17,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/local"
 	"github.com/paddockhq/paddock/conformance"
+	"github.com/paddockhq/paddock/internal/perf"
 )
 
 // BenchmarkStream streams a command's stdout through the runtime on this
@@ -46,45 +47,13 @@ func benchModes() map[string]local.Option {
 }
 
 func benchStream(b *testing.B, argv []string, opt local.Option) {
-	rt := startRuntime(b, newLocal(b, opt))
-	h, err := rt.Create(ctx, paddock.ProviderLocal, "bench", paddock.CreateOpts{})
+	r, err := perf.LocalStdout(argv, b.N, opt)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var raw, through time.Duration
-	var rawBytes, throughBytes int64
-	for range b.N {
-		start := time.Now()
-		cmd := exec.Command(argv[0], argv[1:]...)
-		out, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		n, _ := io.Copy(io.Discard, out)
-		_ = cmd.Wait()
-		raw += time.Since(start)
-		rawBytes += n
-
-		start = time.Now()
-		s, err := rt.Spawn(ctx, h, paddock.NewCmd(argv[0], argv[1:]...), paddock.SpawnOpts{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for f := range s.C() {
-			if d, ok := f.(interface{ GetData() []byte }); ok {
-				throughBytes += int64(len(d.GetData()))
-			}
-		}
-		through += time.Since(start)
-	}
-	if rawBytes != throughBytes {
-		b.Fatalf("byte counts differ: raw %d, through the runtime %d", rawBytes, throughBytes)
-	}
-	mbps := func(n int64, d time.Duration) float64 { return float64(n) / d.Seconds() / (1 << 20) }
-	b.SetBytes(rawBytes / int64(b.N))
-	b.ReportMetric(mbps(rawBytes, raw), "os/exec-MB/s")
-	b.ReportMetric(mbps(throughBytes, through), "runtime-MB/s")
-	b.ReportMetric(mbps(throughBytes, through)/mbps(rawBytes, raw), "runtime/os-exec")
+	b.ReportMetric(r.OSExec, "os/exec-MB/s")
+	b.ReportMetric(r.Runtime, "runtime-MB/s")
+	b.ReportMetric(r.Runtime/r.OSExec, "runtime/os-exec")
 }
 
 // BenchmarkTurns runs 100 and 500 agent turns at once (create a sandbox,
@@ -208,44 +177,17 @@ func osExecTurn(dir string, f conformance.Fixtures) error {
 func BenchmarkExecTrue(b *testing.B) {
 	for mode, opt := range benchModes() {
 		b.Run(mode, func(b *testing.B) {
-			a := newLocal(b, opt)
-			rt := startRuntime(b, a)
-			h, err := rt.Create(ctx, paddock.ProviderLocal, "bench", paddock.CreateOpts{})
+			t, err := perf.ExecTrue(b.N, opt)
 			if err != nil {
 				b.Fatal(err)
 			}
-			cmd := paddock.NewCmd("true")
-			var plain, adapter, through time.Duration
-			for range b.N {
-				start := time.Now()
-				if err := exec.Command("true").Run(); err != nil {
-					b.Fatal(err)
-				}
-				plain += time.Since(start)
-
-				start = time.Now()
-				if res, err := a.Exec(ctx, h, cmd, paddock.ExecOpts{}); err != nil || res.ExitCode != 0 {
-					b.Fatal(res, err)
-				}
-				adapter += time.Since(start)
-
-				start = time.Now()
-				if res, err := rt.Exec(ctx, h, cmd, paddock.ExecOpts{}); err != nil || res.ExitCode != 0 {
-					b.Fatal(res, err)
-				}
-				through += time.Since(start)
-			}
-			us := func(d time.Duration) float64 { return float64(d) / float64(b.N) / float64(time.Microsecond) }
-			b.ReportMetric(us(plain), "os/exec-us")
-			b.ReportMetric(us(adapter), "adapter-us")
-			b.ReportMetric(us(through), "runtime-us")
-			b.ReportMetric(us(adapter)/us(plain), "adapter/os-exec")
-			b.ReportMetric(us(through)/us(plain), "runtime/os-exec")
-			goal := 1.15*us(plain) + 200
-			if isolated, _ := a.Isolated(); isolated {
-				goal = 2*us(plain) + 300
-			}
-			b.ReportMetric(us(through)-goal, "runtime-over-goal-us")
+			b.ReportMetric(t.OSExec, "os/exec-us")
+			b.ReportMetric(t.Adapter, "adapter-us")
+			b.ReportMetric(t.Runtime, "runtime-us")
+			b.ReportMetric(t.Adapter/t.OSExec, "adapter/os-exec")
+			b.ReportMetric(t.Runtime/t.OSExec, "runtime/os-exec")
+			goal, _ := t.Goal()
+			b.ReportMetric(t.Runtime-goal, "runtime-over-goal-us")
 		})
 	}
 }

@@ -1,0 +1,180 @@
+// Command paddock-bench measures every performance figure of the README in
+// one run, each next to its baseline measured in the same run, and prints
+// a table of them (or JSON with -json): what was measured, the figure,
+// its goal, and whether it holds.
+//
+//	go run ./cmd/paddock-bench          # the full run (several minutes)
+//	go run ./cmd/paddock-bench -quick   # smaller sizes, under 2 minutes
+//
+// The docker rows run when an engine answers at DOCKER_HOST and has the
+// image (PADDOCK_DOCKER_IMAGE, else the default image); otherwise they say
+// why they were skipped.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/paddockhq/paddock/adapters/docker"
+	"github.com/paddockhq/paddock/internal/perf"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// sizes are how much each step measures.
+type sizes struct {
+	frameRuns, observedRuns     int
+	streamChunks, streamRuns    int
+	live                        int
+	slowChunks                  int
+	lines, bulkBytes, localRuns int
+	execIterations, dockerRuns  int
+}
+
+var (
+	full  = sizes{frameRuns: 20, observedRuns: 40, streamChunks: 2048, streamRuns: 5, live: 10_000, slowChunks: 2048, lines: 13_000_000, bulkBytes: 256 << 20, localRuns: 3, execIterations: 3000, dockerRuns: 10}
+	quick = sizes{frameRuns: 5, observedRuns: 10, streamChunks: 1024, streamRuns: 2, live: 10_000, slowChunks: 2048, lines: 2_000_000, bulkBytes: 64 << 20, localRuns: 1, execIterations: 300, dockerRuns: 3}
+)
+
+// step is one measurement: a label for the progress line and what it does.
+type step struct {
+	label   string
+	measure func() ([]perf.Figure, error)
+}
+
+func one(f perf.Figure, err error) ([]perf.Figure, error) { return []perf.Figure{f}, err }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("paddock-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	short := fs.Bool("quick", false, "smaller sizes: every figure in under 2 minutes")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	sz := full
+	if *short {
+		sz = quick
+	}
+	steps := []step{
+		{"frames through the runtime", func() ([]perf.Figure, error) { return one(perf.Frames(16384, sz.frameRuns)) }},
+		{"frames with metrics and tracing on", func() ([]perf.Figure, error) { return one(perf.FramesObserved(16384, sz.observedRuns)) }},
+		{"32 KiB chunks through the runtime", func() ([]perf.Figure, error) {
+			return one(perf.StreamFigure(sz.streamChunks, 32<<10, sz.streamRuns))
+		}},
+		{fmt.Sprintf("%d live commands", sz.live), func() ([]perf.Figure, error) { return perf.LiveFigures(sz.live) }},
+		{"an owner that grants no credit", func() ([]perf.Figure, error) { return one(perf.SlowOwner(sz.slowChunks, 32<<10)) }},
+		{"local stdout, lines", func() ([]perf.Figure, error) {
+			return one(perf.LocalStdoutFigure(fmt.Sprintf("local: stdout of seq 1 %d through the runtime vs os/exec", sz.lines),
+				[]string{"seq", "1", fmt.Sprint(sz.lines)}, sz.localRuns, 0.5))
+		}},
+		{"local stdout, bulk", func() ([]perf.Figure, error) {
+			return one(perf.LocalStdoutFigure(fmt.Sprintf("local: %d MiB of stdout through the runtime vs os/exec", sz.bulkBytes>>20),
+				[]string{"head", "-c", fmt.Sprint(sz.bulkBytes), "/dev/zero"}, sz.localRuns, 0.5))
+		}},
+		{"exec of true, unisolated", func() ([]perf.Figure, error) { return one(perf.ExecTrueFigure(sz.execIterations, perf.Unisolated)) }},
+		{"exec of true, in namespaces", func() ([]perf.Figure, error) { return one(perf.ExecTrueFigure(sz.execIterations, perf.Isolated)) }},
+		{"docker latency", func() ([]perf.Figure, error) { return dockerFigures(sz.dockerRuns) }},
+		{"remote", func() ([]perf.Figure, error) {
+			return []perf.Figure{{Name: "remote (hollywood remote) vs one engine", Skipped: "no remote layer yet"}}, nil
+		}},
+	}
+	var figures []perf.Figure
+	failed := false
+	began := time.Now()
+	for i, s := range steps {
+		fmt.Fprintf(stderr, "[%d/%d] %s ...", i+1, len(steps), s.label)
+		start := time.Now()
+		got, err := s.measure()
+		if err != nil {
+			fmt.Fprintf(stderr, " failed: %v\n", err)
+			figures = append(figures, perf.Figure{Name: s.label, Skipped: "failed: " + err.Error()})
+			failed = true
+			continue
+		}
+		fmt.Fprintf(stderr, " %.1f s\n", time.Since(start).Seconds())
+		figures = append(figures, got...)
+	}
+	fmt.Fprintf(stderr, "measured in %.0f s on %d CPUs (%s/%s, %s)\n", time.Since(began).Seconds(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(struct {
+			CPUs    int           `json:"cpus"`
+			Quick   bool          `json:"quick"`
+			Figures []perf.Figure `json:"figures"`
+		}{runtime.NumCPU(), *short, figures})
+	} else {
+		table(stdout, figures)
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// dockerFigures measures the docker rows when an engine with the image
+// answers; otherwise one skipped row says why.
+func dockerFigures(runs int) ([]perf.Figure, error) {
+	skip := func(why string) ([]perf.Figure, error) {
+		return []perf.Figure{{Name: "docker: create to first exec and exec round trip vs the docker CLI", Skipped: why}}, nil
+	}
+	image := os.Getenv("PADDOCK_DOCKER_IMAGE")
+	if image == "" {
+		image = docker.DefaultImage
+	}
+	a, err := docker.New(perf.DockerConfig(image))
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.Ping(ctx); err != nil {
+		return skip("no Docker engine answers")
+	}
+	if err := a.ImageReady(ctx); err != nil {
+		return skip(err.Error())
+	}
+	return perf.DockerFigures(a, image, runs)
+}
+
+// table prints the figures aligned, one per line.
+func table(w io.Writer, figures []perf.Figure) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "figure\tmeasured\tvalue\tgoal\tholds")
+	for _, f := range figures {
+		if f.Skipped != "" {
+			fmt.Fprintf(tw, "%s\t%s\t\t\tskipped\n", f.Name, f.Skipped)
+			continue
+		}
+		holds := "yes"
+		if !f.Holds {
+			holds = "NO"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s %s\t%s\t%s\n", f.Name, f.Measured, trim(f.Value), f.Unit, f.Goal, holds)
+	}
+	_ = tw.Flush()
+}
+
+// trim prints a value with three significant digits.
+func trim(v float64) string {
+	s := fmt.Sprintf("%.3g", v)
+	if strings.Contains(s, "e") {
+		s = fmt.Sprintf("%.0f", v)
+	}
+	return s
+}

@@ -1,0 +1,172 @@
+package perf
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/local"
+)
+
+// Isolation modes of the local figures.
+var (
+	Unisolated = local.WithIsolation(local.IsolationNone)
+	Isolated   = local.WithIsolation(local.IsolationAuto) // namespaces where the machine allows them
+)
+
+// newLocal makes a local adapter on a fresh root; done removes it.
+func newLocal(mode local.Option) (*local.Adapter, func(), error) {
+	root, err := os.MkdirTemp("", "paddock-perf")
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := local.New(local.WithRoot(root), mode)
+	if err != nil {
+		_ = os.RemoveAll(root)
+		return nil, nil, err
+	}
+	return a, func() { _ = a.Close(); _ = os.RemoveAll(root) }, nil
+}
+
+// LocalStdoutRates are LocalStdout's two sides, in MB/s.
+type LocalStdoutRates struct{ OSExec, Runtime float64 }
+
+// LocalStdout reads argv's stdout through the runtime on the local
+// adapter (journal, command actor, channel) and with plain os/exec,
+// alternating, runs times each; the byte counts must agree.
+func LocalStdout(argv []string, runs int, mode local.Option) (LocalStdoutRates, error) {
+	a, done, err := newLocal(mode)
+	if err != nil {
+		return LocalStdoutRates{}, err
+	}
+	defer done()
+	rt, h, stop, err := startRuntime(paddock.ProviderLocal, a)
+	if err != nil {
+		return LocalStdoutRates{}, err
+	}
+	defer stop()
+	var raw, through time.Duration
+	var rawBytes, throughBytes int64
+	for range runs {
+		start := time.Now()
+		cmd := exec.Command(argv[0], argv[1:]...)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return LocalStdoutRates{}, err
+		}
+		if err := cmd.Start(); err != nil {
+			return LocalStdoutRates{}, err
+		}
+		n, _ := io.Copy(io.Discard, out)
+		_ = cmd.Wait()
+		raw += time.Since(start)
+		rawBytes += n
+
+		start = time.Now()
+		s, err := rt.Spawn(context.Background(), h, paddock.NewCmd(argv[0], argv[1:]...), paddock.SpawnOpts{})
+		if err != nil {
+			return LocalStdoutRates{}, err
+		}
+		for f := range s.C() {
+			if d, ok := f.(interface{ GetData() []byte }); ok {
+				throughBytes += int64(len(d.GetData()))
+			}
+		}
+		through += time.Since(start)
+	}
+	if rawBytes != throughBytes {
+		return LocalStdoutRates{}, fmt.Errorf("byte counts differ: os/exec %d, the runtime %d", rawBytes, throughBytes)
+	}
+	mbps := func(n int64, d time.Duration) float64 { return float64(n) / d.Seconds() / (1 << 20) }
+	return LocalStdoutRates{OSExec: mbps(rawBytes, raw), Runtime: mbps(throughBytes, through)}, nil
+}
+
+// LocalStdoutFigure is LocalStdout as a figure, runtime/os-exec against
+// goal.
+func LocalStdoutFigure(name string, argv []string, runs int, goal float64) (Figure, error) {
+	r, err := LocalStdout(argv, runs, Unisolated)
+	if err != nil {
+		return Figure{}, err
+	}
+	f := Figure{Name: name, Unit: "runtime/os-exec", Value: r.Runtime / r.OSExec,
+		Measured: fmt.Sprintf("%.0f vs %.0f MB/s", r.Runtime, r.OSExec),
+		Details:  map[string]float64{"runtime_mb_per_s": r.Runtime, "os_exec_mb_per_s": r.OSExec}}
+	atLeast(&f, goal)
+	return f, nil
+}
+
+// ExecTrueTimes are the mean microseconds of Exec of true, three ways.
+type ExecTrueTimes struct {
+	OSExec, Adapter, Runtime float64
+	Isolated                 bool // the adapter ran its commands in namespaces
+}
+
+// ExecTrue times Exec of `true` in one sandbox three ways, interleaved:
+// plain os/exec, the adapter's own Exec, and the runtime's.
+func ExecTrue(iterations int, mode local.Option) (ExecTrueTimes, error) {
+	a, done, err := newLocal(mode)
+	if err != nil {
+		return ExecTrueTimes{}, err
+	}
+	defer done()
+	rt, h, stop, err := startRuntime(paddock.ProviderLocal, a)
+	if err != nil {
+		return ExecTrueTimes{}, err
+	}
+	defer stop()
+	ctx := context.Background()
+	cmd := paddock.NewCmd("true")
+	var plain, adapter, through time.Duration
+	for range iterations {
+		start := time.Now()
+		if err := exec.Command("true").Run(); err != nil {
+			return ExecTrueTimes{}, err
+		}
+		plain += time.Since(start)
+
+		start = time.Now()
+		if res, err := a.Exec(ctx, h, cmd, paddock.ExecOpts{}); err != nil || res.ExitCode != 0 {
+			return ExecTrueTimes{}, fmt.Errorf("adapter exec: %v (exit %d)", err, res.ExitCode)
+		}
+		adapter += time.Since(start)
+
+		start = time.Now()
+		if res, err := rt.Exec(ctx, h, cmd, paddock.ExecOpts{}); err != nil || res.ExitCode != 0 {
+			return ExecTrueTimes{}, fmt.Errorf("runtime exec: %v (exit %d)", err, res.ExitCode)
+		}
+		through += time.Since(start)
+	}
+	us := func(d time.Duration) float64 { return float64(d) / float64(iterations) / float64(time.Microsecond) }
+	isolated, _ := a.Isolated()
+	return ExecTrueTimes{OSExec: us(plain), Adapter: us(adapter), Runtime: us(through), Isolated: isolated}, nil
+}
+
+// Goal is the runtime's ceiling for t: 1.15 x os/exec + 200 us
+// unisolated, 2 x os/exec + 300 us in namespaces.
+func (t ExecTrueTimes) Goal() (us float64, text string) {
+	if t.Isolated {
+		return 2*t.OSExec + 300, "<= 2 x os/exec + 300 us"
+	}
+	return 1.15*t.OSExec + 200, "<= 1.15 x os/exec + 200 us"
+}
+
+// ExecTrueFigure is ExecTrue as a figure.
+func ExecTrueFigure(iterations int, mode local.Option) (Figure, error) {
+	t, err := ExecTrue(iterations, mode)
+	if err != nil {
+		return Figure{}, err
+	}
+	goal, text := t.Goal()
+	how := "unisolated"
+	if t.Isolated {
+		how = "in namespaces"
+	}
+	return Figure{Name: "exec of true through the runtime, " + how + ", vs os/exec", Unit: "us", Value: t.Runtime,
+		Measured: fmt.Sprintf("%.0f vs %.0f us (the adapter alone: %.0f)", t.Runtime, t.OSExec, t.Adapter),
+		Goal:     fmt.Sprintf("%s (%.0f us)", text, goal), Holds: t.Runtime <= goal,
+		Details: map[string]float64{"runtime_us": t.Runtime, "os_exec_us": t.OSExec, "adapter_us": t.Adapter, "goal_us": goal}}, nil
+}

@@ -1,0 +1,68 @@
+// Package perf measures Paddock's performance figures, each next to its
+// baseline in the same run: the package benchmarks and cmd/paddock-bench
+// both call it, so a figure is measured one way wherever it is printed.
+package perf
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+)
+
+// Figure is one measured row: what was measured, its value and its
+// baseline's, the ratio its goal is about, the goal, and whether it holds.
+type Figure struct {
+	Name     string             `json:"name"`
+	Measured string             `json:"measured"` // the two sides, for people
+	Value    float64            `json:"value"`    // what the goal is about
+	Unit     string             `json:"unit"`     // of Value
+	Goal     string             `json:"goal"`     // e.g. ">= 0.2"
+	Holds    bool               `json:"holds"`
+	Skipped  string             `json:"skipped,omitempty"` // why it was not measured
+	Details  map[string]float64 `json:"details,omitempty"` // every number behind it
+}
+
+// atLeast and atMost build the goal of a figure.
+func atLeast(f *Figure, min float64) {
+	f.Goal, f.Holds = fmt.Sprintf(">= %g", min), f.Value >= min
+}
+
+func atMost(f *Figure, max float64) {
+	f.Goal, f.Holds = fmt.Sprintf("<= %g", max), f.Value <= max
+}
+
+// startRuntime starts a runtime over a, with its one sandbox.
+func startRuntime(p paddock.Provider, a paddock.Adapter, edit ...func(*actors.Config)) (*actors.Runtime, paddock.Handle, func(), error) {
+	cfg := actors.Config{Adapters: paddock.Registry{p: a}, ReapInterval: -1}
+	for _, e := range edit {
+		e(&cfg)
+	}
+	rt, err := actors.Start(cfg)
+	if err != nil {
+		return nil, paddock.Handle{}, nil, err
+	}
+	stop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = rt.Shutdown(ctx)
+	}
+	h, err := rt.Create(context.Background(), p, "bench", paddock.CreateOpts{})
+	if err != nil {
+		stop()
+		return nil, paddock.Handle{}, nil, err
+	}
+	return rt, h, stop, nil
+}
+
+// memNow returns the memory statistics and goroutine count after a GC.
+func memNow() (runtime.MemStats, int) {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m, runtime.NumGoroutine()
+}
