@@ -17,7 +17,7 @@ import (
 // and runtime/direct and runtime/handoff.
 func BenchmarkStream(b *testing.B) {
 	b.Run("32KiB-chunks", func(b *testing.B) { benchStream(b, 2048, 32<<10) }) // 64 MiB per run
-	b.Run("64B-lines", func(b *testing.B) { benchStream(b, 16384, 64) })     // 1 MiB per run
+	b.Run("64B-lines", func(b *testing.B) { benchStream(b, 16384, 64) })       // 1 MiB per run
 }
 
 func benchStream(b *testing.B, chunks, size int) {
