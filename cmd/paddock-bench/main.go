@@ -42,8 +42,17 @@ type sizes struct {
 }
 
 var (
-	full  = sizes{frameRuns: 20, observedRuns: 40, streamChunks: 2048, streamRuns: 5, live: 10_000, slowChunks: 2048, lines: 13_000_000, bulkBytes: 256 << 20, localRuns: 3, execIterations: 3000, dockerRuns: 10}
-	quick = sizes{frameRuns: 5, observedRuns: 10, streamChunks: 1024, streamRuns: 2, live: 10_000, slowChunks: 2048, lines: 2_000_000, bulkBytes: 64 << 20, localRuns: 1, execIterations: 300, dockerRuns: 3}
+	full  = sizes{frameRuns: 100, observedRuns: 200, streamChunks: 2048, streamRuns: 20, live: 10_000, slowChunks: 2048, lines: 13_000_000, bulkBytes: 256 << 20, localRuns: 3, execIterations: 3000, dockerRuns: 10}
+	quick = sizes{frameRuns: 20, observedRuns: 40, streamChunks: 1024, streamRuns: 5, live: 10_000, slowChunks: 2048, lines: 2_000_000, bulkBytes: 64 << 20, localRuns: 1, execIterations: 300, dockerRuns: 3}
+)
+
+// The local adapter journals every byte on disk before it delivers it
+// (that is what makes a session replayable from byte zero), so its goals
+// are floors against a bare pipe, not parity: lines, where the pipe's own
+// cost per write dominates, and bulk, where the disk write does.
+const (
+	localLinesGoal = 0.5
+	localBulkGoal  = 0.25
 )
 
 // step is one measurement: a label for the progress line and what it does.
@@ -79,11 +88,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		{"an owner that grants no credit", func() ([]perf.Figure, error) { return one(perf.SlowOwner(sz.slowChunks, 32<<10)) }},
 		{"local stdout, lines", func() ([]perf.Figure, error) {
 			return one(perf.LocalStdoutFigure(fmt.Sprintf("local: stdout of seq 1 %d through the runtime vs os/exec", sz.lines),
-				[]string{"seq", "1", fmt.Sprint(sz.lines)}, sz.localRuns, 0.5))
+				[]string{"seq", "1", fmt.Sprint(sz.lines)}, sz.localRuns, localLinesGoal))
 		}},
 		{"local stdout, bulk", func() ([]perf.Figure, error) {
 			return one(perf.LocalStdoutFigure(fmt.Sprintf("local: %d MiB of stdout through the runtime vs os/exec", sz.bulkBytes>>20),
-				[]string{"head", "-c", fmt.Sprint(sz.bulkBytes), "/dev/zero"}, sz.localRuns, 0.5))
+				[]string{"head", "-c", fmt.Sprint(sz.bulkBytes), "/dev/zero"}, sz.localRuns, localBulkGoal))
 		}},
 		{"exec of true, unisolated", func() ([]perf.Figure, error) { return one(perf.ExecTrueFigure(sz.execIterations, perf.Unisolated)) }},
 		{"exec of true, in namespaces", func() ([]perf.Figure, error) { return one(perf.ExecTrueFigure(sz.execIterations, perf.Isolated)) }},
