@@ -2,11 +2,7 @@ package actors_test
 
 import (
 	"bytes"
-	"cmp"
-	"context"
-	"encoding/binary"
 	"fmt"
-	"io"
 	"runtime"
 	"runtime/metrics"
 	"sync/atomic"
@@ -16,68 +12,13 @@ import (
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
-	"github.com/paddockhq/paddock/fake"
+	"github.com/paddockhq/paddock/internal/perf"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 const chunkSize = 32 << 10
-
-// firehose is a fake whose "firehose" command streams a fixed number of
-// 32 KiB chunks as fast as it is read, then exits 0. Chunk i starts with i
-// (big-endian) and continues with a fixed pattern.
-type firehose struct {
-	*fake.Adapter
-	chunks int
-	size   int // bytes per chunk; 0 = chunkSize
-}
-
-func (f *firehose) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o paddock.SpawnOpts) (paddock.Stream, error) {
-	if cmd.Path != "firehose" {
-		return f.Adapter.Spawn(ctx, h, cmd, o)
-	}
-	return &hoseStream{total: f.chunks, size: f.size}, nil
-}
-
-var pattern = bytes.Repeat([]byte("0123456789abcdef"), chunkSize/16)
-
-// chunk returns chunk i, freshly allocated (frames are never reused).
-func chunk(i int) []byte { return sizedChunk(i, chunkSize) }
-
-// sizedChunk returns chunk i of size bytes (at least 8).
-func sizedChunk(i, size int) []byte {
-	b := make([]byte, size)
-	copy(b, pattern)
-	binary.BigEndian.PutUint64(b, uint64(i))
-	return b
-}
-
-type hoseStream struct {
-	next, total int
-	size        int
-	read        atomic.Int64 // chunks handed out
-}
-
-func (s *hoseStream) Next(ctx context.Context) (paddock.Event, error) {
-	if err := ctx.Err(); err != nil {
-		return paddock.Event{}, err
-	}
-	switch {
-	case s.next < s.total:
-		s.next++
-		s.read.Add(1)
-		return paddock.Stdout(sizedChunk(s.next-1, cmp.Or(s.size, chunkSize))), nil
-	case s.next == s.total:
-		s.next++
-		return paddock.Exit(0), nil
-	}
-	return paddock.Event{}, io.EOF
-}
-func (s *hoseStream) WriteStdin(context.Context, []byte) error { return paddock.ErrCommandExited }
-func (s *hoseStream) CloseStdin(context.Context) error         { return nil }
-func (s *hoseStream) Close() error                             { return nil }
-func (s *hoseStream) SessionID() string                        { return "" }
 
 // heapWatch samples the live heap until stopped and reports the peak.
 func heapWatch() (stop func() uint64) {
@@ -118,7 +59,7 @@ func heapNow() uint64 {
 // It measures the process's heap, so it runs alone (not parallel).
 func TestFlowControlBoundsMemory(t *testing.T) {
 	const total = 512 << 20
-	hose := &firehose{Adapter: fake.New(), chunks: total / chunkSize}
+	hose := perf.NewHose(total/chunkSize, chunkSize)
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": hose}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
@@ -136,7 +77,7 @@ func TestFlowControlBoundsMemory(t *testing.T) {
 			assert.Equal(t, "exit:0", terminalText(f))
 			continue
 		}
-		if !bytes.Equal(chunk(i), out.GetData()) {
+		if !bytes.Equal(perf.HoseChunk(i, chunkSize), out.GetData()) {
 			require.Failf(t, "out of order or corrupt", "chunk %d differs", i)
 		}
 		received += len(out.GetData())
@@ -158,9 +99,8 @@ func TestFlowControlBoundsMemory(t *testing.T) {
 // then buys exactly that many more reads and frames.
 func TestFlowControlHoldsTheReader(t *testing.T) {
 	t.Parallel()
-	hose := &firehose{Adapter: fake.New(), chunks: 1000}
-	var stream *hoseStream
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": &capture{firehose: hose, got: &stream}}, Window: 8})
+	hose := perf.NewHose(1000, chunkSize)
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": hose}, Window: 8})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
 	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
@@ -185,23 +125,9 @@ func TestFlowControlHoldsTheReader(t *testing.T) {
 		}
 		require.Eventually(t, func() bool { return frames.Load() == want }, 5*time.Second, time.Millisecond)
 		// Polled for a while: neither a frame nor a read beyond the credit.
-		require.Never(t, func() bool { return frames.Load() > want || stream.read.Load() > want },
+		require.Never(t, func() bool { return frames.Load() > want || hose.Read() > want },
 			100*time.Millisecond, time.Millisecond, "nothing beyond %d", want)
 	}
-}
-
-// capture records the firehose stream it hands out.
-type capture struct {
-	*firehose
-	got **hoseStream
-}
-
-func (c *capture) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o paddock.SpawnOpts) (paddock.Stream, error) {
-	st, err := c.firehose.Spawn(ctx, h, cmd, o)
-	if hs, ok := st.(*hoseStream); ok {
-		*c.got = hs
-	}
-	return st, err
 }
 
 // An owner that credits with the helper made for the runtime's window gets
@@ -212,7 +138,7 @@ func TestCreditsFollowTheRuntimeWindow(t *testing.T) {
 	for _, window := range []int{1, 2, 8, actors.DefaultWindow} {
 		t.Run(fmt.Sprint(window), func(t *testing.T) {
 			t.Parallel()
-			hose := &firehose{Adapter: fake.New(), chunks: 100, size: 64}
+			hose := perf.NewHose(100, 64)
 			rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": hose}, Window: window})
 			require.NoError(t, err)
 			t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })

@@ -1,7 +1,9 @@
 package perf
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"io"
 	"sync/atomic"
 
@@ -35,7 +37,23 @@ func (h *Hose) Spawn(ctx context.Context, sb paddock.Handle, cmd paddock.Cmd, o 
 }
 
 // Stream is a firehose stream, for reading directly.
-func (h *Hose) Stream() paddock.Stream { return &hoseStream{hose: h, payload: make([]byte, h.Size)} }
+func (h *Hose) Stream() paddock.Stream { return &hoseStream{hose: h} }
+
+// hosePattern fills every chunk after its index.
+var hosePattern = bytes.Repeat([]byte("0123456789abcdef"), 1<<12)
+
+// HoseChunk is chunk i of size bytes: i (big-endian, when size holds it),
+// then a fixed pattern; each call allocates it afresh, as a real adapter
+// reads each chunk into its own buffer.
+func HoseChunk(i, size int) []byte {
+	b := make([]byte, size)
+	for n := 0; n < size; n += copy(b[n:], hosePattern) {
+	}
+	if size >= 8 {
+		binary.BigEndian.PutUint64(b, uint64(i))
+	}
+	return b
+}
 
 // Parked is how many idle streams wait in Next now.
 func (h *Hose) Parked() int64 { return h.parked.Load() }
@@ -44,9 +62,8 @@ func (h *Hose) Parked() int64 { return h.parked.Load() }
 func (h *Hose) Read() int64 { return h.read.Load() }
 
 type hoseStream struct {
-	hose    *Hose
-	next    int
-	payload []byte
+	hose *Hose
+	next int
 }
 
 func (s *hoseStream) Next(ctx context.Context) (paddock.Event, error) {
@@ -57,9 +74,7 @@ func (s *hoseStream) Next(ctx context.Context) (paddock.Event, error) {
 	case s.next < s.hose.Chunks:
 		s.next++
 		s.hose.read.Add(1)
-		chunk := make([]byte, len(s.payload)) // a fresh chunk each time, as a real adapter reads one
-		copy(chunk, s.payload)
-		return paddock.Stdout(chunk), nil
+		return paddock.Stdout(HoseChunk(s.next-1, s.hose.Size)), nil
 	case s.next == s.hose.Chunks:
 		s.next++
 		return paddock.Exit(0), nil

@@ -1,0 +1,70 @@
+package perf
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"testing"
+
+	"github.com/paddockhq/paddock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The firehose hands out its chunks, each carrying its index, then the
+// exit, then io.EOF; every chunk is its own allocation.
+func TestHose(t *testing.T) {
+	t.Parallel()
+	h := NewHose(3, 64)
+	st := h.Stream()
+	var chunks [][]byte
+	for {
+		ev, err := st.Next(context.Background())
+		require.NoError(t, err)
+		if ev.Kind == paddock.EventExit {
+			break
+		}
+		chunks = append(chunks, ev.Data)
+	}
+	require.Len(t, chunks, 3)
+	for i, c := range chunks {
+		assert.Len(t, c, 64)
+		assert.EqualValues(t, i, binary.BigEndian.Uint64(c))
+		assert.Equal(t, HoseChunk(i, 64), c)
+	}
+	chunks[0][10] = 'x'
+	assert.NotEqual(t, chunks[0], HoseChunk(0, 64), "chunks are not shared")
+	_, err := st.Next(context.Background())
+	assert.ErrorIs(t, err, io.EOF)
+	assert.EqualValues(t, 3, h.Read())
+}
+
+func TestGoals(t *testing.T) {
+	t.Parallel()
+	f := Figure{Value: 0.3}
+	atLeast(&f, 0.2)
+	assert.True(t, f.Holds)
+	assert.Equal(t, ">= 0.2", f.Goal)
+	atMost(&f, 0.2)
+	assert.False(t, f.Holds)
+	assert.Equal(t, "<= 0.2", f.Goal)
+}
+
+// A small run of the runtime figures: each measures both sides and says
+// whether its goal holds (the numbers themselves are the bench's).
+func TestRuntimeFiguresRun(t *testing.T) {
+	t.Parallel()
+	f, err := Frames(1024, 1)
+	require.NoError(t, err)
+	assert.Positive(t, f.Details["runtime_frames_per_s"])
+	assert.Positive(t, f.Details["raw_send_frames_per_s"])
+	r, err := Stream(64, 1024, 1)
+	require.NoError(t, err)
+	assert.Positive(t, r.Runtime)
+	s, err := SlowOwner(512, 1024)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, s.Details["chunks_read"], 65.0, "the reader stops at the window")
+}
