@@ -73,7 +73,7 @@ func call[R proto.Message](ctx context.Context, rt *Runtime, build func(id strin
 		return zero, errStopped
 	}
 	id := rt.newID()
-	if rt.tel.Tracing() {
+	if rt.tel.Tracing() || len(rt.gates) > 0 {
 		rt.callers.Store(id, ctx)
 		defer rt.callers.Delete(id)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/admission"
 	"github.com/paddockhq/paddock/internal/telemetry"
 	"github.com/paddockhq/paddock/supervisor"
 	"github.com/prometheus/client_golang/prometheus"
@@ -65,6 +66,10 @@ type Config struct {
 	// Tracer makes a span per operation, parented on the caller's context
 	// when the call came through the Runtime's methods; nil = none.
 	Tracer trace.TracerProvider
+	// Admission limits providers' live sandboxes and concurrent creates,
+	// and backs a provider off after it answered rate_limited; a provider
+	// without an entry is not limited.
+	Admission map[paddock.Provider]Admission
 }
 
 // JournalSizer is implemented by adapters that keep session journals the
@@ -100,8 +105,9 @@ type Runtime struct {
 	shutdownOnce sync.Once
 	shutdownErr  error
 
-	tel     *telemetry.Telemetry // nil: no metrics or traces
-	callers sync.Map             // request id -> the caller's context, while tracing
+	tel     *telemetry.Telemetry                 // nil: no metrics or traces
+	callers sync.Map                             // request id -> the caller's context, while tracing or limiting
+	gates   map[paddock.Provider]*admission.Gate // read-only after Start
 
 	observeBeat func(sandbox, event string) // tests: each heartbeat tick's decision (idle, sent) and each beat's end (done)
 }
@@ -131,6 +137,10 @@ func Start(cfg Config) (*Runtime, error) {
 			}
 		}
 	}
+	gates, err := newGates(cfg)
+	if err != nil {
+		return nil, err
+	}
 	tel, err := telemetry.New(telemetry.Config{Registerer: cfg.Metrics, Tracer: cfg.Tracer, Journals: journals})
 	if err != nil {
 		return nil, err
@@ -146,7 +156,7 @@ func Start(cfg Config) (*Runtime, error) {
 	}
 	rt := &Runtime{
 		cfg: cfg, engine: e, log: cfg.Logger.With().Str("runtime", cfg.Name).Logger(),
-		refPrefix: randomPrefix(), stopped: make(chan struct{}), actorsDone: make(chan struct{}), tel: tel,
+		refPrefix: randomPrefix(), stopped: make(chan struct{}), actorsDone: make(chan struct{}), tel: tel, gates: gates,
 	}
 	rt.opsCtx, rt.opsCancel = context.WithCancel(context.Background())
 	rt.replies = newReplyBox(actor.NewPID(e.Address(), repliesKind+"/"+cfg.Name))

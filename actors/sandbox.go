@@ -88,7 +88,9 @@ func (s *sandboxActor) dispatch(c *actor.Context, req proto.Message, dl *paddock
 	cl := opCall{ctx: s.rt.opsCtx, h: s.handle(req), e: c.Engine(), self: c.PID(), root: s.root, replyTo: c.Sender(), deadline: dl}
 	s.rt.goTracked(o.name()+" on "+s.key, func() {
 		measured := s.rt.measure(req, s.provider, o.name())
-		reply := guardedServe(req, func() proto.Message { return o.serve(s, cl, req) })
+		reply := s.admitted(o, req, func() proto.Message {
+			return guardedServe(req, func() proto.Message { return o.serve(s, cl, req) })
+		})
 		measured.End(failureOf(reply))
 		if reply != nil && cl.replyTo != nil {
 			cl.e.Send(cl.replyTo, reply)

@@ -1,0 +1,98 @@
+package actors
+
+import (
+	"context"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/admission"
+	"github.com/paddockhq/paddock/internal/wire"
+	"github.com/paddockhq/paddock/messages"
+	"google.golang.org/protobuf/proto"
+)
+
+// Admission is one provider's admission limits; a zero field is no limit.
+// A create beyond them waits for room, up to Wait and its caller's
+// context, and is otherwise refused with rate_limited carrying a retry
+// hint, never sent to the provider. A rate_limited answer from the
+// provider backs every operation on it off for its hint (a second when
+// it gave none).
+type Admission struct {
+	MaxSandboxes int           // sandboxes live through this runtime (created or adopted, not destroyed)
+	MaxCreates   int           // creates in flight at once
+	Wait         time.Duration // how long a call may wait for room; 0 = refused at once
+}
+
+// newGates makes the gates of the providers cfg limits.
+func newGates(cfg Config) (map[paddock.Provider]*admission.Gate, error) {
+	gates := map[paddock.Provider]*admission.Gate{}
+	for p, l := range cfg.Admission {
+		if _, err := cfg.Adapters.Lookup(p); err != nil {
+			return nil, &paddock.InvalidError{Detail: "runtime config: admission limits for " + string(p) + ", which has no adapter"}
+		}
+		if l.MaxSandboxes < 0 || l.MaxCreates < 0 || l.Wait < 0 {
+			return nil, &paddock.InvalidError{Detail: "runtime config: negative admission limits for " + string(p)}
+		}
+		gates[p] = admission.New(admission.Limits{MaxSandboxes: l.MaxSandboxes, MaxCreates: l.MaxCreates, Wait: l.Wait})
+	}
+	return gates, nil
+}
+
+// callerContext is the context of the Runtime call that sent req, or the
+// runtime's own when a message sent it.
+func (rt *Runtime) callerContext(req proto.Message) context.Context {
+	if r, ok := req.(request); ok {
+		if ctx, ok := rt.callers.Load(r.GetId()); ok {
+			return ctx.(context.Context)
+		}
+	}
+	return rt.opsCtx
+}
+
+// admitted serves req through its provider's gate, if it has one: a
+// create takes a create slot (and a sandbox slot for a new name), any
+// operation waits out a back-off; the outcome frees the slots, records a
+// destroy, and backs the provider off after a rate_limited answer.
+func (s *sandboxActor) admitted(o operation, req proto.Message, serve func() proto.Message) proto.Message {
+	g := s.rt.gates[s.provider]
+	if g == nil {
+		return serve()
+	}
+	ctx := s.rt.callerContext(req)
+	var done func(created bool)
+	var err error
+	if o == opCreate || o == opCreateNew {
+		done, err = g.AdmitCreate(ctx, s.name)
+	} else {
+		err = g.Admit(ctx)
+	}
+	if err != nil {
+		return o.answer(req.(request).GetId(), s.fail(o.name(), err))
+	}
+	reply := serve()
+	kind, _ := failureOf(reply)
+	if done != nil {
+		done(kind == "")
+	}
+	switch {
+	case kind == paddock.KindRateLimited:
+		g.Throttled(retryAfterOf(reply))
+	case kind == "" && (o == opDestroy || o == opDestroyOnce):
+		g.Destroyed(s.name)
+	}
+	return reply
+}
+
+// retryAfterOf is the retry hint of a reply's failure, or nil.
+func retryAfterOf(reply proto.Message) *time.Duration {
+	m := reply.ProtoReflect()
+	fd := m.Descriptor().Fields().ByName("failure")
+	if fd == nil || !m.Has(fd) {
+		return nil
+	}
+	f, ok := m.Get(fd).Message().Interface().(*messages.Failure)
+	if !ok || f.GetRetryAfter() == nil {
+		return nil
+	}
+	return wire.DurationFromMessage(f.GetRetryAfter())
+}
