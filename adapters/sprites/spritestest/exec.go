@@ -14,6 +14,13 @@ import (
 	"github.com/gorilla/websocket"
 )
 
+// socketWriteTimeout bounds one write to an exec socket: a client that
+// reads nothing for that long is given up. It is long: a slow reader is a
+// client under load (a loaded CI machine once left readers unscheduled
+// past the 10 s this used to be), not a dead one, and the session keeps
+// its output for an attach either way.
+const socketWriteTimeout = time.Minute
+
 // DropCommand is a command the server does not run: it prints its
 // arguments (joined by spaces, then a newline) on stdout, and the socket
 // then closes normally with no exit frame, as a lost connection does.
@@ -62,7 +69,7 @@ func (c *client) writeLoop() {
 				c.closeWith(websocket.CloseInternalServerErr)
 				return
 			}
-			_ = c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			_ = c.conn.SetWriteDeadline(time.Now().Add(socketWriteTimeout))
 			if err := c.conn.WriteMessage(m.kind, m.data); err != nil {
 				return
 			}
@@ -492,7 +499,7 @@ func (s *Server) runScript(conn *websocket.Conn, id string, sc Script) {
 		if f.Text {
 			kind = websocket.TextMessage
 		}
-		_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		_ = conn.SetWriteDeadline(time.Now().Add(socketWriteTimeout))
 		return conn.WriteMessage(kind, f.Data) == nil
 	}
 	for _, f := range sc.BeforeInfo {
