@@ -127,6 +127,10 @@ func (s *Server) Requests() []Request { return s.log.All() }
 // Count returns how many requests matched route.
 func (s *Server) Count(route string) int { return s.log.Count(route) }
 
+// MostInFlight is the most requests of route the server answered at once
+// (a stalled one counts until it is answered).
+func (s *Server) MostInFlight(route string) int { return s.log.MostInFlight(route) }
+
 // record logs one request.
 func (s *Server) record(route string, r *http.Request, body []byte) { s.log.Record(route, r, body) }
 
@@ -167,6 +171,7 @@ func (s *Server) serve(route string, h func(w http.ResponseWriter, r *http.Reque
 	return func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		s.record(route, r, body)
+		defer s.log.Begin(route)()
 		if r.Header.Get("X-API-Key") != s.key {
 			apiError(w, http.StatusUnauthorized, "Invalid API key, it must start with 'e2b_' prefix")
 			return

@@ -17,8 +17,37 @@ type Request struct {
 
 // Log records a server's requests, in order; safe for concurrent use.
 type Log struct {
-	mu   sync.Mutex
-	reqs []Request
+	mu       sync.Mutex
+	reqs     []Request
+	inFlight map[string]int // requests of a route being answered now
+	most     map[string]int // the most of a route ever answered at once
+}
+
+// Begin counts a request of route as being answered until the returned
+// function is called.
+func (l *Log) Begin(route string) (end func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inFlight == nil {
+		l.inFlight, l.most = map[string]int{}, map[string]int{}
+	}
+	l.inFlight[route]++
+	l.most[route] = max(l.most[route], l.inFlight[route])
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.inFlight[route]--
+		})
+	}
+}
+
+// MostInFlight is the most requests of route the server answered at once.
+func (l *Log) MostInFlight(route string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.most[route]
 }
 
 // Record adds r, matched as route, with its body.

@@ -80,3 +80,21 @@ func TestJSONOrText(t *testing.T) {
 	assert.Equal(t, "application/json", label(`[1]`))
 	assert.Equal(t, "text/plain; charset=utf-8", label("gone"))
 }
+
+// The log counts the most requests of a route answered at once.
+func TestMostInFlight(t *testing.T) {
+	t.Parallel()
+	var l stubfault.Log
+	a := l.Begin("POST /x")
+	b := l.Begin("POST /x")
+	other := l.Begin("GET /y")
+	a()
+	a() // ending twice counts once
+	c := l.Begin("POST /x")
+	b()
+	c()
+	other()
+	assert.Equal(t, 2, l.MostInFlight("POST /x"))
+	assert.Equal(t, 1, l.MostInFlight("GET /y"))
+	assert.Zero(t, l.MostInFlight("DELETE /z"))
+}
