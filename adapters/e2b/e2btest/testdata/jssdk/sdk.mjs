@@ -35,6 +35,9 @@ step('list and kill', async () => {
   const list = await sbx.commands.list()
   expect(list.some((p) => p.pid === h.pid), 'listed ' + JSON.stringify(list))
   expect(await sbx.commands.kill(h.pid), 'killed')
+  // Until the killed process has ended, envd still holds it (a second kill
+  // then succeeds too); once it has, the kill finds nothing.
+  await h.wait().catch(() => {})
   expect((await sbx.commands.kill(h.pid)) === false, 'gone')
 })
 step('connect to a process', async () => {
