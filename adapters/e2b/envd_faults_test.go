@@ -283,7 +283,7 @@ func writeFile(t *testing.T, a *e2b.Adapter, _ *e2btest.Server, h paddock.Handle
 // record with record ("" removes it), and attaches to the session.
 func attachAfter(record string) func(*testing.T, *e2b.Adapter, *e2btest.Server, paddock.Handle) (string, error) {
 	return func(t *testing.T, a *e2b.Adapter, _ *e2btest.Server, h paddock.Handle) (string, error) {
-		c := ctxFor(t, 30*time.Second)
+		c := ctxFor(t, 2*time.Minute) // one budget for several calls, under CI's load
 		st, err := a.Spawn(c, h, paddock.NewCmd("sh", "-c", "echo ran; exit 3"), paddock.SpawnOpts{Detachable: true})
 		require.NoError(t, err)
 		got, err := readAll(t, st)

@@ -23,7 +23,7 @@ func TestFileOperationsOverEnvd(t *testing.T) {
 	a := newAdapter(t, srv)
 	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
-	c := ctxFor(t, 30*time.Second)
+	c := ctxFor(t, 2*time.Minute) // one budget for the whole sequence: CI's load once took it past 30 s
 
 	require.ErrorIs(t, paddock.MakeDir(c, a, h, "/home/user/none/d", paddock.MakeDirOpts{}), paddock.ErrNotFound)
 	require.NoError(t, paddock.MakeDir(c, a, h, "/home/user/d", paddock.MakeDirOpts{Mode: 0o700}))
