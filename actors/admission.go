@@ -7,7 +7,6 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/internal/admission"
 	"github.com/paddockhq/paddock/internal/wire"
-	"github.com/paddockhq/paddock/messages"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -76,23 +75,9 @@ func (s *sandboxActor) admitted(o operation, req proto.Message, serve func() pro
 	}
 	switch {
 	case kind == paddock.KindRateLimited:
-		g.Throttled(retryAfterOf(reply))
+		g.Throttled(wire.DurationFromMessage(replyFailure(reply).GetRetryAfter()))
 	case kind == "" && (o == opDestroy || o == opDestroyOnce):
 		g.Destroyed(s.name)
 	}
 	return reply
-}
-
-// retryAfterOf is the retry hint of a reply's failure, or nil.
-func retryAfterOf(reply proto.Message) *time.Duration {
-	m := reply.ProtoReflect()
-	fd := m.Descriptor().Fields().ByName("failure")
-	if fd == nil || !m.Has(fd) {
-		return nil
-	}
-	f, ok := m.Get(fd).Message().Interface().(*messages.Failure)
-	if !ok || f.GetRetryAfter() == nil {
-		return nil
-	}
-	return wire.DurationFromMessage(f.GetRetryAfter())
 }

@@ -26,19 +26,26 @@ func (rt *Runtime) measure(req proto.Message, p paddock.Provider, op string) *te
 	return rt.tel.Start(parent, p, op)
 }
 
-// failureOf is the kind and detail of the failure a reply carries ("" for
-// none, and for no reply: one sent later by another actor).
-func failureOf(reply proto.Message) (paddock.Kind, string) {
+// replyFailure is the failure a reply carries, or nil (no failure, or no
+// reply: one sent later by another actor).
+func replyFailure(reply proto.Message) *messages.Failure {
 	if reply == nil {
-		return "", ""
+		return nil
 	}
 	m := reply.ProtoReflect()
 	fd := m.Descriptor().Fields().ByName("failure")
 	if fd == nil || !m.Has(fd) {
-		return "", ""
+		return nil
 	}
-	f, ok := m.Get(fd).Message().Interface().(*messages.Failure)
-	if !ok {
+	f, _ := m.Get(fd).Message().Interface().(*messages.Failure)
+	return f
+}
+
+// failureOf is the kind and detail of the failure a reply carries ("" for
+// none).
+func failureOf(reply proto.Message) (paddock.Kind, string) {
+	f := replyFailure(reply)
+	if f == nil {
 		return "", ""
 	}
 	return paddock.KindOf(wire.ErrorOf(f)), f.GetDetail()
