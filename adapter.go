@@ -309,24 +309,6 @@ func HostPath(a Adapter, h Handle, path string) string {
 	return path
 }
 
-// ReapReport says what a reaper did, by sandbox name: stopped as idle,
-// destroyed as too old, destroyed as orphans whose owner runtime is gone.
-type ReapReport struct {
-	Stopped   []string `json:"stopped,omitempty"`
-	Destroyed []string `json:"destroyed,omitempty"`
-	Orphaned  []string `json:"orphaned,omitempty"`
-}
-
-// Reaper is implemented by adapters whose sandboxes carry lifetime bounds
-// (idle timeout, maximum age) that someone must enforce. Reap is stateless
-// and safe to run from several processes at once; the runtime runs it on
-// a schedule, and callers may run it themselves. An error for one sandbox
-// does not stop the sweep: the errors are joined and returned with the
-// report.
-type Reaper interface {
-	Reap(ctx context.Context) (ReapReport, error)
-}
-
 // Heartbeater is implemented by adapters whose sandboxes expire unless they
 // are kept alive while in use (a provider-side TTL). The runtime calls
 // Heartbeat every HeartbeatInterval while a sandbox has live commands or

@@ -69,6 +69,10 @@ func StatusOf(p Provider, state string) Status {
 // adapter's defaults.
 type CreateOpts struct {
 	Params map[string]string `json:"params,omitempty"`
+	// Lease is recorded on the sandbox by adapters that are Leasers, on a
+	// new sandbox and on one Create adopts; the runtime sets it to its own
+	// identity and lease. Zero = none.
+	Lease Lease `json:"lease,omitzero"`
 }
 
 // Bounds of CreateNewOpts.Timeout.
@@ -86,6 +90,8 @@ type CreateNewOpts struct {
 	// WaitForCapacity asks the provider to queue the creation rather than
 	// refuse it when it has no capacity. Default false.
 	WaitForCapacity bool
+	// Lease is recorded on the new sandbox, as CreateOpts.Lease.
+	Lease Lease
 }
 
 // Validate validates o and returns it with defaults filled in. A bad timeout is
