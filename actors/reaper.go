@@ -35,7 +35,7 @@ func (rt *Runtime) startReapers(interval time.Duration) {
 				case <-t.C:
 				}
 				ctx, cancel := context.WithTimeout(rt.opsCtx, reapTimeout)
-				report, err := reaper.Reap(ctx)
+				report, err := recoveredReap(ctx, reaper, paddock.ReapOpts{Owner: rt.cfg.Identity})
 				cancel()
 				rt.logReap(p, report, err)
 			}
@@ -54,16 +54,20 @@ func (rt *Runtime) logReap(p paddock.Provider, report paddock.ReapReport, err er
 	}
 }
 
-// Reap runs every adapter's reaper now and returns their reports by
-// provider, and their errors joined.
-func (rt *Runtime) Reap(ctx context.Context) (map[paddock.Provider]paddock.ReapReport, error) {
+// Reap runs every adapter's reaper now, as this runtime (opts.Owner is its
+// identity: what it holds is never an orphan), and returns their reports
+// by provider, and their errors joined. A dry run changes nothing.
+func (rt *Runtime) Reap(ctx context.Context, opts paddock.ReapOpts) (map[paddock.Provider]paddock.ReapReport, error) {
+	opts.Owner = rt.cfg.Identity
 	reports := map[paddock.Provider]paddock.ReapReport{}
 	var errs []error
 	for _, p := range rt.cfg.Adapters.Providers() {
 		a, _ := rt.cfg.Adapters.Lookup(p)
 		if reaper, ok := a.(paddock.Reaper); ok {
-			report, err := reaper.Reap(ctx)
-			rt.tel.Reaped(p, report)
+			report, err := recoveredReap(ctx, reaper, opts)
+			if !opts.DryRun {
+				rt.logReap(p, report, nil) // counts and logs what was done
+			}
 			reports[p] = report
 			if err != nil {
 				errs = append(errs, &paddock.OpError{Op: "reap", Provider: p, Err: err})
@@ -71,4 +75,10 @@ func (rt *Runtime) Reap(ctx context.Context) (map[paddock.Provider]paddock.ReapR
 		}
 	}
 	return reports, errors.Join(errs...)
+}
+
+// recoveredReap runs one reaper, its panic an error.
+func recoveredReap(ctx context.Context, r paddock.Reaper, opts paddock.ReapOpts) (report paddock.ReapReport, err error) {
+	err = recovered(func() (err error) { report, err = r.Reap(ctx, opts); return err })
+	return report, err
 }

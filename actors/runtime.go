@@ -15,6 +15,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/internal/admission"
+	"github.com/paddockhq/paddock/internal/procid"
 	"github.com/paddockhq/paddock/internal/telemetry"
 	"github.com/paddockhq/paddock/supervisor"
 	"github.com/prometheus/client_golang/prometheus"
@@ -70,6 +71,17 @@ type Config struct {
 	// and backs a provider off after it answered rate_limited; a provider
 	// without an entry is not limited.
 	Admission map[paddock.Provider]Admission
+	// Identity names this runtime as the owner of the sandboxes it holds
+	// (docs/contract.md#leases): a runtime started with the identity of one
+	// that crashed adopts its sandboxes. "" = this process
+	// (host/pid/start time), which no later runtime shares.
+	Identity string
+	// Lease is how long a sandbox stays held after the runtime's last
+	// renewal: it renews every held sandbox's lease every third of it, on
+	// adapters that keep leases, and once it stops (or crashes) any
+	// runtime's Reap may destroy the sandbox after the lease. 0 =
+	// DefaultLease (2 minutes); negative = no leases.
+	Lease time.Duration
 }
 
 // JournalSizer is implemented by adapters that keep session journals the
@@ -109,6 +121,8 @@ type Runtime struct {
 	callers sync.Map                             // request id -> the caller's context, while tracing or limiting
 	gates   map[paddock.Provider]*admission.Gate // read-only after Start
 
+	leases leases // the sandboxes this runtime holds
+
 	observeBeat func(sandbox, event string) // tests: each heartbeat tick's decision (idle, sent) and each beat's end (done)
 }
 
@@ -128,6 +142,12 @@ func Start(cfg Config) (*Runtime, error) {
 	}
 	if cfg.Name == "" {
 		cfg.Name = DefaultName
+	}
+	if cfg.Identity == "" {
+		cfg.Identity = procid.Self()
+	}
+	if cfg.Lease == 0 {
+		cfg.Lease = DefaultLease
 	}
 	journals := map[paddock.Provider]func() int64{}
 	for _, p := range cfg.Adapters.Providers() {
@@ -168,6 +188,7 @@ func Start(cfg Config) (*Runtime, error) {
 	if cfg.ReapInterval > 0 {
 		rt.startReapers(cfg.ReapInterval)
 	}
+	rt.startLeases()
 	rt.log.Debug().Str("root", rt.root.ID).Msg("runtime started")
 	return rt, nil
 }

@@ -120,20 +120,22 @@ func (s *sandboxActor) fail(op string, err error) *messages.Failure {
 // they answer the reply without its id, or the error to reply with.
 
 func (s *sandboxActor) create(cl opCall, m *messages.CreateRequest) (*messages.CreateReply, error) {
-	got, err := s.a.Create(cl.ctx, s.name, paddock.CreateOpts{Params: m.GetParams()})
+	got, err := s.a.Create(cl.ctx, s.name, paddock.CreateOpts{Params: m.GetParams(), Lease: s.rt.lease()})
 	if err != nil {
 		return nil, err
 	}
+	s.rt.leases.hold(s.provider, s.name)
 	cl.e.Send(cl.self, handleUpdate{got})
 	return &messages.CreateReply{Handle: wire.HandleMessage(got)}, nil
 }
 
 func (s *sandboxActor) createNew(cl opCall, m *messages.CreateNewRequest) (*messages.CreateNewReply, error) {
-	opts := paddock.CreateNewOpts{Timeout: wire.DurationFromMessage(m.GetTimeout()), WaitForCapacity: m.GetWaitForCapacity()}
+	opts := paddock.CreateNewOpts{Timeout: wire.DurationFromMessage(m.GetTimeout()), WaitForCapacity: m.GetWaitForCapacity(), Lease: s.rt.lease()}
 	got, err := paddock.CreateNew(cl.ctx, s.a, s.name, opts)
 	if err != nil {
 		return nil, err
 	}
+	s.rt.leases.hold(s.provider, s.name)
 	cl.e.Send(cl.self, handleUpdate{got})
 	return &messages.CreateNewReply{Handle: wire.HandleMessage(got)}, nil
 }
@@ -152,6 +154,7 @@ func (s *sandboxActor) destroy(cl opCall, _ *messages.DestroyRequest) (*messages
 	if err := s.a.Destroy(cl.ctx, cl.h); err != nil {
 		return nil, err
 	}
+	s.rt.leases.release(s.provider, s.name)
 	cl.e.Send(cl.root, sandboxGone{key: s.key, pid: cl.self})
 	return &messages.DestroyReply{}, nil
 }
@@ -160,6 +163,7 @@ func (s *sandboxActor) destroyOnce(cl opCall, m *messages.DestroyOnceRequest) (*
 	if err := paddock.DestroyOnce(cl.ctx, s.a, cl.h, paddock.DestroyOnceOpts{Timeout: wire.DurationFromMessage(m.GetTimeout())}); err != nil {
 		return nil, err
 	}
+	s.rt.leases.release(s.provider, s.name)
 	cl.e.Send(cl.root, sandboxGone{key: s.key, pid: cl.self})
 	return &messages.DestroyOnceReply{}, nil
 }
@@ -173,6 +177,7 @@ func (s *sandboxActor) resume(cl opCall, _ *messages.ResumeRequest) (*messages.R
 	if err != nil {
 		return nil, err
 	}
+	s.rt.leases.hold(s.provider, s.name)
 	cl.e.Send(cl.self, handleUpdate{got})
 	return &messages.ResumeReply{Handle: wire.HandleMessage(got)}, nil
 }

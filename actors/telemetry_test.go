@@ -24,7 +24,7 @@ import (
 // reapingFake is the fake with a reaper that reports a fixed sweep.
 type reapingFake struct{ *fake.Adapter }
 
-func (reapingFake) Reap(context.Context) (paddock.ReapReport, error) {
+func (reapingFake) Reap(context.Context, paddock.ReapOpts) (paddock.ReapReport, error) {
 	return paddock.ReapReport{Stopped: []string{"idle"}, Destroyed: []string{"old-1", "old-2"}}, nil
 }
 
@@ -76,7 +76,7 @@ func workload(t *testing.T, ctx context.Context, rt *actors.Runtime) {
 	_, err = rt.Attach(ctx, box, "s-missing", paddock.AttachOpts{})
 	require.ErrorIs(t, err, paddock.ErrNotFound)
 	require.NoError(t, rt.Destroy(ctx, other))
-	_, err = rt.Reap(ctx)
+	_, err = rt.Reap(ctx, paddock.ReapOpts{})
 	require.NoError(t, err)
 }
 

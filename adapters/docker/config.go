@@ -2,8 +2,6 @@ package docker
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +10,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/procid"
 	"github.com/paddockhq/paddock/preview"
 	"github.com/rs/zerolog"
 )
@@ -164,7 +163,7 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	a := &Adapter{cfg: cfg, log: cfg.Logger, engine: engine, owner: cfg.Owner}
 	if a.owner == "" {
-		a.owner = selfOwner()
+		a.owner = procid.Self()
 	}
 	a.previews, err = preview.NewService(preview.ServiceConfig{BaseURL: cfg.PreviewBaseURL, Key: cfg.PreviewKey,
 		Dial: a.DialPort, Logger: cfg.Logger, Activity: func(name string) { a.touch(a.BuildHandle(name)) }})
@@ -219,11 +218,4 @@ func checkUser(user string) error {
 		return &paddock.InvalidError{Detail: "docker: refusing to run sandboxes as root (uid 0)"}
 	}
 	return nil
-}
-
-// selfOwner names this process: host, pid and start time (so a reused pid
-// is not mistaken for us).
-func selfOwner() string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), processStart(os.Getpid()))
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/reaping"
+	"github.com/paddockhq/paddock/internal/procid"
 )
 
 // stampEvery throttles activity stamps: at most one per sandbox per
@@ -74,100 +76,180 @@ func (a *Adapter) touch(h paddock.Handle) {
 	}()
 }
 
-// sandboxState reads a running sandbox's activity stamp and owner
-// override (zero and "" when absent).
-func (a *Adapter) sandboxState(ctx context.Context, name string) (time.Time, string) {
+// ownerOf is the owner a sandbox created or adopted with lease records.
+func (a *Adapter) ownerOf(lease paddock.Lease) string {
+	if lease.Owner != "" {
+		return lease.Owner
+	}
+	return a.owner
+}
+
+// recorded is what a running sandbox's state directory says over its
+// labels: the activity stamp, the owner, the lease's end (zero and ""
+// when absent).
+type recorded struct {
+	stamp, leaseUntil time.Time
+	owner             string
+}
+
+// sandboxState reads a running sandbox's recorded state.
+func (a *Adapter) sandboxState(ctx context.Context, name string) recorded {
 	out, err := a.run(ctx, name, execSpec{cmd: sh(scriptState)}, nil)
 	if err != nil || out.code != 0 {
-		return time.Time{}, ""
+		return recorded{}
 	}
-	lines := strings.SplitN(string(out.stdout), "\n", 3)
-	var stamp time.Time
+	lines := strings.SplitN(string(out.stdout), "\n", 4)
+	for len(lines) < 3 {
+		lines = append(lines, "")
+	}
+	var r recorded
 	if n, err := strconv.ParseInt(strings.TrimSpace(lines[0]), 10, 64); err == nil && n > 0 {
-		stamp = time.Unix(0, n)
+		r.stamp = time.Unix(0, n)
 	}
-	owner := ""
-	if len(lines) > 1 {
-		owner = strings.TrimSpace(lines[1])
-	}
-	return stamp, owner
+	r.owner = strings.TrimSpace(lines[1])
+	r.leaseUntil = reaping.ParseTime(strings.TrimSpace(lines[2]))
+	return r
 }
 
-// claim makes this runtime the owner of an adopted sandbox (labels cannot
-// change, so the claim goes beside the stamp).
-func (a *Adapter) claim(ctx context.Context, name string) {
-	if _, err := a.run(ctx, name, execSpec{cmd: sh(scriptClaim, a.owner), user: rootUser}, nil); err != nil {
+// claim records lease (or this adapter's owner, with no end) on a running
+// sandbox: labels cannot change, so the claim goes beside the stamp.
+func (a *Adapter) claim(ctx context.Context, name string, lease paddock.Lease) error {
+	until := ""
+	if !lease.Until.IsZero() {
+		until = reaping.FormatTime(lease.Until)
+	}
+	if _, err := a.run(ctx, name, execSpec{cmd: sh(scriptClaim, a.ownerOf(lease), until), user: rootUser}, nil); err != nil {
 		a.log.Debug().Str("sandbox", name).Str("error", err.Error()).Msg("docker: claiming a sandbox")
+		return err
 	}
+	return nil
 }
 
-// Reap enforces the lifetime bounds of every Paddock sandbox on the
-// engine, from labels and the activity stamp alone: one older than its
-// maximum age is destroyed; one whose owner runtime ran on this host and
-// is gone is destroyed as an orphan; a running one unused for its idle
-// timeout is stopped. A sandbox without a readable creation time is left
-// alone.
-func (a *Adapter) Reap(ctx context.Context) (paddock.ReapReport, error) {
-	var report paddock.ReapReport
+// renewWidth is how many sandboxes a renewal claims at once.
+const renewWidth = 8
+
+// RenewLeases records lease on each named running Paddock sandbox; an
+// absent one is skipped. A stopped sandbox keeps no lease (its state
+// directory is memory): it is held by its maximum age alone.
+func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock.Lease) error {
+	all, err := a.managed(ctx)
+	if err != nil {
+		return err
+	}
+	running := map[string]bool{}
+	for _, c := range all {
+		running[c.Labels[labelName]] = c.State == container.StateRunning
+	}
+	var live []string
+	for _, n := range names {
+		if running[n] {
+			live = append(live, n)
+		}
+	}
+	return reaping.Batch(ctx, live, renewWidth, func(ctx context.Context, name string) error {
+		err := a.claim(ctx, name, lease)
+		if errors.Is(err, paddock.ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+}
+
+// managed lists the engine's Paddock sandboxes.
+func (a *Adapter) managed(ctx context.Context) ([]container.Summary, error) {
 	res, err := a.engine.ContainerList(ctx, client.ContainerListOptions{All: true,
 		Filters: client.Filters{}.Add("label", labelManaged+"=true")})
 	if err != nil {
-		return report, engineError("list", err)
+		return nil, engineError("list", err)
 	}
-	var errs []error
-	now := time.Now()
+	var out []container.Summary
 	for _, c := range res.Items {
-		name := c.Labels[labelName]
-		if name == "" || !hasName(c.Names, containerName(name)) {
-			continue
-		}
-		created, err := time.Parse(time.RFC3339Nano, c.Labels[labelCreatedAt])
-		if err != nil {
-			continue // never destroy on missing data
-		}
-		maxAge, _ := time.ParseDuration(c.Labels[labelMaxAge])
-		idle, _ := time.ParseDuration(c.Labels[labelIdleTimeout])
-		remove := func() error {
-			_, err := a.engine.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-			if err != nil && !cerrdefs.IsNotFound(err) {
-				return engineError("remove "+name, err)
-			}
-			return nil
-		}
-		if maxAge > 0 && now.Sub(created) > maxAge {
-			if err := remove(); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			report.Destroyed = append(report.Destroyed, name)
-			continue
-		}
-		since, owner := created, c.Labels[labelOwner]
-		if c.State == container.StateRunning {
-			stamp, claimed := a.sandboxState(ctx, name)
-			if stamp.After(since) {
-				since = stamp
-			}
-			if claimed != "" {
-				owner = claimed
-			}
-		}
-		if alive, known := ownerState(owner); known && !alive && owner != a.owner {
-			if err := remove(); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			report.Orphaned = append(report.Orphaned, name)
-			continue
-		}
-		if c.State == container.StateRunning && idle > 0 && now.Sub(since) > idle {
-			zero := 0
-			if _, err := a.engine.ContainerStop(ctx, c.ID, client.ContainerStopOptions{Timeout: &zero}); err != nil && !cerrdefs.IsNotFound(err) {
-				errs = append(errs, engineError("stop "+name, err))
-				continue
-			}
-			report.Stopped = append(report.Stopped, name)
+		if name := c.Labels[labelName]; name != "" && hasName(c.Names, containerName(name)) {
+			out = append(out, c)
 		}
 	}
-	return report, errors.Join(errs...)
+	return out, nil
+}
+
+// facts reads what Reap and Leased need of one sandbox: its labels, and
+// for a running one the state directory.
+func (a *Adapter) facts(ctx context.Context, c container.Summary) reaping.Facts {
+	name := c.Labels[labelName]
+	f := reaping.Facts{
+		Name: name, Created: reaping.ParseTime(c.Labels[labelCreatedAt]),
+		MaxAge: reaping.ParseDuration(c.Labels[labelMaxAge]), Idle: reaping.ParseDuration(c.Labels[labelIdleTimeout]),
+		Running: c.State == container.StateRunning,
+	}
+	owner, until := c.Labels[labelOwner], reaping.ParseTime(c.Labels[labelLeaseUntil])
+	if f.Running {
+		r := a.sandboxState(ctx, name)
+		f.LastUsed = r.stamp
+		if r.owner != "" {
+			owner, until = r.owner, r.leaseUntil
+		}
+	} else {
+		until = time.Time{} // a stopped sandbox's renewals are gone with its memory
+	}
+	if !until.IsZero() {
+		f.Lease = paddock.Lease{Owner: owner, Until: until}
+	} else {
+		f.Lease = paddock.Lease{Owner: owner}
+	}
+	if alive, known := procid.State(owner); known && !alive && owner != a.owner {
+		f.Orphan = true
+	}
+	return f
+}
+
+// Leased lists the Paddock sandboxes whose owner is owner.
+func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
+	all, err := a.managed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, c := range all {
+		if a.facts(ctx, c).Lease.Owner == owner {
+			names = append(names, c.Labels[labelName])
+		}
+	}
+	return names, nil
+}
+
+// Reap enforces the lifetime bounds and leases of every Paddock sandbox on
+// the engine (docs/contract.md#leases), from labels and the state
+// directory alone: one older than its maximum age is destroyed; one whose
+// lease lapsed, or whose owner ran on this host and is gone, is destroyed
+// as an orphan; a running one unused for its idle timeout is stopped. A
+// sandbox without a readable creation time is only stopped.
+func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
+	all, err := a.managed(ctx)
+	if err != nil {
+		return paddock.ReapReport{DryRun: opts.DryRun}, err
+	}
+	if opts.Owner == "" {
+		opts.Owner = a.owner
+	}
+	ids := map[string]string{}
+	facts := make([]reaping.Facts, 0, len(all))
+	for _, c := range all {
+		f := a.facts(ctx, c)
+		ids[f.Name] = c.ID
+		facts = append(facts, f)
+	}
+	destroy := func(ctx context.Context, name string) error {
+		_, err := a.engine.ContainerRemove(ctx, ids[name], client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		if err != nil && !cerrdefs.IsNotFound(err) {
+			return engineError("remove "+name, err)
+		}
+		return nil
+	}
+	stop := func(ctx context.Context, name string) error {
+		zero := 0
+		if _, err := a.engine.ContainerStop(ctx, ids[name], client.ContainerStopOptions{Timeout: &zero}); err != nil && !cerrdefs.IsNotFound(err) {
+			return engineError("stop "+name, err)
+		}
+		return nil
+	}
+	return reaping.Sweep(ctx, opts, time.Now(), facts, destroy, stop)
 }

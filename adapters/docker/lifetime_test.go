@@ -58,7 +58,7 @@ func TestReap(t *testing.T) {
 		require.Equal(t, 0, code)
 		time.Sleep(300 * time.Millisecond)
 	}
-	report, err := a.Reap(ctx)
+	report, err := a.Reap(ctx, paddock.ReapOpts{})
 	require.NoError(t, err)
 	t.Logf("reaped: %+v", report)
 	require.True(t, has(report.Stopped, idle.Name), "idle expiry stops")
@@ -107,7 +107,7 @@ func TestRuntimeReapsOnSchedule(t *testing.T) {
 		info, err := a.Get(context.Background(), h)
 		return err == nil && info.Status == paddock.StatusSuspended
 	}, 30*time.Second, 200*time.Millisecond, "stopped by the scheduled reaper")
-	reports, err := rt.Reap(ctxFor(t, time.Minute))
+	reports, err := rt.Reap(ctxFor(t, time.Minute), paddock.ReapOpts{})
 	require.NoError(t, err)
 	require.Contains(t, reports, paddock.ProviderDocker)
 }
@@ -115,7 +115,7 @@ func TestRuntimeReapsOnSchedule(t *testing.T) {
 func TestReapLeavesOthersAlone(t *testing.T) {
 	a := newAdapter(t, func(c *docker.Config) { c.Owner = "elsewhere/1/1" })
 	h := sandbox(t, a, "foreign-owner", map[string]string{"idle_timeout": "-1s", "max_age": "-1s"})
-	report, err := a.Reap(ctxFor(t, time.Minute))
+	report, err := a.Reap(ctxFor(t, time.Minute), paddock.ReapOpts{})
 	require.NoError(t, err)
 	require.False(t, has(report.Orphaned, h.Name), "an owner on another host cannot be judged")
 	require.False(t, strings.Contains(strings.Join(report.Destroyed, ","), h.Name))

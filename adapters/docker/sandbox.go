@@ -118,14 +118,15 @@ func (a *Adapter) Create(ctx context.Context, name string, opts paddock.CreateOp
 	if err != nil {
 		return paddock.Handle{}, err
 	}
+	s.lease = opts.Lease
 	h, err := a.create(ctx, name, s)
 	switch {
 	case errors.Is(err, errNameTaken):
-		return a.adopt(ctx, name)
+		return a.adopt(ctx, name, opts.Lease)
 	case errors.Is(err, errNoImage):
 		// The engine looks the image up before the name: an existing
 		// sandbox whose image is gone is still adopted.
-		if h, aerr := a.adopt(ctx, name); aerr == nil || !errors.Is(aerr, paddock.ErrNotFound) {
+		if h, aerr := a.adopt(ctx, name, opts.Lease); aerr == nil || !errors.Is(aerr, paddock.ErrNotFound) {
 			return h, aerr
 		}
 		return paddock.Handle{}, noImage(s.image)
@@ -142,8 +143,9 @@ func noImage(image string) error {
 	return &paddock.InvalidError{Detail: detail}
 }
 
-// adopt returns the existing sandbox, running.
-func (a *Adapter) adopt(ctx context.Context, name string) (paddock.Handle, error) {
+// adopt returns the existing sandbox, running, held by lease (or by this
+// adapter's owner when lease is zero).
+func (a *Adapter) adopt(ctx context.Context, name string, lease paddock.Lease) (paddock.Handle, error) {
 	res, err := a.inspect(ctx, name)
 	if err != nil {
 		return paddock.Handle{}, err
@@ -159,8 +161,8 @@ func (a *Adapter) adopt(ctx context.Context, name string) (paddock.Handle, error
 			return paddock.Handle{}, engineError("start", err)
 		}
 	}
-	if res.Container.Config.Labels[labelOwner] != a.owner {
-		a.claim(ctx, name) // this runtime keeps it now: not an orphan of the old owner
+	if res.Container.Config.Labels[labelOwner] != a.ownerOf(lease) || !lease.Until.IsZero() {
+		a.claim(ctx, name, lease) // this runtime keeps it now: not an orphan of the old owner
 	}
 	h := a.BuildHandle(name)
 	h.InstanceID = res.Container.ID
@@ -233,6 +235,7 @@ func (a *Adapter) CreateNew(ctx context.Context, name string, opts paddock.Creat
 	if err != nil {
 		return paddock.Handle{}, err
 	}
+	s.lease = opts.Lease
 	ctx, cancel := context.WithTimeout(ctx, *opts.Timeout)
 	defer cancel()
 	h, err := a.create(ctx, name, s)
@@ -387,5 +390,5 @@ func (a *Adapter) execGate(name string) *sync.RWMutex {
 // execs, the engine may still report the sandbox paused for a moment after
 // Resume (it applies a queued paused event late, then the resumed one).
 func (a *Adapter) Resume(ctx context.Context, h paddock.Handle) (paddock.Handle, error) {
-	return a.adopt(ctx, h.Name)
+	return a.adopt(ctx, h.Name, paddock.Lease{})
 }

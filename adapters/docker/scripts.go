@@ -193,13 +193,14 @@ exec cat "$1"`
 // directory the sandbox user cannot write). Args: unix-nanoseconds
 const scriptStamp = `printf '%s' "$1" > ` + stampFile
 
-// scriptClaim records a new owner of an adopted sandbox (as root).
-// Args: owner
-const scriptClaim = `printf '%s' "$1" > ` + stateDir + `/owner`
+// scriptClaim records the owner of a sandbox and its lease's end (as
+// root), over the labels written at creation. Args: owner, lease end
+// (RFC 3339, or empty for none)
+const scriptClaim = `printf '%s' "$1" > ` + stateDir + `/owner && printf '%s' "$2" > ` + stateDir + `/lease-until`
 
-// scriptState prints the activity stamp and the owner override, a line
-// each (empty when absent).
-const scriptState = `cat ` + stampFile + ` 2>/dev/null; echo; cat ` + stateDir + `/owner 2>/dev/null; echo`
+// scriptState prints the activity stamp, the owner override and the
+// lease's end, a line each (empty when absent).
+const scriptState = `cat ` + stampFile + ` 2>/dev/null; echo; cat ` + stateDir + `/owner 2>/dev/null; echo; cat ` + stateDir + `/lease-until 2>/dev/null; echo`
 
 // scriptDial relays stdin and stdout to a port on the sandbox's loopback.
 // Args: port

@@ -8,6 +8,7 @@ import (
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/reaping"
 )
 
 // Paths inside every sandbox.
@@ -49,6 +50,7 @@ type spec struct {
 	egress        bool // unrestricted egress (a bridge network); default: loopback only
 	execWorkspace bool // /workspace allows executing files written there
 	idle, maxAge  time.Duration
+	lease         paddock.Lease // recorded in labels at creation; zero = this adapter's owner, no expiry
 }
 
 // Creation parameters (CreateOpts.Params), each overriding the adapter's
@@ -155,8 +157,11 @@ func (a *Adapter) containerConfig(name string, s spec, runtime string, created t
 		Env: []string{"HOME=" + workspace},
 		Labels: map[string]string{
 			labelManaged: "true", labelName: name, labelCreatedAt: created.UTC().Format(time.RFC3339Nano),
-			labelIdleTimeout: s.idle.String(), labelMaxAge: s.maxAge.String(), labelOwner: a.owner,
+			labelIdleTimeout: s.idle.String(), labelMaxAge: s.maxAge.String(), labelOwner: a.ownerOf(s.lease),
 		},
+	}
+	if !s.lease.Until.IsZero() {
+		cfg.Labels[labelLeaseUntil] = reaping.FormatTime(s.lease.Until)
 	}
 	host := &container.HostConfig{
 		Runtime:        runtime,

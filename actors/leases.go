@@ -1,0 +1,144 @@
+package actors
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/paddockhq/paddock"
+)
+
+// DefaultLease is how long a sandbox stays held after its runtime's last
+// renewal (docs/contract.md#leases).
+const DefaultLease = 2 * time.Minute
+
+// renewBatch is the most sandboxes one RenewLeases call carries.
+const renewBatch = 100
+
+// leases is the set of sandboxes the runtime holds, by provider: created,
+// adopted or resumed through it and not destroyed.
+type leases struct {
+	mu   sync.Mutex
+	held map[paddock.Provider]map[string]struct{}
+}
+
+func (l *leases) hold(p paddock.Provider, names ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held == nil {
+		l.held = map[paddock.Provider]map[string]struct{}{}
+	}
+	if l.held[p] == nil {
+		l.held[p] = map[string]struct{}{}
+	}
+	for _, n := range names {
+		l.held[p][n] = struct{}{}
+	}
+}
+
+func (l *leases) release(p paddock.Provider, name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.held[p], name)
+}
+
+// names is p's held sandboxes, sorted.
+func (l *leases) names(p paddock.Provider) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, 0, len(l.held[p]))
+	for n := range l.held[p] {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Identity is the name this runtime records as the owner of the sandboxes
+// it holds.
+func (rt *Runtime) Identity() string { return rt.cfg.Identity }
+
+// Held lists the sandboxes of provider p this runtime holds and renews the
+// leases of (created, resumed or adopted through it, not destroyed),
+// sorted.
+func (rt *Runtime) Held(p paddock.Provider) []string { return rt.leases.names(p) }
+
+// lease is the lease the runtime records now, zero when leases are off.
+func (rt *Runtime) lease() paddock.Lease {
+	if rt.cfg.Lease < 0 {
+		return paddock.Lease{}
+	}
+	return paddock.Lease{Owner: rt.cfg.Identity, Until: paddock.ClockOrSystem(rt.cfg.Clock).Now().Add(rt.cfg.Lease)}
+}
+
+// startLeases adopts, on each adapter that keeps leases, the sandboxes
+// leased to this runtime's identity (a previous runtime of the same
+// identity may have crashed holding them), then renews every held
+// sandbox's lease every third of the lease, in batches, until shutdown.
+func (rt *Runtime) startLeases() {
+	var leasers []paddock.Provider
+	for _, p := range rt.cfg.Adapters.Providers() {
+		if a, _ := rt.cfg.Adapters.Lookup(p); a != nil {
+			if _, ok := a.(paddock.Leaser); ok {
+				leasers = append(leasers, p)
+			}
+		}
+	}
+	if len(leasers) == 0 || rt.cfg.Lease < 0 {
+		return
+	}
+	every := rt.cfg.Lease / 3
+	clock := paddock.ClockOrSystem(rt.cfg.Clock)
+	rt.goTracked("lease renewals", func() {
+		for _, p := range leasers {
+			rt.adopt(p)
+		}
+		for {
+			for _, p := range leasers {
+				rt.renew(p, every)
+			}
+			select {
+			case <-clock.After(every):
+			case <-rt.opsCtx.Done():
+				return
+			}
+		}
+	})
+}
+
+// adopt holds the sandboxes of p leased to this runtime's identity.
+func (rt *Runtime) adopt(p paddock.Provider) {
+	a, _ := rt.cfg.Adapters.Lookup(p)
+	ctx, cancel := context.WithTimeout(rt.opsCtx, reapTimeout)
+	defer cancel()
+	var names []string
+	err := recovered(func() (err error) { names, err = a.(paddock.Leaser).Leased(ctx, rt.cfg.Identity); return err })
+	if err != nil {
+		if rt.opsCtx.Err() == nil {
+			rt.log.Warn().Str("provider", string(p)).Str("error", err.Error()).Msg("adopting leased sandboxes")
+		}
+		return
+	}
+	if len(names) > 0 {
+		rt.leases.hold(p, names...)
+		rt.log.Info().Str("provider", string(p)).Strs("sandboxes", names).Msg("adopted leased sandboxes")
+	}
+}
+
+// renew extends the leases of p's held sandboxes, a batch at a time, each
+// call bounded by timeout.
+func (rt *Runtime) renew(p paddock.Provider, timeout time.Duration) {
+	a, _ := rt.cfg.Adapters.Lookup(p)
+	names := rt.leases.names(p)
+	for len(names) > 0 && rt.opsCtx.Err() == nil {
+		batch := names[:min(renewBatch, len(names))]
+		names = names[len(batch):]
+		ctx, cancel := context.WithTimeout(rt.opsCtx, timeout)
+		err := recovered(func() error { return a.(paddock.Leaser).RenewLeases(ctx, batch, rt.lease()) })
+		cancel()
+		if err != nil && rt.opsCtx.Err() == nil {
+			rt.log.Warn().Str("provider", string(p)).Int("sandboxes", len(batch)).Str("error", err.Error()).Msg("renewing leases")
+		}
+	}
+}
