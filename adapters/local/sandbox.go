@@ -22,12 +22,14 @@ import (
 // A sandbox is a directory under the root:
 //
 //	<root>/<dir>/meta.json             name, instance id, creation time, egress, suspended
+//	<root>/<dir>/lease.json            the lease: owner and end (absent: not leased)
 //	<root>/<dir>/fs/                   its files, and its commands' default working directory
 //	<root>/<dir>/sessions/<id>/        session.json and journal of each session
 //
 // <dir> is the name itself when it is a plain file name, else a hash of it.
 const (
 	metaFile    = "meta.json"
+	leaseFile   = "lease.json"
 	fsDir       = "fs"
 	sessionsDir = "sessions"
 	trashPrefix = ".trash-"
@@ -92,12 +94,15 @@ func (a *Adapter) Create(_ context.Context, name string, opts paddock.CreateOpts
 	if err := writeJSON(filepath.Join(dir, metaFile), m, false); err != nil && !errors.Is(err, fs.ErrExist) {
 		return paddock.Handle{}, unavailable("create", err)
 	}
+	if err := a.writeLease(name, opts.Lease); err != nil {
+		return paddock.Handle{}, unavailable("create", err)
+	}
 	return a.BuildHandle(name), nil
 }
 
 // CreateNew makes the sandbox only if its directory does not exist
 // (mkdir is the atomic step) and mints an instance id.
-func (a *Adapter) CreateNew(_ context.Context, name string, _ paddock.CreateNewOpts) (paddock.Handle, error) {
+func (a *Adapter) CreateNew(_ context.Context, name string, opts paddock.CreateNewOpts) (paddock.Handle, error) {
 	if err := paddock.ValidateSandboxName(name); err != nil {
 		return paddock.Handle{}, err
 	}
@@ -110,6 +115,9 @@ func (a *Adapter) CreateNew(_ context.Context, name string, _ paddock.CreateNewO
 	}
 	m := meta{Name: name, InstanceID: randomID("local-"), CreatedAt: time.Now().UTC(), Egress: egressNone}
 	if err := writeJSON(filepath.Join(dir, metaFile), m, true); err != nil {
+		return paddock.Handle{}, unavailable("create", err)
+	}
+	if err := a.writeLease(name, opts.Lease); err != nil {
 		return paddock.Handle{}, unavailable("create", err)
 	}
 	h := a.BuildHandle(name)

@@ -1,0 +1,105 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/reaping"
+)
+
+// writeLease records lease in the sandbox's lease file; a zero lease
+// leaves the file as it is.
+func (a *Adapter) writeLease(name string, lease paddock.Lease) error {
+	if lease.IsZero() {
+		return nil
+	}
+	return writeJSON(filepath.Join(a.dirOf(name), leaseFile), lease, true)
+}
+
+// RenewLeases records lease on each named sandbox that exists; absent ones
+// are skipped.
+func (a *Adapter) RenewLeases(_ context.Context, names []string, lease paddock.Lease) error {
+	var errs []error
+	for _, name := range names {
+		if _, err := a.readMeta(name); errors.Is(err, paddock.ErrNotFound) {
+			continue
+		}
+		if err := a.writeLease(name, lease); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, unavailable("renewing the lease of "+name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// leased is one sandbox under the root with its lease (zero: none).
+type leased struct {
+	meta  meta
+	lease paddock.Lease
+}
+
+// everyLease reads every sandbox's metadata and lease under the root;
+// directories that are not sandboxes are skipped.
+func (a *Adapter) everyLease() ([]leased, error) {
+	entries, err := os.ReadDir(a.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, unavailable("listing the root", err)
+	}
+	var out []leased
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		var l leased
+		b, err := os.ReadFile(filepath.Join(a.root, e.Name(), metaFile))
+		if err != nil || json.Unmarshal(b, &l.meta) != nil || l.meta.Name == "" || a.dirOf(l.meta.Name) != filepath.Join(a.root, e.Name()) {
+			continue // not a sandbox, or one being created or destroyed
+		}
+		if b, err := os.ReadFile(filepath.Join(a.root, e.Name(), leaseFile)); err == nil {
+			_ = json.Unmarshal(b, &l.lease) // unreadable: not leased
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// Leased lists the sandboxes whose lease names owner.
+func (a *Adapter) Leased(_ context.Context, owner string) ([]string, error) {
+	all, err := a.everyLease()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, l := range all {
+		if l.lease.Owner == owner {
+			names = append(names, l.meta.Name)
+		}
+	}
+	return names, nil
+}
+
+// Reap destroys, as orphans, the sandboxes whose lease lapsed and is not
+// opts.Owner's (docs/contract.md#leases). Local sandboxes carry no idle
+// timeout or maximum age; one without a lease is never touched.
+func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
+	all, err := a.everyLease()
+	if err != nil {
+		return paddock.ReapReport{DryRun: opts.DryRun}, err
+	}
+	facts := make([]reaping.Facts, 0, len(all))
+	for _, l := range all {
+		facts = append(facts, reaping.Facts{Name: l.meta.Name, Created: l.meta.CreatedAt, Lease: l.lease})
+	}
+	destroy := func(ctx context.Context, name string) error { return a.Destroy(ctx, a.BuildHandle(name)) }
+	stop := func(context.Context, string) error { return nil } // never decided: no idle timeout
+	return reaping.Sweep(ctx, opts, time.Now(), facts, destroy, stop)
+}
