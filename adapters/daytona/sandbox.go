@@ -28,8 +28,9 @@ type sandbox struct {
 	DesiredState    string `json:"desiredState"`
 	ErrorReason     string `json:"errorReason"`
 	Snapshot        string `json:"snapshot"`
-	CreatedAt       string `json:"createdAt"`
-	ToolboxProxyURL string `json:"toolboxProxyUrl"`
+	CreatedAt       string            `json:"createdAt"`
+	ToolboxProxyURL string            `json:"toolboxProxyUrl"`
+	Labels          map[string]string `json:"labels"`
 	raw             json.RawMessage
 }
 
@@ -191,13 +192,19 @@ func (a *Adapter) Create(ctx context.Context, name string, opts paddock.CreateOp
 	if err != nil {
 		return paddock.Handle{}, err
 	}
+	leaseLabels(body["labels"].(map[string]string), opts.Lease)
 	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, "/sandbox", nil, body)
 	if err != nil {
 		return paddock.Handle{}, err
 	}
 	switch {
 	case status == http.StatusBadRequest || status == http.StatusConflict:
-		if _, perr := a.lookup(ctx, name); perr == nil {
+		if sb, perr := a.lookup(ctx, name); perr == nil {
+			if !opts.Lease.IsZero() {
+				if err := a.claim(ctx, sb, opts.Lease); err != nil {
+					return paddock.Handle{}, err
+				}
+			}
 			return a.BuildHandle(name), nil // adopted
 		}
 		return paddock.Handle{}, a.createError(status, header, data)
@@ -451,9 +458,24 @@ type listPage struct {
 // past maxListPages it refuses with ErrTruncated rather than answer part
 // of the organisation.
 func (a *Adapter) ListAllNames(ctx context.Context) ([]string, error) {
-	labels, _ := json.Marshal(map[string]string{labelMarker: "1"})
 	var names []string
 	seen := map[string]bool{}
+	err := a.eachSandbox(ctx, func(sb sandbox) {
+		if sb.Name != "" && !seen[sb.Name] {
+			seen[sb.Name] = true
+			names = append(names, sb.Name)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+// eachSandbox calls fn on each of our sandboxes (labelled paddock=1), page
+// by page; past maxListPages it refuses with ErrTruncated.
+func (a *Adapter) eachSandbox(ctx context.Context, fn func(sandbox)) error {
+	labels, _ := json.Marshal(map[string]string{labelMarker: "1"})
 	cursor := ""
 	for range maxListPages {
 		q := url.Values{"labels": {string(labels)}, "limit": {"100"}}
@@ -462,10 +484,10 @@ func (a *Adapter) ListAllNames(ctx context.Context) ([]string, error) {
 		}
 		status, header, data, err := a.rest.Call(ctx, a.client, http.MethodGet, "/sandbox", q, nil)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if status != http.StatusOK {
-			return nil, a.rest.StatusError(status, header, data)
+			return a.rest.StatusError(status, header, data)
 		}
 		var page listPage
 		if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '[' {
@@ -474,26 +496,21 @@ func (a *Adapter) ListAllNames(ctx context.Context) ([]string, error) {
 			err = a.rest.Decode(data, &page)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, raw := range page.Items {
-			var item struct {
-				Name string `json:"name"`
+			var sb sandbox
+			if err := a.rest.Decode(raw, &sb); err != nil {
+				return err
 			}
-			if err := a.rest.Decode(raw, &item); err != nil {
-				return nil, err
-			}
-			if item.Name != "" && !seen[item.Name] {
-				seen[item.Name] = true
-				names = append(names, item.Name)
-			}
+			fn(sb)
 		}
 		if page.NextCursor == nil || *page.NextCursor == "" {
-			return names, nil
+			return nil
 		}
 		cursor = *page.NextCursor
 	}
-	return nil, paddock.ErrTruncated
+	return paddock.ErrTruncated
 }
 
 // domainPattern is a host name Daytona's domain allow list takes, with an

@@ -563,3 +563,24 @@ func (sb *sandbox) dropSessions() {
 		ss.kill()
 	}
 }
+
+// replaceLabels is PUT /api/sandbox/{idOrName}/labels: the body's labels
+// replace the sandbox's whole set; the answer is the new set.
+func (s *Server) replaceLabels(w http.ResponseWriter, r *http.Request, body []byte) {
+	var req struct {
+		Labels map[string]string `json:"labels"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || req.Labels == nil {
+		apiError(w, r, http.StatusBadRequest, "labels must be an object")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb := s.live(w, r)
+	if sb == nil {
+		return
+	}
+	sb.labels = req.Labels
+	sb.updatedAt = time.Now()
+	writeJSON(w, http.StatusOK, map[string]any{"labels": sb.labels})
+}

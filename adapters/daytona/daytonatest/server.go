@@ -188,6 +188,7 @@ func (s *Server) routes() http.Handler {
 	handle("POST /api/sandbox/{idOrName}/stop", s.stop)
 	handle("POST /api/sandbox/{idOrName}/archive", s.archive)
 	handle("POST /api/sandbox/{idOrName}/network-settings", s.network)
+	handle("PUT /api/sandbox/{idOrName}/labels", s.replaceLabels)
 	handle("GET /api/sandbox/{idOrName}/toolbox-proxy-url", s.toolboxProxyURL)
 	mux.HandleFunc("/toolbox/{id}/{rest...}", s.toolbox)
 	handle("/", func(w http.ResponseWriter, r *http.Request, _ []byte) {

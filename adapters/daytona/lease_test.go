@@ -1,0 +1,51 @@
+package daytona_test
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/daytona"
+	"github.com/paddockhq/paddock/adapters/daytona/daytonatest"
+	"github.com/paddockhq/paddock/conformance"
+	"github.com/stretchr/testify/require"
+)
+
+// The loopback server RunLeases' child processes reach.
+const (
+	leaseURLEnv = "PADDOCK_DAYTONA_LEASE_URL"
+	leaseKeyEnv = "PADDOCK_DAYTONA_LEASE_KEY"
+)
+
+func TestLeases(t *testing.T) {
+	t.Parallel()
+	url, key := os.Getenv(leaseURLEnv), os.Getenv(leaseKeyEnv)
+	if url == "" {
+		srv := daytonatest.NewServer(t)
+		url, key = srv.APIURL(), srv.Key()
+	}
+	call := func(method, path, body string) int {
+		req, err := http.NewRequest(method, url+path, bytes.NewBufferString(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = res.Body.Close()
+		return res.StatusCode
+	}
+	conformance.RunLeases(t, conformance.LeaseSetup{
+		ChildEnv: []string{leaseURLEnv + "=" + url, leaseKeyEnv + "=" + key},
+		Adapter: func(t *testing.T) paddock.Adapter {
+			return daytona.New(daytona.Config{APIKey: paddock.NewSecret(key), APIURL: url, Logger: testLogger(),
+				Timeout: 2 * time.Minute, StartTimeout: 2 * time.Minute})
+		},
+		Foreign: func(t *testing.T, name string) func() bool {
+			require.Equal(t, http.StatusOK, call(http.MethodPost, "/sandbox", `{"name":"`+name+`","labels":{"team":"ops"}}`))
+			return func() bool { return call(http.MethodGet, "/sandbox/"+name, "") == http.StatusOK }
+		},
+	})
+}
