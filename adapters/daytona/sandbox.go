@@ -22,12 +22,12 @@ import (
 
 // sandbox is the part of Daytona's Sandbox object the adapter reads.
 type sandbox struct {
-	ID              string `json:"id"`
-	Name            string `json:"name"`
-	State           string `json:"state"`
-	DesiredState    string `json:"desiredState"`
-	ErrorReason     string `json:"errorReason"`
-	Snapshot        string `json:"snapshot"`
+	ID              string            `json:"id"`
+	Name            string            `json:"name"`
+	State           string            `json:"state"`
+	DesiredState    string            `json:"desiredState"`
+	ErrorReason     string            `json:"errorReason"`
+	Snapshot        string            `json:"snapshot"`
 	CreatedAt       string            `json:"createdAt"`
 	ToolboxProxyURL string            `json:"toolboxProxyUrl"`
 	Labels          map[string]string `json:"labels"`
