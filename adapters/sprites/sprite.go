@@ -20,11 +20,12 @@ const maxListPages = 40
 
 // spriteObject is the part of a sprite the adapter reads.
 type spriteObject struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Status    string `json:"status"`
-	URL       string `json:"url"`
-	CreatedAt string `json:"created_at"` // RFC 3339; read leniently, never failing a Get
+	ID        string   `json:"id"`
+	Name      string   `json:"name"`
+	Status    string   `json:"status"`
+	URL       string   `json:"url"`
+	CreatedAt string   `json:"created_at"` // RFC 3339; read leniently, never failing a Get
+	Labels    []string `json:"labels"`
 }
 
 var _ interface {
@@ -103,11 +104,23 @@ func (a *Adapter) Create(ctx context.Context, name string, opts paddock.CreateOp
 	if err != nil {
 		return paddock.Handle{}, err
 	}
+	if !opts.Lease.IsZero() {
+		body["labels"] = withLease(nil, opts.Lease)
+	}
 	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, "/v1/sprites", nil, body)
 	switch {
 	case err != nil:
 		return paddock.Handle{}, err
 	case status == http.StatusConflict:
+		if !opts.Lease.IsZero() { // adopt: this runtime holds it now
+			obj, _, err := a.get(ctx, name)
+			if err != nil {
+				return paddock.Handle{}, err
+			}
+			if err := a.claim(ctx, obj, opts.Lease); err != nil {
+				return paddock.Handle{}, err
+			}
+		}
 		return a.BuildHandle(name), nil // adopt; the URL setting is left alone
 	case status < 200 || status > 299:
 		return paddock.Handle{}, statusError(status, header, data)
@@ -179,6 +192,15 @@ func (a *Adapter) Destroy(ctx context.Context, h paddock.Handle) error {
 // come back, and refuses (ErrTruncated) past 40 pages.
 func (a *Adapter) ListAllNames(ctx context.Context) ([]string, error) {
 	names := []string{}
+	if err := a.eachSprite(ctx, func(s spriteObject) { names = append(names, s.Name) }); err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+// eachSprite calls fn on every sprite of the organisation, page by page;
+// past 40 pages it refuses with ErrTruncated.
+func (a *Adapter) eachSprite(ctx context.Context, fn func(spriteObject)) error {
 	token := ""
 	for page := 0; page < maxListPages; page++ {
 		q := url.Values{}
@@ -191,24 +213,24 @@ func (a *Adapter) ListAllNames(ctx context.Context) ([]string, error) {
 			Next    *string         `json:"next_continuation_token"`
 		}
 		if err := a.rest.JSON(ctx, a.client, http.MethodGet, "/v1/sprites", q, nil, &res); err != nil {
-			return nil, err
+			return err
 		}
 		if res.Sprites == nil {
 			// A page without its list is not an empty account.
-			return nil, &paddock.ProviderError{Provider: paddock.ProviderSprites, Detail: "malformed list page: no sprites array"}
+			return &paddock.ProviderError{Provider: paddock.ProviderSprites, Detail: "malformed list page: no sprites array"}
 		}
 		for _, s := range *res.Sprites {
 			if s.Name == "" {
-				return nil, &paddock.ProviderError{Provider: paddock.ProviderSprites, Detail: "malformed list page: a sprite without a name"}
+				return &paddock.ProviderError{Provider: paddock.ProviderSprites, Detail: "malformed list page: a sprite without a name"}
 			}
-			names = append(names, s.Name)
+			fn(s)
 		}
 		if !res.HasMore || res.Next == nil || *res.Next == "" {
-			return names, nil
+			return nil
 		}
 		token = *res.Next
 	}
-	return nil, paddock.ErrTruncated
+	return paddock.ErrTruncated
 }
 
 // Suspend confirms the sprite exists: Sprites parks idle sprites itself.

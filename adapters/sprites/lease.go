@@ -1,0 +1,112 @@
+package sprites
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/reaping"
+)
+
+// Label prefixes of a sprite's lease (docs/contract.md#leases): Sprites
+// labels are plain strings, so each carries its value after the prefix.
+const (
+	labelOwner      = "paddock.owner="       // the holding runtime's identity
+	labelLeaseUntil = "paddock.lease-until=" // RFC 3339 (nanoseconds), UTC
+)
+
+// renewWidth is how many sprites a renewal relabels at once.
+const renewWidth = 8
+
+// withLease is labels with its lease labels replaced by lease's.
+func withLease(labels []string, lease paddock.Lease) []string {
+	out := make([]string, 0, len(labels)+2)
+	for _, l := range labels {
+		if !strings.HasPrefix(l, labelOwner) && !strings.HasPrefix(l, labelLeaseUntil) {
+			out = append(out, l)
+		}
+	}
+	return append(out, labelOwner+lease.Owner, labelLeaseUntil+reaping.FormatTime(lease.Until))
+}
+
+// leaseOf reads a sprite's lease from its labels; zero when it has none.
+func leaseOf(s spriteObject) paddock.Lease {
+	var l paddock.Lease
+	for _, label := range s.Labels {
+		if v, ok := strings.CutPrefix(label, labelOwner); ok {
+			l.Owner = v
+		} else if v, ok := strings.CutPrefix(label, labelLeaseUntil); ok {
+			l.Until = reaping.ParseTime(v)
+		}
+	}
+	if l.Owner == "" {
+		return paddock.Lease{}
+	}
+	return l
+}
+
+// claim records lease on s, keeping its other labels (an update replaces
+// the whole list). A sprite gone meanwhile is not an error.
+func (a *Adapter) claim(ctx context.Context, s spriteObject, lease paddock.Lease) error {
+	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPut, spritePath(s.Name), nil, map[string]any{"labels": withLease(s.Labels, lease)})
+	switch {
+	case err != nil:
+		return err
+	case status == http.StatusNotFound:
+		return nil
+	case status < 200 || status > 299:
+		return statusError(status, header, data)
+	}
+	return nil
+}
+
+// RenewLeases records lease on each named sprite: one walk of the listing,
+// then an update per sprite, renewWidth at a time.
+func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock.Lease) error {
+	byName := map[string]spriteObject{}
+	if err := a.eachSprite(ctx, func(s spriteObject) { byName[s.Name] = s }); err != nil {
+		return err
+	}
+	var held []string
+	for _, n := range names {
+		if _, ok := byName[n]; ok {
+			held = append(held, n)
+		}
+	}
+	return reaping.Batch(ctx, held, renewWidth, func(ctx context.Context, name string) error {
+		return a.claim(ctx, byName[name], lease)
+	})
+}
+
+// Leased lists the sprites whose lease names owner.
+func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
+	var names []string
+	err := a.eachSprite(ctx, func(s spriteObject) {
+		if leaseOf(s).Owner == owner {
+			names = append(names, s.Name)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+// Reap destroys, as orphans, the sprites whose lease lapsed and is not
+// opts.Owner's; a sprite without a lease is never touched. Sprites parks
+// idle sprites itself, so Reap stops none.
+func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
+	var facts []reaping.Facts
+	err := a.eachSprite(ctx, func(s spriteObject) {
+		created, _ := time.Parse(time.RFC3339, s.CreatedAt)
+		facts = append(facts, reaping.Facts{Name: s.Name, Created: created, Lease: leaseOf(s)})
+	})
+	if err != nil {
+		return paddock.ReapReport{DryRun: opts.DryRun}, err
+	}
+	destroy := func(ctx context.Context, name string) error { return a.Destroy(ctx, a.BuildHandle(name)) }
+	stop := func(context.Context, string) error { return nil } // never decided: no idle timeout here
+	return reaping.Sweep(ctx, opts, time.Now(), facts, destroy, stop)
+}

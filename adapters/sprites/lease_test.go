@@ -1,0 +1,48 @@
+package sprites_test
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"testing"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/sprites"
+	"github.com/paddockhq/paddock/conformance"
+	"github.com/stretchr/testify/require"
+)
+
+// The loopback server RunLeases' child processes reach.
+const (
+	leaseURLEnv   = "PADDOCK_SPRITES_LEASE_URL"
+	leaseTokenEnv = "PADDOCK_SPRITES_LEASE_TOKEN"
+)
+
+func TestLeases(t *testing.T) {
+	t.Parallel()
+	url, token := os.Getenv(leaseURLEnv), os.Getenv(leaseTokenEnv)
+	if url == "" {
+		srv := newServer(t)
+		url, token = srv.URL(), srv.Token()
+	}
+	call := func(method, path, body string) int {
+		req, err := http.NewRequest(method, url+path, bytes.NewBufferString(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = res.Body.Close()
+		return res.StatusCode
+	}
+	conformance.RunLeases(t, conformance.LeaseSetup{
+		ChildEnv: []string{leaseURLEnv + "=" + url, leaseTokenEnv + "=" + token},
+		Adapter: func(t *testing.T) paddock.Adapter {
+			return sprites.New(sprites.Config{Token: paddock.NewSecret(token), BaseURL: url, Logger: testLogger()})
+		},
+		Foreign: func(t *testing.T, name string) func() bool {
+			require.Equal(t, http.StatusCreated, call(http.MethodPost, "/v1/sprites", `{"name":"`+name+`","labels":["team=ops"]}`))
+			return func() bool { return call(http.MethodGet, "/v1/sprites/"+name, "") == http.StatusOK }
+		},
+	})
+}
