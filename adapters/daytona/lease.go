@@ -69,8 +69,8 @@ func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock
 			held = append(held, n)
 		}
 	}
-	return reaping.Batch(ctx, held, renewWidth, func(ctx context.Context, name string) error {
-		sb := byName[name]
+	return reaping.Each(ctx, len(held), renewWidth, func(ctx context.Context, i int) error {
+		sb := byName[held[i]]
 		return a.claim(ctx, &sb, lease)
 	})
 }

@@ -146,8 +146,8 @@ func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock
 			live = append(live, n)
 		}
 	}
-	return reaping.Batch(ctx, live, renewWidth, func(ctx context.Context, name string) error {
-		err := a.claim(ctx, name, lease)
+	return reaping.Each(ctx, len(live), renewWidth, func(ctx context.Context, i int) error {
+		err := a.claim(ctx, live[i], lease)
 		if errors.Is(err, paddock.ErrNotFound) {
 			return nil
 		}

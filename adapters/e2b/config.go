@@ -27,8 +27,11 @@ const (
 
 // Metadata keys that make a sandbox one of ours, and name it.
 const (
-	metaName   = "paddock_name"
-	metaMarker = "paddock"
+	metaName       = "paddock_name"
+	metaMarker     = "paddock"
+	metaOwner      = "paddock_owner"       // the lease's owner at creation
+	metaLeaseUntil = "paddock_lease_until" // the lease's end at creation, RFC 3339
+	metaMaxAge     = "paddock_max_age"     // Go duration
 )
 
 // Config configures the adapter; the zero value of each field takes its
@@ -51,6 +54,9 @@ type Config struct {
 	// TTL is the sandbox lifetime asked for at create and resume, and kept
 	// ahead by heartbeats while commands live; 0 = 30m.
 	TTL time.Duration
+	// MaxAge is recorded on each sandbox at creation: Reap destroys a
+	// sandbox older than that, running or paused. 0 = none.
+	MaxAge time.Duration
 	// Exec bounds the timeouts of Exec; zero fields = none.
 	Exec paddock.ExecLimits
 	// Logger receives the adapter's logs; the zero Logger is silent.

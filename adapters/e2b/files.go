@@ -13,9 +13,15 @@ import (
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
 )
 
-// filesRequest builds a /files request of sandbox id for path.
+// filesRequest builds a /files request of sandbox id for path, as the
+// configured user.
 func (a *Adapter) filesRequest(ctx context.Context, method, id, p string, body io.Reader) (*http.Request, error) {
-	q := url.Values{"path": {p}, "username": {a.cfg.User}}
+	return a.filesRequestAs(ctx, method, id, p, a.cfg.User, body)
+}
+
+// filesRequestAs builds a /files request of sandbox id for path, as user.
+func (a *Adapter) filesRequestAs(ctx context.Context, method, id, p, user string, body io.Reader) (*http.Request, error) {
+	q := url.Values{"path": {p}, "username": {user}}
 	req, err := http.NewRequestWithContext(ctx, method, a.envdBase(id)+"/files?"+q.Encode(), body)
 	if err != nil {
 		return nil, &paddock.InvalidError{Detail: "e2b: building a request: " + err.Error()}

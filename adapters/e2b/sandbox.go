@@ -92,13 +92,18 @@ func (a *Adapter) Create(ctx context.Context, name string, opts paddock.CreateOp
 		return paddock.Handle{}, err
 	}
 	if found != nil {
+		if !opts.Lease.IsZero() && found.State == stateRunning {
+			if err := a.claim(ctx, found.SandboxID, opts.Lease); err != nil {
+				return paddock.Handle{}, err
+			}
+		}
 		return a.BuildHandle(name), nil
 	}
 	body := map[string]any{
 		"templateID": a.cfg.Template,
 		"timeout":    a.ttlSeconds(),
 		"autoPause":  true,
-		"metadata":   map[string]string{metaName: name, metaMarker: "1"},
+		"metadata":   a.createMetadata(name, opts.Lease),
 	}
 	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, "/sandboxes", nil, body)
 	switch {

@@ -75,8 +75,8 @@ func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock
 			held = append(held, n)
 		}
 	}
-	return reaping.Batch(ctx, held, renewWidth, func(ctx context.Context, name string) error {
-		return a.claim(ctx, byName[name], lease)
+	return reaping.Each(ctx, len(held), renewWidth, func(ctx context.Context, i int) error {
+		return a.claim(ctx, byName[held[i]], lease)
 	})
 }
 

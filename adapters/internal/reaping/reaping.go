@@ -118,14 +118,15 @@ func ParseDuration(s string) time.Duration {
 	return d
 }
 
-// Batch calls fn on names, at most width at a time, and joins the errors.
-func Batch(ctx context.Context, names []string, width int, fn func(ctx context.Context, name string) error) error {
+// Each calls fn on each index of n items, at most width at a time, and
+// joins the errors; once ctx ends it starts no more.
+func Each(ctx context.Context, n, width int, fn func(ctx context.Context, i int) error) error {
 	if width < 1 {
 		width = 1
 	}
 	sem := make(chan struct{}, width)
-	errc := make(chan error, len(names))
-	for _, n := range names {
+	errc := make(chan error, n)
+	for i := range n {
 		acquired := false
 		select {
 		case sem <- struct{}{}:
@@ -141,7 +142,7 @@ func Batch(ctx context.Context, names []string, width int, fn func(ctx context.C
 		}
 		go func() {
 			defer func() { <-sem }()
-			errc <- fn(ctx, n)
+			errc <- fn(ctx, i)
 		}()
 	}
 	for range cap(sem) {

@@ -90,7 +90,7 @@ func TestSweep(t *testing.T) {
 	}
 }
 
-func TestBatchBoundsItsWidth(t *testing.T) {
+func TestEachBoundsItsWidth(t *testing.T) {
 	t.Parallel()
 	var in, most atomic.Int32
 	names := make([]string, 40)
@@ -100,7 +100,7 @@ func TestBatchBoundsItsWidth(t *testing.T) {
 	release := make(chan struct{})
 	done := make(chan error)
 	go func() {
-		done <- Batch(context.Background(), names, 3, func(context.Context, string) error {
+		done <- Each(context.Background(), len(names), 3, func(context.Context, int) error {
 			n := in.Add(1)
 			for {
 				m := most.Load()
@@ -119,10 +119,10 @@ func TestBatchBoundsItsWidth(t *testing.T) {
 	assert.Equal(t, int32(3), most.Load())
 }
 
-func TestBatchJoinsErrorsAndStopsOnCancel(t *testing.T) {
+func TestEachJoinsErrorsAndStopsOnCancel(t *testing.T) {
 	t.Parallel()
-	err := Batch(context.Background(), []string{"a", "b"}, 2, func(_ context.Context, n string) error {
-		if n == "b" {
+	err := Each(context.Background(), 2, 2, func(_ context.Context, i int) error {
+		if i == 1 {
 			return errors.New("b failed")
 		}
 		return nil
@@ -131,7 +131,7 @@ func TestBatchJoinsErrorsAndStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var ran atomic.Int32
-	err = Batch(ctx, []string{"a", "b", "c"}, 1, func(context.Context, string) error { ran.Add(1); return nil })
+	err = Each(ctx, 3, 1, func(context.Context, int) error { ran.Add(1); return nil })
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Zero(t, ran.Load())
 }

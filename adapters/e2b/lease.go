@@ -1,0 +1,189 @@
+package e2b
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/httpx"
+	"github.com/paddockhq/paddock/adapters/internal/reaping"
+)
+
+// Leases on E2B (docs/contract.md#leases). A sandbox's metadata is fixed
+// at creation, so it records the lease at creation only; renewals go into
+// a root-owned file inside the running sandbox, through envd. A paused
+// sandbox cannot be read or written: it keeps the lease it had, is never
+// an orphan, and is bounded by its maximum age (Config.MaxAge).
+const (
+	leaseFile  = "/var/lib/paddock/lease.json"
+	leaseUser  = "root" // the sandbox's user cannot move its own lease
+	leaseWidth = 8      // sandboxes a renewal or a reap reads or writes at once
+
+	stateRunning = "running"
+)
+
+// createMetadata is the metadata of a new sandbox called name.
+func (a *Adapter) createMetadata(name string, lease paddock.Lease) map[string]string {
+	m := map[string]string{metaName: name, metaMarker: "1"}
+	if !lease.IsZero() {
+		m[metaOwner] = lease.Owner
+		m[metaLeaseUntil] = reaping.FormatTime(lease.Until)
+	}
+	if a.cfg.MaxAge > 0 {
+		m[metaMaxAge] = a.cfg.MaxAge.String()
+	}
+	return m
+}
+
+// claim writes lease into the running sandbox id.
+func (a *Adapter) claim(ctx context.Context, id string, lease paddock.Lease) error {
+	b, _ := json.Marshal(lease)
+	upload := httpx.NewMultipart("file", "lease.json", bytes.NewReader(b))
+	defer upload.Done()
+	req, err := a.filesRequestAs(ctx, http.MethodPost, id, leaseFile, leaseUser, upload.Body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", upload.ContentType)
+	res, err := a.streaming.Do(req)
+	if err != nil {
+		return httpx.Transport(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(res.Body, maxBody))
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return a.rest.StatusError(res.StatusCode, res.Header, body)
+	}
+	return nil
+}
+
+// leaseIn reads the lease file of the running sandbox id; ok is false when
+// it has none (never renewed) or it cannot be read.
+func (a *Adapter) leaseIn(ctx context.Context, id string) (paddock.Lease, bool) {
+	req, err := a.filesRequestAs(ctx, http.MethodGet, id, leaseFile, leaseUser, nil)
+	if err != nil {
+		return paddock.Lease{}, false
+	}
+	res, err := a.streaming.Do(req)
+	if err != nil {
+		return paddock.Lease{}, false
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxBody))
+	var l paddock.Lease
+	if err != nil || res.StatusCode != http.StatusOK || json.Unmarshal(body, &l) != nil || l.Owner == "" {
+		return paddock.Lease{}, false
+	}
+	return l, true
+}
+
+// eachOurs calls fn on every sandbox of ours (metadata paddock=1), page by
+// page; past maxListPages it refuses with ErrTruncated.
+func (a *Adapter) eachOurs(ctx context.Context, fn func(listed)) error {
+	token := ""
+	for range maxListPages {
+		page, next, err := a.listPage(ctx, url.Values{"metadata": {metaFilter(metaMarker, "1")}, "limit": {"100"}}, token)
+		if err != nil {
+			return err
+		}
+		for _, l := range page {
+			if l.Metadata[metaName] != "" {
+				fn(l)
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		token = next
+	}
+	return paddock.ErrTruncated
+}
+
+// RenewLeases writes lease into each named running sandbox: one walk of the
+// listing, then an upload per sandbox, leaseWidth at a time. A paused one
+// is skipped (see above).
+func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock.Lease) error {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var ids []string
+	if err := a.eachOurs(ctx, func(l listed) {
+		if want[l.Metadata[metaName]] && l.State == stateRunning {
+			ids = append(ids, l.SandboxID)
+		}
+	}); err != nil {
+		return err
+	}
+	return reaping.Each(ctx, len(ids), leaseWidth, func(ctx context.Context, i int) error {
+		err := a.claim(ctx, ids[i], lease)
+		if errors.Is(err, paddock.ErrNotFound) {
+			return nil // it went meanwhile
+		}
+		return err
+	})
+}
+
+// leases reads what Reap and Leased need of every sandbox of ours: the
+// listing, and the lease file of each running one.
+func (a *Adapter) leases(ctx context.Context) ([]reaping.Facts, error) {
+	var all []listed
+	if err := a.eachOurs(ctx, func(l listed) { all = append(all, l) }); err != nil {
+		return nil, err
+	}
+	facts := make([]reaping.Facts, len(all)) // each call below writes its own element
+	err := reaping.Each(ctx, len(all), leaseWidth, func(ctx context.Context, i int) error {
+		l := all[i]
+		f := reaping.Facts{Name: l.Metadata[metaName], Created: reaping.ParseTime(l.StartedAt), MaxAge: reaping.ParseDuration(l.Metadata[metaMaxAge])}
+		if l.State == stateRunning {
+			f.Lease = paddock.Lease{Owner: l.Metadata[metaOwner], Until: reaping.ParseTime(l.Metadata[metaLeaseUntil])}
+			if renewed, ok := a.leaseIn(ctx, l.SandboxID); ok {
+				f.Lease = renewed
+			}
+			if f.Lease.Owner == "" {
+				f.Lease = paddock.Lease{}
+			}
+		} else {
+			f.Lease = paddock.Lease{Owner: l.Metadata[metaOwner]} // no end: a paused sandbox is never an orphan
+		}
+		facts[i] = f
+		return nil
+	})
+	return facts, err
+}
+
+// Leased lists our sandboxes whose lease names owner (a paused one by the
+// owner it was created for).
+func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
+	facts, err := a.leases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, f := range facts {
+		if f.Lease.Owner == owner {
+			names = append(names, f.Name)
+		}
+	}
+	return names, nil
+}
+
+// Reap destroys our sandboxes older than their maximum age, and, as
+// orphans, running ones whose lease lapsed and is not opts.Owner's. E2B
+// parks an idle sandbox itself (its TTL, with auto-pause), so Reap stops
+// none.
+func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
+	facts, err := a.leases(ctx)
+	if err != nil {
+		return paddock.ReapReport{DryRun: opts.DryRun}, err
+	}
+	destroy := func(ctx context.Context, name string) error { return a.Destroy(ctx, a.BuildHandle(name)) }
+	stop := func(context.Context, string) error { return nil } // never decided: no idle timeout here
+	return reaping.Sweep(ctx, opts, time.Now(), facts, destroy, stop)
+}

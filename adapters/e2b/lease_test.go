@@ -1,0 +1,58 @@
+package e2b_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/e2b"
+	"github.com/paddockhq/paddock/adapters/e2b/e2btest"
+	"github.com/paddockhq/paddock/conformance"
+	"github.com/stretchr/testify/require"
+)
+
+// The loopback server RunLeases' child processes reach.
+const (
+	leaseURLEnv = "PADDOCK_E2B_LEASE_URL"
+	leaseKeyEnv = "PADDOCK_E2B_LEASE_KEY"
+)
+
+func TestLeases(t *testing.T) {
+	t.Parallel()
+	url, key := os.Getenv(leaseURLEnv), os.Getenv(leaseKeyEnv)
+	if url == "" {
+		srv := e2btest.NewServer(t)
+		url, key = srv.URL(), srv.Key()
+	}
+	call := func(method, path, body string) (int, []byte) {
+		req, err := http.NewRequest(method, url+path, bytes.NewBufferString(body))
+		require.NoError(t, err)
+		req.Header.Set("X-API-Key", key)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		var buf bytes.Buffer
+		_, _ = buf.ReadFrom(res.Body)
+		return res.StatusCode, buf.Bytes()
+	}
+	conformance.RunLeases(t, conformance.LeaseSetup{
+		ChildEnv: []string{leaseURLEnv + "=" + url, leaseKeyEnv + "=" + key},
+		Adapter: func(t *testing.T) paddock.Adapter {
+			return e2b.New(e2b.Config{APIKey: paddock.NewSecret(key), BaseURL: url, EnvdURL: url, Logger: testLogger(), Timeout: 2 * time.Minute})
+		},
+		Foreign: func(t *testing.T, name string) func() bool {
+			status, body := call(http.MethodPost, "/sandboxes", `{"templateID":"base","timeout":600,"metadata":{"team":"ops"}}`)
+			require.Equal(t, http.StatusCreated, status, string(body))
+			var got struct {
+				SandboxID string `json:"sandboxID"`
+			}
+			require.NoError(t, json.Unmarshal(body, &got))
+			return func() bool { status, _ := call(http.MethodGet, "/sandboxes/"+got.SandboxID, ""); return status == http.StatusOK }
+		},
+	})
+}
