@@ -65,11 +65,13 @@ func (rt *Runtime) Identity() string { return rt.cfg.Identity }
 func (rt *Runtime) Held(p paddock.Provider) []string { return rt.leases.names(p) }
 
 // lease is the lease the runtime records now, zero when leases are off.
+// Leases are on the system clock, never Config.Clock: other processes read
+// them against theirs.
 func (rt *Runtime) lease() paddock.Lease {
 	if rt.cfg.Lease < 0 {
 		return paddock.Lease{}
 	}
-	return paddock.Lease{Owner: rt.cfg.Identity, Until: paddock.ClockOrSystem(rt.cfg.Clock).Now().Add(rt.cfg.Lease)}
+	return paddock.Lease{Owner: rt.cfg.Identity, Until: time.Now().Add(rt.cfg.Lease)}
 }
 
 // startLeases adopts, on each adapter that keeps leases, the sandboxes
@@ -89,8 +91,9 @@ func (rt *Runtime) startLeases() {
 		return
 	}
 	every := rt.cfg.Lease / 3
-	clock := paddock.ClockOrSystem(rt.cfg.Clock)
 	rt.goTracked("lease renewals", func() {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
 		for _, p := range leasers {
 			rt.adopt(p)
 		}
@@ -99,7 +102,7 @@ func (rt *Runtime) startLeases() {
 				rt.renew(p, every)
 			}
 			select {
-			case <-clock.After(every):
+			case <-tick.C:
 			case <-rt.opsCtx.Done():
 				return
 			}

@@ -52,7 +52,10 @@ func TestLeases(t *testing.T) {
 				SandboxID string `json:"sandboxID"`
 			}
 			require.NoError(t, json.Unmarshal(body, &got))
-			return func() bool { status, _ := call(http.MethodGet, "/sandboxes/"+got.SandboxID, ""); return status == http.StatusOK }
+			return func() bool {
+				status, _ := call(http.MethodGet, "/sandboxes/"+got.SandboxID, "")
+				return status == http.StatusOK
+			}
 		},
 	})
 }

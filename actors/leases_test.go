@@ -1,0 +1,192 @@
+package actors_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/fake"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// leasingFake is the fake with leases: it records the lease of each
+// create, every renewal, and answers Leased from a fixed list.
+type leasingFake struct {
+	*fake.Adapter
+	mu        sync.Mutex
+	created   map[string]paddock.Lease
+	renewals  [][]string
+	renewed   map[string]paddock.Lease
+	leased    map[string][]string // owner -> names
+	reapOpts  []paddock.ReapOpts
+	stopped   atomic.Bool // set once the runtime shut down: no call may follow
+	lateCalls atomic.Int32
+}
+
+func newLeasingFake() *leasingFake {
+	return &leasingFake{Adapter: fake.New(), created: map[string]paddock.Lease{}, renewed: map[string]paddock.Lease{}, leased: map[string][]string{}}
+}
+
+func (f *leasingFake) Create(ctx context.Context, name string, opts paddock.CreateOpts) (paddock.Handle, error) {
+	f.mu.Lock()
+	f.created[name] = opts.Lease
+	f.mu.Unlock()
+	return f.Adapter.Create(ctx, name, paddock.CreateOpts{Params: opts.Params})
+}
+
+func (f *leasingFake) RenewLeases(_ context.Context, names []string, lease paddock.Lease) error {
+	if f.stopped.Load() {
+		f.lateCalls.Add(1)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.renewals = append(f.renewals, slices.Clone(names))
+	for _, n := range names {
+		f.renewed[n] = lease
+	}
+	return nil
+}
+
+func (f *leasingFake) Leased(_ context.Context, owner string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.leased[owner]), nil
+}
+
+func (f *leasingFake) Reap(_ context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reapOpts = append(f.reapOpts, opts)
+	return paddock.ReapReport{Orphaned: []string{"gone"}, DryRun: opts.DryRun}, nil
+}
+
+func (f *leasingFake) renewedSince(start int) (calls [][]string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.renewals[start:])
+}
+
+func startLeasing(t *testing.T, f *leasingFake, cfg actors.Config) *actors.Runtime {
+	t.Helper()
+	cfg.Adapters = paddock.Registry{paddock.ProviderFake: f}
+	cfg.ReapInterval = -1
+	rt, err := actors.Start(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, rt.Shutdown(ctx))
+		f.stopped.Store(true)
+	})
+	return rt
+}
+
+// A create through the runtime records its identity and a lease from now;
+// the runtime holds the sandbox until it is destroyed.
+func TestCreateRecordsTheLease(t *testing.T) {
+	t.Parallel()
+	f := newLeasingFake()
+	rt := startLeasing(t, f, actors.Config{Identity: "orchestrator-1", Lease: time.Hour})
+	before := time.Now()
+	h, err := rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	f.mu.Lock()
+	lease := f.created["box"]
+	f.mu.Unlock()
+	assert.Equal(t, "orchestrator-1", lease.Owner)
+	assert.WithinRange(t, lease.Until, before.Add(time.Hour), time.Now().Add(time.Hour))
+	assert.Equal(t, "orchestrator-1", rt.Identity())
+	assert.Equal(t, []string{"box"}, rt.Held(paddock.ProviderFake))
+	require.NoError(t, rt.Destroy(ctx, h))
+	assert.Empty(t, rt.Held(paddock.ProviderFake), "a destroyed sandbox is let go")
+}
+
+// Renewals cover every held sandbox each round, in batches of at most 100,
+// and end with the runtime.
+func TestRenewalsAreBatchedAndStopAtShutdown(t *testing.T) {
+	t.Parallel()
+	f := newLeasingFake()
+	rt := startLeasing(t, f, actors.Config{Identity: "renewer", Lease: 300 * time.Millisecond})
+	var names []string
+	for i := range 150 {
+		n := fmt.Sprintf("box-%03d", i)
+		names = append(names, n)
+		_, err := rt.Create(ctx, paddock.ProviderFake, n, paddock.CreateOpts{})
+		require.NoError(t, err)
+	}
+	f.mu.Lock()
+	start := len(f.renewals)
+	f.mu.Unlock()
+	var round []string
+	require.Eventually(t, func() bool {
+		calls := f.renewedSince(start)
+		round = nil
+		for _, c := range calls {
+			require.LessOrEqual(t, len(c), 100, "a renewal carries at most 100 sandboxes")
+			round = append(round, c...)
+		}
+		return len(round) >= len(names)
+	}, time.Minute, 10*time.Millisecond)
+	slices.Sort(round)
+	assert.Equal(t, names, slices.Compact(round)[:len(names)], "one round renews every held sandbox")
+	f.mu.Lock()
+	lease := f.renewed[names[0]]
+	f.mu.Unlock()
+	assert.Equal(t, "renewer", lease.Owner)
+	assert.WithinDuration(t, time.Now().Add(300*time.Millisecond), lease.Until, 5*time.Second)
+
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, rt.Shutdown(sctx))
+	f.stopped.Store(true)
+	// Shutdown waited for the renewal goroutine: nothing can renew now.
+	assert.Zero(t, f.lateCalls.Load())
+}
+
+// A runtime started with an identity adopts the sandboxes leased to it and
+// renews them; with leases off it records and renews nothing.
+func TestAdoptionAndLeasesOff(t *testing.T) {
+	t.Parallel()
+	f := newLeasingFake()
+	f.leased["heir"] = []string{"left-1", "left-2"}
+	rt := startLeasing(t, f, actors.Config{Identity: "heir", Lease: 300 * time.Millisecond})
+	require.Eventually(t, func() bool { return slices.Equal(rt.Held(paddock.ProviderFake), []string{"left-1", "left-2"}) },
+		time.Minute, 10*time.Millisecond, "adopted")
+	require.Eventually(t, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.renewed["left-1"].Owner == "heir" && f.renewed["left-2"].Owner == "heir"
+	}, time.Minute, 10*time.Millisecond, "renewed as its own")
+
+	off := newLeasingFake()
+	off.leased["nobody"] = []string{"x"}
+	rt2 := startLeasing(t, off, actors.Config{Identity: "nobody", Lease: -1})
+	_, err := rt2.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	off.mu.Lock()
+	assert.True(t, off.created["box"].IsZero(), "no lease recorded")
+	off.mu.Unlock()
+	assert.Equal(t, []string{"box"}, rt2.Held(paddock.ProviderFake), "no adoption without leases")
+}
+
+// Reap runs as the runtime's identity and passes a dry run through.
+func TestReapRunsAsTheRuntime(t *testing.T) {
+	t.Parallel()
+	f := newLeasingFake()
+	rt := startLeasing(t, f, actors.Config{Identity: "reaper"})
+	reports, err := rt.Reap(ctx, paddock.ReapOpts{DryRun: true, Owner: "someone else"})
+	require.NoError(t, err)
+	assert.Equal(t, paddock.ReapReport{Orphaned: []string{"gone"}, DryRun: true}, reports[paddock.ProviderFake])
+	_, err = rt.Reap(ctx, paddock.ReapOpts{})
+	require.NoError(t, err)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	assert.Equal(t, []paddock.ReapOpts{{Owner: "reaper", DryRun: true}, {Owner: "reaper"}}, f.reapOpts)
+}
