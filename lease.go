@@ -20,8 +20,9 @@ type Lease struct {
 // IsZero reports whether l is no lease.
 func (l Lease) IsZero() bool { return l.Owner == "" && l.Until.IsZero() }
 
-// Lapsed reports whether a lease exists and ran out before now.
-func (l Lease) Lapsed(now time.Time) bool { return !l.IsZero() && now.After(l.Until) }
+// Lapsed reports whether the lease has an end and it passed before now; a
+// lease without an end (an owner alone) never lapses.
+func (l Lease) Lapsed(now time.Time) bool { return !l.Until.IsZero() && now.After(l.Until) }
 
 // Leaser is implemented by adapters that record leases on the sandboxes
 // they create (CreateOpts.Lease, CreateNewOpts.Lease) and can renew them.

@@ -9,6 +9,7 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/conformance"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,4 +38,26 @@ func TestLeases(t *testing.T) {
 			}
 		},
 	})
+}
+
+// A stopped sandbox loses its renewals with its memory, so a lapsed lease
+// in its labels does not make it an orphan; running, it does.
+func TestReapSparesAStoppedSandboxByLease(t *testing.T) {
+	t.Parallel()
+	a := newAdapter(t)
+	ctx := ctxFor(t, 3*time.Minute)
+	lapsed := paddock.Lease{Owner: "gone-elsewhere", Until: time.Now().Add(-time.Minute)}
+	params := map[string]string{"idle_timeout": "-1s", "max_age": "-1s"}
+	stopped, err := a.Create(ctx, "lease-stopped", paddock.CreateOpts{Params: params, Lease: lapsed})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Destroy(context.Background(), stopped) })
+	running, err := a.Create(ctx, "lease-running", paddock.CreateOpts{Params: params, Lease: lapsed})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Destroy(context.Background(), running) })
+	require.NoError(t, a.Suspend(ctx, stopped))
+
+	report, err := a.Reap(ctx, paddock.ReapOpts{DryRun: true})
+	require.NoError(t, err)
+	assert.Contains(t, report.Orphaned, running.Name, "a running sandbox whose lease lapsed is an orphan")
+	assert.NotContains(t, report.Orphaned, stopped.Name, "a suspended one keeps no renewals: never an orphan by lease")
 }

@@ -32,6 +32,7 @@ const (
 	metaOwner      = "paddock_owner"       // the lease's owner at creation
 	metaLeaseUntil = "paddock_lease_until" // the lease's end at creation, RFC 3339
 	metaMaxAge     = "paddock_max_age"     // Go duration
+	metaCreatedAt  = "paddock_created_at"  // RFC 3339 (startedAt moves on resume)
 )
 
 // Config configures the adapter; the zero value of each field takes its

@@ -31,6 +31,9 @@ const (
 // createMetadata is the metadata of a new sandbox called name.
 func (a *Adapter) createMetadata(name string, lease paddock.Lease) map[string]string {
 	m := map[string]string{metaName: name, metaMarker: "1"}
+	if !lease.IsZero() || a.cfg.MaxAge > 0 {
+		m[metaCreatedAt] = reaping.FormatTime(time.Now())
+	}
 	if !lease.IsZero() {
 		m[metaOwner] = lease.Owner
 		m[metaLeaseUntil] = reaping.FormatTime(lease.Until)
@@ -140,7 +143,10 @@ func (a *Adapter) leases(ctx context.Context) ([]reaping.Facts, error) {
 	facts := make([]reaping.Facts, len(all)) // each call below writes its own element
 	err := reaping.Each(ctx, len(all), leaseWidth, func(ctx context.Context, i int) error {
 		l := all[i]
-		f := reaping.Facts{Name: l.Metadata[metaName], Created: reaping.ParseTime(l.StartedAt), MaxAge: reaping.ParseDuration(l.Metadata[metaMaxAge])}
+		f := reaping.Facts{Name: l.Metadata[metaName], Created: reaping.ParseTime(l.Metadata[metaCreatedAt]), MaxAge: reaping.ParseDuration(l.Metadata[metaMaxAge])}
+		if f.Created.IsZero() {
+			f.Created = reaping.ParseTime(l.StartedAt)
+		}
 		if l.State == stateRunning {
 			f.Lease = paddock.Lease{Owner: l.Metadata[metaOwner], Until: reaping.ParseTime(l.Metadata[metaLeaseUntil])}
 			if renewed, ok := a.leaseIn(ctx, l.SandboxID); ok {

@@ -12,6 +12,7 @@ import (
 	"github.com/paddockhq/paddock/adapters/e2b"
 	"github.com/paddockhq/paddock/adapters/e2b/e2btest"
 	"github.com/paddockhq/paddock/conformance"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -58,4 +59,33 @@ func TestLeases(t *testing.T) {
 			}
 		},
 	})
+}
+
+// A paused sandbox cannot carry a renewed lease, so it is never an orphan;
+// its maximum age still bounds it. A running one whose lease lapsed is.
+func TestReapOnPausedSandboxes(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	a := newAdapter(t, srv, func(c *e2b.Config) { c.MaxAge = 2 * time.Second })
+	lapsed := paddock.Lease{Owner: "gone", Until: time.Now().Add(-time.Minute)}
+	paused, err := a.Create(ctx, "paused-orphan", paddock.CreateOpts{Lease: lapsed})
+	require.NoError(t, err)
+	require.NoError(t, a.Suspend(ctx, paused))
+	_, err = a.Create(ctx, "running-orphan", paddock.CreateOpts{Lease: lapsed})
+	require.NoError(t, err)
+
+	report, err := a.Reap(ctx, paddock.ReapOpts{DryRun: true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"running-orphan"}, report.Orphaned, "the running one's lease lapsed; the paused one's cannot be read")
+	assert.Empty(t, report.Destroyed)
+	require.Eventually(t, func() bool {
+		report, err = a.Reap(ctx, paddock.ReapOpts{DryRun: true})
+		return err == nil && len(report.Destroyed) == 2
+	}, time.Minute, 50*time.Millisecond, "both pass their maximum age")
+	assert.ElementsMatch(t, []string{"paused-orphan", "running-orphan"}, report.Destroyed)
+	report, err = a.Reap(ctx, paddock.ReapOpts{})
+	require.NoError(t, err)
+	assert.Len(t, report.Destroyed, 2)
+	_, err = a.Get(ctx, paused)
+	require.ErrorIs(t, err, paddock.ErrNotFound)
 }

@@ -37,6 +37,7 @@ func TestDecide(t *testing.T) {
 		{"live lease of another runtime", Facts{Created: recent, Lease: live, Running: true}, None},
 		{"lapsed lease of the reaping runtime", Facts{Created: recent, Lease: mineLapsed}, None},
 		{"lapsed lease but unknown creation", Facts{Lease: lapsed}, None},
+		{"an owner without an end never lapses", Facts{Created: old, Lease: paddock.Lease{Owner: "gone"}}, None},
 		{"owner known gone", Facts{Created: recent, Orphan: true}, Orphan},
 		{"idle and running", Facts{Created: old, Idle: time.Hour, Running: true}, Stop},
 		{"idle but stopped", Facts{Created: old, Idle: time.Hour}, None},
