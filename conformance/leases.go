@@ -225,3 +225,38 @@ func randomSuffix() string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// RunMaxAge proves a's Reap destroys a sandbox past the maximum age a was
+// configured with (maxAge, short), even under a live lease, and only
+// then: a dry run first reports it and changes nothing.
+func RunMaxAge(t *testing.T, a paddock.Adapter, maxAge time.Duration) {
+	t.Helper()
+	reaper, ok := a.(paddock.Reaper)
+	require.True(t, ok, "the adapter reaps")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	name := "max-age-" + randomSuffix()
+	live := paddock.Lease{Owner: "a-live-runtime", Until: time.Now().Add(time.Hour)}
+	created := time.Now()
+	h, err := a.Create(ctx, name, paddock.CreateOpts{Lease: live})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Destroy(context.Background(), h) })
+	dry := func() paddock.ReapReport {
+		r, err := reaper.Reap(ctx, paddock.ReapOpts{DryRun: true})
+		require.NoError(t, err)
+		return r
+	}
+	if r := dry(); time.Since(created) < maxAge {
+		assert.NotContains(t, r.Destroyed, name, "not yet past its maximum age")
+	}
+	require.Eventually(t, func() bool { return slices.Contains(dry().Destroyed, name) }, 2*time.Minute, 50*time.Millisecond,
+		"past its maximum age, a live lease does not save it")
+	_, err = a.Get(ctx, h)
+	require.NoError(t, err, "the dry run changed nothing")
+	r, err := reaper.Reap(ctx, paddock.ReapOpts{})
+	require.NoError(t, err)
+	assert.Contains(t, r.Destroyed, name)
+	assert.NotContains(t, r.Orphaned, name)
+	_, err = a.Get(ctx, h)
+	assert.ErrorIs(t, err, paddock.ErrNotFound)
+}

@@ -51,6 +51,9 @@ type Config struct {
 	AutoStopMinutes int
 	// AutoArchiveMinutes archives a sandbox stopped that long; 0 = a week.
 	AutoArchiveMinutes int
+	// MaxAge is recorded on each sandbox at creation: Reap destroys a
+	// sandbox older than that. 0 = none.
+	MaxAge time.Duration
 	// Exec bounds the timeouts of Exec; zero fields = none.
 	Exec paddock.ExecLimits
 	// Logger receives the adapter's logs; the zero Logger is silent.

@@ -13,6 +13,7 @@ import (
 const (
 	labelOwner      = "paddock.owner"       // the holding runtime's identity
 	labelLeaseUntil = "paddock.lease-until" // RFC 3339 (nanoseconds), UTC
+	labelMaxAge     = "paddock.max-age"     // Go duration
 )
 
 // renewWidth is how many sandboxes a renewal relabels at once.
@@ -89,13 +90,14 @@ func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
 	return names, nil
 }
 
-// Reap destroys, as orphans, our sandboxes whose lease lapsed and is not
-// opts.Owner's. Daytona stops an idle sandbox itself (its auto-stop
+// Reap destroys our sandboxes older than their maximum age, and, as
+// orphans, those whose lease lapsed and is not opts.Owner's. Daytona stops an idle sandbox itself (its auto-stop
 // interval), so Reap stops none.
 func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
 	var facts []reaping.Facts
 	err := a.eachSandbox(ctx, func(sb sandbox) {
-		facts = append(facts, reaping.Facts{Name: sb.Name, Created: reaping.ParseTime(sb.CreatedAt), Lease: leaseOf(sb)})
+		facts = append(facts, reaping.Facts{Name: sb.Name, Created: reaping.ParseTime(sb.CreatedAt),
+			MaxAge: reaping.ParseDuration(sb.Labels[labelMaxAge]), Lease: leaseOf(sb)})
 	})
 	if err != nil {
 		return paddock.ReapReport{DryRun: opts.DryRun}, err

@@ -49,3 +49,9 @@ func TestLeases(t *testing.T) {
 		},
 	})
 }
+
+func TestReapPastMaxAge(t *testing.T) {
+	t.Parallel()
+	srv := daytonatest.NewServer(t)
+	conformance.RunMaxAge(t, newAdapter(t, srv, slowMachine, func(c *daytona.Config) { c.MaxAge = time.Second }), time.Second)
+}

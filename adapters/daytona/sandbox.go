@@ -193,6 +193,9 @@ func (a *Adapter) Create(ctx context.Context, name string, opts paddock.CreateOp
 		return paddock.Handle{}, err
 	}
 	leaseLabels(body["labels"].(map[string]string), opts.Lease)
+	if a.cfg.MaxAge > 0 {
+		body["labels"].(map[string]string)[labelMaxAge] = a.cfg.MaxAge.String()
+	}
 	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, "/sandbox", nil, body)
 	if err != nil {
 		return paddock.Handle{}, err

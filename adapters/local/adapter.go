@@ -56,6 +56,7 @@ type Adapter struct {
 	journalLimit int64
 	drain        drain.Policy // when leftovers are killed, how long their output may take
 	execLimits   paddock.ExecLimits
+	maxAge       time.Duration // recorded at creation; 0 = none
 	previewBase  string
 	previewKey   []byte // only until New made the signer
 	previews     *preview.Service
@@ -125,6 +126,10 @@ func WithSessionOutputLimit(bytes int64) Option { return func(a *Adapter) { a.jo
 // ceiling of any Exec timeout; default none (an Exec without a timeout
 // runs until it exits).
 func WithExecLimits(l paddock.ExecLimits) Option { return func(a *Adapter) { a.execLimits = l } }
+
+// WithMaxAge is recorded on each sandbox at creation: Reap destroys a
+// sandbox older than that. Default none.
+func WithMaxAge(d time.Duration) Option { return func(a *Adapter) { a.maxAge = d } }
 
 // New returns a local adapter. Invalid options are reported as an
 // *paddock.InvalidError.

@@ -87,9 +87,9 @@ func (a *Adapter) Leased(_ context.Context, owner string) ([]string, error) {
 	return names, nil
 }
 
-// Reap destroys, as orphans, the sandboxes whose lease lapsed and is not
-// opts.Owner's (docs/contract.md#leases). Local sandboxes carry no idle
-// timeout or maximum age; one without a lease is never touched.
+// Reap destroys the sandboxes older than their maximum age (WithMaxAge),
+// and, as orphans, those whose lease lapsed and is not opts.Owner's
+// (docs/contract.md#leases). Local sandboxes carry no idle timeout.
 func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
 	all, err := a.everyLease()
 	if err != nil {
@@ -97,7 +97,7 @@ func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.Reap
 	}
 	facts := make([]reaping.Facts, 0, len(all))
 	for _, l := range all {
-		facts = append(facts, reaping.Facts{Name: l.meta.Name, Created: l.meta.CreatedAt, Lease: l.lease})
+		facts = append(facts, reaping.Facts{Name: l.meta.Name, Created: l.meta.CreatedAt, MaxAge: l.meta.MaxAge, Lease: l.lease})
 	}
 	destroy := func(ctx context.Context, name string) error { return a.Destroy(ctx, a.BuildHandle(name)) }
 	stop := func(context.Context, string) error { return nil } // never decided: no idle timeout

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/local"
@@ -38,4 +39,12 @@ func TestLeases(t *testing.T) {
 			}
 		},
 	})
+}
+
+func TestReapPastMaxAge(t *testing.T) {
+	t.Parallel()
+	a, err := local.New(local.WithRoot(t.TempDir()), local.WithMaxAge(time.Second))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() })
+	conformance.RunMaxAge(t, a, time.Second)
 }

@@ -48,6 +48,8 @@ type meta struct {
 	CreatedAt  time.Time `json:"created_at"`
 	Egress     string    `json:"egress"`
 	Suspended  bool      `json:"suspended,omitempty"`
+	// MaxAge bounds the sandbox's age (Reap); 0 = none.
+	MaxAge time.Duration `json:"max_age,omitempty"`
 }
 
 var plainName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$`)
@@ -90,7 +92,7 @@ func (a *Adapter) Create(_ context.Context, name string, opts paddock.CreateOpts
 	if err := a.makeDirs(dir, false); err != nil && !errors.Is(err, fs.ErrExist) {
 		return paddock.Handle{}, unavailable("create", err)
 	}
-	m := meta{Name: name, CreatedAt: time.Now().UTC(), Egress: egress}
+	m := meta{Name: name, CreatedAt: time.Now().UTC(), Egress: egress, MaxAge: a.maxAge}
 	if err := writeJSON(filepath.Join(dir, metaFile), m, false); err != nil && !errors.Is(err, fs.ErrExist) {
 		return paddock.Handle{}, unavailable("create", err)
 	}
@@ -113,7 +115,7 @@ func (a *Adapter) CreateNew(_ context.Context, name string, opts paddock.CreateN
 		}
 		return paddock.Handle{}, unavailable("create", err)
 	}
-	m := meta{Name: name, InstanceID: randomID("local-"), CreatedAt: time.Now().UTC(), Egress: egressNone}
+	m := meta{Name: name, InstanceID: randomID("local-"), CreatedAt: time.Now().UTC(), Egress: egressNone, MaxAge: a.maxAge}
 	if err := writeJSON(filepath.Join(dir, metaFile), m, true); err != nil {
 		return paddock.Handle{}, unavailable("create", err)
 	}

@@ -92,7 +92,7 @@ func (a *Adapter) CreateNew(ctx context.Context, name string, opts paddock.Creat
 	}
 	body := map[string]any{"name": name, "wait_for_capacity": opts.WaitForCapacity, "url_settings": map[string]string{"auth": auth}}
 	if !opts.Lease.IsZero() {
-		body["labels"] = withLease(nil, opts.Lease)
+		body["labels"] = a.createLabels(opts.Lease)
 	}
 	status, data, answered, err := a.boundedDo(ctx, http.MethodPost, "/v1/sprites", nil, body, httpx.NewBudget(createBudget))
 	if err != nil {

@@ -522,9 +522,11 @@ func TestCheckpointOnceCannotOutliveItsDeadline(t *testing.T) {
 	start := time.Now()
 	cancel()
 	requireOutcome(t, cpUnconfirmed, <-done)
-	require.Eventually(t, func() bool { return srv.Requests()[0].ClientGone }, 10*time.Second, 10*time.Millisecond,
+	// The ordinary client's timeout (30 s) would be later: the bounds sit
+	// between, loose enough for a loaded machine.
+	require.Eventually(t, func() bool { return srv.Requests()[0].ClientGone }, 20*time.Second, 10*time.Millisecond,
 		"the abandoned request is closed by its deadline")
-	require.Less(t, time.Since(start), 5*time.Second, "by the deadline (2 s), not later")
+	require.Less(t, time.Since(start), 20*time.Second, "by the deadline (2 s), not at the client's timeout (30 s)")
 }
 
 func TestTerminateValidation(t *testing.T) {

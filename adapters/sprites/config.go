@@ -49,6 +49,9 @@ type Config struct {
 	// while the sprite refuses it with 503, as a new sprite does for a few
 	// seconds (backing off from 250 ms to 2 s); 0 = 6, 1 = no retry.
 	WakeAttempts int
+	// MaxAge is recorded on each sprite created with a lease: Reap destroys
+	// a sprite older than that. 0 = none.
+	MaxAge time.Duration
 	// Logger receives the adapter's logs; the zero Logger is silent.
 	Logger zerolog.Logger
 	// Transport replaces the HTTP transport (tests); nil = a clone of the

@@ -15,10 +15,20 @@ import (
 const (
 	labelOwner      = "paddock.owner="       // the holding runtime's identity
 	labelLeaseUntil = "paddock.lease-until=" // RFC 3339 (nanoseconds), UTC
+	labelMaxAge     = "paddock.max-age="     // Go duration
 )
 
 // renewWidth is how many sprites a renewal relabels at once.
 const renewWidth = 8
+
+// createLabels are the labels of a sprite created with lease.
+func (a *Adapter) createLabels(lease paddock.Lease) []string {
+	labels := withLease(nil, lease)
+	if a.cfg.MaxAge > 0 {
+		labels = append(labels, labelMaxAge+a.cfg.MaxAge.String())
+	}
+	return labels
+}
 
 // withLease is labels with its lease labels replaced by lease's.
 func withLease(labels []string, lease paddock.Lease) []string {
@@ -94,14 +104,21 @@ func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
 	return names, nil
 }
 
-// Reap destroys, as orphans, the sprites whose lease lapsed and is not
+// Reap destroys the sprites created with a lease that are older than their
+// maximum age, and, as orphans, those whose lease lapsed and is not
 // opts.Owner's; a sprite without a lease is never touched. Sprites parks
 // idle sprites itself, so Reap stops none.
 func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
 	var facts []reaping.Facts
 	err := a.eachSprite(ctx, func(s spriteObject) {
 		created, _ := time.Parse(time.RFC3339, s.CreatedAt)
-		facts = append(facts, reaping.Facts{Name: s.Name, Created: created, Lease: leaseOf(s)})
+		f := reaping.Facts{Name: s.Name, Created: created, Lease: leaseOf(s)}
+		for _, label := range s.Labels {
+			if v, ok := strings.CutPrefix(label, labelMaxAge); ok {
+				f.MaxAge = reaping.ParseDuration(v)
+			}
+		}
+		facts = append(facts, f)
 	})
 	if err != nil {
 		return paddock.ReapReport{DryRun: opts.DryRun}, err

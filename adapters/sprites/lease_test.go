@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/sprites"
@@ -45,4 +46,10 @@ func TestLeases(t *testing.T) {
 			return func() bool { return call(http.MethodGet, "/v1/sprites/"+name, "") == http.StatusOK }
 		},
 	})
+}
+
+func TestReapPastMaxAge(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	conformance.RunMaxAge(t, newAdapter(t, srv, func(c *sprites.Config) { c.MaxAge = time.Second }), time.Second)
 }

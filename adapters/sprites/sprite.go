@@ -105,7 +105,7 @@ func (a *Adapter) Create(ctx context.Context, name string, opts paddock.CreateOp
 		return paddock.Handle{}, err
 	}
 	if !opts.Lease.IsZero() {
-		body["labels"] = withLease(nil, opts.Lease)
+		body["labels"] = a.createLabels(opts.Lease)
 	}
 	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, "/v1/sprites", nil, body)
 	switch {

@@ -128,7 +128,10 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	s.root = dir
 	s.mapped = stubfs.Probe(dir)
 	s.toolboxMux = s.toolboxHandler()
-	s.ts = httptest.NewServer(s.routes())
+	// Started after s.ts is set: handlers read s.ts (its URL), and the
+	// start orders that write before every request.
+	s.ts = httptest.NewUnstartedServer(s.routes())
+	s.ts.Start()
 	t.Cleanup(s.Close)
 	return s
 }

@@ -104,7 +104,10 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		t.Fatalf("spritestest: %v", err)
 	}
 	s.root = dir
-	s.ts = httptest.NewServer(s.routes())
+	// Started after s.ts is set: handlers read s.ts (its URL), and the
+	// start orders that write before every request.
+	s.ts = httptest.NewUnstartedServer(s.routes())
+	s.ts.Start()
 	t.Cleanup(s.Close)
 	return s
 }
