@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The loopback server RunLeases' child processes reach.
+// The service RunLeases' child processes reach.
 const (
 	leaseURLEnv = "PADDOCK_DAYTONA_LEASE_URL"
 	leaseKeyEnv = "PADDOCK_DAYTONA_LEASE_KEY"
@@ -27,6 +27,27 @@ func TestLeases(t *testing.T) {
 		srv := daytonatest.NewServer(t)
 		url, key = srv.APIURL(), srv.Key()
 	}
+	conformance.RunLeases(t, leaseSetup(t, url, key))
+}
+
+// TestLiveLeases runs RunLeases against the real Daytona service with the
+// key in DAYTONA_API_KEY (DAYTONA_API_URL optional).
+func TestLiveLeases(t *testing.T) {
+	t.Parallel()
+	key := os.Getenv("DAYTONA_API_KEY")
+	if key == "" {
+		t.Skip("live Daytona lease test skipped: set DAYTONA_API_KEY (and optionally DAYTONA_API_URL) to run it against the real service")
+	}
+	captured.Secret(key)
+	url := os.Getenv("DAYTONA_API_URL")
+	if url == "" {
+		url = daytona.DefaultAPIURL
+	}
+	conformance.RunLeases(t, leaseSetup(t, url, key))
+}
+
+// leaseSetup is RunLeases on the Daytona API at url with key.
+func leaseSetup(t *testing.T, url, key string) conformance.LeaseSetup {
 	call := func(method, path, body string) int {
 		req, err := http.NewRequest(method, url+path, bytes.NewBufferString(body))
 		require.NoError(t, err)
@@ -37,7 +58,7 @@ func TestLeases(t *testing.T) {
 		_ = res.Body.Close()
 		return res.StatusCode
 	}
-	conformance.RunLeases(t, conformance.LeaseSetup{
+	return conformance.LeaseSetup{
 		ChildEnv: []string{leaseURLEnv + "=" + url, leaseKeyEnv + "=" + key},
 		Adapter: func(t *testing.T) paddock.Adapter {
 			return daytona.New(daytona.Config{APIKey: paddock.NewSecret(key), APIURL: url, Logger: testLogger(),
@@ -45,9 +66,10 @@ func TestLeases(t *testing.T) {
 		},
 		Foreign: func(t *testing.T, name string) func() bool {
 			require.Equal(t, http.StatusOK, call(http.MethodPost, "/sandbox", `{"name":"`+name+`","labels":{"team":"ops"}}`))
+			t.Cleanup(func() { call(http.MethodDelete, "/sandbox/"+name, "") })
 			return func() bool { return call(http.MethodGet, "/sandbox/"+name, "") == http.StatusOK }
 		},
-	})
+	}
 }
 
 func TestReapPastMaxAge(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The loopback server RunLeases' child processes reach.
+// The service RunLeases' child processes reach.
 const (
 	leaseURLEnv = "PADDOCK_E2B_LEASE_URL"
 	leaseKeyEnv = "PADDOCK_E2B_LEASE_KEY"
@@ -29,6 +29,28 @@ func TestLeases(t *testing.T) {
 		srv := e2btest.NewServer(t)
 		url, key = srv.URL(), srv.Key()
 	}
+	conformance.RunLeases(t, leaseSetup(t, url, url, key))
+}
+
+// TestLiveLeases runs RunLeases against the real E2B service with the key
+// in E2B_API_KEY (E2B_BASE_URL optional).
+func TestLiveLeases(t *testing.T) {
+	t.Parallel()
+	key := os.Getenv("E2B_API_KEY")
+	if key == "" {
+		t.Skip("live E2B lease test skipped: set E2B_API_KEY (and optionally E2B_BASE_URL) to run it against the real service")
+	}
+	captured.Secret(key)
+	url := os.Getenv("E2B_BASE_URL")
+	if url == "" {
+		url = e2b.DefaultBaseURL
+	}
+	conformance.RunLeases(t, leaseSetup(t, url, "", key))
+}
+
+// leaseSetup is RunLeases on the E2B API at url (envd at envdURL, "" =
+// each sandbox's own host) with key.
+func leaseSetup(t *testing.T, url, envdURL, key string) conformance.LeaseSetup {
 	call := func(method, path, body string) (int, []byte) {
 		req, err := http.NewRequest(method, url+path, bytes.NewBufferString(body))
 		require.NoError(t, err)
@@ -41,10 +63,10 @@ func TestLeases(t *testing.T) {
 		_, _ = buf.ReadFrom(res.Body)
 		return res.StatusCode, buf.Bytes()
 	}
-	conformance.RunLeases(t, conformance.LeaseSetup{
+	return conformance.LeaseSetup{
 		ChildEnv: []string{leaseURLEnv + "=" + url, leaseKeyEnv + "=" + key},
 		Adapter: func(t *testing.T) paddock.Adapter {
-			return e2b.New(e2b.Config{APIKey: paddock.NewSecret(key), BaseURL: url, EnvdURL: url, Logger: testLogger(), Timeout: 2 * time.Minute})
+			return e2b.New(e2b.Config{APIKey: paddock.NewSecret(key), BaseURL: url, EnvdURL: envdURL, Logger: testLogger(), Timeout: 2 * time.Minute})
 		},
 		Foreign: func(t *testing.T, name string) func() bool {
 			status, body := call(http.MethodPost, "/sandboxes", `{"templateID":"base","timeout":600,"metadata":{"team":"ops"}}`)
@@ -53,12 +75,13 @@ func TestLeases(t *testing.T) {
 				SandboxID string `json:"sandboxID"`
 			}
 			require.NoError(t, json.Unmarshal(body, &got))
+			t.Cleanup(func() { call(http.MethodDelete, "/sandboxes/"+got.SandboxID, "") })
 			return func() bool {
 				status, _ := call(http.MethodGet, "/sandboxes/"+got.SandboxID, "")
 				return status == http.StatusOK
 			}
 		},
-	})
+	}
 }
 
 // A paused sandbox cannot carry a renewed lease, so it is never an orphan;

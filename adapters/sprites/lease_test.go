@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The loopback server RunLeases' child processes reach.
+// The service RunLeases' child processes reach.
 const (
 	leaseURLEnv   = "PADDOCK_SPRITES_LEASE_URL"
 	leaseTokenEnv = "PADDOCK_SPRITES_LEASE_TOKEN"
@@ -26,6 +26,27 @@ func TestLeases(t *testing.T) {
 		srv := newServer(t)
 		url, token = srv.URL(), srv.Token()
 	}
+	conformance.RunLeases(t, leaseSetup(t, url, token))
+}
+
+// TestLiveLeases runs RunLeases against the real Sprites service with the
+// token in SPRITES_TOKEN (SPRITES_BASE_URL optional).
+func TestLiveLeases(t *testing.T) {
+	t.Parallel()
+	token := os.Getenv("SPRITES_TOKEN")
+	if token == "" {
+		t.Skip("live Sprites lease test skipped: set SPRITES_TOKEN (and optionally SPRITES_BASE_URL) to run it against the real service")
+	}
+	captured.Secret(token)
+	url := os.Getenv("SPRITES_BASE_URL")
+	if url == "" {
+		url = sprites.DefaultBaseURL
+	}
+	conformance.RunLeases(t, leaseSetup(t, url, token))
+}
+
+// leaseSetup is RunLeases on the Sprites API at url with token.
+func leaseSetup(t *testing.T, url, token string) conformance.LeaseSetup {
 	call := func(method, path, body string) int {
 		req, err := http.NewRequest(method, url+path, bytes.NewBufferString(body))
 		require.NoError(t, err)
@@ -36,16 +57,17 @@ func TestLeases(t *testing.T) {
 		_ = res.Body.Close()
 		return res.StatusCode
 	}
-	conformance.RunLeases(t, conformance.LeaseSetup{
+	return conformance.LeaseSetup{
 		ChildEnv: []string{leaseURLEnv + "=" + url, leaseTokenEnv + "=" + token},
 		Adapter: func(t *testing.T) paddock.Adapter {
 			return sprites.New(sprites.Config{Token: paddock.NewSecret(token), BaseURL: url, Logger: testLogger()})
 		},
 		Foreign: func(t *testing.T, name string) func() bool {
 			require.Equal(t, http.StatusCreated, call(http.MethodPost, "/v1/sprites", `{"name":"`+name+`","labels":["team=ops"]}`))
+			t.Cleanup(func() { call(http.MethodDelete, "/v1/sprites/"+name, "") })
 			return func() bool { return call(http.MethodGet, "/v1/sprites/"+name, "") == http.StatusOK }
 		},
-	})
+	}
 }
 
 func TestReapPastMaxAge(t *testing.T) {
