@@ -87,7 +87,11 @@ func startRuntime(localRoot string, log zerolog.Logger, metrics prometheus.Regis
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rt, err = actors.Start(actors.Config{Adapters: reg, Logger: log, Metrics: metrics})
+	// One identity per machine: a demo restarted after a crash adopts the
+	// sandboxes the last one held instead of reaping them once their
+	// leases lapse.
+	host, _ := os.Hostname()
+	rt, err = actors.Start(actors.Config{Adapters: reg, Logger: log, Metrics: metrics, Identity: "paddock-demo@" + host})
 	if err != nil {
 		closeReg()
 		return nil, nil, nil, err
