@@ -13,8 +13,9 @@ import (
 // renewal (docs/contract.md#leases).
 const DefaultLease = 2 * time.Minute
 
-// renewBatch is the most sandboxes one RenewLeases call carries.
-const renewBatch = 100
+// renewBatch is the most sandboxes one RenewLeases call carries (an
+// adapter may walk its provider's listing once per call).
+const renewBatch = 250
 
 // leases is the set of sandboxes the runtime holds, by provider: created,
 // adopted or resumed through it and not destroyed.
@@ -74,10 +75,12 @@ func (rt *Runtime) lease() paddock.Lease {
 	return paddock.Lease{Owner: rt.cfg.Identity, Until: time.Now().Add(rt.cfg.Lease)}
 }
 
-// startLeases adopts, on each adapter that keeps leases, the sandboxes
-// leased to this runtime's identity (a previous runtime of the same
-// identity may have crashed holding them), then renews every held
-// sandbox's lease every third of the lease, in batches, until shutdown.
+// startLeases runs, for each adapter that keeps leases, a goroutine that
+// adopts the sandboxes leased to this runtime's identity (a previous
+// runtime of the same identity may have crashed holding them; a failed
+// adoption is tried again each round) and renews every held sandbox's
+// lease every third of the lease, in batches, until shutdown. Providers
+// do not wait for each other.
 func (rt *Runtime) startLeases() {
 	var leasers []paddock.Provider
 	for _, p := range rt.cfg.Adapters.Providers() {
@@ -91,29 +94,31 @@ func (rt *Runtime) startLeases() {
 		return
 	}
 	every := rt.cfg.Lease / 3
-	rt.goTracked("lease renewals", func() {
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for _, p := range leasers {
-			rt.adopt(p)
-		}
-		for {
-			for _, p := range leasers {
+	for _, p := range leasers {
+		rt.goTracked("lease renewals of "+string(p), func() {
+			tick := time.NewTicker(every)
+			defer tick.Stop()
+			adopted := false
+			for {
+				if !adopted {
+					adopted = rt.adopt(p, every)
+				}
 				rt.renew(p, every)
+				select {
+				case <-tick.C:
+				case <-rt.opsCtx.Done():
+					return
+				}
 			}
-			select {
-			case <-tick.C:
-			case <-rt.opsCtx.Done():
-				return
-			}
-		}
-	})
+		})
+	}
 }
 
-// adopt holds the sandboxes of p leased to this runtime's identity.
-func (rt *Runtime) adopt(p paddock.Provider) {
+// adopt holds the sandboxes of p leased to this runtime's identity, and
+// reports whether it could list them within timeout.
+func (rt *Runtime) adopt(p paddock.Provider, timeout time.Duration) bool {
 	a, _ := rt.cfg.Adapters.Lookup(p)
-	ctx, cancel := context.WithTimeout(rt.opsCtx, reapTimeout)
+	ctx, cancel := context.WithTimeout(rt.opsCtx, timeout)
 	defer cancel()
 	var names []string
 	err := recovered(func() (err error) { names, err = a.(paddock.Leaser).Leased(ctx, rt.cfg.Identity); return err })
@@ -121,12 +126,13 @@ func (rt *Runtime) adopt(p paddock.Provider) {
 		if rt.opsCtx.Err() == nil {
 			rt.log.Warn().Str("provider", string(p)).Str("error", err.Error()).Msg("adopting leased sandboxes")
 		}
-		return
+		return false
 	}
 	if len(names) > 0 {
 		rt.leases.hold(p, names...)
 		rt.log.Info().Str("provider", string(p)).Strs("sandboxes", names).Msg("adopted leased sandboxes")
 	}
+	return true
 }
 
 // renew extends the leases of p's held sandboxes, a batch at a time, each

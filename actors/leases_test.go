@@ -20,14 +20,15 @@ import (
 // create, every renewal, and answers Leased from a fixed list.
 type leasingFake struct {
 	*fake.Adapter
-	mu        sync.Mutex
-	created   map[string]paddock.Lease
-	renewals  [][]string
-	renewed   map[string]paddock.Lease
-	leased    map[string][]string // owner -> names
-	reapOpts  []paddock.ReapOpts
-	stopped   atomic.Bool // set once the runtime shut down: no call may follow
-	lateCalls atomic.Int32
+	mu         sync.Mutex
+	created    map[string]paddock.Lease
+	renewals   [][]string
+	renewed    map[string]paddock.Lease
+	leased     map[string][]string // owner -> names
+	reapOpts   []paddock.ReapOpts
+	stopped    atomic.Bool // set once the runtime shut down: no call may follow
+	lateCalls  atomic.Int32
+	failLeased atomic.Int32 // how many Leased calls fail before one answers
 }
 
 func newLeasingFake() *leasingFake {
@@ -55,6 +56,9 @@ func (f *leasingFake) RenewLeases(_ context.Context, names []string, lease paddo
 }
 
 func (f *leasingFake) Leased(_ context.Context, owner string) ([]string, error) {
+	if f.failLeased.Add(-1) >= 0 {
+		return nil, paddock.ErrUnavailable
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.leased[owner]), nil
@@ -108,14 +112,14 @@ func TestCreateRecordsTheLease(t *testing.T) {
 	assert.Empty(t, rt.Held(paddock.ProviderFake), "a destroyed sandbox is let go")
 }
 
-// Renewals cover every held sandbox each round, in batches of at most 100,
+// Renewals cover every held sandbox each round, in batches of at most 250,
 // and end with the runtime.
 func TestRenewalsAreBatchedAndStopAtShutdown(t *testing.T) {
 	t.Parallel()
 	f := newLeasingFake()
 	rt := startLeasing(t, f, actors.Config{Identity: "renewer", Lease: 300 * time.Millisecond})
 	var names []string
-	for i := range 150 {
+	for i := range 300 {
 		n := fmt.Sprintf("box-%03d", i)
 		names = append(names, n)
 		_, err := rt.Create(ctx, paddock.ProviderFake, n, paddock.CreateOpts{})
@@ -129,7 +133,7 @@ func TestRenewalsAreBatchedAndStopAtShutdown(t *testing.T) {
 		calls := f.renewedSince(start)
 		round = nil
 		for _, c := range calls {
-			require.LessOrEqual(t, len(c), 100, "a renewal carries at most 100 sandboxes")
+			require.LessOrEqual(t, len(c), 250, "a renewal carries at most 250 sandboxes")
 			round = append(round, c...)
 		}
 		return len(round) >= len(names)
@@ -164,6 +168,13 @@ func TestAdoptionAndLeasesOff(t *testing.T) {
 		defer f.mu.Unlock()
 		return f.renewed["left-1"].Owner == "heir" && f.renewed["left-2"].Owner == "heir"
 	}, time.Minute, 10*time.Millisecond, "renewed as its own")
+
+	retried := newLeasingFake()
+	retried.leased["again"] = []string{"kept"}
+	retried.failLeased.Store(2)
+	rt3 := startLeasing(t, retried, actors.Config{Identity: "again", Lease: 300 * time.Millisecond})
+	require.Eventually(t, func() bool { return slices.Equal(rt3.Held(paddock.ProviderFake), []string{"kept"}) },
+		time.Minute, 10*time.Millisecond, "a failed adoption is tried again next round")
 
 	off := newLeasingFake()
 	off.leased["nobody"] = []string{"x"}

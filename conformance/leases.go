@@ -16,6 +16,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,7 +40,8 @@ type LeaseSetup struct {
 	// Foreign makes a sandbox called name outside Paddock, on the same
 	// provider, and returns a check that it still exists.
 	Foreign func(t *testing.T, name string) (exists func() bool)
-	// Lease is the runtimes' lease; 0 = 6s.
+	// Lease is the runtimes' lease; 0 = 20s (renewals every 7s, so a
+	// loaded machine's slow calls do not lapse a live runtime's lease).
 	Lease time.Duration
 }
 
@@ -59,7 +61,7 @@ func RunLeases(t *testing.T, s LeaseSetup) {
 		return
 	}
 	if s.Lease == 0 {
-		s.Lease = 6 * time.Second
+		s.Lease = 20 * time.Second
 	}
 	run := randomSuffix()
 	a := s.Adapter(t)
@@ -76,7 +78,9 @@ func RunLeases(t *testing.T, s LeaseSetup) {
 	exists := s.Foreign(t, foreign)
 	t.Cleanup(func() { _ = a.Destroy(context.Background(), a.BuildHandle(foreign)) })
 	start := func(identity string) *actors.Runtime {
-		rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{p: a}, Name: identity, Identity: identity, Lease: s.Lease, ReapInterval: -1})
+		rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{p: a}, Name: identity, Identity: identity, Lease: s.Lease, ReapInterval: -1,
+			Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)}) // failed renewals, in the test's log
+
 		require.NoError(t, err)
 		t.Cleanup(func() {
 			sctx, scancel := context.WithTimeout(context.Background(), time.Minute)

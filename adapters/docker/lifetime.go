@@ -92,23 +92,23 @@ type recorded struct {
 	owner             string
 }
 
-// sandboxState reads a running sandbox's recorded state.
-func (a *Adapter) sandboxState(ctx context.Context, name string) recorded {
+// sandboxState reads a running sandbox's recorded state; ok is false when
+// it could not be read.
+func (a *Adapter) sandboxState(ctx context.Context, name string) (r recorded, ok bool) {
 	out, err := a.run(ctx, name, execSpec{cmd: sh(scriptState)}, nil)
 	if err != nil || out.code != 0 {
-		return recorded{}
+		return recorded{}, false
 	}
 	lines := strings.SplitN(string(out.stdout), "\n", 4)
 	for len(lines) < 3 {
 		lines = append(lines, "")
 	}
-	var r recorded
 	if n, err := strconv.ParseInt(strings.TrimSpace(lines[0]), 10, 64); err == nil && n > 0 {
 		r.stamp = time.Unix(0, n)
 	}
 	r.owner = strings.TrimSpace(lines[1])
 	r.leaseUntil = reaping.ParseTime(strings.TrimSpace(lines[2]))
-	return r
+	return r, true
 }
 
 // claim records lease (or this adapter's owner, with no end) on a running
@@ -182,11 +182,15 @@ func (a *Adapter) facts(ctx context.Context, c container.Summary) reaping.Facts 
 	}
 	owner, until := c.Labels[labelOwner], reaping.ParseTime(c.Labels[labelLeaseUntil])
 	if f.Running {
-		r := a.sandboxState(ctx, name)
-		f.LastUsed = r.stamp
-		if r.owner != "" {
+		r, ok := a.sandboxState(ctx, name)
+		switch {
+		case !ok:
+			until = time.Time{} // unknown this time: never an orphan on a guess
+			f.Running = false   // nor stopped as idle
+		case r.owner != "":
 			owner, until = r.owner, r.leaseUntil
 		}
+		f.LastUsed = r.stamp
 	} else {
 		until = time.Time{} // a stopped sandbox's renewals are gone with its memory
 	}

@@ -66,24 +66,35 @@ func (a *Adapter) claim(ctx context.Context, id string, lease paddock.Lease) err
 	return nil
 }
 
-// leaseIn reads the lease file of the running sandbox id; ok is false when
-// it has none (never renewed) or it cannot be read.
-func (a *Adapter) leaseIn(ctx context.Context, id string) (paddock.Lease, bool) {
+// Outcomes of reading a sandbox's lease file.
+type leaseRead int
+
+const (
+	leaseFound      leaseRead = iota
+	leaseAbsent               // envd answered 404: never renewed
+	leaseUnreadable           // anything else: the lease is unknown
+)
+
+// leaseIn reads the lease file of the running sandbox id.
+func (a *Adapter) leaseIn(ctx context.Context, id string) (paddock.Lease, leaseRead) {
 	req, err := a.filesRequestAs(ctx, http.MethodGet, id, leaseFile, leaseUser, nil)
 	if err != nil {
-		return paddock.Lease{}, false
+		return paddock.Lease{}, leaseUnreadable
 	}
 	res, err := a.streaming.Do(req)
 	if err != nil {
-		return paddock.Lease{}, false
+		return paddock.Lease{}, leaseUnreadable
 	}
 	defer res.Body.Close()
+	if res.StatusCode == http.StatusNotFound {
+		return paddock.Lease{}, leaseAbsent
+	}
 	body, err := io.ReadAll(io.LimitReader(res.Body, maxBody))
 	var l paddock.Lease
 	if err != nil || res.StatusCode != http.StatusOK || json.Unmarshal(body, &l) != nil || l.Owner == "" {
-		return paddock.Lease{}, false
+		return paddock.Lease{}, leaseUnreadable
 	}
-	return l, true
+	return l, leaseFound
 }
 
 // eachOurs calls fn on every sandbox of ours (metadata paddock=1), page by
@@ -148,9 +159,13 @@ func (a *Adapter) leases(ctx context.Context) ([]reaping.Facts, error) {
 			f.Created = reaping.ParseTime(l.StartedAt)
 		}
 		if l.State == stateRunning {
-			f.Lease = paddock.Lease{Owner: l.Metadata[metaOwner], Until: reaping.ParseTime(l.Metadata[metaLeaseUntil])}
-			if renewed, ok := a.leaseIn(ctx, l.SandboxID); ok {
+			switch renewed, read := a.leaseIn(ctx, l.SandboxID); read {
+			case leaseFound:
 				f.Lease = renewed
+			case leaseAbsent: // never renewed: the lease it was created with
+				f.Lease = paddock.Lease{Owner: l.Metadata[metaOwner], Until: reaping.ParseTime(l.Metadata[metaLeaseUntil])}
+			case leaseUnreadable: // unknown this time: never an orphan on a guess
+				f.Lease = paddock.Lease{Owner: l.Metadata[metaOwner]}
 			}
 			if f.Lease.Owner == "" {
 				f.Lease = paddock.Lease{}

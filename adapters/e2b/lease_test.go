@@ -112,3 +112,21 @@ func TestReapOnPausedSandboxes(t *testing.T) {
 	_, err = a.Get(ctx, paused)
 	require.ErrorIs(t, err, paddock.ErrNotFound)
 }
+
+// A lease file that cannot be read this time is no evidence: the sandbox
+// is not an orphan on a guess, whatever its creation-time lease says.
+func TestReapNeverGuessesAnUnreadableLease(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	a := newAdapter(t, srv)
+	lapsed := paddock.Lease{Owner: "gone", Until: time.Now().Add(-time.Minute)}
+	_, err := a.Create(ctx, "unreadable", paddock.CreateOpts{Lease: lapsed})
+	require.NoError(t, err)
+	srv.Fail("ENVD /files", e2btest.Status(http.StatusBadGateway))
+	report, err := a.Reap(ctx, paddock.ReapOpts{})
+	require.NoError(t, err)
+	assert.Empty(t, report.Orphaned, "envd answered 502: the lease is unknown")
+	report, err = a.Reap(ctx, paddock.ReapOpts{DryRun: true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"unreadable"}, report.Orphaned, "read (absent: never renewed), the creation-time lease lapsed")
+}
