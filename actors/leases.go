@@ -79,8 +79,8 @@ func (rt *Runtime) lease() paddock.Lease {
 // adopts the sandboxes leased to this runtime's identity (a previous
 // runtime of the same identity may have crashed holding them; a failed
 // adoption is tried again each round) and renews every held sandbox's
-// lease every third of the lease, in batches, until shutdown. Providers
-// do not wait for each other.
+// lease every third of the lease, in batches, each call bounded by half a
+// lease, until shutdown. Providers do not wait for each other.
 func (rt *Runtime) startLeases() {
 	var leasers []paddock.Provider
 	for _, p := range rt.cfg.Adapters.Providers() {
@@ -93,7 +93,9 @@ func (rt *Runtime) startLeases() {
 	if len(leasers) == 0 || rt.cfg.Lease < 0 {
 		return
 	}
-	every := rt.cfg.Lease / 3
+	// A call may take half a lease (a loaded provider answers slowly);
+	// rounds start every third of one, or as soon as a slow round ends.
+	every, callTimeout := rt.cfg.Lease/3, rt.cfg.Lease/2
 	for _, p := range leasers {
 		rt.goTracked("lease renewals of "+string(p), func() {
 			tick := time.NewTicker(every)
@@ -101,9 +103,9 @@ func (rt *Runtime) startLeases() {
 			adopted := false
 			for {
 				if !adopted {
-					adopted = rt.adopt(p, every)
+					adopted = rt.adopt(p, callTimeout)
 				}
-				rt.renew(p, every)
+				rt.renew(p, callTimeout)
 				select {
 				case <-tick.C:
 				case <-rt.opsCtx.Done():

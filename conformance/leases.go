@@ -40,8 +40,9 @@ type LeaseSetup struct {
 	// Foreign makes a sandbox called name outside Paddock, on the same
 	// provider, and returns a check that it still exists.
 	Foreign func(t *testing.T, name string) (exists func() bool)
-	// Lease is the runtimes' lease; 0 = 20s (renewals every 7s, so a
-	// loaded machine's slow calls do not lapse a live runtime's lease).
+	// Lease is the runtimes' lease; 0 = 40s: renewals every 13 s, each
+	// allowed 20 s, so a loaded machine's slow calls (CI's load cases beside
+	// it) do not lapse a live runtime's lease.
 	Lease time.Duration
 }
 
@@ -61,7 +62,7 @@ func RunLeases(t *testing.T, s LeaseSetup) {
 		return
 	}
 	if s.Lease == 0 {
-		s.Lease = 20 * time.Second
+		s.Lease = 40 * time.Second
 	}
 	run := randomSuffix()
 	a := s.Adapter(t)
