@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/paddockhq/paddock"
@@ -80,4 +81,23 @@ func (s *sandboxActor) admitted(o operation, req proto.Message, serve func() pro
 		g.Destroyed(s.name)
 	}
 	return reply
+}
+
+// ownCall runs one of the runtime's own calls to provider p (a lease
+// renewal, an adoption, a reap) under p's gate, if it has one: during a
+// back-off the call is not made (rate_limited), and a rate_limited answer
+// backs the whole provider off, as a caller's would. A panic is an error.
+func (rt *Runtime) ownCall(ctx context.Context, p paddock.Provider, call func(ctx context.Context) error) error {
+	g := rt.gates[p]
+	if g != nil {
+		if err := g.Admit(ctx); err != nil {
+			return err
+		}
+	}
+	err := recovered(func() error { return call(ctx) })
+	var limited *paddock.RateLimitedError
+	if g != nil && errors.As(err, &limited) {
+		g.Throttled(limited.RetryAfter)
+	}
+	return err
 }

@@ -123,7 +123,10 @@ func (rt *Runtime) adopt(p paddock.Provider, timeout time.Duration) bool {
 	ctx, cancel := context.WithTimeout(rt.opsCtx, timeout)
 	defer cancel()
 	var names []string
-	err := recovered(func() (err error) { names, err = a.(paddock.Leaser).Leased(ctx, rt.cfg.Identity); return err })
+	err := rt.ownCall(ctx, p, func(ctx context.Context) (err error) {
+		names, err = a.(paddock.Leaser).Leased(ctx, rt.cfg.Identity)
+		return err
+	})
 	if err != nil {
 		if rt.opsCtx.Err() == nil {
 			rt.log.Warn().Str("provider", string(p)).Str("error", err.Error()).Msg("adopting leased sandboxes")
@@ -146,7 +149,7 @@ func (rt *Runtime) renew(p paddock.Provider, timeout time.Duration) {
 		batch := names[:min(renewBatch, len(names))]
 		names = names[len(batch):]
 		ctx, cancel := context.WithTimeout(rt.opsCtx, timeout)
-		err := recovered(func() error { return a.(paddock.Leaser).RenewLeases(ctx, batch, rt.lease()) })
+		err := rt.ownCall(ctx, p, func(ctx context.Context) error { return a.(paddock.Leaser).RenewLeases(ctx, batch, rt.lease()) })
 		cancel()
 		if err != nil && rt.opsCtx.Err() == nil {
 			rt.log.Warn().Str("provider", string(p)).Int("sandboxes", len(batch)).Str("error", err.Error()).Msg("renewing leases")

@@ -2,6 +2,7 @@ package actors_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -29,6 +30,8 @@ type leasingFake struct {
 	stopped    atomic.Bool // set once the runtime shut down: no call may follow
 	lateCalls  atomic.Int32
 	failLeased atomic.Int32 // how many Leased calls fail before one answers
+	limitRenew atomic.Bool  // renewals answer rate_limited (an hour's hint)
+	creates    atomic.Int32
 }
 
 func newLeasingFake() *leasingFake {
@@ -36,6 +39,7 @@ func newLeasingFake() *leasingFake {
 }
 
 func (f *leasingFake) Create(ctx context.Context, name string, opts paddock.CreateOpts) (paddock.Handle, error) {
+	f.creates.Add(1)
 	f.mu.Lock()
 	f.created[name] = opts.Lease
 	f.mu.Unlock()
@@ -49,6 +53,10 @@ func (f *leasingFake) RenewLeases(_ context.Context, names []string, lease paddo
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.renewals = append(f.renewals, slices.Clone(names))
+	if f.limitRenew.Load() {
+		hour := time.Hour
+		return &paddock.RateLimitedError{RetryAfter: &hour}
+	}
 	for _, n := range names {
 		f.renewed[n] = lease
 	}
@@ -200,4 +208,26 @@ func TestReapRunsAsTheRuntime(t *testing.T) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	assert.Equal(t, []paddock.ReapOpts{{Owner: "reaper", DryRun: true}, {Owner: "reaper"}}, f.reapOpts)
+}
+
+// A renewal the provider answers rate_limited backs the whole provider
+// off, as a caller's call would: the next create is refused without
+// reaching the provider.
+func TestARateLimitedRenewalBacksTheProviderOff(t *testing.T) {
+	t.Parallel()
+	f := newLeasingFake()
+	rt := startLeasing(t, f, actors.Config{Identity: "limited", Lease: 300 * time.Millisecond,
+		Admission: map[paddock.Provider]actors.Admission{paddock.ProviderFake: {}}})
+	_, err := rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	f.limitRenew.Store(true)
+	f.mu.Lock()
+	start := len(f.renewals)
+	f.mu.Unlock()
+	require.Eventually(t, func() bool { return len(f.renewedSince(start)) > 0 }, time.Minute, 10*time.Millisecond, "a renewal was answered 429")
+	require.Eventually(t, func() bool {
+		_, err := rt.Create(ctx, paddock.ProviderFake, "next", paddock.CreateOpts{})
+		return errors.Is(err, paddock.ErrRateLimited)
+	}, time.Minute, 10*time.Millisecond)
+	assert.Equal(t, int32(1), f.creates.Load(), "the refused create never reached the provider")
 }

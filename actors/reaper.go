@@ -35,7 +35,7 @@ func (rt *Runtime) startReapers(interval time.Duration) {
 				case <-t.C:
 				}
 				ctx, cancel := context.WithTimeout(rt.opsCtx, reapTimeout)
-				report, err := recoveredReap(ctx, reaper, paddock.ReapOpts{Owner: rt.cfg.Identity})
+				report, err := rt.reapOne(ctx, p, reaper, paddock.ReapOpts{Owner: rt.cfg.Identity})
 				cancel()
 				rt.logReap(p, report, err)
 			}
@@ -64,7 +64,7 @@ func (rt *Runtime) Reap(ctx context.Context, opts paddock.ReapOpts) (map[paddock
 	for _, p := range rt.cfg.Adapters.Providers() {
 		a, _ := rt.cfg.Adapters.Lookup(p)
 		if reaper, ok := a.(paddock.Reaper); ok {
-			report, err := recoveredReap(ctx, reaper, opts)
+			report, err := rt.reapOne(ctx, p, reaper, opts)
 			if !opts.DryRun {
 				rt.logReap(p, report, nil) // counts and logs what was done
 			}
@@ -77,8 +77,8 @@ func (rt *Runtime) Reap(ctx context.Context, opts paddock.ReapOpts) (map[paddock
 	return reports, errors.Join(errs...)
 }
 
-// recoveredReap runs one reaper, its panic an error.
-func recoveredReap(ctx context.Context, r paddock.Reaper, opts paddock.ReapOpts) (report paddock.ReapReport, err error) {
-	err = recovered(func() (err error) { report, err = r.Reap(ctx, opts); return err })
+// reapOne runs provider p's reaper as one of the runtime's own calls.
+func (rt *Runtime) reapOne(ctx context.Context, p paddock.Provider, r paddock.Reaper, opts paddock.ReapOpts) (report paddock.ReapReport, err error) {
+	err = rt.ownCall(ctx, p, func(ctx context.Context) (err error) { report, err = r.Reap(ctx, opts); return err })
 	return report, err
 }

@@ -3,7 +3,6 @@ package daytona
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/reaping"
@@ -60,49 +59,37 @@ func (a *Adapter) claim(ctx context.Context, sb *sandbox, lease paddock.Lease) e
 // RenewLeases records lease on each named sandbox of ours: one walk of the
 // listing, then a label update per sandbox, renewWidth at a time.
 func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock.Lease) error {
-	byName := map[string]sandbox{}
-	if err := a.eachSandbox(ctx, func(sb sandbox) { byName[sb.Name] = sb }); err != nil {
+	var all []sandbox
+	if err := a.eachSandbox(ctx, func(sb sandbox) { all = append(all, sb) }); err != nil {
 		return err
 	}
-	var held []string
-	for _, n := range names {
-		if _, ok := byName[n]; ok {
-			held = append(held, n)
-		}
-	}
-	return reaping.Each(ctx, len(held), renewWidth, func(ctx context.Context, i int) error {
-		sb := byName[held[i]]
-		return a.claim(ctx, &sb, lease)
-	})
+	return reaping.Renew(ctx, all, func(sb sandbox) string { return sb.Name }, names, renewWidth,
+		func(ctx context.Context, sb sandbox) error { return a.claim(ctx, &sb, lease) })
 }
 
-// Leased lists our sandboxes whose lease names owner.
-func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
-	var names []string
-	err := a.eachSandbox(ctx, func(sb sandbox) {
-		if leaseOf(sb).Owner == owner {
-			names = append(names, sb.Name)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	return names, nil
-}
-
-// Reap destroys our sandboxes older than their maximum age, and, as
-// orphans, those whose lease lapsed and is not opts.Owner's. Daytona stops an idle sandbox itself (its auto-stop
-// interval), so Reap stops none.
-func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
+// facts reads what Reap and Leased need of our sandboxes: their labels.
+func (a *Adapter) facts(ctx context.Context) ([]reaping.Facts, error) {
 	var facts []reaping.Facts
 	err := a.eachSandbox(ctx, func(sb sandbox) {
 		facts = append(facts, reaping.Facts{Name: sb.Name, Created: reaping.ParseTime(sb.CreatedAt),
 			MaxAge: reaping.ParseDuration(sb.Labels[labelMaxAge]), Lease: leaseOf(sb)})
 	})
-	if err != nil {
-		return paddock.ReapReport{DryRun: opts.DryRun}, err
-	}
-	destroy := func(ctx context.Context, name string) error { return a.Destroy(ctx, a.BuildHandle(name)) }
-	stop := func(context.Context, string) error { return nil } // never decided: no idle timeout here
-	return reaping.Sweep(ctx, opts, time.Now(), facts, destroy, stop)
+	return facts, err
+}
+
+// keeper is this adapter's Leased and Reap.
+func (a *Adapter) keeper() reaping.Keeper {
+	return reaping.Keeper{Facts: a.facts, Destroy: func(ctx context.Context, name string) error { return a.Destroy(ctx, a.BuildHandle(name)) }}
+}
+
+// Leased lists our sandboxes whose lease names owner.
+func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
+	return a.keeper().Leased(ctx, owner)
+}
+
+// Reap destroys our sandboxes older than their maximum age, and, as
+// orphans, those whose lease lapsed and is not opts.Owner's. Daytona stops
+// an idle sandbox itself (its auto-stop interval), so Reap stops none.
+func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
+	return a.keeper().Reap(ctx, opts)
 }

@@ -1,7 +1,6 @@
 package daytona_test
 
 import (
-	"bytes"
 	"net/http"
 	"os"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/daytona"
 	"github.com/paddockhq/paddock/adapters/daytona/daytonatest"
+	"github.com/paddockhq/paddock/adapters/internal/livetest"
 	"github.com/paddockhq/paddock/conformance"
 	"github.com/stretchr/testify/require"
 )
@@ -48,16 +48,8 @@ func TestLiveLeases(t *testing.T) {
 
 // leaseSetup is RunLeases on the Daytona API at url with key.
 func leaseSetup(t *testing.T, url, key string) conformance.LeaseSetup {
-	call := func(method, path, body string) int {
-		req, err := http.NewRequest(method, url+path, bytes.NewBufferString(body))
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		_ = res.Body.Close()
-		return res.StatusCode
-	}
+	raw := livetest.Caller(t, url, "Authorization", "Bearer "+key)
+	call := func(method, path, body string) int { status, _ := raw(method, path, body); return status }
 	return conformance.LeaseSetup{
 		ChildEnv: []string{leaseURLEnv + "=" + url, leaseKeyEnv + "=" + key},
 		Adapter: func(t *testing.T) paddock.Adapter {

@@ -136,23 +136,20 @@ func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock
 	if err != nil {
 		return err
 	}
-	running := map[string]bool{}
+	var running []container.Summary
 	for _, c := range all {
-		running[c.Labels[labelName]] = c.State == container.StateRunning
-	}
-	var live []string
-	for _, n := range names {
-		if running[n] {
-			live = append(live, n)
+		if c.State == container.StateRunning {
+			running = append(running, c)
 		}
 	}
-	return reaping.Each(ctx, len(live), renewWidth, func(ctx context.Context, i int) error {
-		err := a.claim(ctx, live[i], lease)
-		if errors.Is(err, paddock.ErrNotFound) {
-			return nil
-		}
-		return err
-	})
+	return reaping.Renew(ctx, running, func(c container.Summary) string { return c.Labels[labelName] }, names, renewWidth,
+		func(ctx context.Context, c container.Summary) error {
+			err := a.claim(ctx, c.Labels[labelName], lease)
+			if errors.Is(err, paddock.ErrNotFound) {
+				return nil // it went meanwhile
+			}
+			return err
+		})
 }
 
 // managed lists the engine's Paddock sandboxes.
@@ -205,19 +202,53 @@ func (a *Adapter) facts(ctx context.Context, c container.Summary) reaping.Facts 
 	return f
 }
 
+// keeper is this adapter's Leased and Reap: the facts come from labels and
+// state directories, and a destroy or a stop goes by the container id the
+// same listing found.
+func (a *Adapter) keeper() reaping.Keeper {
+	var mu sync.Mutex
+	ids := map[string]string{}
+	id := func(name string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		return ids[name]
+	}
+	return reaping.Keeper{
+		Facts: func(ctx context.Context) ([]reaping.Facts, error) {
+			all, err := a.managed(ctx)
+			if err != nil {
+				return nil, err
+			}
+			facts := make([]reaping.Facts, 0, len(all))
+			for _, c := range all {
+				f := a.facts(ctx, c)
+				mu.Lock()
+				ids[f.Name] = c.ID
+				mu.Unlock()
+				facts = append(facts, f)
+			}
+			return facts, nil
+		},
+		Destroy: func(ctx context.Context, name string) error {
+			_, err := a.engine.ContainerRemove(ctx, id(name), client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			if err != nil && !cerrdefs.IsNotFound(err) {
+				return engineError("remove "+name, err)
+			}
+			return nil
+		},
+		Stop: func(ctx context.Context, name string) error {
+			zero := 0
+			if _, err := a.engine.ContainerStop(ctx, id(name), client.ContainerStopOptions{Timeout: &zero}); err != nil && !cerrdefs.IsNotFound(err) {
+				return engineError("stop "+name, err)
+			}
+			return nil
+		},
+	}
+}
+
 // Leased lists the Paddock sandboxes whose owner is owner.
 func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
-	all, err := a.managed(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, c := range all {
-		if a.facts(ctx, c).Lease.Owner == owner {
-			names = append(names, c.Labels[labelName])
-		}
-	}
-	return names, nil
+	return a.keeper().Leased(ctx, owner)
 }
 
 // Reap enforces the lifetime bounds and leases of every Paddock sandbox on
@@ -225,35 +256,11 @@ func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
 // directory alone: one older than its maximum age is destroyed; one whose
 // lease lapsed, or whose owner ran on this host and is gone, is destroyed
 // as an orphan; a running one unused for its idle timeout is stopped. A
-// sandbox without a readable creation time is only stopped.
+// sandbox without a readable creation time is only stopped; one whose
+// state cannot be read this time is left alone.
 func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
-	all, err := a.managed(ctx)
-	if err != nil {
-		return paddock.ReapReport{DryRun: opts.DryRun}, err
-	}
 	if opts.Owner == "" {
 		opts.Owner = a.owner
 	}
-	ids := map[string]string{}
-	facts := make([]reaping.Facts, 0, len(all))
-	for _, c := range all {
-		f := a.facts(ctx, c)
-		ids[f.Name] = c.ID
-		facts = append(facts, f)
-	}
-	destroy := func(ctx context.Context, name string) error {
-		_, err := a.engine.ContainerRemove(ctx, ids[name], client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-		if err != nil && !cerrdefs.IsNotFound(err) {
-			return engineError("remove "+name, err)
-		}
-		return nil
-	}
-	stop := func(ctx context.Context, name string) error {
-		zero := 0
-		if _, err := a.engine.ContainerStop(ctx, ids[name], client.ContainerStopOptions{Timeout: &zero}); err != nil && !cerrdefs.IsNotFound(err) {
-			return engineError("stop "+name, err)
-		}
-		return nil
-	}
-	return reaping.Sweep(ctx, opts, time.Now(), facts, destroy, stop)
+	return a.keeper().Reap(ctx, opts)
 }

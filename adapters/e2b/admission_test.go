@@ -14,10 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// startAdmitted runs the E2B adapter on srv under a runtime with limits.
+// startAdmitted runs the E2B adapter on srv under a runtime with limits,
+// and without leases: its adoption and renewals are calls of its own that
+// would take the faults these tests queue for their callers.
 func startAdmitted(t *testing.T, srv *e2btest.Server, limits actors.Admission) *actors.Runtime {
 	t.Helper()
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderE2B: newAdapter(t, srv)}, ReapInterval: -1,
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderE2B: newAdapter(t, srv)}, ReapInterval: -1, Lease: -1,
 		Admission: map[paddock.Provider]actors.Admission{paddock.ProviderE2B: limits}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Shutdown(context.Background())) })
@@ -25,14 +27,21 @@ func startAdmitted(t *testing.T, srv *e2btest.Server, limits actors.Admission) *
 }
 
 // A limit of 3 concurrent creates, measured at the server: 20 parallel
-// creates, each answered after a stall, never have more than 3 creation
-// requests in flight there, and all succeed.
+// creates never have more than 3 creation requests in flight there, and
+// all succeed. The first three are held at the server until all three
+// arrived (the limit is reached, whatever the machine's speed); the rest
+// are answered after a short stall.
 func TestAdmissionLimitsCreatesAtTheServer(t *testing.T) {
 	t.Parallel()
 	srv := e2btest.NewServer(t)
 	rt := startAdmitted(t, srv, actors.Admission{MaxCreates: 3, Wait: 2 * time.Minute})
-	for range 20 {
-		srv.Fail("POST /sandboxes", e2btest.Fault{Delay: 100 * time.Millisecond}) // then answered normally
+	release := make(chan struct{})
+	for i := range 20 {
+		f := e2btest.Fault{Delay: 100 * time.Millisecond} // then answered normally
+		if i < 3 {
+			f = e2btest.Fault{Hold: release}
+		}
+		srv.Fail("POST /sandboxes", f)
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 20)
@@ -44,6 +53,8 @@ func TestAdmissionLimitsCreatesAtTheServer(t *testing.T) {
 			errs <- err
 		}()
 	}
+	require.Eventually(t, func() bool { return srv.InFlight("POST /sandboxes") == 3 }, time.Minute, time.Millisecond)
+	close(release)
 	wg.Wait()
 	close(errs)
 	for err := range errs {

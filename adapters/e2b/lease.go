@@ -123,25 +123,22 @@ func (a *Adapter) eachOurs(ctx context.Context, fn func(listed)) error {
 // listing, then an upload per sandbox, leaseWidth at a time. A paused one
 // is skipped (see above).
 func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock.Lease) error {
-	want := map[string]bool{}
-	for _, n := range names {
-		want[n] = true
-	}
-	var ids []string
+	var running []listed
 	if err := a.eachOurs(ctx, func(l listed) {
-		if want[l.Metadata[metaName]] && l.State == stateRunning {
-			ids = append(ids, l.SandboxID)
+		if l.State == stateRunning {
+			running = append(running, l)
 		}
 	}); err != nil {
 		return err
 	}
-	return reaping.Each(ctx, len(ids), leaseWidth, func(ctx context.Context, i int) error {
-		err := a.claim(ctx, ids[i], lease)
-		if errors.Is(err, paddock.ErrNotFound) {
-			return nil // it went meanwhile
-		}
-		return err
-	})
+	return reaping.Renew(ctx, running, func(l listed) string { return l.Metadata[metaName] }, names, leaseWidth,
+		func(ctx context.Context, l listed) error {
+			err := a.claim(ctx, l.SandboxID, lease)
+			if errors.Is(err, paddock.ErrNotFound) {
+				return nil // it went meanwhile
+			}
+			return err
+		})
 }
 
 // leases reads what Reap and Leased need of every sandbox of ours: the
@@ -179,20 +176,15 @@ func (a *Adapter) leases(ctx context.Context) ([]reaping.Facts, error) {
 	return facts, err
 }
 
+// keeper is this adapter's Leased and Reap.
+func (a *Adapter) keeper() reaping.Keeper {
+	return reaping.Keeper{Facts: a.leases, Destroy: func(ctx context.Context, name string) error { return a.Destroy(ctx, a.BuildHandle(name)) }}
+}
+
 // Leased lists our sandboxes whose lease names owner (a paused one by the
 // owner it was created for).
 func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
-	facts, err := a.leases(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, f := range facts {
-		if f.Lease.Owner == owner {
-			names = append(names, f.Name)
-		}
-	}
-	return names, nil
+	return a.keeper().Leased(ctx, owner)
 }
 
 // Reap destroys our sandboxes older than their maximum age, and, as
@@ -200,11 +192,5 @@ func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
 // parks an idle sandbox itself (its TTL, with auto-pause), so Reap stops
 // none.
 func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
-	facts, err := a.leases(ctx)
-	if err != nil {
-		return paddock.ReapReport{DryRun: opts.DryRun}, err
-	}
-	destroy := func(ctx context.Context, name string) error { return a.Destroy(ctx, a.BuildHandle(name)) }
-	stop := func(context.Context, string) error { return nil } // never decided: no idle timeout here
-	return reaping.Sweep(ctx, opts, time.Now(), facts, destroy, stop)
+	return a.keeper().Reap(ctx, opts)
 }

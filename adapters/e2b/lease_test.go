@@ -1,7 +1,6 @@
 package e2b_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/e2b"
 	"github.com/paddockhq/paddock/adapters/e2b/e2btest"
+	"github.com/paddockhq/paddock/adapters/internal/livetest"
 	"github.com/paddockhq/paddock/conformance"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,18 +51,7 @@ func TestLiveLeases(t *testing.T) {
 // leaseSetup is RunLeases on the E2B API at url (envd at envdURL, "" =
 // each sandbox's own host) with key.
 func leaseSetup(t *testing.T, url, envdURL, key string) conformance.LeaseSetup {
-	call := func(method, path, body string) (int, []byte) {
-		req, err := http.NewRequest(method, url+path, bytes.NewBufferString(body))
-		require.NoError(t, err)
-		req.Header.Set("X-API-Key", key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer res.Body.Close()
-		var buf bytes.Buffer
-		_, _ = buf.ReadFrom(res.Body)
-		return res.StatusCode, buf.Bytes()
-	}
+	call := livetest.Caller(t, url, "X-API-Key", key)
 	return conformance.LeaseSetup{
 		ChildEnv: []string{leaseURLEnv + "=" + url, leaseKeyEnv + "=" + key},
 		Adapter: func(t *testing.T) paddock.Adapter {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/reaping"
@@ -72,34 +71,32 @@ func (a *Adapter) everyLease() ([]leased, error) {
 	return out, nil
 }
 
-// Leased lists the sandboxes whose lease names owner.
-func (a *Adapter) Leased(_ context.Context, owner string) ([]string, error) {
+// facts reads what Reap and Leased need of every sandbox under the root.
+func (a *Adapter) facts(context.Context) ([]reaping.Facts, error) {
 	all, err := a.everyLease()
 	if err != nil {
 		return nil, err
 	}
-	var names []string
+	facts := make([]reaping.Facts, 0, len(all))
 	for _, l := range all {
-		if l.lease.Owner == owner {
-			names = append(names, l.meta.Name)
-		}
+		facts = append(facts, reaping.Facts{Name: l.meta.Name, Created: l.meta.CreatedAt, MaxAge: l.meta.MaxAge, Lease: l.lease})
 	}
-	return names, nil
+	return facts, nil
+}
+
+// keeper is this adapter's Leased and Reap.
+func (a *Adapter) keeper() reaping.Keeper {
+	return reaping.Keeper{Facts: a.facts, Destroy: func(ctx context.Context, name string) error { return a.Destroy(ctx, a.BuildHandle(name)) }}
+}
+
+// Leased lists the sandboxes whose lease names owner.
+func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
+	return a.keeper().Leased(ctx, owner)
 }
 
 // Reap destroys the sandboxes older than their maximum age (WithMaxAge),
 // and, as orphans, those whose lease lapsed and is not opts.Owner's
 // (docs/contract.md#leases). Local sandboxes carry no idle timeout.
 func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
-	all, err := a.everyLease()
-	if err != nil {
-		return paddock.ReapReport{DryRun: opts.DryRun}, err
-	}
-	facts := make([]reaping.Facts, 0, len(all))
-	for _, l := range all {
-		facts = append(facts, reaping.Facts{Name: l.meta.Name, Created: l.meta.CreatedAt, MaxAge: l.meta.MaxAge, Lease: l.lease})
-	}
-	destroy := func(ctx context.Context, name string) error { return a.Destroy(ctx, a.BuildHandle(name)) }
-	stop := func(context.Context, string) error { return nil } // never decided: no idle timeout
-	return reaping.Sweep(ctx, opts, time.Now(), facts, destroy, stop)
+	return a.keeper().Reap(ctx, opts)
 }

@@ -75,40 +75,16 @@ func (a *Adapter) claim(ctx context.Context, s spriteObject, lease paddock.Lease
 // RenewLeases records lease on each named sprite: one walk of the listing,
 // then an update per sprite, renewWidth at a time.
 func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock.Lease) error {
-	byName := map[string]spriteObject{}
-	if err := a.eachSprite(ctx, func(s spriteObject) { byName[s.Name] = s }); err != nil {
+	var all []spriteObject
+	if err := a.eachSprite(ctx, func(s spriteObject) { all = append(all, s) }); err != nil {
 		return err
 	}
-	var held []string
-	for _, n := range names {
-		if _, ok := byName[n]; ok {
-			held = append(held, n)
-		}
-	}
-	return reaping.Each(ctx, len(held), renewWidth, func(ctx context.Context, i int) error {
-		return a.claim(ctx, byName[held[i]], lease)
-	})
+	return reaping.Renew(ctx, all, func(s spriteObject) string { return s.Name }, names, renewWidth,
+		func(ctx context.Context, s spriteObject) error { return a.claim(ctx, s, lease) })
 }
 
-// Leased lists the sprites whose lease names owner.
-func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
-	var names []string
-	err := a.eachSprite(ctx, func(s spriteObject) {
-		if leaseOf(s).Owner == owner {
-			names = append(names, s.Name)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	return names, nil
-}
-
-// Reap destroys the sprites created with a lease that are older than their
-// maximum age, and, as orphans, those whose lease lapsed and is not
-// opts.Owner's; a sprite without a lease is never touched. Sprites parks
-// idle sprites itself, so Reap stops none.
-func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
+// facts reads what Reap and Leased need of every sprite: its labels.
+func (a *Adapter) facts(ctx context.Context) ([]reaping.Facts, error) {
 	var facts []reaping.Facts
 	err := a.eachSprite(ctx, func(s spriteObject) {
 		created, _ := time.Parse(time.RFC3339, s.CreatedAt)
@@ -120,10 +96,23 @@ func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.Reap
 		}
 		facts = append(facts, f)
 	})
-	if err != nil {
-		return paddock.ReapReport{DryRun: opts.DryRun}, err
-	}
-	destroy := func(ctx context.Context, name string) error { return a.Destroy(ctx, a.BuildHandle(name)) }
-	stop := func(context.Context, string) error { return nil } // never decided: no idle timeout here
-	return reaping.Sweep(ctx, opts, time.Now(), facts, destroy, stop)
+	return facts, err
+}
+
+// keeper is this adapter's Leased and Reap.
+func (a *Adapter) keeper() reaping.Keeper {
+	return reaping.Keeper{Facts: a.facts, Destroy: func(ctx context.Context, name string) error { return a.Destroy(ctx, a.BuildHandle(name)) }}
+}
+
+// Leased lists the sprites whose lease names owner.
+func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
+	return a.keeper().Leased(ctx, owner)
+}
+
+// Reap destroys the sprites created with a lease that are older than their
+// maximum age, and, as orphans, those whose lease lapsed and is not
+// opts.Owner's; a sprite without a lease is never touched. Sprites parks
+// idle sprites itself, so Reap stops none.
+func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
+	return a.keeper().Reap(ctx, opts)
 }

@@ -1,13 +1,13 @@
 package sprites_test
 
 import (
-	"bytes"
 	"net/http"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/livetest"
 	"github.com/paddockhq/paddock/adapters/sprites"
 	"github.com/paddockhq/paddock/conformance"
 	"github.com/stretchr/testify/require"
@@ -47,16 +47,8 @@ func TestLiveLeases(t *testing.T) {
 
 // leaseSetup is RunLeases on the Sprites API at url with token.
 func leaseSetup(t *testing.T, url, token string) conformance.LeaseSetup {
-	call := func(method, path, body string) int {
-		req, err := http.NewRequest(method, url+path, bytes.NewBufferString(body))
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		_ = res.Body.Close()
-		return res.StatusCode
-	}
+	raw := livetest.Caller(t, url, "Authorization", "Bearer "+token)
+	call := func(method, path, body string) int { status, _ := raw(method, path, body); return status }
 	return conformance.LeaseSetup{
 		ChildEnv: []string{leaseURLEnv + "=" + url, leaseTokenEnv + "=" + token},
 		Adapter: func(t *testing.T) paddock.Adapter {

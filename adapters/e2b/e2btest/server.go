@@ -134,6 +134,9 @@ func (s *Server) Count(route string) int { return s.log.Count(route) }
 // (a stalled one counts until it is answered).
 func (s *Server) MostInFlight(route string) int { return s.log.MostInFlight(route) }
 
+// InFlight is how many requests of route the server is answering now.
+func (s *Server) InFlight(route string) int { return s.log.InFlight(route) }
+
 // record logs one request.
 func (s *Server) record(route string, r *http.Request, body []byte) { s.log.Record(route, r, body) }
 

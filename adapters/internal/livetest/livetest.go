@@ -6,13 +6,18 @@ package livetest
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"io"
+	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/conformance"
+	"github.com/stretchr/testify/require"
 )
 
 // Config is the suite against a, with sandboxes named
@@ -35,5 +40,24 @@ func Config(a paddock.Adapter, turnsEnv string, turns int, spawn paddock.SpawnOp
 		FrameTimeout:     60 * time.Second,
 		OperationTimeout: 3 * time.Minute,
 		Load:             conformance.Load{Turns: turns, Timeout: 15 * time.Minute},
+	}
+}
+
+// Caller makes raw calls to a provider's API at base, authorised by the
+// header name: value (what the tests use to make a sandbox outside
+// Paddock). A call answers the status and the body; a transport failure
+// fails the test.
+func Caller(t testing.TB, base, name, value string) func(method, path, body string) (int, []byte) {
+	return func(method, path, body string) (int, []byte) {
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set(name, value)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		data, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res.StatusCode, data
 	}
 }

@@ -61,7 +61,9 @@ func Decide(f Facts, now time.Time, self string) Action {
 
 // Sweep decides each sandbox's action and, unless opts.DryRun, carries it
 // out with destroy or stop; the report lists what was done (or would be).
-// One sandbox's failure does not stop the sweep: the errors are joined.
+// A nil stop is an adapter whose provider parks idle sandboxes itself (it
+// records no idle timeout): nothing is stopped. One sandbox's failure
+// does not stop the sweep: the errors are joined.
 func Sweep(ctx context.Context, opts paddock.ReapOpts, now time.Time, all []Facts,
 	destroy, stop func(ctx context.Context, name string) error) (paddock.ReapReport, error) {
 	report := paddock.ReapReport{DryRun: opts.DryRun}
@@ -72,7 +74,7 @@ func Sweep(ctx context.Context, opts paddock.ReapOpts, now time.Time, all []Fact
 			break
 		}
 		action := Decide(f, now, opts.Owner)
-		if action == None {
+		if action == None || (action == Stop && stop == nil) {
 			continue
 		}
 		if !opts.DryRun {
@@ -95,6 +97,34 @@ func Sweep(ctx context.Context, opts paddock.ReapOpts, now time.Time, all []Fact
 		}
 	}
 	return report, errors.Join(errs...)
+}
+
+// Owned is the names of the sandboxes whose lease names owner.
+func Owned(all []Facts, owner string) []string {
+	var names []string
+	for _, f := range all {
+		if f.Lease.Owner == owner {
+			names = append(names, f.Name)
+		}
+	}
+	return names
+}
+
+// Renew calls claim on each listed sandbox whose name is in names, at
+// most width at a time: a renewal over one walk of an adapter's listing.
+// Names not listed are skipped (gone meanwhile).
+func Renew[T any](ctx context.Context, listed []T, name func(T) string, names []string, width int, claim func(context.Context, T) error) error {
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		want[n] = true
+	}
+	var held []T
+	for _, l := range listed {
+		if want[name(l)] {
+			held = append(held, l)
+		}
+	}
+	return Each(ctx, len(held), width, func(ctx context.Context, i int) error { return claim(ctx, held[i]) })
 }
 
 // FormatTime writes a recorded time: RFC 3339 with nanoseconds, UTC.
@@ -154,4 +184,33 @@ func Each(ctx context.Context, n, width int, fn func(ctx context.Context, i int)
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// Keeper is an adapter's Leased and Reap, built from what the adapter
+// knows of its sandboxes and how it destroys and stops one.
+type Keeper struct {
+	// Facts reads every Paddock sandbox of the adapter.
+	Facts func(ctx context.Context) ([]Facts, error)
+	// Destroy removes a sandbox; absent is success.
+	Destroy func(ctx context.Context, name string) error
+	// Stop parks a sandbox; nil when the provider parks idle ones itself.
+	Stop func(ctx context.Context, name string) error
+}
+
+// Leased lists the sandboxes whose lease names owner.
+func (k Keeper) Leased(ctx context.Context, owner string) ([]string, error) {
+	all, err := k.Facts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return Owned(all, owner), nil
+}
+
+// Reap sweeps every sandbox now (see Sweep).
+func (k Keeper) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
+	all, err := k.Facts(ctx)
+	if err != nil {
+		return paddock.ReapReport{DryRun: opts.DryRun}, err
+	}
+	return Sweep(ctx, opts, time.Now(), all, k.Destroy, k.Stop)
 }

@@ -136,3 +136,31 @@ func TestEachJoinsErrorsAndStopsOnCancel(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Zero(t, ran.Load())
 }
+
+func TestOwnedAndRenew(t *testing.T) {
+	t.Parallel()
+	all := []Facts{{Name: "a", Lease: paddock.Lease{Owner: "me"}}, {Name: "b", Lease: paddock.Lease{Owner: "you"}}, {Name: "c", Lease: paddock.Lease{Owner: "me"}}}
+	assert.Equal(t, []string{"a", "c"}, Owned(all, "me"))
+	assert.Empty(t, Owned(all, "nobody"))
+
+	var mu sync.Mutex
+	var claimed []string
+	err := Renew(context.Background(), all, func(f Facts) string { return f.Name }, []string{"c", "gone", "a"}, 2,
+		func(_ context.Context, f Facts) error {
+			mu.Lock()
+			defer mu.Unlock()
+			claimed = append(claimed, f.Name)
+			return nil
+		})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"a", "c"}, claimed, "listed and named: claimed; named but not listed: skipped")
+}
+
+func TestSweepWithoutStop(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	idle := []Facts{{Name: "idle", Created: now.Add(-2 * time.Hour), Idle: time.Hour, Running: true}}
+	report, err := Sweep(context.Background(), paddock.ReapOpts{}, now, idle, func(context.Context, string) error { return nil }, nil)
+	require.NoError(t, err)
+	assert.Empty(t, report.Stopped, "no stop: the provider parks idle sandboxes itself")
+}

@@ -43,6 +43,13 @@ func (l *Log) Begin(route string) (end func()) {
 	}
 }
 
+// InFlight is how many requests of route the server is answering now.
+func (l *Log) InFlight(route string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inFlight[route]
+}
+
 // MostInFlight is the most requests of route the server answered at once.
 func (l *Log) MostInFlight(route string) int {
 	l.mu.Lock()

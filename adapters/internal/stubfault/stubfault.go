@@ -29,6 +29,9 @@ type Fault struct {
 	Header http.Header
 	// Delay stalls before answering, or until the client gives up.
 	Delay time.Duration
+	// Hold, when set, stalls before answering until it is closed (or the
+	// client gives up): a test decides when, not a timer.
+	Hold <-chan struct{}
 	// Reset drops the connection with a TCP reset and no answer.
 	Reset bool
 	// DeclaredLength sets Content-Length above the body's size; the server
@@ -57,6 +60,14 @@ func (f Fault) Apply(srv Server, w http.ResponseWriter, r *http.Request) bool {
 	if f.Delay > 0 {
 		select {
 		case <-time.After(f.Delay):
+		case <-r.Context().Done():
+			srv.ClientGone()
+			return true
+		}
+	}
+	if f.Hold != nil {
+		select {
+		case <-f.Hold:
 		case <-r.Context().Done():
 			srv.ClientGone()
 			return true
