@@ -230,7 +230,7 @@ func (a *Adapter) keeper() reaping.Keeper {
 			return facts, nil
 		},
 		Destroy: func(ctx context.Context, name string) error {
-			_, err := a.engine.ContainerRemove(ctx, id(name), client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			_, err := a.remove(ctx, name, id(name))
 			if err != nil && !cerrdefs.IsNotFound(err) {
 				return engineError("remove "+name, err)
 			}
@@ -238,6 +238,9 @@ func (a *Adapter) keeper() reaping.Keeper {
 		},
 		Stop: func(ctx context.Context, name string) error {
 			zero := 0
+			gate := a.execGate(name) // as for a removal: no exec of ours starting in it
+			gate.Lock()
+			defer gate.Unlock()
 			if _, err := a.engine.ContainerStop(ctx, id(name), client.ContainerStopOptions{Timeout: &zero}); err != nil && !cerrdefs.IsNotFound(err) {
 				return engineError("stop "+name, err)
 			}

@@ -289,11 +289,21 @@ func (a *Adapter) Destroy(ctx context.Context, h paddock.Handle) error {
 		}
 		return err
 	}
-	_, err := a.engine.ContainerRemove(ctx, containerName(h.Name), client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	_, err := a.remove(ctx, h.Name, containerName(h.Name))
 	if err != nil && !cerrdefs.IsNotFound(err) {
 		return engineError("remove", err)
 	}
 	return nil
+}
+
+// remove force-removes the sandbox's container (by name or id) while no
+// exec of ours is starting in it: the engine can hang an exec start that
+// races the removal of its container, and the removal with it.
+func (a *Adapter) remove(ctx context.Context, sandbox, container string) (client.ContainerRemoveResult, error) {
+	gate := a.execGate(sandbox)
+	gate.Lock()
+	defer gate.Unlock()
+	return a.engine.ContainerRemove(ctx, container, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 }
 
 // DestroyOnce makes one bounded removal and confirms absence with one
@@ -320,7 +330,7 @@ func (a *Adapter) DestroyOnce(ctx context.Context, h paddock.Handle, opts paddoc
 		}
 		return fail(paddock.DetailDeleteTransportFailed)
 	}
-	if _, err := a.engine.ContainerRemove(ctx, containerName(h.Name), client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
+	if _, err := a.remove(ctx, h.Name, containerName(h.Name)); err != nil && !cerrdefs.IsNotFound(err) {
 		return fail(paddock.DetailDeleteUnconfirmed)
 	}
 	_, err = a.engine.ContainerInspect(ctx, containerName(h.Name), client.ContainerInspectOptions{})
@@ -375,11 +385,12 @@ func (a *Adapter) Suspend(ctx context.Context, h paddock.Handle) error {
 	return engineError("pause", err)
 }
 
-// execGate is a sandbox's pause gate. An exec started while its sandbox
+// execGate is a sandbox's exec gate. An exec started while its sandbox
 // is being paused joins the frozen cgroup and stalls the engine (inspect,
-// unpause, remove) for minutes, so each exec holds the gate shared from
-// its creation until it runs, and Suspend holds it alone while it
-// pauses. (Execs from other processes are not covered.)
+// unpause, remove) for minutes, and one whose start races the sandbox's
+// removal can hang the engine too, so each exec holds the gate shared
+// from its creation until it runs, and Suspend, removals and the reaper's
+// stops hold it alone. (Execs from other processes are not covered.)
 func (a *Adapter) execGate(name string) *sync.RWMutex {
 	g, _ := a.gates.LoadOrStore(name, &sync.RWMutex{})
 	return g.(*sync.RWMutex)
