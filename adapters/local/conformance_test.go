@@ -73,7 +73,10 @@ func newPreviewLocal(t testing.TB, opts ...local.Option) *local.Adapter {
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	a := newLocal(t, append([]local.Option{local.WithPreviewBaseURL(srv.URL)}, opts...)...)
+	// The suite's load case starves every reader on a 2-core machine: a
+	// drain past the default 5 s limit there is load, not a leftover
+	// holder (those are tested on their own, with the default).
+	a := newLocal(t, append([]local.Option{local.WithPreviewBaseURL(srv.URL), local.WithDrainLimit(30 * time.Second)}, opts...)...)
 	mux.Handle("/preview/", a.Previews())
 	return a
 }
