@@ -64,14 +64,19 @@ func registry(localRoot string, log zerolog.Logger, getenv func(string) string) 
 	}, nil
 }
 
-// dockerProvider returns a docker adapter when an engine answers within a
-// second, else nil.
+// pingWait bounds how long the demo waits for a docker engine to answer.
+// An absent engine refuses at once; the wait only matters for a busy one
+// (CI's engine answers slowly while the docker tests load it).
+const pingWait = 10 * time.Second
+
+// dockerProvider returns a docker adapter when an engine answers within
+// pingWait, else nil.
 func dockerProvider(getenv func(string) string, log zerolog.Logger) *docker.Adapter {
 	d, err := docker.New(docker.Config{Host: getenv("DOCKER_HOST"), Image: getenv("PADDOCK_DOCKER_IMAGE"), Logger: log})
 	if err != nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), pingWait)
 	defer cancel()
 	if d.Ping(ctx) != nil {
 		_ = d.Close()
