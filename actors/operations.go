@@ -27,6 +27,7 @@ var (
 	opDestroy              = declare("destroy", nil, (*sandboxActor).destroy)
 	opDestroyOnce          = declare("destroy_once", nil, (*sandboxActor).destroyOnce)
 	opList                 = declare[*messages.ListRequest, *messages.ListReply]("list", (*root).list, nil)
+	opCapabilities         = declare[*messages.CapabilitiesRequest, *messages.CapabilitiesReply]("capabilities", (*root).capabilities, nil)
 	opSuspend              = declare("suspend", nil, (*sandboxActor).suspend)
 	opResume               = declare("resume", nil, (*sandboxActor).resume)
 	opExec                 = declare("exec", (*root).exec, (*sandboxActor).exec)
@@ -64,7 +65,7 @@ var operations map[reflect.Type]operation
 
 func init() {
 	all := []operation{
-		opCreate, opCreateNew, opGet, opDestroy, opDestroyOnce, opList, opSuspend, opResume,
+		opCreate, opCreateNew, opGet, opDestroy, opDestroyOnce, opList, opCapabilities, opSuspend, opResume,
 		opExec, opSpawn, opWriteStdin, opCloseStdin, opSignal, opResize, opStopCommand, opListSessions, opAttach,
 		opTerminateSession, opApplyNetworkPolicy, opPublicURL, opCreateCheckpoint,
 		opCreateCheckpointOnce, opRestoreCheckpoint, opListCheckpoints, opWriteFile, opReadFile,

@@ -46,6 +46,7 @@ func (r *recorder) count(method string) int {
 }
 
 func (r *recorder) Capabilities() paddock.CapabilitySet {
+	r.saw("Capabilities")
 	return paddock.NewCapabilitySet(append(fake.Capabilities().List(),
 		paddock.CapCheckpoint, paddock.CapCreateCheckpointOnce, paddock.CapDestroyOnce, paddock.CapSignal, paddock.CapResize)...)
 }
@@ -303,6 +304,12 @@ var reach = map[string]struct {
 			return f.raw(t, &messages.ListRequest{Id: "r", Provider: "fake"})
 		},
 		func(t *testing.T, f *opFixture) error { _, err := f.v.ListAllNames(ctx); return err }},
+	"capabilities": {"Capabilities",
+		func(t *testing.T, f *opFixture) error { _, err := f.rt.Capabilities("fake"); return err },
+		func(t *testing.T, f *opFixture) error {
+			return f.raw(t, &messages.CapabilitiesRequest{Id: "r", Provider: "fake"})
+		},
+		func(t *testing.T, f *opFixture) error { f.v.Capabilities(); return nil }},
 	"suspend": {"Suspend",
 		func(t *testing.T, f *opFixture) error { return f.rt.Suspend(ctx, f.h) },
 		func(t *testing.T, f *opFixture) error {

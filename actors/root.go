@@ -246,6 +246,24 @@ func (r *root) list(c *actor.Context, m *messages.ListRequest) {
 	})
 }
 
+// capabilities answers what provider's adapter advertises now, with no
+// provider access: what a node driving this one's sandboxes asks first.
+func (r *root) capabilities(c *actor.Context, m *messages.CapabilitiesRequest) {
+	a, ok := r.adapter(c, m, paddock.Provider(m.GetProvider()), "")
+	if !ok {
+		return
+	}
+	reply := guardedServe(m, func() proto.Message {
+		caps := a.Capabilities().List()
+		names := make([]string, len(caps))
+		for i, cp := range caps {
+			names[i] = string(cp)
+		}
+		return &messages.CapabilitiesReply{Id: m.GetId(), Capabilities: names}
+	})
+	c.Send(c.Sender(), reply)
+}
+
 // exec validates the request and fixes its one deadline now, answering
 // a budget already spent (a zero timeout) without dispatching anything;
 // the sandbox actor runs the adapter's Exec under that deadline.

@@ -569,7 +569,10 @@ func (x *Error) GetKind() ErrorKind {
 	return ErrorKind_ERROR_KIND_UNSPECIFIED
 }
 
-// Credit lets a command send n more output frames to its owner.
+// Credit lets a command send n more output frames to its owner. An owner
+// on another node also sends it, with n = 0 when nothing was consumed, as
+// the lease of its subscription: a command whose remote owner sent nothing
+// for a lease detaches.
 type Credit struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ref           string                 `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
@@ -622,6 +625,61 @@ func (x *Credit) GetN() uint32 {
 	return 0
 }
 
+// Beat is what a command sends an owner on another node every third of a
+// lease: proof that the serving node lives, and seq, the last frame it
+// sent, so the owner notices frames the link lost after its last arrival.
+type Beat struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ref           string                 `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
+	Seq           uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Beat) Reset() {
+	*x = Beat{}
+	mi := &file_messages_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Beat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Beat) ProtoMessage() {}
+
+func (x *Beat) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Beat.ProtoReflect.Descriptor instead.
+func (*Beat) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *Beat) GetRef() string {
+	if x != nil {
+		return x.Ref
+	}
+	return ""
+}
+
+func (x *Beat) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 // Failure is an error carried in a reply: its kind and detail, and the data
 // some kinds carry.
 type Failure struct {
@@ -643,7 +701,7 @@ type Failure struct {
 
 func (x *Failure) Reset() {
 	*x = Failure{}
-	mi := &file_messages_proto_msgTypes[6]
+	mi := &file_messages_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -655,7 +713,7 @@ func (x *Failure) String() string {
 func (*Failure) ProtoMessage() {}
 
 func (x *Failure) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[6]
+	mi := &file_messages_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -668,7 +726,7 @@ func (x *Failure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failure.ProtoReflect.Descriptor instead.
 func (*Failure) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{6}
+	return file_messages_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Failure) GetKind() ErrorKind {
@@ -759,7 +817,7 @@ type Pid struct {
 
 func (x *Pid) Reset() {
 	*x = Pid{}
-	mi := &file_messages_proto_msgTypes[7]
+	mi := &file_messages_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -771,7 +829,7 @@ func (x *Pid) String() string {
 func (*Pid) ProtoMessage() {}
 
 func (x *Pid) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[7]
+	mi := &file_messages_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -784,7 +842,7 @@ func (x *Pid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pid.ProtoReflect.Descriptor instead.
 func (*Pid) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{7}
+	return file_messages_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Pid) GetAddress() string {
@@ -813,7 +871,7 @@ type Handle struct {
 
 func (x *Handle) Reset() {
 	*x = Handle{}
-	mi := &file_messages_proto_msgTypes[8]
+	mi := &file_messages_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -825,7 +883,7 @@ func (x *Handle) String() string {
 func (*Handle) ProtoMessage() {}
 
 func (x *Handle) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[8]
+	mi := &file_messages_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -838,7 +896,7 @@ func (x *Handle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Handle.ProtoReflect.Descriptor instead.
 func (*Handle) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{8}
+	return file_messages_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Handle) GetProvider() string {
@@ -873,7 +931,7 @@ type CommandRef struct {
 
 func (x *CommandRef) Reset() {
 	*x = CommandRef{}
-	mi := &file_messages_proto_msgTypes[9]
+	mi := &file_messages_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -885,7 +943,7 @@ func (x *CommandRef) String() string {
 func (*CommandRef) ProtoMessage() {}
 
 func (x *CommandRef) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[9]
+	mi := &file_messages_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -898,7 +956,7 @@ func (x *CommandRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandRef.ProtoReflect.Descriptor instead.
 func (*CommandRef) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{9}
+	return file_messages_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CommandRef) GetProvider() string {
@@ -925,7 +983,7 @@ type EnvVar struct {
 
 func (x *EnvVar) Reset() {
 	*x = EnvVar{}
-	mi := &file_messages_proto_msgTypes[10]
+	mi := &file_messages_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -937,7 +995,7 @@ func (x *EnvVar) String() string {
 func (*EnvVar) ProtoMessage() {}
 
 func (x *EnvVar) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[10]
+	mi := &file_messages_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -950,7 +1008,7 @@ func (x *EnvVar) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvVar.ProtoReflect.Descriptor instead.
 func (*EnvVar) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{10}
+	return file_messages_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *EnvVar) GetName() string {
@@ -980,7 +1038,7 @@ type Cmd struct {
 
 func (x *Cmd) Reset() {
 	*x = Cmd{}
-	mi := &file_messages_proto_msgTypes[11]
+	mi := &file_messages_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -992,7 +1050,7 @@ func (x *Cmd) String() string {
 func (*Cmd) ProtoMessage() {}
 
 func (x *Cmd) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[11]
+	mi := &file_messages_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1005,7 +1063,7 @@ func (x *Cmd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cmd.ProtoReflect.Descriptor instead.
 func (*Cmd) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{11}
+	return file_messages_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Cmd) GetPath() string {
@@ -1050,7 +1108,7 @@ type Info struct {
 
 func (x *Info) Reset() {
 	*x = Info{}
-	mi := &file_messages_proto_msgTypes[12]
+	mi := &file_messages_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1062,7 +1120,7 @@ func (x *Info) String() string {
 func (*Info) ProtoMessage() {}
 
 func (x *Info) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[12]
+	mi := &file_messages_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1075,7 +1133,7 @@ func (x *Info) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Info.ProtoReflect.Descriptor instead.
 func (*Info) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{12}
+	return file_messages_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Info) GetStatus() Status {
@@ -1134,7 +1192,7 @@ type Session struct {
 
 func (x *Session) Reset() {
 	*x = Session{}
-	mi := &file_messages_proto_msgTypes[13]
+	mi := &file_messages_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1146,7 +1204,7 @@ func (x *Session) String() string {
 func (*Session) ProtoMessage() {}
 
 func (x *Session) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[13]
+	mi := &file_messages_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1159,7 +1217,7 @@ func (x *Session) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Session.ProtoReflect.Descriptor instead.
 func (*Session) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{13}
+	return file_messages_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Session) GetId() string {
@@ -1215,7 +1273,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_messages_proto_msgTypes[14]
+	mi := &file_messages_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1227,7 +1285,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[14]
+	mi := &file_messages_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1240,7 +1298,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{14}
+	return file_messages_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Checkpoint) GetId() string {
@@ -1278,7 +1336,7 @@ type Preview struct {
 
 func (x *Preview) Reset() {
 	*x = Preview{}
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1290,7 +1348,7 @@ func (x *Preview) String() string {
 func (*Preview) ProtoMessage() {}
 
 func (x *Preview) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1303,7 +1361,7 @@ func (x *Preview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Preview.ProtoReflect.Descriptor instead.
 func (*Preview) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{15}
+	return file_messages_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Preview) GetUrl() string {
@@ -1351,7 +1409,7 @@ type FileInfo struct {
 
 func (x *FileInfo) Reset() {
 	*x = FileInfo{}
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1363,7 +1421,7 @@ func (x *FileInfo) String() string {
 func (*FileInfo) ProtoMessage() {}
 
 func (x *FileInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1376,7 +1434,7 @@ func (x *FileInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileInfo.ProtoReflect.Descriptor instead.
 func (*FileInfo) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{16}
+	return file_messages_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *FileInfo) GetName() string {
@@ -1440,7 +1498,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1452,7 +1510,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1465,7 +1523,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{17}
+	return file_messages_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CreateRequest) GetId() string {
@@ -1507,7 +1565,7 @@ type CreateReply struct {
 
 func (x *CreateReply) Reset() {
 	*x = CreateReply{}
-	mi := &file_messages_proto_msgTypes[18]
+	mi := &file_messages_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1519,7 +1577,7 @@ func (x *CreateReply) String() string {
 func (*CreateReply) ProtoMessage() {}
 
 func (x *CreateReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[18]
+	mi := &file_messages_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1532,7 +1590,7 @@ func (x *CreateReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateReply.ProtoReflect.Descriptor instead.
 func (*CreateReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{18}
+	return file_messages_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CreateReply) GetId() string {
@@ -1569,7 +1627,7 @@ type CreateNewRequest struct {
 
 func (x *CreateNewRequest) Reset() {
 	*x = CreateNewRequest{}
-	mi := &file_messages_proto_msgTypes[19]
+	mi := &file_messages_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1581,7 +1639,7 @@ func (x *CreateNewRequest) String() string {
 func (*CreateNewRequest) ProtoMessage() {}
 
 func (x *CreateNewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[19]
+	mi := &file_messages_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1594,7 +1652,7 @@ func (x *CreateNewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNewRequest.ProtoReflect.Descriptor instead.
 func (*CreateNewRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{19}
+	return file_messages_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CreateNewRequest) GetId() string {
@@ -1643,7 +1701,7 @@ type CreateNewReply struct {
 
 func (x *CreateNewReply) Reset() {
 	*x = CreateNewReply{}
-	mi := &file_messages_proto_msgTypes[20]
+	mi := &file_messages_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1655,7 +1713,7 @@ func (x *CreateNewReply) String() string {
 func (*CreateNewReply) ProtoMessage() {}
 
 func (x *CreateNewReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[20]
+	mi := &file_messages_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1668,7 +1726,7 @@ func (x *CreateNewReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNewReply.ProtoReflect.Descriptor instead.
 func (*CreateNewReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{20}
+	return file_messages_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CreateNewReply) GetId() string {
@@ -1702,7 +1760,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_messages_proto_msgTypes[21]
+	mi := &file_messages_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1714,7 +1772,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[21]
+	mi := &file_messages_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1727,7 +1785,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{21}
+	return file_messages_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetRequest) GetId() string {
@@ -1755,7 +1813,7 @@ type GetReply struct {
 
 func (x *GetReply) Reset() {
 	*x = GetReply{}
-	mi := &file_messages_proto_msgTypes[22]
+	mi := &file_messages_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1767,7 +1825,7 @@ func (x *GetReply) String() string {
 func (*GetReply) ProtoMessage() {}
 
 func (x *GetReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[22]
+	mi := &file_messages_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1780,7 +1838,7 @@ func (x *GetReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetReply.ProtoReflect.Descriptor instead.
 func (*GetReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{22}
+	return file_messages_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetReply) GetId() string {
@@ -1814,7 +1872,7 @@ type DestroyRequest struct {
 
 func (x *DestroyRequest) Reset() {
 	*x = DestroyRequest{}
-	mi := &file_messages_proto_msgTypes[23]
+	mi := &file_messages_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1826,7 +1884,7 @@ func (x *DestroyRequest) String() string {
 func (*DestroyRequest) ProtoMessage() {}
 
 func (x *DestroyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[23]
+	mi := &file_messages_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1839,7 +1897,7 @@ func (x *DestroyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyRequest.ProtoReflect.Descriptor instead.
 func (*DestroyRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{23}
+	return file_messages_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DestroyRequest) GetId() string {
@@ -1866,7 +1924,7 @@ type DestroyReply struct {
 
 func (x *DestroyReply) Reset() {
 	*x = DestroyReply{}
-	mi := &file_messages_proto_msgTypes[24]
+	mi := &file_messages_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1878,7 +1936,7 @@ func (x *DestroyReply) String() string {
 func (*DestroyReply) ProtoMessage() {}
 
 func (x *DestroyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[24]
+	mi := &file_messages_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1891,7 +1949,7 @@ func (x *DestroyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyReply.ProtoReflect.Descriptor instead.
 func (*DestroyReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{24}
+	return file_messages_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DestroyReply) GetId() string {
@@ -1919,7 +1977,7 @@ type DestroyOnceRequest struct {
 
 func (x *DestroyOnceRequest) Reset() {
 	*x = DestroyOnceRequest{}
-	mi := &file_messages_proto_msgTypes[25]
+	mi := &file_messages_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1931,7 +1989,7 @@ func (x *DestroyOnceRequest) String() string {
 func (*DestroyOnceRequest) ProtoMessage() {}
 
 func (x *DestroyOnceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[25]
+	mi := &file_messages_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1944,7 +2002,7 @@ func (x *DestroyOnceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyOnceRequest.ProtoReflect.Descriptor instead.
 func (*DestroyOnceRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{25}
+	return file_messages_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DestroyOnceRequest) GetId() string {
@@ -1978,7 +2036,7 @@ type DestroyOnceReply struct {
 
 func (x *DestroyOnceReply) Reset() {
 	*x = DestroyOnceReply{}
-	mi := &file_messages_proto_msgTypes[26]
+	mi := &file_messages_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2048,7 @@ func (x *DestroyOnceReply) String() string {
 func (*DestroyOnceReply) ProtoMessage() {}
 
 func (x *DestroyOnceReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[26]
+	mi := &file_messages_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2061,7 @@ func (x *DestroyOnceReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyOnceReply.ProtoReflect.Descriptor instead.
 func (*DestroyOnceReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{26}
+	return file_messages_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DestroyOnceReply) GetId() string {
@@ -2020,6 +2078,119 @@ func (x *DestroyOnceReply) GetFailure() *Failure {
 	return nil
 }
 
+// CapabilitiesRequest asks what a provider's adapter advertises now.
+type CapabilitiesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Provider      string                 `protobuf:"bytes,2,opt,name=provider,proto3" json:"provider,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CapabilitiesRequest) Reset() {
+	*x = CapabilitiesRequest{}
+	mi := &file_messages_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CapabilitiesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CapabilitiesRequest) ProtoMessage() {}
+
+func (x *CapabilitiesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CapabilitiesRequest.ProtoReflect.Descriptor instead.
+func (*CapabilitiesRequest) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *CapabilitiesRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CapabilitiesRequest) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+type CapabilitiesReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Capabilities  []string               `protobuf:"bytes,2,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	Failure       *Failure               `protobuf:"bytes,3,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CapabilitiesReply) Reset() {
+	*x = CapabilitiesReply{}
+	mi := &file_messages_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CapabilitiesReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CapabilitiesReply) ProtoMessage() {}
+
+func (x *CapabilitiesReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CapabilitiesReply.ProtoReflect.Descriptor instead.
+func (*CapabilitiesReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *CapabilitiesReply) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CapabilitiesReply) GetCapabilities() []string {
+	if x != nil {
+		return x.Capabilities
+	}
+	return nil
+}
+
+func (x *CapabilitiesReply) GetFailure() *Failure {
+	if x != nil {
+		return x.Failure
+	}
+	return nil
+}
+
 type ListRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -2030,7 +2201,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_messages_proto_msgTypes[27]
+	mi := &file_messages_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2042,7 +2213,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[27]
+	mi := &file_messages_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2055,7 +2226,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{27}
+	return file_messages_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListRequest) GetId() string {
@@ -2083,7 +2254,7 @@ type ListReply struct {
 
 func (x *ListReply) Reset() {
 	*x = ListReply{}
-	mi := &file_messages_proto_msgTypes[28]
+	mi := &file_messages_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2095,7 +2266,7 @@ func (x *ListReply) String() string {
 func (*ListReply) ProtoMessage() {}
 
 func (x *ListReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[28]
+	mi := &file_messages_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2108,7 +2279,7 @@ func (x *ListReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReply.ProtoReflect.Descriptor instead.
 func (*ListReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{28}
+	return file_messages_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListReply) GetId() string {
@@ -2142,7 +2313,7 @@ type SuspendRequest struct {
 
 func (x *SuspendRequest) Reset() {
 	*x = SuspendRequest{}
-	mi := &file_messages_proto_msgTypes[29]
+	mi := &file_messages_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2154,7 +2325,7 @@ func (x *SuspendRequest) String() string {
 func (*SuspendRequest) ProtoMessage() {}
 
 func (x *SuspendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[29]
+	mi := &file_messages_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2167,7 +2338,7 @@ func (x *SuspendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuspendRequest.ProtoReflect.Descriptor instead.
 func (*SuspendRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{29}
+	return file_messages_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SuspendRequest) GetId() string {
@@ -2194,7 +2365,7 @@ type SuspendReply struct {
 
 func (x *SuspendReply) Reset() {
 	*x = SuspendReply{}
-	mi := &file_messages_proto_msgTypes[30]
+	mi := &file_messages_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2206,7 +2377,7 @@ func (x *SuspendReply) String() string {
 func (*SuspendReply) ProtoMessage() {}
 
 func (x *SuspendReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[30]
+	mi := &file_messages_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2219,7 +2390,7 @@ func (x *SuspendReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuspendReply.ProtoReflect.Descriptor instead.
 func (*SuspendReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{30}
+	return file_messages_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SuspendReply) GetId() string {
@@ -2246,7 +2417,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_messages_proto_msgTypes[31]
+	mi := &file_messages_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2258,7 +2429,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[31]
+	mi := &file_messages_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2271,7 +2442,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{31}
+	return file_messages_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ResumeRequest) GetId() string {
@@ -2299,7 +2470,7 @@ type ResumeReply struct {
 
 func (x *ResumeReply) Reset() {
 	*x = ResumeReply{}
-	mi := &file_messages_proto_msgTypes[32]
+	mi := &file_messages_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2311,7 +2482,7 @@ func (x *ResumeReply) String() string {
 func (*ResumeReply) ProtoMessage() {}
 
 func (x *ResumeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[32]
+	mi := &file_messages_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2324,7 +2495,7 @@ func (x *ResumeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeReply.ProtoReflect.Descriptor instead.
 func (*ResumeReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{32}
+	return file_messages_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ResumeReply) GetId() string {
@@ -2362,7 +2533,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_messages_proto_msgTypes[33]
+	mi := &file_messages_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2374,7 +2545,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[33]
+	mi := &file_messages_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2387,7 +2558,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{33}
+	return file_messages_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ExecRequest) GetId() string {
@@ -2446,7 +2617,7 @@ type ExecReply struct {
 
 func (x *ExecReply) Reset() {
 	*x = ExecReply{}
-	mi := &file_messages_proto_msgTypes[34]
+	mi := &file_messages_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2458,7 +2629,7 @@ func (x *ExecReply) String() string {
 func (*ExecReply) ProtoMessage() {}
 
 func (x *ExecReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[34]
+	mi := &file_messages_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2471,7 +2642,7 @@ func (x *ExecReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecReply.ProtoReflect.Descriptor instead.
 func (*ExecReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{34}
+	return file_messages_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ExecReply) GetId() string {
@@ -2534,7 +2705,7 @@ type SpawnRequest struct {
 
 func (x *SpawnRequest) Reset() {
 	*x = SpawnRequest{}
-	mi := &file_messages_proto_msgTypes[35]
+	mi := &file_messages_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2546,7 +2717,7 @@ func (x *SpawnRequest) String() string {
 func (*SpawnRequest) ProtoMessage() {}
 
 func (x *SpawnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[35]
+	mi := &file_messages_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2559,7 +2730,7 @@ func (x *SpawnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpawnRequest.ProtoReflect.Descriptor instead.
 func (*SpawnRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{35}
+	return file_messages_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SpawnRequest) GetId() string {
@@ -2643,7 +2814,7 @@ type TermSize struct {
 
 func (x *TermSize) Reset() {
 	*x = TermSize{}
-	mi := &file_messages_proto_msgTypes[36]
+	mi := &file_messages_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2655,7 +2826,7 @@ func (x *TermSize) String() string {
 func (*TermSize) ProtoMessage() {}
 
 func (x *TermSize) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[36]
+	mi := &file_messages_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2668,7 +2839,7 @@ func (x *TermSize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TermSize.ProtoReflect.Descriptor instead.
 func (*TermSize) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{36}
+	return file_messages_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *TermSize) GetCols() uint32 {
@@ -2697,7 +2868,7 @@ type SpawnReply struct {
 
 func (x *SpawnReply) Reset() {
 	*x = SpawnReply{}
-	mi := &file_messages_proto_msgTypes[37]
+	mi := &file_messages_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2709,7 +2880,7 @@ func (x *SpawnReply) String() string {
 func (*SpawnReply) ProtoMessage() {}
 
 func (x *SpawnReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[37]
+	mi := &file_messages_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2722,7 +2893,7 @@ func (x *SpawnReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpawnReply.ProtoReflect.Descriptor instead.
 func (*SpawnReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{37}
+	return file_messages_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SpawnReply) GetId() string {
@@ -2764,7 +2935,7 @@ type WriteStdinRequest struct {
 
 func (x *WriteStdinRequest) Reset() {
 	*x = WriteStdinRequest{}
-	mi := &file_messages_proto_msgTypes[38]
+	mi := &file_messages_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2776,7 +2947,7 @@ func (x *WriteStdinRequest) String() string {
 func (*WriteStdinRequest) ProtoMessage() {}
 
 func (x *WriteStdinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[38]
+	mi := &file_messages_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2789,7 +2960,7 @@ func (x *WriteStdinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStdinRequest.ProtoReflect.Descriptor instead.
 func (*WriteStdinRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{38}
+	return file_messages_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *WriteStdinRequest) GetId() string {
@@ -2823,7 +2994,7 @@ type WriteStdinReply struct {
 
 func (x *WriteStdinReply) Reset() {
 	*x = WriteStdinReply{}
-	mi := &file_messages_proto_msgTypes[39]
+	mi := &file_messages_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2835,7 +3006,7 @@ func (x *WriteStdinReply) String() string {
 func (*WriteStdinReply) ProtoMessage() {}
 
 func (x *WriteStdinReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[39]
+	mi := &file_messages_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2848,7 +3019,7 @@ func (x *WriteStdinReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStdinReply.ProtoReflect.Descriptor instead.
 func (*WriteStdinReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{39}
+	return file_messages_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *WriteStdinReply) GetId() string {
@@ -2878,7 +3049,7 @@ type SignalRequest struct {
 
 func (x *SignalRequest) Reset() {
 	*x = SignalRequest{}
-	mi := &file_messages_proto_msgTypes[40]
+	mi := &file_messages_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2890,7 +3061,7 @@ func (x *SignalRequest) String() string {
 func (*SignalRequest) ProtoMessage() {}
 
 func (x *SignalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[40]
+	mi := &file_messages_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2903,7 +3074,7 @@ func (x *SignalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalRequest.ProtoReflect.Descriptor instead.
 func (*SignalRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{40}
+	return file_messages_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SignalRequest) GetId() string {
@@ -2937,7 +3108,7 @@ type SignalReply struct {
 
 func (x *SignalReply) Reset() {
 	*x = SignalReply{}
-	mi := &file_messages_proto_msgTypes[41]
+	mi := &file_messages_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2949,7 +3120,7 @@ func (x *SignalReply) String() string {
 func (*SignalReply) ProtoMessage() {}
 
 func (x *SignalReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[41]
+	mi := &file_messages_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2962,7 +3133,7 @@ func (x *SignalReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalReply.ProtoReflect.Descriptor instead.
 func (*SignalReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{41}
+	return file_messages_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SignalReply) GetId() string {
@@ -2991,7 +3162,7 @@ type ResizeRequest struct {
 
 func (x *ResizeRequest) Reset() {
 	*x = ResizeRequest{}
-	mi := &file_messages_proto_msgTypes[42]
+	mi := &file_messages_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3003,7 +3174,7 @@ func (x *ResizeRequest) String() string {
 func (*ResizeRequest) ProtoMessage() {}
 
 func (x *ResizeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[42]
+	mi := &file_messages_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3016,7 +3187,7 @@ func (x *ResizeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResizeRequest.ProtoReflect.Descriptor instead.
 func (*ResizeRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{42}
+	return file_messages_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ResizeRequest) GetId() string {
@@ -3050,7 +3221,7 @@ type ResizeReply struct {
 
 func (x *ResizeReply) Reset() {
 	*x = ResizeReply{}
-	mi := &file_messages_proto_msgTypes[43]
+	mi := &file_messages_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3062,7 +3233,7 @@ func (x *ResizeReply) String() string {
 func (*ResizeReply) ProtoMessage() {}
 
 func (x *ResizeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[43]
+	mi := &file_messages_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3075,7 +3246,7 @@ func (x *ResizeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResizeReply.ProtoReflect.Descriptor instead.
 func (*ResizeReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{43}
+	return file_messages_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ResizeReply) GetId() string {
@@ -3102,7 +3273,7 @@ type CloseStdinRequest struct {
 
 func (x *CloseStdinRequest) Reset() {
 	*x = CloseStdinRequest{}
-	mi := &file_messages_proto_msgTypes[44]
+	mi := &file_messages_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3114,7 +3285,7 @@ func (x *CloseStdinRequest) String() string {
 func (*CloseStdinRequest) ProtoMessage() {}
 
 func (x *CloseStdinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[44]
+	mi := &file_messages_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3127,7 +3298,7 @@ func (x *CloseStdinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseStdinRequest.ProtoReflect.Descriptor instead.
 func (*CloseStdinRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{44}
+	return file_messages_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CloseStdinRequest) GetId() string {
@@ -3154,7 +3325,7 @@ type CloseStdinReply struct {
 
 func (x *CloseStdinReply) Reset() {
 	*x = CloseStdinReply{}
-	mi := &file_messages_proto_msgTypes[45]
+	mi := &file_messages_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3166,7 +3337,7 @@ func (x *CloseStdinReply) String() string {
 func (*CloseStdinReply) ProtoMessage() {}
 
 func (x *CloseStdinReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[45]
+	mi := &file_messages_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3179,7 +3350,7 @@ func (x *CloseStdinReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseStdinReply.ProtoReflect.Descriptor instead.
 func (*CloseStdinReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{45}
+	return file_messages_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *CloseStdinReply) GetId() string {
@@ -3206,7 +3377,7 @@ type StopCommandRequest struct {
 
 func (x *StopCommandRequest) Reset() {
 	*x = StopCommandRequest{}
-	mi := &file_messages_proto_msgTypes[46]
+	mi := &file_messages_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3218,7 +3389,7 @@ func (x *StopCommandRequest) String() string {
 func (*StopCommandRequest) ProtoMessage() {}
 
 func (x *StopCommandRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[46]
+	mi := &file_messages_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3231,7 +3402,7 @@ func (x *StopCommandRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopCommandRequest.ProtoReflect.Descriptor instead.
 func (*StopCommandRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{46}
+	return file_messages_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *StopCommandRequest) GetId() string {
@@ -3258,7 +3429,7 @@ type StopCommandReply struct {
 
 func (x *StopCommandReply) Reset() {
 	*x = StopCommandReply{}
-	mi := &file_messages_proto_msgTypes[47]
+	mi := &file_messages_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3270,7 +3441,7 @@ func (x *StopCommandReply) String() string {
 func (*StopCommandReply) ProtoMessage() {}
 
 func (x *StopCommandReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[47]
+	mi := &file_messages_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3283,7 +3454,7 @@ func (x *StopCommandReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopCommandReply.ProtoReflect.Descriptor instead.
 func (*StopCommandReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{47}
+	return file_messages_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *StopCommandReply) GetId() string {
@@ -3310,7 +3481,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_messages_proto_msgTypes[48]
+	mi := &file_messages_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3322,7 +3493,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[48]
+	mi := &file_messages_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3335,7 +3506,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{48}
+	return file_messages_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListSessionsRequest) GetId() string {
@@ -3363,7 +3534,7 @@ type ListSessionsReply struct {
 
 func (x *ListSessionsReply) Reset() {
 	*x = ListSessionsReply{}
-	mi := &file_messages_proto_msgTypes[49]
+	mi := &file_messages_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3375,7 +3546,7 @@ func (x *ListSessionsReply) String() string {
 func (*ListSessionsReply) ProtoMessage() {}
 
 func (x *ListSessionsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[49]
+	mi := &file_messages_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3388,7 +3559,7 @@ func (x *ListSessionsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsReply.ProtoReflect.Descriptor instead.
 func (*ListSessionsReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{49}
+	return file_messages_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListSessionsReply) GetId() string {
@@ -3413,20 +3584,25 @@ func (x *ListSessionsReply) GetFailure() *Failure {
 }
 
 type AttachRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Handle        *Handle                `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
-	SessionId     string                 `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Owner         *Pid                   `protobuf:"bytes,4,opt,name=owner,proto3" json:"owner,omitempty"`
-	Stdin         bool                   `protobuf:"varint,5,opt,name=stdin,proto3" json:"stdin,omitempty"`
-	Window        uint32                 `protobuf:"varint,6,opt,name=window,proto3" json:"window,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Id        string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Handle    *Handle                `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
+	SessionId string                 `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Owner     *Pid                   `protobuf:"bytes,4,opt,name=owner,proto3" json:"owner,omitempty"`
+	Stdin     bool                   `protobuf:"varint,5,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	Window    uint32                 `protobuf:"varint,6,opt,name=window,proto3" json:"window,omitempty"`
+	// skip_stdout and skip_stderr are how many bytes at the start of each
+	// stream the replay leaves out (an owner re-attaching after a loss has
+	// them already).
+	SkipStdout    uint64 `protobuf:"varint,7,opt,name=skip_stdout,json=skipStdout,proto3" json:"skip_stdout,omitempty"`
+	SkipStderr    uint64 `protobuf:"varint,8,opt,name=skip_stderr,json=skipStderr,proto3" json:"skip_stderr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_messages_proto_msgTypes[50]
+	mi := &file_messages_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3438,7 +3614,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[50]
+	mi := &file_messages_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3451,7 +3627,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{50}
+	return file_messages_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *AttachRequest) GetId() string {
@@ -3496,18 +3672,36 @@ func (x *AttachRequest) GetWindow() uint32 {
 	return 0
 }
 
+func (x *AttachRequest) GetSkipStdout() uint64 {
+	if x != nil {
+		return x.SkipStdout
+	}
+	return 0
+}
+
+func (x *AttachRequest) GetSkipStderr() uint64 {
+	if x != nil {
+		return x.SkipStderr
+	}
+	return 0
+}
+
 type AttachReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Command       *CommandRef            `protobuf:"bytes,2,opt,name=command,proto3" json:"command,omitempty"`
-	Failure       *Failure               `protobuf:"bytes,3,opt,name=failure,proto3" json:"failure,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Id      string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Command *CommandRef            `protobuf:"bytes,2,opt,name=command,proto3" json:"command,omitempty"`
+	Failure *Failure               `protobuf:"bytes,3,opt,name=failure,proto3" json:"failure,omitempty"`
+	// What the replay leaves out: the request's skips, or 0 from a node
+	// that does not know them.
+	SkippedStdout uint64 `protobuf:"varint,4,opt,name=skipped_stdout,json=skippedStdout,proto3" json:"skipped_stdout,omitempty"`
+	SkippedStderr uint64 `protobuf:"varint,5,opt,name=skipped_stderr,json=skippedStderr,proto3" json:"skipped_stderr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AttachReply) Reset() {
 	*x = AttachReply{}
-	mi := &file_messages_proto_msgTypes[51]
+	mi := &file_messages_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3519,7 +3713,7 @@ func (x *AttachReply) String() string {
 func (*AttachReply) ProtoMessage() {}
 
 func (x *AttachReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[51]
+	mi := &file_messages_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3532,7 +3726,7 @@ func (x *AttachReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachReply.ProtoReflect.Descriptor instead.
 func (*AttachReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{51}
+	return file_messages_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *AttachReply) GetId() string {
@@ -3556,6 +3750,20 @@ func (x *AttachReply) GetFailure() *Failure {
 	return nil
 }
 
+func (x *AttachReply) GetSkippedStdout() uint64 {
+	if x != nil {
+		return x.SkippedStdout
+	}
+	return 0
+}
+
+func (x *AttachReply) GetSkippedStderr() uint64 {
+	if x != nil {
+		return x.SkippedStderr
+	}
+	return 0
+}
+
 // WatchRequest starts a watch of one directory; its changes go to owner as
 // FileChange frames, under credit like a command's output.
 type WatchRequest struct {
@@ -3571,7 +3779,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_messages_proto_msgTypes[52]
+	mi := &file_messages_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3583,7 +3791,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[52]
+	mi := &file_messages_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3596,7 +3804,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{52}
+	return file_messages_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *WatchRequest) GetId() string {
@@ -3645,7 +3853,7 @@ type WatchReply struct {
 
 func (x *WatchReply) Reset() {
 	*x = WatchReply{}
-	mi := &file_messages_proto_msgTypes[53]
+	mi := &file_messages_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3657,7 +3865,7 @@ func (x *WatchReply) String() string {
 func (*WatchReply) ProtoMessage() {}
 
 func (x *WatchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[53]
+	mi := &file_messages_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3670,7 +3878,7 @@ func (x *WatchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchReply.ProtoReflect.Descriptor instead.
 func (*WatchReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{53}
+	return file_messages_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *WatchReply) GetId() string {
@@ -3707,7 +3915,7 @@ type TerminateSessionRequest struct {
 
 func (x *TerminateSessionRequest) Reset() {
 	*x = TerminateSessionRequest{}
-	mi := &file_messages_proto_msgTypes[54]
+	mi := &file_messages_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3719,7 +3927,7 @@ func (x *TerminateSessionRequest) String() string {
 func (*TerminateSessionRequest) ProtoMessage() {}
 
 func (x *TerminateSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[54]
+	mi := &file_messages_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3732,7 +3940,7 @@ func (x *TerminateSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminateSessionRequest.ProtoReflect.Descriptor instead.
 func (*TerminateSessionRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{54}
+	return file_messages_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *TerminateSessionRequest) GetId() string {
@@ -3780,7 +3988,7 @@ type TerminateSessionReply struct {
 
 func (x *TerminateSessionReply) Reset() {
 	*x = TerminateSessionReply{}
-	mi := &file_messages_proto_msgTypes[55]
+	mi := &file_messages_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3792,7 +4000,7 @@ func (x *TerminateSessionReply) String() string {
 func (*TerminateSessionReply) ProtoMessage() {}
 
 func (x *TerminateSessionReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[55]
+	mi := &file_messages_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3805,7 +4013,7 @@ func (x *TerminateSessionReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminateSessionReply.ProtoReflect.Descriptor instead.
 func (*TerminateSessionReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{55}
+	return file_messages_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *TerminateSessionReply) GetId() string {
@@ -3833,7 +4041,7 @@ type ApplyNetworkPolicyRequest struct {
 
 func (x *ApplyNetworkPolicyRequest) Reset() {
 	*x = ApplyNetworkPolicyRequest{}
-	mi := &file_messages_proto_msgTypes[56]
+	mi := &file_messages_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3845,7 +4053,7 @@ func (x *ApplyNetworkPolicyRequest) String() string {
 func (*ApplyNetworkPolicyRequest) ProtoMessage() {}
 
 func (x *ApplyNetworkPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[56]
+	mi := &file_messages_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3858,7 +4066,7 @@ func (x *ApplyNetworkPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyNetworkPolicyRequest.ProtoReflect.Descriptor instead.
 func (*ApplyNetworkPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{56}
+	return file_messages_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ApplyNetworkPolicyRequest) GetId() string {
@@ -3892,7 +4100,7 @@ type ApplyNetworkPolicyReply struct {
 
 func (x *ApplyNetworkPolicyReply) Reset() {
 	*x = ApplyNetworkPolicyReply{}
-	mi := &file_messages_proto_msgTypes[57]
+	mi := &file_messages_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3904,7 +4112,7 @@ func (x *ApplyNetworkPolicyReply) String() string {
 func (*ApplyNetworkPolicyReply) ProtoMessage() {}
 
 func (x *ApplyNetworkPolicyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[57]
+	mi := &file_messages_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3917,7 +4125,7 @@ func (x *ApplyNetworkPolicyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyNetworkPolicyReply.ProtoReflect.Descriptor instead.
 func (*ApplyNetworkPolicyReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{57}
+	return file_messages_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ApplyNetworkPolicyReply) GetId() string {
@@ -3944,7 +4152,7 @@ type PublicURLRequest struct {
 
 func (x *PublicURLRequest) Reset() {
 	*x = PublicURLRequest{}
-	mi := &file_messages_proto_msgTypes[58]
+	mi := &file_messages_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3956,7 +4164,7 @@ func (x *PublicURLRequest) String() string {
 func (*PublicURLRequest) ProtoMessage() {}
 
 func (x *PublicURLRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[58]
+	mi := &file_messages_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3969,7 +4177,7 @@ func (x *PublicURLRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublicURLRequest.ProtoReflect.Descriptor instead.
 func (*PublicURLRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{58}
+	return file_messages_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *PublicURLRequest) GetId() string {
@@ -3997,7 +4205,7 @@ type PublicURLReply struct {
 
 func (x *PublicURLReply) Reset() {
 	*x = PublicURLReply{}
-	mi := &file_messages_proto_msgTypes[59]
+	mi := &file_messages_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4009,7 +4217,7 @@ func (x *PublicURLReply) String() string {
 func (*PublicURLReply) ProtoMessage() {}
 
 func (x *PublicURLReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[59]
+	mi := &file_messages_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4022,7 +4230,7 @@ func (x *PublicURLReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublicURLReply.ProtoReflect.Descriptor instead.
 func (*PublicURLReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{59}
+	return file_messages_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *PublicURLReply) GetId() string {
@@ -4057,7 +4265,7 @@ type CreateCheckpointRequest struct {
 
 func (x *CreateCheckpointRequest) Reset() {
 	*x = CreateCheckpointRequest{}
-	mi := &file_messages_proto_msgTypes[60]
+	mi := &file_messages_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4069,7 +4277,7 @@ func (x *CreateCheckpointRequest) String() string {
 func (*CreateCheckpointRequest) ProtoMessage() {}
 
 func (x *CreateCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[60]
+	mi := &file_messages_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4082,7 +4290,7 @@ func (x *CreateCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*CreateCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{60}
+	return file_messages_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *CreateCheckpointRequest) GetId() string {
@@ -4117,7 +4325,7 @@ type CreateCheckpointReply struct {
 
 func (x *CreateCheckpointReply) Reset() {
 	*x = CreateCheckpointReply{}
-	mi := &file_messages_proto_msgTypes[61]
+	mi := &file_messages_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4129,7 +4337,7 @@ func (x *CreateCheckpointReply) String() string {
 func (*CreateCheckpointReply) ProtoMessage() {}
 
 func (x *CreateCheckpointReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[61]
+	mi := &file_messages_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4142,7 +4350,7 @@ func (x *CreateCheckpointReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckpointReply.ProtoReflect.Descriptor instead.
 func (*CreateCheckpointReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{61}
+	return file_messages_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *CreateCheckpointReply) GetId() string {
@@ -4178,7 +4386,7 @@ type CreateCheckpointOnceRequest struct {
 
 func (x *CreateCheckpointOnceRequest) Reset() {
 	*x = CreateCheckpointOnceRequest{}
-	mi := &file_messages_proto_msgTypes[62]
+	mi := &file_messages_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4190,7 +4398,7 @@ func (x *CreateCheckpointOnceRequest) String() string {
 func (*CreateCheckpointOnceRequest) ProtoMessage() {}
 
 func (x *CreateCheckpointOnceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[62]
+	mi := &file_messages_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4203,7 +4411,7 @@ func (x *CreateCheckpointOnceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckpointOnceRequest.ProtoReflect.Descriptor instead.
 func (*CreateCheckpointOnceRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{62}
+	return file_messages_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *CreateCheckpointOnceRequest) GetId() string {
@@ -4245,7 +4453,7 @@ type CreateCheckpointOnceReply struct {
 
 func (x *CreateCheckpointOnceReply) Reset() {
 	*x = CreateCheckpointOnceReply{}
-	mi := &file_messages_proto_msgTypes[63]
+	mi := &file_messages_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4257,7 +4465,7 @@ func (x *CreateCheckpointOnceReply) String() string {
 func (*CreateCheckpointOnceReply) ProtoMessage() {}
 
 func (x *CreateCheckpointOnceReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[63]
+	mi := &file_messages_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4270,7 +4478,7 @@ func (x *CreateCheckpointOnceReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckpointOnceReply.ProtoReflect.Descriptor instead.
 func (*CreateCheckpointOnceReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{63}
+	return file_messages_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *CreateCheckpointOnceReply) GetId() string {
@@ -4305,7 +4513,7 @@ type RestoreCheckpointRequest struct {
 
 func (x *RestoreCheckpointRequest) Reset() {
 	*x = RestoreCheckpointRequest{}
-	mi := &file_messages_proto_msgTypes[64]
+	mi := &file_messages_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4317,7 +4525,7 @@ func (x *RestoreCheckpointRequest) String() string {
 func (*RestoreCheckpointRequest) ProtoMessage() {}
 
 func (x *RestoreCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[64]
+	mi := &file_messages_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4330,7 +4538,7 @@ func (x *RestoreCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*RestoreCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{64}
+	return file_messages_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *RestoreCheckpointRequest) GetId() string {
@@ -4364,7 +4572,7 @@ type RestoreCheckpointReply struct {
 
 func (x *RestoreCheckpointReply) Reset() {
 	*x = RestoreCheckpointReply{}
-	mi := &file_messages_proto_msgTypes[65]
+	mi := &file_messages_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4376,7 +4584,7 @@ func (x *RestoreCheckpointReply) String() string {
 func (*RestoreCheckpointReply) ProtoMessage() {}
 
 func (x *RestoreCheckpointReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[65]
+	mi := &file_messages_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4389,7 +4597,7 @@ func (x *RestoreCheckpointReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreCheckpointReply.ProtoReflect.Descriptor instead.
 func (*RestoreCheckpointReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{65}
+	return file_messages_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *RestoreCheckpointReply) GetId() string {
@@ -4416,7 +4624,7 @@ type ListCheckpointsRequest struct {
 
 func (x *ListCheckpointsRequest) Reset() {
 	*x = ListCheckpointsRequest{}
-	mi := &file_messages_proto_msgTypes[66]
+	mi := &file_messages_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4428,7 +4636,7 @@ func (x *ListCheckpointsRequest) String() string {
 func (*ListCheckpointsRequest) ProtoMessage() {}
 
 func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[66]
+	mi := &file_messages_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4441,7 +4649,7 @@ func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{66}
+	return file_messages_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ListCheckpointsRequest) GetId() string {
@@ -4469,7 +4677,7 @@ type ListCheckpointsReply struct {
 
 func (x *ListCheckpointsReply) Reset() {
 	*x = ListCheckpointsReply{}
-	mi := &file_messages_proto_msgTypes[67]
+	mi := &file_messages_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4481,7 +4689,7 @@ func (x *ListCheckpointsReply) String() string {
 func (*ListCheckpointsReply) ProtoMessage() {}
 
 func (x *ListCheckpointsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[67]
+	mi := &file_messages_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4494,7 +4702,7 @@ func (x *ListCheckpointsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsReply.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{67}
+	return file_messages_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ListCheckpointsReply) GetId() string {
@@ -4531,7 +4739,7 @@ type WriteFileRequest struct {
 
 func (x *WriteFileRequest) Reset() {
 	*x = WriteFileRequest{}
-	mi := &file_messages_proto_msgTypes[68]
+	mi := &file_messages_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4543,7 +4751,7 @@ func (x *WriteFileRequest) String() string {
 func (*WriteFileRequest) ProtoMessage() {}
 
 func (x *WriteFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[68]
+	mi := &file_messages_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4556,7 +4764,7 @@ func (x *WriteFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteFileRequest.ProtoReflect.Descriptor instead.
 func (*WriteFileRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{68}
+	return file_messages_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *WriteFileRequest) GetId() string {
@@ -4604,7 +4812,7 @@ type WriteFileReply struct {
 
 func (x *WriteFileReply) Reset() {
 	*x = WriteFileReply{}
-	mi := &file_messages_proto_msgTypes[69]
+	mi := &file_messages_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4616,7 +4824,7 @@ func (x *WriteFileReply) String() string {
 func (*WriteFileReply) ProtoMessage() {}
 
 func (x *WriteFileReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[69]
+	mi := &file_messages_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4629,7 +4837,7 @@ func (x *WriteFileReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteFileReply.ProtoReflect.Descriptor instead.
 func (*WriteFileReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{69}
+	return file_messages_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *WriteFileReply) GetId() string {
@@ -4657,7 +4865,7 @@ type ReadFileRequest struct {
 
 func (x *ReadFileRequest) Reset() {
 	*x = ReadFileRequest{}
-	mi := &file_messages_proto_msgTypes[70]
+	mi := &file_messages_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4669,7 +4877,7 @@ func (x *ReadFileRequest) String() string {
 func (*ReadFileRequest) ProtoMessage() {}
 
 func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[70]
+	mi := &file_messages_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4682,7 +4890,7 @@ func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileRequest.ProtoReflect.Descriptor instead.
 func (*ReadFileRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{70}
+	return file_messages_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *ReadFileRequest) GetId() string {
@@ -4717,7 +4925,7 @@ type ReadFileReply struct {
 
 func (x *ReadFileReply) Reset() {
 	*x = ReadFileReply{}
-	mi := &file_messages_proto_msgTypes[71]
+	mi := &file_messages_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4729,7 +4937,7 @@ func (x *ReadFileReply) String() string {
 func (*ReadFileReply) ProtoMessage() {}
 
 func (x *ReadFileReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[71]
+	mi := &file_messages_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4742,7 +4950,7 @@ func (x *ReadFileReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileReply.ProtoReflect.Descriptor instead.
 func (*ReadFileReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{71}
+	return file_messages_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *ReadFileReply) GetId() string {
@@ -4777,7 +4985,7 @@ type ListDirRequest struct {
 
 func (x *ListDirRequest) Reset() {
 	*x = ListDirRequest{}
-	mi := &file_messages_proto_msgTypes[72]
+	mi := &file_messages_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4789,7 +4997,7 @@ func (x *ListDirRequest) String() string {
 func (*ListDirRequest) ProtoMessage() {}
 
 func (x *ListDirRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[72]
+	mi := &file_messages_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4802,7 +5010,7 @@ func (x *ListDirRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDirRequest.ProtoReflect.Descriptor instead.
 func (*ListDirRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{72}
+	return file_messages_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *ListDirRequest) GetId() string {
@@ -4837,7 +5045,7 @@ type ListDirReply struct {
 
 func (x *ListDirReply) Reset() {
 	*x = ListDirReply{}
-	mi := &file_messages_proto_msgTypes[73]
+	mi := &file_messages_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4849,7 +5057,7 @@ func (x *ListDirReply) String() string {
 func (*ListDirReply) ProtoMessage() {}
 
 func (x *ListDirReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[73]
+	mi := &file_messages_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4862,7 +5070,7 @@ func (x *ListDirReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDirReply.ProtoReflect.Descriptor instead.
 func (*ListDirReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{73}
+	return file_messages_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *ListDirReply) GetId() string {
@@ -4897,7 +5105,7 @@ type StatRequest struct {
 
 func (x *StatRequest) Reset() {
 	*x = StatRequest{}
-	mi := &file_messages_proto_msgTypes[74]
+	mi := &file_messages_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4909,7 +5117,7 @@ func (x *StatRequest) String() string {
 func (*StatRequest) ProtoMessage() {}
 
 func (x *StatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[74]
+	mi := &file_messages_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4922,7 +5130,7 @@ func (x *StatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatRequest.ProtoReflect.Descriptor instead.
 func (*StatRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{74}
+	return file_messages_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *StatRequest) GetId() string {
@@ -4957,7 +5165,7 @@ type StatReply struct {
 
 func (x *StatReply) Reset() {
 	*x = StatReply{}
-	mi := &file_messages_proto_msgTypes[75]
+	mi := &file_messages_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4969,7 +5177,7 @@ func (x *StatReply) String() string {
 func (*StatReply) ProtoMessage() {}
 
 func (x *StatReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[75]
+	mi := &file_messages_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4982,7 +5190,7 @@ func (x *StatReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatReply.ProtoReflect.Descriptor instead.
 func (*StatReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{75}
+	return file_messages_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *StatReply) GetId() string {
@@ -5018,7 +5226,7 @@ type RemoveRequest struct {
 
 func (x *RemoveRequest) Reset() {
 	*x = RemoveRequest{}
-	mi := &file_messages_proto_msgTypes[76]
+	mi := &file_messages_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5030,7 +5238,7 @@ func (x *RemoveRequest) String() string {
 func (*RemoveRequest) ProtoMessage() {}
 
 func (x *RemoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[76]
+	mi := &file_messages_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5043,7 +5251,7 @@ func (x *RemoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveRequest.ProtoReflect.Descriptor instead.
 func (*RemoveRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{76}
+	return file_messages_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *RemoveRequest) GetId() string {
@@ -5084,7 +5292,7 @@ type RemoveReply struct {
 
 func (x *RemoveReply) Reset() {
 	*x = RemoveReply{}
-	mi := &file_messages_proto_msgTypes[77]
+	mi := &file_messages_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5096,7 +5304,7 @@ func (x *RemoveReply) String() string {
 func (*RemoveReply) ProtoMessage() {}
 
 func (x *RemoveReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[77]
+	mi := &file_messages_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5109,7 +5317,7 @@ func (x *RemoveReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveReply.ProtoReflect.Descriptor instead.
 func (*RemoveReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{77}
+	return file_messages_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *RemoveReply) GetId() string {
@@ -5138,7 +5346,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_messages_proto_msgTypes[78]
+	mi := &file_messages_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5150,7 +5358,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[78]
+	mi := &file_messages_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5163,7 +5371,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{78}
+	return file_messages_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *RenameRequest) GetId() string {
@@ -5204,7 +5412,7 @@ type RenameReply struct {
 
 func (x *RenameReply) Reset() {
 	*x = RenameReply{}
-	mi := &file_messages_proto_msgTypes[79]
+	mi := &file_messages_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5216,7 +5424,7 @@ func (x *RenameReply) String() string {
 func (*RenameReply) ProtoMessage() {}
 
 func (x *RenameReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[79]
+	mi := &file_messages_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5229,7 +5437,7 @@ func (x *RenameReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameReply.ProtoReflect.Descriptor instead.
 func (*RenameReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{79}
+	return file_messages_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *RenameReply) GetId() string {
@@ -5259,7 +5467,7 @@ type MakeDirRequest struct {
 
 func (x *MakeDirRequest) Reset() {
 	*x = MakeDirRequest{}
-	mi := &file_messages_proto_msgTypes[80]
+	mi := &file_messages_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5271,7 +5479,7 @@ func (x *MakeDirRequest) String() string {
 func (*MakeDirRequest) ProtoMessage() {}
 
 func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[80]
+	mi := &file_messages_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5284,7 +5492,7 @@ func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeDirRequest.ProtoReflect.Descriptor instead.
 func (*MakeDirRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{80}
+	return file_messages_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *MakeDirRequest) GetId() string {
@@ -5332,7 +5540,7 @@ type MakeDirReply struct {
 
 func (x *MakeDirReply) Reset() {
 	*x = MakeDirReply{}
-	mi := &file_messages_proto_msgTypes[81]
+	mi := &file_messages_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5344,7 +5552,7 @@ func (x *MakeDirReply) String() string {
 func (*MakeDirReply) ProtoMessage() {}
 
 func (x *MakeDirReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[81]
+	mi := &file_messages_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5357,7 +5565,7 @@ func (x *MakeDirReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeDirReply.ProtoReflect.Descriptor instead.
 func (*MakeDirReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{81}
+	return file_messages_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *MakeDirReply) GetId() string {
@@ -5386,7 +5594,7 @@ type ExposeRequest struct {
 
 func (x *ExposeRequest) Reset() {
 	*x = ExposeRequest{}
-	mi := &file_messages_proto_msgTypes[82]
+	mi := &file_messages_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5398,7 +5606,7 @@ func (x *ExposeRequest) String() string {
 func (*ExposeRequest) ProtoMessage() {}
 
 func (x *ExposeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[82]
+	mi := &file_messages_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5411,7 +5619,7 @@ func (x *ExposeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExposeRequest.ProtoReflect.Descriptor instead.
 func (*ExposeRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{82}
+	return file_messages_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *ExposeRequest) GetId() string {
@@ -5453,7 +5661,7 @@ type ExposeReply struct {
 
 func (x *ExposeReply) Reset() {
 	*x = ExposeReply{}
-	mi := &file_messages_proto_msgTypes[83]
+	mi := &file_messages_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5465,7 +5673,7 @@ func (x *ExposeReply) String() string {
 func (*ExposeReply) ProtoMessage() {}
 
 func (x *ExposeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[83]
+	mi := &file_messages_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5478,7 +5686,7 @@ func (x *ExposeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExposeReply.ProtoReflect.Descriptor instead.
 func (*ExposeReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{83}
+	return file_messages_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *ExposeReply) GetId() string {
@@ -5513,7 +5721,7 @@ type RevokeRequest struct {
 
 func (x *RevokeRequest) Reset() {
 	*x = RevokeRequest{}
-	mi := &file_messages_proto_msgTypes[84]
+	mi := &file_messages_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5525,7 +5733,7 @@ func (x *RevokeRequest) String() string {
 func (*RevokeRequest) ProtoMessage() {}
 
 func (x *RevokeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[84]
+	mi := &file_messages_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5538,7 +5746,7 @@ func (x *RevokeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeRequest.ProtoReflect.Descriptor instead.
 func (*RevokeRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{84}
+	return file_messages_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *RevokeRequest) GetId() string {
@@ -5572,7 +5780,7 @@ type RevokeReply struct {
 
 func (x *RevokeReply) Reset() {
 	*x = RevokeReply{}
-	mi := &file_messages_proto_msgTypes[85]
+	mi := &file_messages_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5584,7 +5792,7 @@ func (x *RevokeReply) String() string {
 func (*RevokeReply) ProtoMessage() {}
 
 func (x *RevokeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[85]
+	mi := &file_messages_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5597,7 +5805,7 @@ func (x *RevokeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeReply.ProtoReflect.Descriptor instead.
 func (*RevokeReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{85}
+	return file_messages_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *RevokeReply) GetId() string {
@@ -5647,7 +5855,10 @@ const file_messages_proto_rawDesc = "" +
 	"\x04kind\x18\x06 \x01(\x0e2\x1e.paddock.messages.v1.ErrorKindR\x04kind\"(\n" +
 	"\x06Credit\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\f\n" +
-	"\x01n\x18\x02 \x01(\rR\x01n\"\x82\x03\n" +
+	"\x01n\x18\x02 \x01(\rR\x01n\"*\n" +
+	"\x04Beat\x12\x10\n" +
+	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\"\x82\x03\n" +
 	"\aFailure\x122\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1e.paddock.messages.v1.ErrorKindR\x04kind\x12\x16\n" +
 	"\x06detail\x18\x02 \x01(\tR\x06detail\x12\x16\n" +
@@ -5763,7 +5974,14 @@ const file_messages_proto_rawDesc = "" +
 	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"Z\n" +
 	"\x10DestroyOnceReply\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x126\n" +
-	"\afailure\x18\x02 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"9\n" +
+	"\afailure\x18\x02 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"A\n" +
+	"\x13CapabilitiesRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
+	"\bprovider\x18\x02 \x01(\tR\bprovider\"\x7f\n" +
+	"\x11CapabilitiesReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\"\n" +
+	"\fcapabilities\x18\x02 \x03(\tR\fcapabilities\x126\n" +
+	"\afailure\x18\x03 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"9\n" +
 	"\vListRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bprovider\x18\x02 \x01(\tR\bprovider\"i\n" +
@@ -5862,7 +6080,7 @@ const file_messages_proto_rawDesc = "" +
 	"\x11ListSessionsReply\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x128\n" +
 	"\bsessions\x18\x02 \x03(\v2\x1c.paddock.messages.v1.SessionR\bsessions\x126\n" +
-	"\afailure\x18\x03 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"\xd1\x01\n" +
+	"\afailure\x18\x03 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"\x93\x02\n" +
 	"\rAttachRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
 	"\x06handle\x18\x02 \x01(\v2\x1b.paddock.messages.v1.HandleR\x06handle\x12\x1d\n" +
@@ -5870,11 +6088,17 @@ const file_messages_proto_rawDesc = "" +
 	"session_id\x18\x03 \x01(\tR\tsessionId\x12.\n" +
 	"\x05owner\x18\x04 \x01(\v2\x18.paddock.messages.v1.PidR\x05owner\x12\x14\n" +
 	"\x05stdin\x18\x05 \x01(\bR\x05stdin\x12\x16\n" +
-	"\x06window\x18\x06 \x01(\rR\x06window\"\x90\x01\n" +
+	"\x06window\x18\x06 \x01(\rR\x06window\x12\x1f\n" +
+	"\vskip_stdout\x18\a \x01(\x04R\n" +
+	"skipStdout\x12\x1f\n" +
+	"\vskip_stderr\x18\b \x01(\x04R\n" +
+	"skipStderr\"\xde\x01\n" +
 	"\vAttachReply\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
 	"\acommand\x18\x02 \x01(\v2\x1f.paddock.messages.v1.CommandRefR\acommand\x126\n" +
-	"\afailure\x18\x03 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"\xaf\x01\n" +
+	"\afailure\x18\x03 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\x12%\n" +
+	"\x0eskipped_stdout\x18\x04 \x01(\x04R\rskippedStdout\x12%\n" +
+	"\x0eskipped_stderr\x18\x05 \x01(\x04R\rskippedStderr\"\xaf\x01\n" +
 	"\fWatchRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
 	"\x06handle\x18\x02 \x01(\v2\x1b.paddock.messages.v1.HandleR\x06handle\x12\x12\n" +
@@ -6056,7 +6280,7 @@ func file_messages_proto_rawDescGZIP() []byte {
 }
 
 var file_messages_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 87)
+var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 90)
 var file_messages_proto_goTypes = []any{
 	(ErrorKind)(0),                      // 0: paddock.messages.v1.ErrorKind
 	(Status)(0),                         // 1: paddock.messages.v1.Status
@@ -6067,202 +6291,206 @@ var file_messages_proto_goTypes = []any{
 	(*Exit)(nil),                        // 6: paddock.messages.v1.Exit
 	(*Error)(nil),                       // 7: paddock.messages.v1.Error
 	(*Credit)(nil),                      // 8: paddock.messages.v1.Credit
-	(*Failure)(nil),                     // 9: paddock.messages.v1.Failure
-	(*Pid)(nil),                         // 10: paddock.messages.v1.Pid
-	(*Handle)(nil),                      // 11: paddock.messages.v1.Handle
-	(*CommandRef)(nil),                  // 12: paddock.messages.v1.CommandRef
-	(*EnvVar)(nil),                      // 13: paddock.messages.v1.EnvVar
-	(*Cmd)(nil),                         // 14: paddock.messages.v1.Cmd
-	(*Info)(nil),                        // 15: paddock.messages.v1.Info
-	(*Session)(nil),                     // 16: paddock.messages.v1.Session
-	(*Checkpoint)(nil),                  // 17: paddock.messages.v1.Checkpoint
-	(*Preview)(nil),                     // 18: paddock.messages.v1.Preview
-	(*FileInfo)(nil),                    // 19: paddock.messages.v1.FileInfo
-	(*CreateRequest)(nil),               // 20: paddock.messages.v1.CreateRequest
-	(*CreateReply)(nil),                 // 21: paddock.messages.v1.CreateReply
-	(*CreateNewRequest)(nil),            // 22: paddock.messages.v1.CreateNewRequest
-	(*CreateNewReply)(nil),              // 23: paddock.messages.v1.CreateNewReply
-	(*GetRequest)(nil),                  // 24: paddock.messages.v1.GetRequest
-	(*GetReply)(nil),                    // 25: paddock.messages.v1.GetReply
-	(*DestroyRequest)(nil),              // 26: paddock.messages.v1.DestroyRequest
-	(*DestroyReply)(nil),                // 27: paddock.messages.v1.DestroyReply
-	(*DestroyOnceRequest)(nil),          // 28: paddock.messages.v1.DestroyOnceRequest
-	(*DestroyOnceReply)(nil),            // 29: paddock.messages.v1.DestroyOnceReply
-	(*ListRequest)(nil),                 // 30: paddock.messages.v1.ListRequest
-	(*ListReply)(nil),                   // 31: paddock.messages.v1.ListReply
-	(*SuspendRequest)(nil),              // 32: paddock.messages.v1.SuspendRequest
-	(*SuspendReply)(nil),                // 33: paddock.messages.v1.SuspendReply
-	(*ResumeRequest)(nil),               // 34: paddock.messages.v1.ResumeRequest
-	(*ResumeReply)(nil),                 // 35: paddock.messages.v1.ResumeReply
-	(*ExecRequest)(nil),                 // 36: paddock.messages.v1.ExecRequest
-	(*ExecReply)(nil),                   // 37: paddock.messages.v1.ExecReply
-	(*SpawnRequest)(nil),                // 38: paddock.messages.v1.SpawnRequest
-	(*TermSize)(nil),                    // 39: paddock.messages.v1.TermSize
-	(*SpawnReply)(nil),                  // 40: paddock.messages.v1.SpawnReply
-	(*WriteStdinRequest)(nil),           // 41: paddock.messages.v1.WriteStdinRequest
-	(*WriteStdinReply)(nil),             // 42: paddock.messages.v1.WriteStdinReply
-	(*SignalRequest)(nil),               // 43: paddock.messages.v1.SignalRequest
-	(*SignalReply)(nil),                 // 44: paddock.messages.v1.SignalReply
-	(*ResizeRequest)(nil),               // 45: paddock.messages.v1.ResizeRequest
-	(*ResizeReply)(nil),                 // 46: paddock.messages.v1.ResizeReply
-	(*CloseStdinRequest)(nil),           // 47: paddock.messages.v1.CloseStdinRequest
-	(*CloseStdinReply)(nil),             // 48: paddock.messages.v1.CloseStdinReply
-	(*StopCommandRequest)(nil),          // 49: paddock.messages.v1.StopCommandRequest
-	(*StopCommandReply)(nil),            // 50: paddock.messages.v1.StopCommandReply
-	(*ListSessionsRequest)(nil),         // 51: paddock.messages.v1.ListSessionsRequest
-	(*ListSessionsReply)(nil),           // 52: paddock.messages.v1.ListSessionsReply
-	(*AttachRequest)(nil),               // 53: paddock.messages.v1.AttachRequest
-	(*AttachReply)(nil),                 // 54: paddock.messages.v1.AttachReply
-	(*WatchRequest)(nil),                // 55: paddock.messages.v1.WatchRequest
-	(*WatchReply)(nil),                  // 56: paddock.messages.v1.WatchReply
-	(*TerminateSessionRequest)(nil),     // 57: paddock.messages.v1.TerminateSessionRequest
-	(*TerminateSessionReply)(nil),       // 58: paddock.messages.v1.TerminateSessionReply
-	(*ApplyNetworkPolicyRequest)(nil),   // 59: paddock.messages.v1.ApplyNetworkPolicyRequest
-	(*ApplyNetworkPolicyReply)(nil),     // 60: paddock.messages.v1.ApplyNetworkPolicyReply
-	(*PublicURLRequest)(nil),            // 61: paddock.messages.v1.PublicURLRequest
-	(*PublicURLReply)(nil),              // 62: paddock.messages.v1.PublicURLReply
-	(*CreateCheckpointRequest)(nil),     // 63: paddock.messages.v1.CreateCheckpointRequest
-	(*CreateCheckpointReply)(nil),       // 64: paddock.messages.v1.CreateCheckpointReply
-	(*CreateCheckpointOnceRequest)(nil), // 65: paddock.messages.v1.CreateCheckpointOnceRequest
-	(*CreateCheckpointOnceReply)(nil),   // 66: paddock.messages.v1.CreateCheckpointOnceReply
-	(*RestoreCheckpointRequest)(nil),    // 67: paddock.messages.v1.RestoreCheckpointRequest
-	(*RestoreCheckpointReply)(nil),      // 68: paddock.messages.v1.RestoreCheckpointReply
-	(*ListCheckpointsRequest)(nil),      // 69: paddock.messages.v1.ListCheckpointsRequest
-	(*ListCheckpointsReply)(nil),        // 70: paddock.messages.v1.ListCheckpointsReply
-	(*WriteFileRequest)(nil),            // 71: paddock.messages.v1.WriteFileRequest
-	(*WriteFileReply)(nil),              // 72: paddock.messages.v1.WriteFileReply
-	(*ReadFileRequest)(nil),             // 73: paddock.messages.v1.ReadFileRequest
-	(*ReadFileReply)(nil),               // 74: paddock.messages.v1.ReadFileReply
-	(*ListDirRequest)(nil),              // 75: paddock.messages.v1.ListDirRequest
-	(*ListDirReply)(nil),                // 76: paddock.messages.v1.ListDirReply
-	(*StatRequest)(nil),                 // 77: paddock.messages.v1.StatRequest
-	(*StatReply)(nil),                   // 78: paddock.messages.v1.StatReply
-	(*RemoveRequest)(nil),               // 79: paddock.messages.v1.RemoveRequest
-	(*RemoveReply)(nil),                 // 80: paddock.messages.v1.RemoveReply
-	(*RenameRequest)(nil),               // 81: paddock.messages.v1.RenameRequest
-	(*RenameReply)(nil),                 // 82: paddock.messages.v1.RenameReply
-	(*MakeDirRequest)(nil),              // 83: paddock.messages.v1.MakeDirRequest
-	(*MakeDirReply)(nil),                // 84: paddock.messages.v1.MakeDirReply
-	(*ExposeRequest)(nil),               // 85: paddock.messages.v1.ExposeRequest
-	(*ExposeReply)(nil),                 // 86: paddock.messages.v1.ExposeReply
-	(*RevokeRequest)(nil),               // 87: paddock.messages.v1.RevokeRequest
-	(*RevokeReply)(nil),                 // 88: paddock.messages.v1.RevokeReply
-	nil,                                 // 89: paddock.messages.v1.CreateRequest.ParamsEntry
-	(*durationpb.Duration)(nil),         // 90: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),       // 91: google.protobuf.Timestamp
+	(*Beat)(nil),                        // 9: paddock.messages.v1.Beat
+	(*Failure)(nil),                     // 10: paddock.messages.v1.Failure
+	(*Pid)(nil),                         // 11: paddock.messages.v1.Pid
+	(*Handle)(nil),                      // 12: paddock.messages.v1.Handle
+	(*CommandRef)(nil),                  // 13: paddock.messages.v1.CommandRef
+	(*EnvVar)(nil),                      // 14: paddock.messages.v1.EnvVar
+	(*Cmd)(nil),                         // 15: paddock.messages.v1.Cmd
+	(*Info)(nil),                        // 16: paddock.messages.v1.Info
+	(*Session)(nil),                     // 17: paddock.messages.v1.Session
+	(*Checkpoint)(nil),                  // 18: paddock.messages.v1.Checkpoint
+	(*Preview)(nil),                     // 19: paddock.messages.v1.Preview
+	(*FileInfo)(nil),                    // 20: paddock.messages.v1.FileInfo
+	(*CreateRequest)(nil),               // 21: paddock.messages.v1.CreateRequest
+	(*CreateReply)(nil),                 // 22: paddock.messages.v1.CreateReply
+	(*CreateNewRequest)(nil),            // 23: paddock.messages.v1.CreateNewRequest
+	(*CreateNewReply)(nil),              // 24: paddock.messages.v1.CreateNewReply
+	(*GetRequest)(nil),                  // 25: paddock.messages.v1.GetRequest
+	(*GetReply)(nil),                    // 26: paddock.messages.v1.GetReply
+	(*DestroyRequest)(nil),              // 27: paddock.messages.v1.DestroyRequest
+	(*DestroyReply)(nil),                // 28: paddock.messages.v1.DestroyReply
+	(*DestroyOnceRequest)(nil),          // 29: paddock.messages.v1.DestroyOnceRequest
+	(*DestroyOnceReply)(nil),            // 30: paddock.messages.v1.DestroyOnceReply
+	(*CapabilitiesRequest)(nil),         // 31: paddock.messages.v1.CapabilitiesRequest
+	(*CapabilitiesReply)(nil),           // 32: paddock.messages.v1.CapabilitiesReply
+	(*ListRequest)(nil),                 // 33: paddock.messages.v1.ListRequest
+	(*ListReply)(nil),                   // 34: paddock.messages.v1.ListReply
+	(*SuspendRequest)(nil),              // 35: paddock.messages.v1.SuspendRequest
+	(*SuspendReply)(nil),                // 36: paddock.messages.v1.SuspendReply
+	(*ResumeRequest)(nil),               // 37: paddock.messages.v1.ResumeRequest
+	(*ResumeReply)(nil),                 // 38: paddock.messages.v1.ResumeReply
+	(*ExecRequest)(nil),                 // 39: paddock.messages.v1.ExecRequest
+	(*ExecReply)(nil),                   // 40: paddock.messages.v1.ExecReply
+	(*SpawnRequest)(nil),                // 41: paddock.messages.v1.SpawnRequest
+	(*TermSize)(nil),                    // 42: paddock.messages.v1.TermSize
+	(*SpawnReply)(nil),                  // 43: paddock.messages.v1.SpawnReply
+	(*WriteStdinRequest)(nil),           // 44: paddock.messages.v1.WriteStdinRequest
+	(*WriteStdinReply)(nil),             // 45: paddock.messages.v1.WriteStdinReply
+	(*SignalRequest)(nil),               // 46: paddock.messages.v1.SignalRequest
+	(*SignalReply)(nil),                 // 47: paddock.messages.v1.SignalReply
+	(*ResizeRequest)(nil),               // 48: paddock.messages.v1.ResizeRequest
+	(*ResizeReply)(nil),                 // 49: paddock.messages.v1.ResizeReply
+	(*CloseStdinRequest)(nil),           // 50: paddock.messages.v1.CloseStdinRequest
+	(*CloseStdinReply)(nil),             // 51: paddock.messages.v1.CloseStdinReply
+	(*StopCommandRequest)(nil),          // 52: paddock.messages.v1.StopCommandRequest
+	(*StopCommandReply)(nil),            // 53: paddock.messages.v1.StopCommandReply
+	(*ListSessionsRequest)(nil),         // 54: paddock.messages.v1.ListSessionsRequest
+	(*ListSessionsReply)(nil),           // 55: paddock.messages.v1.ListSessionsReply
+	(*AttachRequest)(nil),               // 56: paddock.messages.v1.AttachRequest
+	(*AttachReply)(nil),                 // 57: paddock.messages.v1.AttachReply
+	(*WatchRequest)(nil),                // 58: paddock.messages.v1.WatchRequest
+	(*WatchReply)(nil),                  // 59: paddock.messages.v1.WatchReply
+	(*TerminateSessionRequest)(nil),     // 60: paddock.messages.v1.TerminateSessionRequest
+	(*TerminateSessionReply)(nil),       // 61: paddock.messages.v1.TerminateSessionReply
+	(*ApplyNetworkPolicyRequest)(nil),   // 62: paddock.messages.v1.ApplyNetworkPolicyRequest
+	(*ApplyNetworkPolicyReply)(nil),     // 63: paddock.messages.v1.ApplyNetworkPolicyReply
+	(*PublicURLRequest)(nil),            // 64: paddock.messages.v1.PublicURLRequest
+	(*PublicURLReply)(nil),              // 65: paddock.messages.v1.PublicURLReply
+	(*CreateCheckpointRequest)(nil),     // 66: paddock.messages.v1.CreateCheckpointRequest
+	(*CreateCheckpointReply)(nil),       // 67: paddock.messages.v1.CreateCheckpointReply
+	(*CreateCheckpointOnceRequest)(nil), // 68: paddock.messages.v1.CreateCheckpointOnceRequest
+	(*CreateCheckpointOnceReply)(nil),   // 69: paddock.messages.v1.CreateCheckpointOnceReply
+	(*RestoreCheckpointRequest)(nil),    // 70: paddock.messages.v1.RestoreCheckpointRequest
+	(*RestoreCheckpointReply)(nil),      // 71: paddock.messages.v1.RestoreCheckpointReply
+	(*ListCheckpointsRequest)(nil),      // 72: paddock.messages.v1.ListCheckpointsRequest
+	(*ListCheckpointsReply)(nil),        // 73: paddock.messages.v1.ListCheckpointsReply
+	(*WriteFileRequest)(nil),            // 74: paddock.messages.v1.WriteFileRequest
+	(*WriteFileReply)(nil),              // 75: paddock.messages.v1.WriteFileReply
+	(*ReadFileRequest)(nil),             // 76: paddock.messages.v1.ReadFileRequest
+	(*ReadFileReply)(nil),               // 77: paddock.messages.v1.ReadFileReply
+	(*ListDirRequest)(nil),              // 78: paddock.messages.v1.ListDirRequest
+	(*ListDirReply)(nil),                // 79: paddock.messages.v1.ListDirReply
+	(*StatRequest)(nil),                 // 80: paddock.messages.v1.StatRequest
+	(*StatReply)(nil),                   // 81: paddock.messages.v1.StatReply
+	(*RemoveRequest)(nil),               // 82: paddock.messages.v1.RemoveRequest
+	(*RemoveReply)(nil),                 // 83: paddock.messages.v1.RemoveReply
+	(*RenameRequest)(nil),               // 84: paddock.messages.v1.RenameRequest
+	(*RenameReply)(nil),                 // 85: paddock.messages.v1.RenameReply
+	(*MakeDirRequest)(nil),              // 86: paddock.messages.v1.MakeDirRequest
+	(*MakeDirReply)(nil),                // 87: paddock.messages.v1.MakeDirReply
+	(*ExposeRequest)(nil),               // 88: paddock.messages.v1.ExposeRequest
+	(*ExposeReply)(nil),                 // 89: paddock.messages.v1.ExposeReply
+	(*RevokeRequest)(nil),               // 90: paddock.messages.v1.RevokeRequest
+	(*RevokeReply)(nil),                 // 91: paddock.messages.v1.RevokeReply
+	nil,                                 // 92: paddock.messages.v1.CreateRequest.ParamsEntry
+	(*durationpb.Duration)(nil),         // 93: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),       // 94: google.protobuf.Timestamp
 }
 var file_messages_proto_depIdxs = []int32{
 	0,   // 0: paddock.messages.v1.Error.kind:type_name -> paddock.messages.v1.ErrorKind
 	0,   // 1: paddock.messages.v1.Failure.kind:type_name -> paddock.messages.v1.ErrorKind
-	90,  // 2: paddock.messages.v1.Failure.retry_after:type_name -> google.protobuf.Duration
-	90,  // 3: paddock.messages.v1.Failure.exec_timeout:type_name -> google.protobuf.Duration
-	13,  // 4: paddock.messages.v1.Cmd.env:type_name -> paddock.messages.v1.EnvVar
+	93,  // 2: paddock.messages.v1.Failure.retry_after:type_name -> google.protobuf.Duration
+	93,  // 3: paddock.messages.v1.Failure.exec_timeout:type_name -> google.protobuf.Duration
+	14,  // 4: paddock.messages.v1.Cmd.env:type_name -> paddock.messages.v1.EnvVar
 	1,   // 5: paddock.messages.v1.Info.status:type_name -> paddock.messages.v1.Status
-	91,  // 6: paddock.messages.v1.Info.created_at:type_name -> google.protobuf.Timestamp
-	91,  // 7: paddock.messages.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	91,  // 8: paddock.messages.v1.Session.last_activity_at:type_name -> google.protobuf.Timestamp
-	91,  // 9: paddock.messages.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	91,  // 10: paddock.messages.v1.Preview.expires_at:type_name -> google.protobuf.Timestamp
-	91,  // 11: paddock.messages.v1.FileInfo.mod_time:type_name -> google.protobuf.Timestamp
-	89,  // 12: paddock.messages.v1.CreateRequest.params:type_name -> paddock.messages.v1.CreateRequest.ParamsEntry
-	11,  // 13: paddock.messages.v1.CreateReply.handle:type_name -> paddock.messages.v1.Handle
-	9,   // 14: paddock.messages.v1.CreateReply.failure:type_name -> paddock.messages.v1.Failure
-	90,  // 15: paddock.messages.v1.CreateNewRequest.timeout:type_name -> google.protobuf.Duration
-	11,  // 16: paddock.messages.v1.CreateNewReply.handle:type_name -> paddock.messages.v1.Handle
-	9,   // 17: paddock.messages.v1.CreateNewReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 18: paddock.messages.v1.GetRequest.handle:type_name -> paddock.messages.v1.Handle
-	15,  // 19: paddock.messages.v1.GetReply.info:type_name -> paddock.messages.v1.Info
-	9,   // 20: paddock.messages.v1.GetReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 21: paddock.messages.v1.DestroyRequest.handle:type_name -> paddock.messages.v1.Handle
-	9,   // 22: paddock.messages.v1.DestroyReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 23: paddock.messages.v1.DestroyOnceRequest.handle:type_name -> paddock.messages.v1.Handle
-	90,  // 24: paddock.messages.v1.DestroyOnceRequest.timeout:type_name -> google.protobuf.Duration
-	9,   // 25: paddock.messages.v1.DestroyOnceReply.failure:type_name -> paddock.messages.v1.Failure
-	9,   // 26: paddock.messages.v1.ListReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 27: paddock.messages.v1.SuspendRequest.handle:type_name -> paddock.messages.v1.Handle
-	9,   // 28: paddock.messages.v1.SuspendReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 29: paddock.messages.v1.ResumeRequest.handle:type_name -> paddock.messages.v1.Handle
-	11,  // 30: paddock.messages.v1.ResumeReply.handle:type_name -> paddock.messages.v1.Handle
-	9,   // 31: paddock.messages.v1.ResumeReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 32: paddock.messages.v1.ExecRequest.handle:type_name -> paddock.messages.v1.Handle
-	14,  // 33: paddock.messages.v1.ExecRequest.cmd:type_name -> paddock.messages.v1.Cmd
-	90,  // 34: paddock.messages.v1.ExecRequest.timeout:type_name -> google.protobuf.Duration
-	9,   // 35: paddock.messages.v1.ExecReply.failure:type_name -> paddock.messages.v1.Failure
-	90,  // 36: paddock.messages.v1.ExecReply.timeout:type_name -> google.protobuf.Duration
-	11,  // 37: paddock.messages.v1.SpawnRequest.handle:type_name -> paddock.messages.v1.Handle
-	14,  // 38: paddock.messages.v1.SpawnRequest.cmd:type_name -> paddock.messages.v1.Cmd
-	10,  // 39: paddock.messages.v1.SpawnRequest.owner:type_name -> paddock.messages.v1.Pid
-	39,  // 40: paddock.messages.v1.SpawnRequest.size:type_name -> paddock.messages.v1.TermSize
-	12,  // 41: paddock.messages.v1.SpawnReply.command:type_name -> paddock.messages.v1.CommandRef
-	9,   // 42: paddock.messages.v1.SpawnReply.failure:type_name -> paddock.messages.v1.Failure
-	12,  // 43: paddock.messages.v1.WriteStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
-	9,   // 44: paddock.messages.v1.WriteStdinReply.failure:type_name -> paddock.messages.v1.Failure
-	12,  // 45: paddock.messages.v1.SignalRequest.command:type_name -> paddock.messages.v1.CommandRef
-	9,   // 46: paddock.messages.v1.SignalReply.failure:type_name -> paddock.messages.v1.Failure
-	12,  // 47: paddock.messages.v1.ResizeRequest.command:type_name -> paddock.messages.v1.CommandRef
-	39,  // 48: paddock.messages.v1.ResizeRequest.size:type_name -> paddock.messages.v1.TermSize
-	9,   // 49: paddock.messages.v1.ResizeReply.failure:type_name -> paddock.messages.v1.Failure
-	12,  // 50: paddock.messages.v1.CloseStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
-	9,   // 51: paddock.messages.v1.CloseStdinReply.failure:type_name -> paddock.messages.v1.Failure
-	12,  // 52: paddock.messages.v1.StopCommandRequest.command:type_name -> paddock.messages.v1.CommandRef
-	9,   // 53: paddock.messages.v1.StopCommandReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 54: paddock.messages.v1.ListSessionsRequest.handle:type_name -> paddock.messages.v1.Handle
-	16,  // 55: paddock.messages.v1.ListSessionsReply.sessions:type_name -> paddock.messages.v1.Session
-	9,   // 56: paddock.messages.v1.ListSessionsReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 57: paddock.messages.v1.AttachRequest.handle:type_name -> paddock.messages.v1.Handle
-	10,  // 58: paddock.messages.v1.AttachRequest.owner:type_name -> paddock.messages.v1.Pid
-	12,  // 59: paddock.messages.v1.AttachReply.command:type_name -> paddock.messages.v1.CommandRef
-	9,   // 60: paddock.messages.v1.AttachReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 61: paddock.messages.v1.WatchRequest.handle:type_name -> paddock.messages.v1.Handle
-	10,  // 62: paddock.messages.v1.WatchRequest.owner:type_name -> paddock.messages.v1.Pid
-	12,  // 63: paddock.messages.v1.WatchReply.command:type_name -> paddock.messages.v1.CommandRef
-	9,   // 64: paddock.messages.v1.WatchReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 65: paddock.messages.v1.TerminateSessionRequest.handle:type_name -> paddock.messages.v1.Handle
-	90,  // 66: paddock.messages.v1.TerminateSessionRequest.timeout:type_name -> google.protobuf.Duration
-	2,   // 67: paddock.messages.v1.TerminateSessionRequest.mode:type_name -> paddock.messages.v1.TerminateMode
-	9,   // 68: paddock.messages.v1.TerminateSessionReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 69: paddock.messages.v1.ApplyNetworkPolicyRequest.handle:type_name -> paddock.messages.v1.Handle
-	9,   // 70: paddock.messages.v1.ApplyNetworkPolicyReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 71: paddock.messages.v1.PublicURLRequest.handle:type_name -> paddock.messages.v1.Handle
-	9,   // 72: paddock.messages.v1.PublicURLReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 73: paddock.messages.v1.CreateCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
-	9,   // 74: paddock.messages.v1.CreateCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 75: paddock.messages.v1.CreateCheckpointOnceRequest.handle:type_name -> paddock.messages.v1.Handle
-	90,  // 76: paddock.messages.v1.CreateCheckpointOnceRequest.timeout:type_name -> google.protobuf.Duration
-	9,   // 77: paddock.messages.v1.CreateCheckpointOnceReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 78: paddock.messages.v1.RestoreCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
-	9,   // 79: paddock.messages.v1.RestoreCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 80: paddock.messages.v1.ListCheckpointsRequest.handle:type_name -> paddock.messages.v1.Handle
-	17,  // 81: paddock.messages.v1.ListCheckpointsReply.checkpoints:type_name -> paddock.messages.v1.Checkpoint
-	9,   // 82: paddock.messages.v1.ListCheckpointsReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 83: paddock.messages.v1.WriteFileRequest.handle:type_name -> paddock.messages.v1.Handle
-	9,   // 84: paddock.messages.v1.WriteFileReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 85: paddock.messages.v1.ReadFileRequest.handle:type_name -> paddock.messages.v1.Handle
-	9,   // 86: paddock.messages.v1.ReadFileReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 87: paddock.messages.v1.ListDirRequest.handle:type_name -> paddock.messages.v1.Handle
-	19,  // 88: paddock.messages.v1.ListDirReply.entries:type_name -> paddock.messages.v1.FileInfo
-	9,   // 89: paddock.messages.v1.ListDirReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 90: paddock.messages.v1.StatRequest.handle:type_name -> paddock.messages.v1.Handle
-	19,  // 91: paddock.messages.v1.StatReply.info:type_name -> paddock.messages.v1.FileInfo
-	9,   // 92: paddock.messages.v1.StatReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 93: paddock.messages.v1.RemoveRequest.handle:type_name -> paddock.messages.v1.Handle
-	9,   // 94: paddock.messages.v1.RemoveReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 95: paddock.messages.v1.RenameRequest.handle:type_name -> paddock.messages.v1.Handle
-	9,   // 96: paddock.messages.v1.RenameReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 97: paddock.messages.v1.MakeDirRequest.handle:type_name -> paddock.messages.v1.Handle
-	9,   // 98: paddock.messages.v1.MakeDirReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 99: paddock.messages.v1.ExposeRequest.handle:type_name -> paddock.messages.v1.Handle
-	90,  // 100: paddock.messages.v1.ExposeRequest.ttl:type_name -> google.protobuf.Duration
-	18,  // 101: paddock.messages.v1.ExposeReply.preview:type_name -> paddock.messages.v1.Preview
-	9,   // 102: paddock.messages.v1.ExposeReply.failure:type_name -> paddock.messages.v1.Failure
-	11,  // 103: paddock.messages.v1.RevokeRequest.handle:type_name -> paddock.messages.v1.Handle
-	18,  // 104: paddock.messages.v1.RevokeRequest.preview:type_name -> paddock.messages.v1.Preview
-	9,   // 105: paddock.messages.v1.RevokeReply.failure:type_name -> paddock.messages.v1.Failure
-	106, // [106:106] is the sub-list for method output_type
-	106, // [106:106] is the sub-list for method input_type
-	106, // [106:106] is the sub-list for extension type_name
-	106, // [106:106] is the sub-list for extension extendee
-	0,   // [0:106] is the sub-list for field type_name
+	94,  // 6: paddock.messages.v1.Info.created_at:type_name -> google.protobuf.Timestamp
+	94,  // 7: paddock.messages.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	94,  // 8: paddock.messages.v1.Session.last_activity_at:type_name -> google.protobuf.Timestamp
+	94,  // 9: paddock.messages.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	94,  // 10: paddock.messages.v1.Preview.expires_at:type_name -> google.protobuf.Timestamp
+	94,  // 11: paddock.messages.v1.FileInfo.mod_time:type_name -> google.protobuf.Timestamp
+	92,  // 12: paddock.messages.v1.CreateRequest.params:type_name -> paddock.messages.v1.CreateRequest.ParamsEntry
+	12,  // 13: paddock.messages.v1.CreateReply.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 14: paddock.messages.v1.CreateReply.failure:type_name -> paddock.messages.v1.Failure
+	93,  // 15: paddock.messages.v1.CreateNewRequest.timeout:type_name -> google.protobuf.Duration
+	12,  // 16: paddock.messages.v1.CreateNewReply.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 17: paddock.messages.v1.CreateNewReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 18: paddock.messages.v1.GetRequest.handle:type_name -> paddock.messages.v1.Handle
+	16,  // 19: paddock.messages.v1.GetReply.info:type_name -> paddock.messages.v1.Info
+	10,  // 20: paddock.messages.v1.GetReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 21: paddock.messages.v1.DestroyRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 22: paddock.messages.v1.DestroyReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 23: paddock.messages.v1.DestroyOnceRequest.handle:type_name -> paddock.messages.v1.Handle
+	93,  // 24: paddock.messages.v1.DestroyOnceRequest.timeout:type_name -> google.protobuf.Duration
+	10,  // 25: paddock.messages.v1.DestroyOnceReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 26: paddock.messages.v1.CapabilitiesReply.failure:type_name -> paddock.messages.v1.Failure
+	10,  // 27: paddock.messages.v1.ListReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 28: paddock.messages.v1.SuspendRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 29: paddock.messages.v1.SuspendReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 30: paddock.messages.v1.ResumeRequest.handle:type_name -> paddock.messages.v1.Handle
+	12,  // 31: paddock.messages.v1.ResumeReply.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 32: paddock.messages.v1.ResumeReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 33: paddock.messages.v1.ExecRequest.handle:type_name -> paddock.messages.v1.Handle
+	15,  // 34: paddock.messages.v1.ExecRequest.cmd:type_name -> paddock.messages.v1.Cmd
+	93,  // 35: paddock.messages.v1.ExecRequest.timeout:type_name -> google.protobuf.Duration
+	10,  // 36: paddock.messages.v1.ExecReply.failure:type_name -> paddock.messages.v1.Failure
+	93,  // 37: paddock.messages.v1.ExecReply.timeout:type_name -> google.protobuf.Duration
+	12,  // 38: paddock.messages.v1.SpawnRequest.handle:type_name -> paddock.messages.v1.Handle
+	15,  // 39: paddock.messages.v1.SpawnRequest.cmd:type_name -> paddock.messages.v1.Cmd
+	11,  // 40: paddock.messages.v1.SpawnRequest.owner:type_name -> paddock.messages.v1.Pid
+	42,  // 41: paddock.messages.v1.SpawnRequest.size:type_name -> paddock.messages.v1.TermSize
+	13,  // 42: paddock.messages.v1.SpawnReply.command:type_name -> paddock.messages.v1.CommandRef
+	10,  // 43: paddock.messages.v1.SpawnReply.failure:type_name -> paddock.messages.v1.Failure
+	13,  // 44: paddock.messages.v1.WriteStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
+	10,  // 45: paddock.messages.v1.WriteStdinReply.failure:type_name -> paddock.messages.v1.Failure
+	13,  // 46: paddock.messages.v1.SignalRequest.command:type_name -> paddock.messages.v1.CommandRef
+	10,  // 47: paddock.messages.v1.SignalReply.failure:type_name -> paddock.messages.v1.Failure
+	13,  // 48: paddock.messages.v1.ResizeRequest.command:type_name -> paddock.messages.v1.CommandRef
+	42,  // 49: paddock.messages.v1.ResizeRequest.size:type_name -> paddock.messages.v1.TermSize
+	10,  // 50: paddock.messages.v1.ResizeReply.failure:type_name -> paddock.messages.v1.Failure
+	13,  // 51: paddock.messages.v1.CloseStdinRequest.command:type_name -> paddock.messages.v1.CommandRef
+	10,  // 52: paddock.messages.v1.CloseStdinReply.failure:type_name -> paddock.messages.v1.Failure
+	13,  // 53: paddock.messages.v1.StopCommandRequest.command:type_name -> paddock.messages.v1.CommandRef
+	10,  // 54: paddock.messages.v1.StopCommandReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 55: paddock.messages.v1.ListSessionsRequest.handle:type_name -> paddock.messages.v1.Handle
+	17,  // 56: paddock.messages.v1.ListSessionsReply.sessions:type_name -> paddock.messages.v1.Session
+	10,  // 57: paddock.messages.v1.ListSessionsReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 58: paddock.messages.v1.AttachRequest.handle:type_name -> paddock.messages.v1.Handle
+	11,  // 59: paddock.messages.v1.AttachRequest.owner:type_name -> paddock.messages.v1.Pid
+	13,  // 60: paddock.messages.v1.AttachReply.command:type_name -> paddock.messages.v1.CommandRef
+	10,  // 61: paddock.messages.v1.AttachReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 62: paddock.messages.v1.WatchRequest.handle:type_name -> paddock.messages.v1.Handle
+	11,  // 63: paddock.messages.v1.WatchRequest.owner:type_name -> paddock.messages.v1.Pid
+	13,  // 64: paddock.messages.v1.WatchReply.command:type_name -> paddock.messages.v1.CommandRef
+	10,  // 65: paddock.messages.v1.WatchReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 66: paddock.messages.v1.TerminateSessionRequest.handle:type_name -> paddock.messages.v1.Handle
+	93,  // 67: paddock.messages.v1.TerminateSessionRequest.timeout:type_name -> google.protobuf.Duration
+	2,   // 68: paddock.messages.v1.TerminateSessionRequest.mode:type_name -> paddock.messages.v1.TerminateMode
+	10,  // 69: paddock.messages.v1.TerminateSessionReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 70: paddock.messages.v1.ApplyNetworkPolicyRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 71: paddock.messages.v1.ApplyNetworkPolicyReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 72: paddock.messages.v1.PublicURLRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 73: paddock.messages.v1.PublicURLReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 74: paddock.messages.v1.CreateCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 75: paddock.messages.v1.CreateCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 76: paddock.messages.v1.CreateCheckpointOnceRequest.handle:type_name -> paddock.messages.v1.Handle
+	93,  // 77: paddock.messages.v1.CreateCheckpointOnceRequest.timeout:type_name -> google.protobuf.Duration
+	10,  // 78: paddock.messages.v1.CreateCheckpointOnceReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 79: paddock.messages.v1.RestoreCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 80: paddock.messages.v1.RestoreCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 81: paddock.messages.v1.ListCheckpointsRequest.handle:type_name -> paddock.messages.v1.Handle
+	18,  // 82: paddock.messages.v1.ListCheckpointsReply.checkpoints:type_name -> paddock.messages.v1.Checkpoint
+	10,  // 83: paddock.messages.v1.ListCheckpointsReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 84: paddock.messages.v1.WriteFileRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 85: paddock.messages.v1.WriteFileReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 86: paddock.messages.v1.ReadFileRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 87: paddock.messages.v1.ReadFileReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 88: paddock.messages.v1.ListDirRequest.handle:type_name -> paddock.messages.v1.Handle
+	20,  // 89: paddock.messages.v1.ListDirReply.entries:type_name -> paddock.messages.v1.FileInfo
+	10,  // 90: paddock.messages.v1.ListDirReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 91: paddock.messages.v1.StatRequest.handle:type_name -> paddock.messages.v1.Handle
+	20,  // 92: paddock.messages.v1.StatReply.info:type_name -> paddock.messages.v1.FileInfo
+	10,  // 93: paddock.messages.v1.StatReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 94: paddock.messages.v1.RemoveRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 95: paddock.messages.v1.RemoveReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 96: paddock.messages.v1.RenameRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 97: paddock.messages.v1.RenameReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 98: paddock.messages.v1.MakeDirRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 99: paddock.messages.v1.MakeDirReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 100: paddock.messages.v1.ExposeRequest.handle:type_name -> paddock.messages.v1.Handle
+	93,  // 101: paddock.messages.v1.ExposeRequest.ttl:type_name -> google.protobuf.Duration
+	19,  // 102: paddock.messages.v1.ExposeReply.preview:type_name -> paddock.messages.v1.Preview
+	10,  // 103: paddock.messages.v1.ExposeReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 104: paddock.messages.v1.RevokeRequest.handle:type_name -> paddock.messages.v1.Handle
+	19,  // 105: paddock.messages.v1.RevokeRequest.preview:type_name -> paddock.messages.v1.Preview
+	10,  // 106: paddock.messages.v1.RevokeReply.failure:type_name -> paddock.messages.v1.Failure
+	107, // [107:107] is the sub-list for method output_type
+	107, // [107:107] is the sub-list for method input_type
+	107, // [107:107] is the sub-list for extension type_name
+	107, // [107:107] is the sub-list for extension extendee
+	0,   // [0:107] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }
@@ -6276,7 +6504,7 @@ func file_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messages_proto_rawDesc), len(file_messages_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   87,
+			NumMessages:   90,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

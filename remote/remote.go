@@ -12,17 +12,33 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/anthdm/hollywood/actor"
 	hremote "github.com/anthdm/hollywood/remote"
 	"github.com/paddockhq/paddock"
+	"github.com/rs/zerolog"
 	"google.golang.org/protobuf/proto"
 )
 
-// DefaultBufferSize is the largest batch a node accepts from a peer:
-// hollywood's writer sends whatever is queued as one batch, and a batch
-// over the reader's limit resets the connection and is lost whole.
-const DefaultBufferSize = 64 << 20
+// Defaults of Config.
+const (
+	// DefaultBufferSize is the largest batch a node accepts from a peer.
+	DefaultBufferSize = 64 << 20
+	// DefaultMaxMessage bounds one message and one batch a node sends.
+	DefaultMaxMessage = 4 << 20
+	// DefaultQueueBytes bounds what a node holds for one peer.
+	DefaultQueueBytes = 32 << 20
+)
+
+// Timing of the links to peers.
+const (
+	dialTimeout  = 5 * time.Second  // one dial, TLS handshake included
+	writeTimeout = 30 * time.Second // one batch
+	redialAfter  = time.Second      // after a failed dial, messages to the peer are dropped this long
+)
 
 // Config configures a node's remote layer.
 type Config struct {
@@ -36,8 +52,21 @@ type Config struct {
 	// less is refused.
 	TLS *tls.Config
 	// BufferSize is the largest batch accepted from a peer; 0 =
-	// DefaultBufferSize. Every node of a deployment needs the same.
+	// DefaultBufferSize. It must be at least twice every peer's
+	// MaxMessage.
 	BufferSize int
+	// MaxMessage bounds one encoded message and one batch this node
+	// sends; 0 = DefaultMaxMessage. A reply over it crosses as its own
+	// invalid failure; any other message over it is dropped and counted.
+	MaxMessage int
+	// QueueBytes bounds the encoded messages waiting for one peer; 0 =
+	// DefaultQueueBytes. A message that finds the queue full is dropped
+	// and counted.
+	QueueBytes int
+	// Logger receives the node's warnings (a dropped message, a lost
+	// connection); the zero Logger is silent. hollywood's listener logs
+	// through log/slog.
+	Logger zerolog.Logger
 }
 
 // protocol is the protobuf package of the messages that may cross.
@@ -63,46 +92,93 @@ func (c Config) validate() error {
 	case t.InsecureSkipVerify:
 		return &paddock.InvalidError{Detail: "remote config: TLS must verify peers (InsecureSkipVerify is set)"}
 	}
-	if c.BufferSize < 0 {
-		return &paddock.InvalidError{Detail: "remote config: negative buffer size"}
+	switch {
+	case c.BufferSize < 0 || c.MaxMessage < 0 || c.QueueBytes < 0:
+		return &paddock.InvalidError{Detail: "remote config: a negative size"}
+	case c.BufferSize < 2*c.MaxMessage:
+		return &paddock.InvalidError{Detail: "remote config: BufferSize must be at least twice MaxMessage"}
+	case c.QueueBytes < c.MaxMessage:
+		return &paddock.InvalidError{Detail: "remote config: QueueBytes must hold one MaxMessage"}
 	}
 	return nil
+}
+
+// withDefaults fills the zero sizes.
+func (c Config) withDefaults() Config {
+	if c.BufferSize == 0 {
+		c.BufferSize = DefaultBufferSize
+	}
+	if c.MaxMessage == 0 {
+		c.MaxMessage = DefaultMaxMessage
+	}
+	if c.QueueBytes == 0 {
+		c.QueueBytes = DefaultQueueBytes
+	}
+	return c
 }
 
 // Node is an actor engine on the network: run the runtime on it with
 // actors.Config.Engine.
 type Node struct {
 	Engine *actor.Engine
-	remote *hremote.Remote
+
+	cfg      Config
+	tls      *tls.Config
+	hr       *hremote.Remote
+	log      zerolog.Logger
+	dropped  atomic.Uint64
+	stopping chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+
+	mu    sync.Mutex
+	links map[string]*link
+
+	faults func(*hremote.Envelope) bool // tests: true drops the batch
 }
 
 // Start starts an engine reachable at cfg.Addr by peers with certificates
 // from cfg's authority.
 func Start(cfg Config) (*Node, error) {
+	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
-	}
-	if cfg.BufferSize == 0 {
-		cfg.BufferSize = DefaultBufferSize
 	}
 	tlsConfig := cfg.TLS.Clone()
 	if tlsConfig.MinVersion < tls.VersionTLS13 {
 		tlsConfig.MinVersion = tls.VersionTLS13
 	}
-	r := hremote.New(cfg.Addr, hremote.NewConfig().WithTLS(tlsConfig).WithBufferSize(cfg.BufferSize))
-	e, err := actor.NewEngine(actor.NewEngineConfig().WithRemote(r))
+	n := &Node{cfg: cfg, tls: tlsConfig, log: cfg.Logger, stopping: make(chan struct{}), links: map[string]*link{}}
+	n.hr = hremote.New(cfg.Addr, hremote.NewConfig().WithTLS(tlsConfig).WithBufferSize(cfg.BufferSize))
+	e, err := actor.NewEngine(actor.NewEngineConfig().WithRemote(outbound{n}))
 	if err != nil {
 		return nil, &paddock.UnavailableError{Detail: "remote: starting the engine: " + err.Error()}
 	}
-	return &Node{Engine: e, remote: r}, nil
+	n.Engine = e
+	return n, nil
 }
 
 // Addr is the address peers reach the node at.
-func (n *Node) Addr() string { return n.remote.Address() }
+func (n *Node) Addr() string { return n.hr.Address() }
 
-// Stop stops listening and waits until the listener is gone. Shut the
-// runtime on the node down first.
-func (n *Node) Stop() { n.remote.Stop().Wait() }
+// Dropped counts the messages this node could not send: to an unreachable
+// peer, over a full queue, lost with a connection, or refused outright.
+func (n *Node) Dropped() uint64 { return n.dropped.Load() }
+
+// Stop stops listening and sending and waits until both are gone. Shut
+// the runtime on the node down first. It is idempotent.
+func (n *Node) Stop() {
+	n.stopOnce.Do(func() {
+		n.hr.Stop().Wait()
+		close(n.stopping)
+		n.mu.Lock()
+		for _, l := range n.links {
+			l.cut()
+		}
+		n.mu.Unlock()
+		n.wg.Wait()
+	})
+}
 
 // Allowed reports whether msg may cross the wire: a non-nil message of
 // package messages.
