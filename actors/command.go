@@ -35,6 +35,10 @@ type commandActor struct {
 	cancel     context.CancelFunc
 	permits    chan struct{} // one per stream read the reader may make
 
+	skip   [2]uint64    // bytes of stdout and stderr an attach leaves out
+	remote *remoteOwner // the owner is on another node; nil: this one
+	ticks  int          // remote owner checks so far
+
 	launched bool
 	finished bool // the terminal frame was sent and the actor wound up
 	detached bool
@@ -69,10 +73,13 @@ func (r stdinReq) op() operation {
 	return opWriteStdin
 }
 
-func newCommand(rt *Runtime, ref paddock.Ref, p paddock.Provider, st paddock.Stream, owner *actor.PID, window int, root *actor.PID) actor.Producer {
+func newCommand(rt *Runtime, ref paddock.Ref, m *streamOpened, root *actor.PID) actor.Producer {
 	return func() actor.Receiver {
-		c := &commandActor{rt: rt, ref: ref, provider: p, stream: st, window: window, root: root}
-		c.out = newOutlet(rt, owner, supervisor.NewGuard(string(ref), c.violation))
+		c := &commandActor{rt: rt, ref: ref, provider: m.provider, stream: m.stream, window: m.window, root: root, skip: m.skip}
+		c.out = newOutlet(rt, m.owner, supervisor.NewGuard(string(ref), c.violation))
+		if rt.isRemote(m.owner) {
+			c.remote = newRemoteOwner(rt, m.owner)
+		}
 		return c
 	}
 }
@@ -91,6 +98,12 @@ func (a *commandActor) Receive(c *actor.Context) {
 		a.self = c.PID()
 		a.out.self = a.self
 		a.meter = a.rt.tel.Stream(a.provider)
+		if a.remote != nil {
+			r := c.Engine().SendRepeat(a.self, remoteTick{}, a.remote.lease/10)
+			a.remote.beats = &r
+		}
+	case remoteTick:
+		a.checkOwner(c)
 	case launch:
 		a.launch(c)
 	case readerDone:
@@ -141,6 +154,29 @@ func (a *commandActor) Receive(c *actor.Context) {
 	case actor.Stopped:
 		a.meter.Done()
 		a.stopped(c)
+		if a.remote != nil {
+			if a.remote.beats != nil {
+				a.remote.beats.Stop()
+			}
+			a.remote.release()
+		}
+	}
+}
+
+// checkOwner detaches a command whose owner on another node sent nothing
+// for a lease (its node died or lost the link: the command stays
+// attachable), and every second tick tells the owner the last frame sent.
+func (a *commandActor) checkOwner(c *actor.Context) {
+	if a.detached || a.finished {
+		return
+	}
+	if a.remote.lapsed(time.Now()) {
+		a.rt.log.Warn().Str("ref", string(a.ref)).Str("owner", a.out.owner.String()).Msg("remote owner silent for a lease; detached")
+		a.detach(c)
+		return
+	}
+	if a.ticks++; a.ticks%beatEvery == 0 {
+		c.Send(a.out.owner, &messages.Beat{Ref: string(a.ref), Seq: a.out.lastSent.Load()})
 	}
 }
 
@@ -192,10 +228,13 @@ const drainGrace = 50 * time.Millisecond
 // after the terminal frame it tells the actor, which winds the command up.
 func (a *commandActor) startReader(e *actor.Engine) {
 	st, ctx, permits, self, ref, out, meter := a.stream, a.ctx, a.permits, a.self, string(a.ref), a.out, a.meter
-	report := a.violation
+	report, skip, remote := a.violation, a.skip, a.remote
 	a.rt.goTracked("reading the stream of "+ref, func() {
 		defer meter.Flush()
 		defer closeQuietly(st)
+		if remote != nil {
+			defer remote.release() // after the last take
+		}
 		defer func() {
 			if v := recover(); v != nil {
 				e.Send(self, readerPanic{v})
@@ -219,13 +258,26 @@ func (a *commandActor) startReader(e *actor.Engine) {
 					return f
 				})
 			} else {
-				terminal = out.emit(func(g *supervisor.Guard) messages.Frame {
-					f := g.Event(ev)
-					if f != nil {
-						meter.Event(ev)
+				parts := pieces(ev, &skip, remote != nil)
+				if len(parts) == 0 { // all of it skipped: the read is free
+					refund(permits)
+					continue
+				}
+				for _, ev := range parts {
+					if remote != nil && !ev.Kind.Terminal() && !remote.take(ctx, len(ev.Data)) {
+						return
 					}
-					return f
-				})
+					terminal = out.emit(func(g *supervisor.Guard) messages.Frame {
+						f := g.Event(ev)
+						if f != nil {
+							meter.Event(ev)
+						}
+						return f
+					})
+					if terminal {
+						break
+					}
+				}
 			}
 			if terminal {
 				e.Send(self, readerDone{})
@@ -255,6 +307,14 @@ func awaitPermit(ctx context.Context, permits chan struct{}, meter *telemetry.St
 		return true
 	case <-ctx.Done():
 		return false
+	}
+}
+
+// refund gives back a read permit that produced no frame.
+func refund(permits chan struct{}) {
+	select {
+	case permits <- struct{}{}:
+	default:
 	}
 }
 
@@ -313,8 +373,12 @@ func (a *commandActor) write(e *actor.Engine, req stdinReq) {
 	})
 }
 
-// credit lets the reader make n more reads.
+// credit lets the reader make n more reads; from an owner on another
+// node it also gives back the credited frames' bytes and renews its lease.
 func (a *commandActor) credit(n int) {
+	if a.remote != nil {
+		a.remote.credited(n)
+	}
 	if n <= 0 || a.permits == nil {
 		return
 	}

@@ -17,6 +17,7 @@ type streamOpened struct {
 	provider paddock.Provider // the provider tag the caller used
 	owner    *actor.PID       // receives the frames
 	window   int
+	skip     [2]uint64 // an attach's skipped stdout and stderr bytes
 	replyTo  *actor.PID
 	answer   func(*messages.CommandRef) proto.Message // the request's reply, naming the new command
 	sandbox  *actor.PID                               // the sandbox actor, told when the command starts and ends

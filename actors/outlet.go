@@ -2,6 +2,7 @@ package actors
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock/messages"
@@ -22,6 +23,7 @@ type outlet struct {
 	sink     *streamSink // the owner's queue when it is a plain-Go stream
 	self     *actor.PID  // the command actor, the sender the owner credits
 	detached bool
+	lastSent atomic.Uint64 // the seq of the last frame sent
 }
 
 func newOutlet(rt *Runtime, owner *actor.PID, g *supervisor.Guard) *outlet {
@@ -45,6 +47,7 @@ func (o *outlet) emit(frame func(*supervisor.Guard) messages.Frame) (terminal bo
 	} else {
 		o.engine.SendWithSender(o.owner, f, o.self)
 	}
+	o.lastSent.Store(f.GetSeq())
 	return messages.IsTerminal(f)
 }
 

@@ -290,7 +290,7 @@ func (r *root) exec(c *actor.Context, m *messages.ExecRequest) {
 // and answers the caller.
 func (r *root) startCommand(c *actor.Context, m *streamOpened) {
 	ref := paddock.Ref(r.rt.newID())
-	pid := r.spawn(c, newCommand(r.rt, ref, m.provider, m.stream, m.owner, m.window, c.PID()), "cmd", string(ref), actor.WithInboxSize(commandInbox))
+	pid := r.spawn(c, newCommand(r.rt, ref, m, c.PID()), "cmd", string(ref), actor.WithInboxSize(commandInbox))
 	r.commands[ref] = &liveCommand{pid: pid, owner: m.owner, sandbox: m.sandbox}
 	if m.sandbox != nil {
 		c.Send(m.sandbox, commandsAdded{})

@@ -82,6 +82,16 @@ type Config struct {
 	// runtime's Reap may destroy the sandbox after the lease. 0 =
 	// DefaultLease (2 minutes); negative = no leases.
 	Lease time.Duration
+	// RemoteLease is how long a command whose owner is on another node
+	// waits for a word from it (the owner credits at least every fifth of
+	// it) before it detaches (docs/contract.md#remote). Every node of a
+	// deployment needs the same. 0 = DefaultRemoteLease (30 s).
+	RemoteLease time.Duration
+	// LinkWindow bounds the bytes of output frames in flight to one other
+	// node, all its subscriptions together: a frame waits for room before
+	// it is sent, and its bytes come back when its owner credits it.
+	// 0 = DefaultLinkWindow (16 MiB).
+	LinkWindow int
 }
 
 // JournalSizer is implemented by adapters that keep session journals the
@@ -109,6 +119,7 @@ type Runtime struct {
 	wg        sync.WaitGroup // every goroutine of the runtime's own (not the streams' pumps)
 	running   sync.Map       // id -> what each such goroutine does, for Shutdown to name
 	sinks     sync.Map       // stream owner PID ID -> *streamSink, live plain-Go streams
+	links     sync.Map       // other node's address -> *linkWindow
 
 	stopping     atomic.Bool
 	stopCtx      atomic.Pointer[context.Context] // Shutdown's context, for the root's final wait
@@ -131,8 +142,17 @@ func Start(cfg Config) (*Runtime, error) {
 	if len(cfg.Adapters.Providers()) == 0 {
 		return nil, &paddock.InvalidError{Detail: "runtime config: no adapters"}
 	}
-	if cfg.Window < 0 || cfg.FinishedRefs < 0 {
-		return nil, &paddock.InvalidError{Detail: "runtime config: negative window or finished-ref count"}
+	if cfg.Window < 0 || cfg.FinishedRefs < 0 || cfg.RemoteLease < 0 || cfg.LinkWindow < 0 {
+		return nil, &paddock.InvalidError{Detail: "runtime config: negative window, finished-ref count, remote lease or link window"}
+	}
+	if cfg.RemoteLease == 0 {
+		cfg.RemoteLease = DefaultRemoteLease
+	}
+	if cfg.LinkWindow == 0 {
+		cfg.LinkWindow = DefaultLinkWindow
+	}
+	if cfg.LinkWindow < RemoteFrameMax {
+		return nil, &paddock.InvalidError{Detail: "runtime config: a link window smaller than one frame"}
 	}
 	if cfg.Window == 0 {
 		cfg.Window = DefaultWindow

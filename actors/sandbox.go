@@ -356,9 +356,10 @@ func (s *sandboxActor) attach(cl opCall, m *messages.AttachRequest) (*messages.A
 	if err != nil {
 		return nil, err
 	}
-	return nil, s.opened(cl, &streamOpened{stream: st, provider: s.provider, owner: owner, window: int(m.GetWindow()), replyTo: cl.replyTo,
+	skip := [2]uint64{m.GetSkipStdout(), m.GetSkipStderr()}
+	return nil, s.opened(cl, &streamOpened{stream: st, provider: s.provider, owner: owner, window: int(m.GetWindow()), skip: skip, replyTo: cl.replyTo,
 		answer: func(cmd *messages.CommandRef) proto.Message {
-			return &messages.AttachReply{Id: m.GetId(), Command: cmd}
+			return &messages.AttachReply{Id: m.GetId(), Command: cmd, SkippedStdout: skip[0], SkippedStderr: skip[1]}
 		}})
 }
 

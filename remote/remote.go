@@ -28,9 +28,9 @@ const (
 	// DefaultBufferSize is the largest batch a node accepts from a peer.
 	DefaultBufferSize = 64 << 20
 	// DefaultMaxMessage bounds one message and one batch a node sends.
-	DefaultMaxMessage = 4 << 20
+	DefaultMaxMessage = 16 << 20
 	// DefaultQueueBytes bounds what a node holds for one peer.
-	DefaultQueueBytes = 32 << 20
+	DefaultQueueBytes = 64 << 20
 )
 
 // Timing of the links to peers.
