@@ -2,8 +2,18 @@ package remote_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	hremote "github.com/anthdm/hollywood/remote"
+	"github.com/paddockhq/paddock/messages"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
@@ -13,6 +23,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+var ctx = context.Background()
+
 // pair is a serving node running a runtime over the fake, and a driving
 // node with an adapter for it.
 type pair struct {
@@ -20,6 +32,23 @@ type pair struct {
 	rt               *actors.Runtime
 	fake             *fake.Adapter
 	adapter          *remote.Adapter
+	metrics          *prometheus.Registry // the serving runtime's
+}
+
+// liveCommands is how many subscriptions the serving runtime holds.
+func (p *pair) liveCommands(t *testing.T) int {
+	t.Helper()
+	families, err := p.metrics.Gather()
+	require.NoError(t, err)
+	n := 0.0
+	for _, f := range families {
+		if f.GetName() == "paddock_commands_live" {
+			for _, m := range f.GetMetric() {
+				n += m.GetGauge().GetValue()
+			}
+		}
+	}
+	return int(n)
 }
 
 // newPair starts both nodes with certificates from one authority; lease
@@ -29,8 +58,9 @@ func newPair(t *testing.T, lease time.Duration) *pair {
 	ca := newAuthority(t)
 	p := &pair{serving: startNode(t, ca.mutual(ca.node(t))), driving: startNode(t, ca.mutual(ca.node(t)))}
 	p.fake = fake.New()
+	p.metrics = prometheus.NewRegistry()
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: p.fake}, Engine: p.serving.Engine,
-		ReapInterval: -1, Lease: -1, RemoteLease: lease})
+		ReapInterval: -1, Lease: -1, RemoteLease: lease, Metrics: p.metrics})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -68,4 +98,154 @@ func TestConformanceAcrossNodesThroughTheRuntime(t *testing.T) {
 		require.NoError(t, rt.Shutdown(ctx))
 	})
 	conformance.RunRuntime(t, rt, paddock.ProviderFake, conformance.Config{Fixtures: conformance.FakeFixtures()})
+}
+
+// driveRuntime starts a runtime on p's driving node over its adapter.
+func (p *pair) driveRuntime(t *testing.T) *actors.Runtime {
+	t.Helper()
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: p.adapter}, Engine: p.driving.Engine,
+		ReapInterval: -1, Lease: -1})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, rt.Shutdown(ctx))
+	})
+	return rt
+}
+
+// collect reads a stream's frames to the end: stdout and stderr, and the
+// terminal frames.
+func collect(t *testing.T, s *actors.FrameStream, within time.Duration) (stdout, stderr []byte, terminals []messages.Frame) {
+	t.Helper()
+	timeout := time.After(within)
+	for {
+		select {
+		case f, ok := <-s.C():
+			if !ok {
+				return stdout, stderr, terminals
+			}
+			switch f := f.(type) {
+			case *messages.Stdout:
+				stdout = append(stdout, f.GetData()...)
+			case *messages.Stderr:
+				stderr = append(stderr, f.GetData()...)
+			default:
+				terminals = append(terminals, f)
+			}
+		case <-timeout:
+			t.Fatalf("the stream did not end within %s", within)
+		}
+	}
+}
+
+// A link that loses batches (here 5% of them, replies and frames alike
+// after the spawn) costs the owner nothing: every byte once, in order,
+// and one terminal frame.
+func TestLostBatchesAreReplayed(t *testing.T) {
+	t.Parallel()
+	p := newPair(t, 3*time.Second)
+	rt := p.driveRuntime(t)
+	h, err := rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+
+	args := []string{}
+	var wantOut, wantErr []byte
+	for i := range 3000 {
+		chunk := fmt.Sprintf("%05d:%s|", i, strings.Repeat(string(rune('a'+i%26)), 200+i%700))
+		if i%7 == 0 {
+			args = append(args, "err:"+chunk)
+			wantErr = append(wantErr, chunk...)
+			continue
+		}
+		args = append(args, "out:"+chunk)
+		wantOut = append(wantOut, chunk...)
+	}
+	args = append(args, "exit:3")
+	var batches, dropped atomic.Int64
+	rnd := rand.New(rand.NewPCG(1, 2))
+	var mu sync.Mutex
+	remote.SetFaults(p.serving, func(*hremote.Envelope) bool {
+		batches.Add(1)
+		mu.Lock()
+		defer mu.Unlock()
+		if rnd.IntN(100) < 5 {
+			dropped.Add(1)
+			return true
+		}
+		return false
+	})
+	s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", args...), paddock.SpawnOpts{Detachable: true})
+	require.NoError(t, err)
+	stdout, stderr, terminals := collect(t, s, 2*time.Minute)
+	require.Len(t, terminals, 1, "one terminal frame")
+	exit, ok := terminals[0].(*messages.Exit)
+	require.True(t, ok, "the exit, not %v", terminals[0])
+	assert.EqualValues(t, 3, exit.GetCode())
+	assert.Equal(t, string(wantOut), string(stdout), "every stdout byte once, in order")
+	assert.Equal(t, string(wantErr), string(stderr), "every stderr byte once, in order")
+	t.Logf("%d batches, %d dropped", batches.Load(), dropped.Load())
+	require.Positive(t, dropped.Load(), "the link lost batches")
+}
+
+// A serving node gone silent ends each subscription with exactly one
+// Error{node_lost}, within the lease.
+func TestSilentServingNodeIsLost(t *testing.T) {
+	t.Parallel()
+	lease := 2 * time.Second
+	p := newPair(t, lease)
+	rt := p.driveRuntime(t)
+	h, err := rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	var streams []*actors.FrameStream
+	for range 3 {
+		s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:hello", "stay"), paddock.SpawnOpts{Detachable: true})
+		require.NoError(t, err)
+		f := <-s.C()
+		require.IsType(t, &messages.Stdout{}, f)
+		streams = append(streams, s)
+	}
+	remote.SetFaults(p.serving, func(*hremote.Envelope) bool { return true })
+	silent := time.Now()
+	for _, s := range streams {
+		_, _, terminals := collect(t, s, 2*lease)
+		require.Len(t, terminals, 1)
+		e, ok := terminals[0].(*messages.Error)
+		require.True(t, ok, "%v", terminals[0])
+		assert.Equal(t, remote.ReasonNodeLost, e.GetReason())
+	}
+	assert.Less(t, time.Since(silent), lease+lease/2, "node_lost within the lease (and a tick)")
+}
+
+// An owner node gone silent loses its subscriptions on the serving node
+// within the lease; the commands keep running and stay attachable.
+func TestSilentOwnerNodeIsDetached(t *testing.T) {
+	t.Parallel()
+	lease := 2 * time.Second
+	p := newPair(t, lease)
+	rt := p.driveRuntime(t)
+	h, err := rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:hello", "stay"), paddock.SpawnOpts{Detachable: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	require.IsType(t, &messages.Stdout{}, <-s.C())
+	sh := paddock.Handle{Provider: paddock.ProviderFake, Name: "box"}
+	sessions, err := p.rt.ListSessions(ctx, sh)
+	require.NoError(t, err)
+	require.Len(t, sessions, 1)
+	require.Equal(t, 1, p.liveCommands(t), "the serving node's subscription")
+
+	remote.SetFaults(p.driving, func(*hremote.Envelope) bool { return true })
+	silent := time.Now()
+	require.Eventually(t, func() bool { return p.liveCommands(t) == 0 }, 2*lease, 10*time.Millisecond,
+		"the serving node detached the silent owner's subscription")
+	assert.Less(t, time.Since(silent), lease+lease/2)
+	again, err := p.rt.Attach(ctx, sh, sessions[0].ID, paddock.AttachOpts{})
+	require.NoError(t, err, "still attachable")
+	f := <-again.C()
+	require.IsType(t, &messages.Stdout{}, f)
+	assert.Equal(t, "hello", string(f.(*messages.Stdout).GetData()))
+	require.NoError(t, again.Close())
+	remote.SetFaults(p.driving, nil)
 }

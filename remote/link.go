@@ -280,7 +280,7 @@ func (l *link) dial() (*conn, error) {
 // send writes b as one envelope, bounded by the node's write timeout.
 func (c *conn) send(n *Node, b batch) error {
 	env := envelope(b)
-	if n.faults != nil && n.faults(env) {
+	if drop := n.faults.Load(); drop != nil && (*drop)(env) {
 		return errors.New("injected fault: batch dropped")
 	}
 	if err := c.raw.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {

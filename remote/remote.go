@@ -134,7 +134,7 @@ type Node struct {
 	mu    sync.Mutex
 	links map[string]*link
 
-	faults func(*hremote.Envelope) bool // tests: true drops the batch
+	faults atomic.Pointer[func(*hremote.Envelope) bool] // tests: true drops the batch
 }
 
 // Start starts an engine reachable at cfg.Addr by peers with certificates

@@ -1,0 +1,13 @@
+package remote
+
+import hremote "github.com/anthdm/hollywood/remote"
+
+// SetFaults makes n drop every batch for which drop answers true, as a
+// connection reset would lose it.
+func SetFaults(n *Node, drop func(*hremote.Envelope) bool) {
+	if drop == nil {
+		n.faults.Store(nil)
+		return
+	}
+	n.faults.Store(&drop)
+}
