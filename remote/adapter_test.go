@@ -214,7 +214,7 @@ func TestSilentServingNodeIsLost(t *testing.T) {
 		require.True(t, ok, "%v", terminals[0])
 		assert.Equal(t, remote.ReasonNodeLost, e.GetReason())
 	}
-	assert.Less(t, time.Since(silent), lease+lease/2, "node_lost within the lease (and a tick)")
+	assert.LessOrEqual(t, time.Since(silent), lease, "node_lost within the lease")
 }
 
 // An owner node gone silent loses its subscriptions on the serving node
@@ -240,7 +240,7 @@ func TestSilentOwnerNodeIsDetached(t *testing.T) {
 	silent := time.Now()
 	require.Eventually(t, func() bool { return p.liveCommands(t) == 0 }, 2*lease, 10*time.Millisecond,
 		"the serving node detached the silent owner's subscription")
-	assert.Less(t, time.Since(silent), lease+lease/2)
+	assert.LessOrEqual(t, time.Since(silent), lease, "detached within the lease")
 	again, err := p.rt.Attach(ctx, sh, sessions[0].ID, paddock.AttachOpts{})
 	require.NoError(t, err, "still attachable")
 	f := <-again.C()
