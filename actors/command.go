@@ -176,7 +176,7 @@ func (a *commandActor) checkOwner(c *actor.Context) {
 		return
 	}
 	if a.ticks++; a.ticks%beatEvery == 0 {
-		c.Send(a.out.owner, &messages.Beat{Ref: string(a.ref), Seq: a.out.lastSent.Load()})
+		c.Send(a.out.owner, &messages.Beat{Ref: string(a.ref), LastSeq: a.out.lastSent.Load()})
 	}
 }
 
@@ -264,7 +264,7 @@ func (a *commandActor) startReader(e *actor.Engine) {
 					continue
 				}
 				for _, ev := range parts {
-					if remote != nil && !ev.Kind.Terminal() && !remote.take(ctx, len(ev.Data)) {
+					if remote != nil && !ev.Kind.Terminal() && !remote.take(ctx, len(ev.Data), meter) {
 						return
 					}
 					terminal = out.emit(func(g *supervisor.Guard) messages.Frame {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/telemetry"
 )
 
 // Defaults of the runtime's remote owners (docs/contract.md#remote).
@@ -41,6 +42,17 @@ type linkWindow struct {
 func (rt *Runtime) linkTo(addr string) *linkWindow {
 	w, _ := rt.links.LoadOrStore(addr, &linkWindow{free: rt.cfg.LinkWindow, freed: make(chan struct{})})
 	return w.(*linkWindow)
+}
+
+// tryTake takes n bytes if they are free.
+func (w *linkWindow) tryTake(n int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.free >= n {
+		w.free -= n
+		return true
+	}
+	return false
 }
 
 // take waits until n bytes are free and takes them; false when ctx ended
@@ -98,10 +110,16 @@ func newRemoteOwner(rt *Runtime, owner *actor.PID) *remoteOwner {
 }
 
 // take waits for n bytes of the link's window for a frame about to be
-// sent, and records it as uncredited.
-func (r *remoteOwner) take(ctx context.Context, n int) bool {
-	if !r.link.take(ctx, n) {
-		return false
+// sent (counted as waiting for credit meanwhile), and records it as
+// uncredited.
+func (r *remoteOwner) take(ctx context.Context, n int, meter *telemetry.Stream) bool {
+	if !r.link.tryTake(n) {
+		meter.Waiting(true)
+		ok := r.link.take(ctx, n)
+		meter.Waiting(false)
+		if !ok {
+			return false
+		}
 	}
 	r.mu.Lock()
 	r.pending = append(r.pending, n)

@@ -625,13 +625,14 @@ func (x *Credit) GetN() uint32 {
 	return 0
 }
 
-// Beat is what a command sends an owner on another node every third of a
-// lease: proof that the serving node lives, and seq, the last frame it
-// sent, so the owner notices frames the link lost after its last arrival.
+// Beat is what a command sends an owner on another node every fifth of a
+// lease: proof that the serving node lives, and last_seq, the last frame
+// it sent, so the owner notices frames the link lost after its last
+// arrival. It is not a frame (it has no seq of its own).
 type Beat struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ref           string                 `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
-	Seq           uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	LastSeq       uint64                 `protobuf:"varint,2,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -673,9 +674,9 @@ func (x *Beat) GetRef() string {
 	return ""
 }
 
-func (x *Beat) GetSeq() uint64 {
+func (x *Beat) GetLastSeq() uint64 {
 	if x != nil {
-		return x.Seq
+		return x.LastSeq
 	}
 	return 0
 }
@@ -5855,10 +5856,10 @@ const file_messages_proto_rawDesc = "" +
 	"\x04kind\x18\x06 \x01(\x0e2\x1e.paddock.messages.v1.ErrorKindR\x04kind\"(\n" +
 	"\x06Credit\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\f\n" +
-	"\x01n\x18\x02 \x01(\rR\x01n\"*\n" +
+	"\x01n\x18\x02 \x01(\rR\x01n\"3\n" +
 	"\x04Beat\x12\x10\n" +
-	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x10\n" +
-	"\x03seq\x18\x02 \x01(\x04R\x03seq\"\x82\x03\n" +
+	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x19\n" +
+	"\blast_seq\x18\x02 \x01(\x04R\alastSeq\"\x82\x03\n" +
 	"\aFailure\x122\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1e.paddock.messages.v1.ErrorKindR\x04kind\x12\x16\n" +
 	"\x06detail\x18\x02 \x01(\tR\x06detail\x12\x16\n" +

@@ -36,13 +36,16 @@ type pair struct {
 }
 
 // liveCommands is how many subscriptions the serving runtime holds.
-func (p *pair) liveCommands(t *testing.T) int {
+func (p *pair) liveCommands(t *testing.T) int { return p.gauge(t, "paddock_commands_live") }
+
+// gauge sums a gauge of the serving runtime.
+func (p *pair) gauge(t *testing.T, name string) int {
 	t.Helper()
 	families, err := p.metrics.Gather()
 	require.NoError(t, err)
 	n := 0.0
 	for _, f := range families {
-		if f.GetName() == "paddock_commands_live" {
+		if f.GetName() == name {
 			for _, m := range f.GetMetric() {
 				n += m.GetGauge().GetValue()
 			}
@@ -52,15 +55,20 @@ func (p *pair) liveCommands(t *testing.T) int {
 }
 
 // newPair starts both nodes with certificates from one authority; lease
-// is the remote lease of both sides (0 = the default).
-func newPair(t *testing.T, lease time.Duration) *pair {
+// is the remote lease of both sides (0 = the default); tweaks change the
+// serving runtime's configuration.
+func newPair(t *testing.T, lease time.Duration, tweaks ...func(*actors.Config)) *pair {
 	t.Helper()
 	ca := newAuthority(t)
 	p := &pair{serving: startNode(t, ca.mutual(ca.node(t))), driving: startNode(t, ca.mutual(ca.node(t)))}
 	p.fake = fake.New()
 	p.metrics = prometheus.NewRegistry()
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: p.fake}, Engine: p.serving.Engine,
-		ReapInterval: -1, Lease: -1, RemoteLease: lease, Metrics: p.metrics})
+	cfg := actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: p.fake}, Engine: p.serving.Engine,
+		ReapInterval: -1, Lease: -1, RemoteLease: lease, Metrics: p.metrics}
+	for _, tweak := range tweaks {
+		tweak(&cfg)
+	}
+	rt, err := actors.Start(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

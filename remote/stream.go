@@ -127,7 +127,7 @@ func (p *proxy) Receive(c *actor.Context) {
 		p.frame(c, m)
 	case *messages.Beat:
 		p.hear(c, m.GetRef())
-		if m.GetRef() == p.ref && p.state == live && m.GetSeq() >= p.expect {
+		if m.GetRef() == p.ref && p.state == live && m.GetLastSeq() >= p.expect {
 			p.reattach(c, "a beat names a frame that never came")
 		}
 	case consumed:

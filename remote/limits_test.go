@@ -1,0 +1,156 @@
+package remote_test
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+	hremote "github.com/anthdm/hollywood/remote"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/messages"
+	"github.com/paddockhq/paddock/remote"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// counter is an owner actor that counts what it receives and credits
+// only when told.
+type counter struct {
+	mu       sync.Mutex
+	bytes    int
+	frames   int
+	largest  int
+	terminal messages.Frame
+	cmd      *actor.PID
+	ref      string
+}
+
+func (o *counter) Receive(c *actor.Context) {
+	f, ok := c.Message().(messages.Frame)
+	if !ok {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.cmd, o.ref = c.Sender(), f.GetRef()
+	if out, ok := f.(*messages.Stdout); ok {
+		o.frames++
+		o.bytes += len(out.GetData())
+		o.largest = max(o.largest, len(out.GetData()))
+		return
+	}
+	o.terminal = f
+}
+
+func (o *counter) seen() (bytes, frames, largest int, terminal messages.Frame) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.bytes, o.frames, o.largest, o.terminal
+}
+
+// The bytes of frames in flight to another node stay within the serving
+// runtime's link window while the owner grants nothing (whatever frame
+// window it asked for), no frame carries more than RemoteFrameMax, and
+// credits give the window back until the command's output is all through.
+func TestLinkWindowBoundsBytesInFlight(t *testing.T) {
+	t.Parallel()
+	const window = 256 << 10
+	p := newPair(t, 0, func(c *actors.Config) { c.LinkWindow = window })
+	h, err := p.rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	chunk := strings.Repeat("x", 100<<10)
+	args := []string{}
+	for range 40 {
+		args = append(args, "out:"+chunk)
+	}
+	owner := &counter{}
+	pid := p.driving.Engine.Spawn(func() actor.Receiver { return owner }, "owner")
+	t.Cleanup(func() { <-p.driving.Engine.Poison(pid).Done() })
+	require.NoError(t, remote.Send(p.driving.Engine, p.rt.PID(), &messages.SpawnRequest{Id: "s1", Handle: &messages.Handle{Provider: "fake", Name: h.Name},
+		Cmd: &messages.Cmd{Path: "emit", Args: args}, Detachable: true, Owner: messages.PidOf(pid), Window: 1000}, pid))
+
+	require.Eventually(t, func() bool { return p.gauge(t, "paddock_commands_waiting_for_credit") == 1 }, 30*time.Second, 5*time.Millisecond,
+		"the command waits for room on the link")
+	require.Eventually(t, func() bool { b, _, _, _ := owner.seen(); return b >= window-actors.RemoteFrameMax }, 30*time.Second, 5*time.Millisecond,
+		"what was sent arrives")
+	got, _, largest, _ := owner.seen()
+	assert.LessOrEqual(t, got, window, "no more than the link window in flight")
+	assert.LessOrEqual(t, largest, actors.RemoteFrameMax, "frames of at most RemoteFrameMax")
+
+	credited := 0
+	for { // credit what arrived until the exit
+		got, n, _, term := owner.seen()
+		if term != nil {
+			assert.IsType(t, &messages.Exit{}, term)
+			assert.Equal(t, 40*len(chunk), got, "all of it, once the owner credits")
+			break
+		}
+		if n > credited {
+			owner.mu.Lock()
+			cmd, ref := owner.cmd, owner.ref
+			owner.mu.Unlock()
+			require.NoError(t, remote.Send(p.driving.Engine, cmd, &messages.Credit{Ref: ref, N: uint32(n - credited)}, pid))
+			credited = n
+		}
+		require.Eventually(t, func() bool { _, m, _, term := owner.seen(); return m > n || term != nil }, 30*time.Second, time.Millisecond)
+	}
+}
+
+// What cannot cross is refused with a typed error or dropped and counted,
+// never a crash: a file over the message limit either way, a value that is
+// not a message.
+func TestMessageLimits(t *testing.T) {
+	t.Parallel()
+	p := newPair(t, 0)
+	h, err := p.rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	big := bytes.Repeat([]byte("y"), remote.DefaultMaxMessage+1)
+	require.NoError(t, p.rt.WriteFile(ctx, h, "/big", 0o644, bytes.NewReader(big)))
+
+	_, err = p.adapter.ReadFile(ctx, h, "/big")
+	require.ErrorIs(t, err, paddock.ErrInvalid, "a reply over the limit crosses as its own failure")
+	assert.Contains(t, err.Error(), "message limit")
+
+	err = p.adapter.WriteFile(ctx, h, "/copy", 0o644, bytes.NewReader(big))
+	require.ErrorIs(t, err, paddock.ErrInvalid, "a file over the limit is refused before it is sent")
+	_, err = p.rt.ReadFile(ctx, h, "/copy")
+	require.ErrorIs(t, err, paddock.ErrNotFound, "nothing was written")
+
+	before := p.driving.Dropped()
+	p.driving.Engine.Send(actor.NewPID(p.serving.Addr(), "anyone"), "not a message")
+	assert.Equal(t, before+1, p.driving.Dropped(), "dropped and counted, and the process lives")
+}
+
+// A peer without the authority's certificate cannot receive a frame
+// either: a spawn whose owner it is (named by an authenticated node)
+// never reaches it, since the serving node's dial fails the handshake.
+func TestRoguePeerReceivesNoFrame(t *testing.T) {
+	t.Parallel()
+	p := newPair(t, 0)
+	h, err := p.rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	rogueCA := newAuthority(t)
+	r := hremote.New(freeAddr(t), hremote.NewConfig().WithTLS(rogueCA.mutual(rogueCA.node(t))))
+	e, err := actor.NewEngine(actor.NewEngineConfig().WithRemote(r))
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Stop().Wait() })
+	var received atomic.Int32
+	rogue := e.SpawnFunc(func(c *actor.Context) {
+		if _, ok := c.Message().(messages.Frame); ok {
+			received.Add(1)
+		}
+	}, "owner")
+
+	before := p.serving.Dropped()
+	s, _, err := p.rt.SpawnTo(ctx, rogue, h, paddock.NewCmd("emit", "out:secret", "stay"), paddock.SpawnOpts{Detachable: true}, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.rt.StopCommand(ctx, s) })
+	require.Eventually(t, func() bool { return p.serving.Dropped() > before }, 30*time.Second, 5*time.Millisecond,
+		"the serving node could not deliver to the rogue peer")
+	assert.Zero(t, received.Load(), "no frame reached it")
+}
