@@ -205,6 +205,11 @@ func (l *link) run() {
 			if len(b.msgs) == 0 {
 				break
 			}
+			if c != nil && c.gone() { // the peer closed it (it restarted, say): a write would be lost
+				l.use(nil)
+				c.close()
+				c = nil
+			}
 			if c == nil {
 				var err error
 				if c, err = l.dial(); err != nil {
@@ -287,6 +292,16 @@ func (c *conn) send(n *Node, b batch) error {
 		return err
 	}
 	return c.stream.Send(env)
+}
+
+// gone reports whether the connection closed under us.
+func (c *conn) gone() bool {
+	select {
+	case <-c.dc.Closed():
+		return true
+	default:
+		return false
+	}
 }
 
 func (c *conn) close() {
