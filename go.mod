@@ -22,6 +22,7 @@ require (
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.50.0
 	google.golang.org/protobuf v1.36.12
+	storj.io/drpc v0.0.33
 )
 
 require (
@@ -60,5 +61,4 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240903143218-8af14fe29dc1 // indirect
 	google.golang.org/grpc v1.67.0 // indirect
-	storj.io/drpc v0.0.33 // indirect
 )

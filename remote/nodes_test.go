@@ -270,7 +270,7 @@ func writeCerts(t *testing.T, ca authority, roles ...string) string {
 	write := func(name, typ string, der []byte) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600))
 	}
-	write("ca.pem", "CERTIFICATE", ca.cert.Raw)
+	write("ca.pem", "CERTIFICATE", ca.Cert.Raw)
 	for _, role := range roles {
 		cert := ca.node(t)
 		write(role+".pem", "CERTIFICATE", cert.Certificate[0])

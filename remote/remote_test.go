@@ -2,13 +2,7 @@ package remote_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -21,53 +15,31 @@ import (
 	"github.com/paddockhq/paddock/fake"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/paddockhq/paddock/remote"
+	"github.com/paddockhq/paddock/remote/remotetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // authority is a test certificate authority.
-type authority struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
+type authority struct{ *remotetest.Authority }
 
 func newAuthority(t *testing.T) authority {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	a, err := remotetest.NewAuthority("paddock test CA")
 	require.NoError(t, err)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "paddock test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	cert, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return authority{cert: cert, key: key, pool: pool}
+	return authority{a}
 }
 
 // node issues a certificate for 127.0.0.1, for server and client use.
 func (a authority) node(t *testing.T) tls.Certificate {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cert, err := a.Issue("127.0.0.1")
 	require.NoError(t, err)
-	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: "node"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage:    x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, &key.PublicKey, a.key)
-	require.NoError(t, err)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return cert
 }
 
 // mutual is the mutual TLS of a node with cert, trusting a.
-func (a authority) mutual(cert tls.Certificate) *tls.Config {
-	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: a.pool, ClientCAs: a.pool, ClientAuth: tls.RequireAndVerifyClientCert}
-}
+func (a authority) mutual(cert tls.Certificate) *tls.Config { return a.Mutual(cert) }
 
 // freeAddr is a loopback address nothing listens on.
 func freeAddr(t *testing.T) string {
@@ -179,7 +151,7 @@ func TestNodesAuthenticateEachOther(t *testing.T) {
 	rogueCA := newAuthority(t)
 	for name, tlsConfig := range map[string]*tls.Config{
 		"a certificate from another authority": rogueCA.mutual(rogueCA.node(t)),
-		"no certificate, trusting the server": {RootCAs: ca.pool, // it presents none when it dials
+		"no certificate, trusting the server": {RootCAs: ca.Pool, // it presents none when it dials
 			GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { // (hollywood listens with it too)
 				return rogueCA.mutual(rogueCA.node(t)), nil
 			}},

@@ -20,12 +20,12 @@ func TestTable(t *testing.T) {
 	table(&out, []perf.Figure{
 		{Name: "frames", Measured: "2.6M vs 10M frames/s", Value: 0.2578, Unit: "runtime/raw-send", Goal: ">= 0.2", Holds: true},
 		{Name: "stream", Measured: "900 vs 1200 MB/s", Value: 0.75, Unit: "runtime/direct", Goal: ">= 0.8"},
-		{Name: "remote", Skipped: "no remote layer yet"},
+		{Name: "docker", Skipped: "no engine answers"},
 	})
 	assert.Equal(t, `figure  measured              value                   goal    holds
 frames  2.6M vs 10M frames/s  0.258 runtime/raw-send  >= 0.2  yes
 stream  900 vs 1200 MB/s      0.75 runtime/direct     >= 0.8  NO
-remote  no remote layer yet                                   skipped
+docker  no engine answers                                     skipped
 `, out.String())
 }
 

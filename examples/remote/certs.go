@@ -7,88 +7,69 @@
 package remoteexample
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/paddockhq/paddock/remote/remotetest"
 )
 
 // The files of a certificates directory.
 const (
 	caFile   = "ca.pem"
-	caKey    = "ca.key"
 	certFile = "node.pem"
 	keyFile  = "node.key"
 )
 
 // EnsureCerts makes a throwaway authority and one node certificate for
-// hosts (IP addresses or names) in dir, unless dir already holds them.
-// Every node of the example uses the same certificate; real deployments
-// issue one per node from their own authority.
+// hosts (IP addresses or names) in dir, unless dir already holds ones
+// valid for another hour (they last a day). Every node of the example
+// uses the same certificate; real deployments issue one per node from
+// their own authority.
 func EnsureCerts(dir string, hosts ...string) error {
-	if _, err := os.Stat(filepath.Join(dir, certFile)); err == nil {
+	if fresh(filepath.Join(dir, certFile)) {
 		return nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	caPriv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := remotetest.NewAuthority("paddock example authority")
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "paddock example authority"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(30 * 24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caPriv.PublicKey, caPriv)
+	cert, err := ca.Issue(hosts...)
 	if err != nil {
 		return err
 	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return err
-	}
-	nodePriv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "paddock example node"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(30 * 24 * time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		}
-	}
-	nodeDER, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &nodePriv.PublicKey, caPriv)
+	key, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
 	if err != nil {
 		return err
 	}
 	write := func(name, typ string, der []byte) error {
 		return os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600)
 	}
-	caKeyDER, err := x509.MarshalPKCS8PrivateKey(caPriv)
+	return errors.Join(write(caFile, "CERTIFICATE", ca.Cert.Raw), write(keyFile, "PRIVATE KEY", key),
+		write(certFile, "CERTIFICATE", cert.Certificate[0]))
+}
+
+// fresh reports whether the certificate at path is valid for another
+// hour.
+func fresh(path string) bool {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return false
 	}
-	nodeKeyDER, err := x509.MarshalPKCS8PrivateKey(nodePriv)
-	if err != nil {
-		return err
+	block, _ := pem.Decode(b)
+	if block == nil {
+		return false
 	}
-	return errors.Join(write(caFile, "CERTIFICATE", caDER), write(caKey, "PRIVATE KEY", caKeyDER),
-		write(keyFile, "PRIVATE KEY", nodeKeyDER), write(certFile, "CERTIFICATE", nodeDER))
+	cert, err := x509.ParseCertificate(block.Bytes)
+	return err == nil && time.Now().Add(time.Hour).Before(cert.NotAfter)
 }
 
 // LoadTLS reads the mutual TLS of a node from dir.
