@@ -259,11 +259,7 @@ func (rt *Runtime) ListSessions(ctx context.Context, h paddock.Handle) ([]paddoc
 	if err != nil {
 		return nil, err
 	}
-	out := make([]paddock.Session, 0, len(r.GetSessions()))
-	for _, s := range r.GetSessions() {
-		out = append(out, wire.SessionFromMessage(s))
-	}
-	return out, nil
+	return wire.All(r.GetSessions(), wire.SessionFromMessage), nil
 }
 
 // TerminateSession stops one session, with the facade's order of checks;
@@ -317,11 +313,7 @@ func (rt *Runtime) ListCheckpoints(ctx context.Context, h paddock.Handle) ([]pad
 	if err != nil {
 		return nil, err
 	}
-	out := make([]paddock.Checkpoint, 0, len(r.GetCheckpoints()))
-	for _, c := range r.GetCheckpoints() {
-		out = append(out, wire.CheckpointFromMessage(c))
-	}
-	return out, nil
+	return wire.All(r.GetCheckpoints(), wire.CheckpointFromMessage), nil
 }
 
 // ListDir lists a directory of the sandbox.
@@ -330,11 +322,7 @@ func (rt *Runtime) ListDir(ctx context.Context, h paddock.Handle, path string) (
 	if err != nil {
 		return nil, err
 	}
-	out := make([]paddock.FileInfo, len(r.GetEntries()))
-	for i, e := range r.GetEntries() {
-		out[i] = wire.FileInfoFromMessage(e)
-	}
-	return out, nil
+	return wire.All(r.GetEntries(), wire.FileInfoFromMessage), nil
 }
 
 // Stat describes one file of the sandbox.

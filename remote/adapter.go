@@ -327,11 +327,7 @@ func (a *Adapter) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock
 	if err != nil {
 		return nil, err
 	}
-	out := make([]paddock.Session, len(r.GetSessions()))
-	for i, s := range r.GetSessions() {
-		out[i] = wire.SessionFromMessage(s)
-	}
-	return out, nil
+	return wire.All(r.GetSessions(), wire.SessionFromMessage), nil
 }
 
 func (a *Adapter) TerminateSession(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.TerminateOpts) error {
@@ -371,11 +367,7 @@ func (a *Adapter) ListCheckpoints(ctx context.Context, h paddock.Handle) ([]padd
 	if err != nil {
 		return nil, err
 	}
-	out := make([]paddock.Checkpoint, len(r.GetCheckpoints()))
-	for i, c := range r.GetCheckpoints() {
-		out[i] = wire.CheckpointFromMessage(c)
-	}
-	return out, nil
+	return wire.All(r.GetCheckpoints(), wire.CheckpointFromMessage), nil
 }
 
 func (a *Adapter) ListDir(ctx context.Context, h paddock.Handle, path string) ([]paddock.FileInfo, error) {
@@ -383,11 +375,7 @@ func (a *Adapter) ListDir(ctx context.Context, h paddock.Handle, path string) ([
 	if err != nil {
 		return nil, err
 	}
-	out := make([]paddock.FileInfo, len(r.GetEntries()))
-	for i, e := range r.GetEntries() {
-		out[i] = wire.FileInfoFromMessage(e)
-	}
-	return out, nil
+	return wire.All(r.GetEntries(), wire.FileInfoFromMessage), nil
 }
 
 func (a *Adapter) Stat(ctx context.Context, h paddock.Handle, path string) (paddock.FileInfo, error) {

@@ -177,6 +177,15 @@ func bareErrorOf(f *messages.Failure) error {
 	return errors.New(f.Message)
 }
 
+// All decodes every message of ms with decode, in order (never nil).
+func All[M, T any](ms []M, decode func(M) T) []T {
+	out := make([]T, len(ms))
+	for i, m := range ms {
+		out[i] = decode(m)
+	}
+	return out
+}
+
 // HandleMessage encodes h without its private state.
 func HandleMessage(h paddock.Handle) *messages.Handle {
 	return &messages.Handle{Provider: string(h.Provider), Name: h.Name, InstanceId: h.InstanceID}
