@@ -61,22 +61,7 @@ func newPair(t *testing.T, lease time.Duration, tweaks ...func(*actors.Config)) 
 	t.Helper()
 	ca := newAuthority(t)
 	p := &pair{serving: startNode(t, ca.mutual(ca.node(t))), driving: startNode(t, ca.mutual(ca.node(t)))}
-	p.fake = fake.New()
-	p.metrics = prometheus.NewRegistry()
-	cfg := actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: p.fake}, Engine: p.serving.Engine,
-		ReapInterval: -1, Lease: -1, RemoteLease: lease, Metrics: p.metrics}
-	for _, tweak := range tweaks {
-		tweak(&cfg)
-	}
-	rt, err := actors.Start(cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, rt.Shutdown(ctx))
-		p.fake.Reset()
-	})
-	p.rt = rt
+	p.serve(t, lease, tweaks...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	a, err := remote.NewAdapter(ctx, p.driving, remote.AdapterConfig{Peer: p.serving.Addr(), Provider: paddock.ProviderFake, Lease: lease})
@@ -84,6 +69,17 @@ func newPair(t *testing.T, lease time.Duration, tweaks ...func(*actors.Config)) 
 	t.Cleanup(a.Close)
 	p.adapter = a
 	return p
+}
+
+// serve starts the serving runtime over a fresh fake, with metrics.
+func (p *pair) serve(t *testing.T, lease time.Duration, tweaks ...func(*actors.Config)) {
+	t.Helper()
+	p.fake = fake.New()
+	t.Cleanup(p.fake.Reset) // after the runtime's shutdown
+	p.metrics = prometheus.NewRegistry()
+	p.rt = startRuntime(t, p.serving.Engine, paddock.ProviderFake, p.fake, append([]func(*actors.Config){func(c *actors.Config) {
+		c.RemoteLease, c.Metrics = lease, p.metrics
+	}}, tweaks...)...)
 }
 
 // The remote adapter keeps the contract: the conformance suite against
@@ -97,29 +93,14 @@ func TestConformanceAcrossNodes(t *testing.T) {
 func TestConformanceAcrossNodesThroughTheRuntime(t *testing.T) {
 	t.Parallel()
 	p := newPair(t, 0)
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: p.adapter}, Engine: p.driving.Engine,
-		ReapInterval: -1, Lease: -1})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, rt.Shutdown(ctx))
-	})
+	rt := p.driveRuntime(t)
 	conformance.RunRuntime(t, rt, paddock.ProviderFake, conformance.Config{Fixtures: conformance.FakeFixtures()})
 }
 
 // driveRuntime starts a runtime on p's driving node over its adapter.
 func (p *pair) driveRuntime(t *testing.T) *actors.Runtime {
 	t.Helper()
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: p.adapter}, Engine: p.driving.Engine,
-		ReapInterval: -1, Lease: -1})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, rt.Shutdown(ctx))
-	})
-	return rt
+	return startRuntime(t, p.driving.Engine, paddock.ProviderFake, p.adapter)
 }
 
 // collect reads a stream's frames to the end: stdout and stderr, and the

@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"bytes"
+	"crypto/tls"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,8 @@ import (
 	"github.com/paddockhq/paddock/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+	"storj.io/drpc/drpcconn"
 )
 
 // counter is an owner actor that counts what it receives and credits
@@ -153,4 +156,50 @@ func TestRoguePeerReceivesNoFrame(t *testing.T) {
 	require.Eventually(t, func() bool { return p.serving.Dropped() > before }, 30*time.Second, 5*time.Millisecond,
 		"the serving node could not deliver to the rogue peer")
 	assert.Zero(t, received.Load(), "no frame reached it")
+}
+
+// A peer's batch is checked message by message: what is not a message of
+// package messages, does not decode, or points outside its batch is
+// refused and counted; the rest of the batch, and the connection, live.
+func TestPeersMessagesAreChecked(t *testing.T) {
+	t.Parallel()
+	ca := newAuthority(t)
+	serving := startNode(t, ca.mutual(ca.node(t)))
+	var got atomic.Int32
+	target := serving.Engine.SpawnFunc(func(c *actor.Context) {
+		if _, ok := c.Message().(*messages.GetRequest); ok {
+			got.Add(1)
+		}
+	}, "target")
+	t.Cleanup(func() { <-serving.Engine.Poison(target).Done() })
+
+	conf := ca.mutual(ca.node(t))
+	raw, err := tls.Dial("tcp", serving.Addr(), conf)
+	require.NoError(t, err)
+	dc := drpcconn.New(raw)
+	t.Cleanup(func() { _ = dc.Close() })
+	stream, err := hremote.NewDRPCRemoteClient(dc).Receive(ctx)
+	require.NoError(t, err)
+	good, err := proto.Marshal(&messages.GetRequest{Id: "g"})
+	require.NoError(t, err)
+	pid, err := proto.Marshal(&actor.PID{Address: "x", ID: "y"})
+	require.NoError(t, err)
+	before := serving.Refused()
+	send := func() {
+		require.NoError(t, stream.Send(&hremote.Envelope{
+			TypeNames: []string{"paddock.messages.v1.GetRequest", "actor.PID"},
+			Targets:   []*actor.PID{target},
+			Messages: []*hremote.Message{
+				{Data: pid, TypeNameIndex: 1},                  // another package's message
+				{Data: []byte{0xff, 0xff, 0xff}},               // undecodable
+				{Data: good, TargetIndex: 5},                   // no such target
+				{Data: good, TypeNameIndex: 7},                 // no such type
+				{Data: good, TypeNameIndex: 0, TargetIndex: 0}, // delivered
+			},
+		}))
+	}
+	send()
+	send() // the connection lives on
+	require.Eventually(t, func() bool { return got.Load() == 2 }, 30*time.Second, 5*time.Millisecond, "the good messages arrive")
+	require.Eventually(t, func() bool { return serving.Refused() == before+8 }, 30*time.Second, 5*time.Millisecond)
 }

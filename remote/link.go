@@ -20,9 +20,10 @@ import (
 )
 
 // The outbound path of a node: one link per peer address, each a bounded
-// queue drained by one goroutine into batches of at most BatchBytes on one
-// mutual-TLS connection, in hollywood's wire format (its listener reads
-// them). It replaces hollywood's own writer, which batches without a byte
+// queue drained by one goroutine into batches of at most MaxMessage bytes
+// on one mutual-TLS connection, in hollywood's wire format (a peer's
+// listener, ours or hollywood's, reads them). It replaces hollywood's own
+// writer, which batches without a byte
 // bound (a burst over the reader's limit resets the connection and is
 // lost whole), dials inside its router actor (a dead peer stalls every
 // other peer for seconds) and crashes the router when a TLS dial fails.
@@ -53,18 +54,23 @@ type link struct {
 	downTil time.Time // after a failed dial: drop until then
 	cur     *conn     // the connection in use, for Stop to cut
 	wake    chan struct{}
-	done    chan struct{}
 }
 
-// outbound is the node's Remoter: hollywood's listener, our writers.
+// outbound is the node as hollywood's engine sees its remote: our
+// listener and our links, in hollywood's wire format.
 type outbound struct {
 	n *Node
 }
 
-func (o outbound) Address() string                                 { return o.n.hr.Address() }
-func (o outbound) Start(e *actor.Engine) error                     { return o.n.hr.Start(e) }
-func (o outbound) Stop() *sync.WaitGroup                           { return o.n.hr.Stop() }
+func (o outbound) Address() string                                 { return o.n.cfg.Addr }
+func (o outbound) Start(e *actor.Engine) error                     { return o.n.listen(e) }
 func (o outbound) Send(pid *actor.PID, msg any, sender *actor.PID) { o.n.send(pid, msg, sender) }
+
+// Stop stops the node; the engine never calls it (Node.Stop does).
+func (o outbound) Stop() *sync.WaitGroup {
+	o.n.Stop()
+	return &sync.WaitGroup{}
+}
 
 // send queues msg for pid's node: a value that may not cross is dropped
 // and logged (never a crash), a reply over the message limit becomes its
@@ -123,7 +129,7 @@ func (n *Node) linkTo(addr string) *link {
 	defer n.mu.Unlock()
 	l, ok := n.links[addr]
 	if !ok {
-		l = &link{n: n, addr: addr, wake: make(chan struct{}, 1), done: make(chan struct{})}
+		l = &link{n: n, addr: addr, wake: make(chan struct{}, 1)}
 		n.links[addr] = l
 		n.wg.Add(1)
 		go l.run()

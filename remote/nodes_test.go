@@ -28,7 +28,6 @@ import (
 	"github.com/paddockhq/paddock/fake"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/paddockhq/paddock/remote"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -114,20 +113,27 @@ func nodeTLS(role string) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}, nil
 }
 
+// roleNode starts the node of role at addrEnv, with its certificate, and
+// reads the remote lease.
+func roleNode(role string) (*remote.Node, time.Duration, error) {
+	tlsConfig, err := nodeTLS(role)
+	if err != nil {
+		return nil, 0, err
+	}
+	lease, err := time.ParseDuration(os.Getenv(leaseEnv))
+	if err != nil {
+		return nil, 0, err
+	}
+	n, err := remote.Start(remote.Config{Addr: os.Getenv(addrEnv), TLS: tlsConfig})
+	return n, lease, err
+}
+
 // serveRole serves a runtime over the local adapter or the fake, says
 // "ready", and drops the given percentage of its batches after each line
 // "drop <percent>" on stdin, until stdin closes; then it reports
 // "batches <n> dropped <m>" and stops.
 func serveRole() error {
-	tlsConfig, err := nodeTLS("serve")
-	if err != nil {
-		return err
-	}
-	lease, err := time.ParseDuration(os.Getenv(leaseEnv))
-	if err != nil {
-		return err
-	}
-	n, err := remote.Start(remote.Config{Addr: os.Getenv(addrEnv), TLS: tlsConfig})
+	n, lease, err := roleNode("serve")
 	if err != nil {
 		return err
 	}
@@ -184,15 +190,7 @@ func serveRole() error {
 // prints "hello" and stays, says "spawned <session>" once the first frame
 // arrived, and waits to be killed.
 func ownRole() error {
-	tlsConfig, err := nodeTLS("own")
-	if err != nil {
-		return err
-	}
-	lease, err := time.ParseDuration(os.Getenv(leaseEnv))
-	if err != nil {
-		return err
-	}
-	n, err := remote.Start(remote.Config{Addr: os.Getenv(addrEnv), TLS: tlsConfig})
+	n, lease, err := roleNode("own")
 	if err != nil {
 		return err
 	}
@@ -289,14 +287,7 @@ func drivingRuntime(t *testing.T, ca authority, peer string, provider paddock.Pr
 	a, err := remote.NewAdapter(ctx, n, remote.AdapterConfig{Peer: peer, Provider: provider, Lease: lease})
 	require.NoError(t, err)
 	t.Cleanup(a.Close)
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{provider: a}, Engine: n.Engine, ReapInterval: -1, Lease: -1})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, rt.Shutdown(ctx))
-	})
-	return rt
+	return startRuntime(t, n.Engine, provider, a)
 }
 
 // 10,000 frames of 32 KiB from a command on a node in another process
@@ -382,17 +373,9 @@ func TestAcrossProcessesOwnerKilled(t *testing.T) {
 	const lease = 3 * time.Second
 	ca := newAuthority(t)
 	serving := startNode(t, ca.mutual(ca.node(t)))
-	p := &pair{serving: serving, fake: fake.New()}
-	p.metrics = prometheus.NewRegistry()
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: p.fake}, Engine: serving.Engine,
-		ReapInterval: -1, Lease: -1, RemoteLease: lease, Metrics: p.metrics})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, rt.Shutdown(ctx))
-		p.fake.Reset()
-	})
+	p := &pair{serving: serving}
+	p.serve(t, lease)
+	rt := p.rt
 	// The owner's certificate is the authority's too; it lives in files.
 	certs := writeCerts(t, ca, "own")
 	owner, line := startChild(t, "own", addrEnv+"="+freeAddr(t), peerEnv+"="+serving.Addr(), certsEnv+"="+certs, leaseEnv+"="+lease.String())

@@ -1,14 +1,15 @@
 // Package remote puts a Paddock runtime's engine on the network, for
-// owners and runtimes on other machines, over hollywood's remote layer
-// (docs/contract.md#remote). Two rules hold on every node: peers
+// owners and runtimes on other machines, speaking hollywood's remote wire
+// protocol (its drpc service and batches) through a listener and links of
+// its own (docs/contract.md#remote). Two rules hold on every node: peers
 // authenticate each other with mutual TLS (a node without a certificate
 // from the configured authority can neither send a request nor receive a
-// frame), and only messages of package messages cross the wire (anything
-// else is refused before it reaches the remote layer, which would crash
-// the process on it).
+// frame), and only messages of package messages cross the wire, either
+// way. Adapter drives another node's sandboxes with exact streams.
 package remote
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"net"
@@ -64,8 +65,7 @@ type Config struct {
 	// and counted.
 	QueueBytes int
 	// Logger receives the node's warnings (a dropped message, a lost
-	// connection); the zero Logger is silent. hollywood's listener logs
-	// through log/slog.
+	// connection, a peer's message refused); the zero Logger is silent.
 	Logger zerolog.Logger
 }
 
@@ -124,12 +124,15 @@ type Node struct {
 
 	cfg      Config
 	tls      *tls.Config
-	hr       *hremote.Remote
 	log      zerolog.Logger
-	dropped  atomic.Uint64
+	dropped  atomic.Uint64 // messages this node could not send
+	refused  atomic.Uint64 // messages peers sent that were not delivered
 	stopping chan struct{}
 	stopOnce sync.Once
-	wg       sync.WaitGroup
+	wg       sync.WaitGroup // the links
+
+	stopListening context.CancelFunc
+	listening     sync.WaitGroup
 
 	mu    sync.Mutex
 	links map[string]*link
@@ -149,7 +152,6 @@ func Start(cfg Config) (*Node, error) {
 		tlsConfig.MinVersion = tls.VersionTLS13
 	}
 	n := &Node{cfg: cfg, tls: tlsConfig, log: cfg.Logger, stopping: make(chan struct{}), links: map[string]*link{}}
-	n.hr = hremote.New(cfg.Addr, hremote.NewConfig().WithTLS(tlsConfig).WithBufferSize(cfg.BufferSize))
 	e, err := actor.NewEngine(actor.NewEngineConfig().WithRemote(outbound{n}))
 	if err != nil {
 		return nil, &paddock.UnavailableError{Detail: "remote: starting the engine: " + err.Error()}
@@ -159,17 +161,24 @@ func Start(cfg Config) (*Node, error) {
 }
 
 // Addr is the address peers reach the node at.
-func (n *Node) Addr() string { return n.hr.Address() }
+func (n *Node) Addr() string { return n.cfg.Addr }
 
 // Dropped counts the messages this node could not send: to an unreachable
 // peer, over a full queue, lost with a connection, or refused outright.
 func (n *Node) Dropped() uint64 { return n.dropped.Load() }
 
+// Refused counts the messages peers sent this node that it did not
+// deliver: not of package messages, undecodable, or malformed batches.
+func (n *Node) Refused() uint64 { return n.refused.Load() }
+
 // Stop stops listening and sending and waits until both are gone. Shut
 // the runtime on the node down first. It is idempotent.
 func (n *Node) Stop() {
 	n.stopOnce.Do(func() {
-		n.hr.Stop().Wait()
+		if n.stopListening != nil {
+			n.stopListening()
+			n.listening.Wait()
+		}
 		close(n.stopping)
 		n.mu.Lock()
 		for _, l := range n.links {

@@ -59,18 +59,30 @@ func startNode(t *testing.T, tlsConfig *tls.Config) *remote.Node {
 	return n
 }
 
-// serve runs a runtime over the fake on n, and returns the fake.
-func serve(t *testing.T, n *remote.Node) (*actors.Runtime, *fake.Adapter) {
+// startRuntime starts a runtime on e over provider p's adapter a, without
+// reaps or leases, shut down when the test ends; tweaks change its
+// configuration.
+func startRuntime(t *testing.T, e *actor.Engine, p paddock.Provider, a paddock.Adapter, tweaks ...func(*actors.Config)) *actors.Runtime {
 	t.Helper()
-	f := fake.New()
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: f}, Engine: n.Engine, ReapInterval: -1, Lease: -1})
+	cfg := actors.Config{Adapters: paddock.Registry{p: a}, Engine: e, ReapInterval: -1, Lease: -1}
+	for _, tweak := range tweaks {
+		tweak(&cfg)
+	}
+	rt, err := actors.Start(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		require.NoError(t, rt.Shutdown(ctx))
 	})
-	return rt, f
+	return rt
+}
+
+// serve runs a runtime over the fake on n, and returns the fake.
+func serve(t *testing.T, n *remote.Node) (*actors.Runtime, *fake.Adapter) {
+	t.Helper()
+	f := fake.New()
+	return startRuntime(t, n.Engine, paddock.ProviderFake, f), f
 }
 
 func TestConfigRefusesAnythingButMutualTLS(t *testing.T) {
