@@ -39,7 +39,8 @@ type AdapterConfig struct {
 	Provider paddock.Provider
 	// Timeout bounds a request whose context has no deadline; 0 =
 	// DefaultTimeout. A request whose reply the link lost fails with
-	// unavailable when it elapses.
+	// unavailable when it elapses. An exec with a timeout of its own waits
+	// that much longer; one without is bounded by Timeout alone.
 	Timeout time.Duration
 	// Lease is the serving runtime's RemoteLease: a subscription credits
 	// its command at least every fifth of it, and reports
