@@ -176,7 +176,7 @@ func (a *commandActor) checkOwner(c *actor.Context) {
 		return
 	}
 	if a.ticks++; a.ticks%beatEvery == 0 {
-		c.Send(a.out.owner, &messages.Beat{Ref: string(a.ref), LastSeq: a.out.lastSent.Load()})
+		a.out.beat(string(a.ref))
 	}
 }
 
@@ -229,6 +229,10 @@ const drainGrace = 50 * time.Millisecond
 func (a *commandActor) startReader(e *actor.Engine) {
 	st, ctx, permits, self, ref, out, meter := a.stream, a.ctx, a.permits, a.self, string(a.ref), a.out, a.meter
 	report, skip, remote := a.violation, a.skip, a.remote
+	var stalled func() // a remote owner hears at once that the command waits for its credit
+	if remote != nil {
+		stalled = func() { out.beat(ref) }
+	}
 	a.rt.goTracked("reading the stream of "+ref, func() {
 		defer meter.Flush()
 		defer closeQuietly(st)
@@ -241,7 +245,7 @@ func (a *commandActor) startReader(e *actor.Engine) {
 			}
 		}()
 		for {
-			if !awaitPermit(ctx, permits, meter) {
+			if !awaitPermit(ctx, permits, meter, stalled) {
 				return
 			}
 			ev, err := st.Next(ctx)
@@ -264,7 +268,7 @@ func (a *commandActor) startReader(e *actor.Engine) {
 					continue
 				}
 				for _, ev := range parts {
-					if remote != nil && !ev.Kind.Terminal() && !remote.take(ctx, len(ev.Data), meter) {
+					if remote != nil && !ev.Kind.Terminal() && !remote.take(ctx, len(ev.Data), meter, stalled) {
 						return
 					}
 					terminal = out.emit(func(g *supervisor.Guard) messages.Frame {
@@ -293,12 +297,16 @@ func (a *commandActor) startReader(e *actor.Engine) {
 }
 
 // awaitPermit takes one read permit, counting the command as waiting for
-// credit while it has none; false when ctx ended first.
-func awaitPermit(ctx context.Context, permits chan struct{}, meter *telemetry.Stream) bool {
+// credit while it has none (and calling stalled, when not nil, before it
+// waits); false when ctx ended first.
+func awaitPermit(ctx context.Context, permits chan struct{}, meter *telemetry.Stream, stalled func()) bool {
 	select {
 	case <-permits:
 		return true
 	default:
+	}
+	if stalled != nil {
+		stalled()
 	}
 	meter.Waiting(true)
 	defer meter.Waiting(false)

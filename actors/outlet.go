@@ -51,6 +51,18 @@ func (o *outlet) emit(frame func(*supervisor.Guard) messages.Frame) (terminal bo
 	return messages.IsTerminal(f)
 }
 
+// beat tells a remote owner the last frame sent: a Beat leaves after
+// every frame sent before it. Nothing leaves after a detach or the
+// terminal frame.
+func (o *outlet) beat(ref string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.detached || o.guard.Done() {
+		return
+	}
+	o.engine.SendWithSender(o.owner, &messages.Beat{Ref: ref, LastSeq: o.lastSent.Load()}, o.self)
+}
+
 // ended reports whether the terminal frame was sent.
 func (o *outlet) ended() bool {
 	o.mu.Lock()

@@ -110,10 +110,11 @@ func newRemoteOwner(rt *Runtime, owner *actor.PID) *remoteOwner {
 }
 
 // take waits for n bytes of the link's window for a frame about to be
-// sent (counted as waiting for credit meanwhile), and records it as
-// uncredited.
-func (r *remoteOwner) take(ctx context.Context, n int, meter *telemetry.Stream) bool {
+// sent (calling stalled first, and counted as waiting for credit
+// meanwhile), and records it as uncredited.
+func (r *remoteOwner) take(ctx context.Context, n int, meter *telemetry.Stream, stalled func()) bool {
 	if !r.link.tryTake(n) {
+		stalled()
 		meter.Waiting(true)
 		ok := r.link.take(ctx, n)
 		meter.Waiting(false)

@@ -181,7 +181,7 @@ func TestLostBatchesAreReplayed(t *testing.T) {
 // Error{node_lost}, within the lease.
 func TestSilentServingNodeIsLost(t *testing.T) {
 	t.Parallel()
-	lease := 2 * time.Second
+	lease := 3 * time.Second
 	p := newPair(t, lease)
 	rt := p.driveRuntime(t)
 	h, err := rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
@@ -210,7 +210,7 @@ func TestSilentServingNodeIsLost(t *testing.T) {
 // within the lease; the commands keep running and stay attachable.
 func TestSilentOwnerNodeIsDetached(t *testing.T) {
 	t.Parallel()
-	lease := 2 * time.Second
+	lease := 3 * time.Second
 	p := newPair(t, lease)
 	rt := p.driveRuntime(t)
 	h, err := rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})

@@ -129,7 +129,7 @@ func roleNode(role string) (*remote.Node, time.Duration, error) {
 }
 
 // serveRole serves a runtime over the local adapter or the fake, says
-// "ready", and drops the given percentage of its batches after each line
+// "ready", and drops percent of every hundred of its batches after a line
 // "drop <percent>" on stdin, until stdin closes; then it reports
 // "batches <n> dropped <m>" and stops.
 func serveRole() error {
@@ -168,13 +168,22 @@ func serveRole() error {
 		if _, err := fmt.Sscanf(in.Text(), "drop %d", &percent); err != nil {
 			return err
 		}
+		// Exactly percent of every 100 batches, at random places in each
+		// hundred: losses wherever they fall, and always some.
 		var mu sync.Mutex
 		rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+		var doomed map[int]bool
 		remote.SetFaults(n, func(*hremote.Envelope) bool {
-			batches.Add(1)
+			i := int(batches.Add(1) - 1)
 			mu.Lock()
 			defer mu.Unlock()
-			if rnd.IntN(100) < percent {
+			if i%100 == 0 {
+				doomed = map[int]bool{}
+				for _, j := range rnd.Perm(100)[:percent] {
+					doomed[j] = true
+				}
+			}
+			if doomed[i%100] {
 				dropped.Add(1)
 				return true
 			}
