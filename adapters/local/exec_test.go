@@ -94,7 +94,10 @@ func TestExecOutputCapBoundsMemory(t *testing.T) {
 	require.ErrorIs(t, err, paddock.ErrExecOutputLimit)
 	growth := int64(peak()) - int64(base)
 	t.Logf("exec of 200 MB under a %d MiB cap: heap peak %.1f MiB above the base", paddock.DefaultExecMaxOutput>>20, float64(growth)/(1<<20))
-	assert.Less(t, growth, int64(paddock.DefaultExecMaxOutput+8<<20))
+	// The heap's peak counts garbage not yet collected (the chunks read
+	// on the way), so the constant is 16 MiB: CI once saw 72.1 MiB above
+	// the base; an unbounded exec would show 200.
+	assert.Less(t, growth, int64(paddock.DefaultExecMaxOutput+16<<20))
 }
 
 func heapObjects() uint64 {
