@@ -183,7 +183,9 @@ func call[R failing](ctx context.Context, a *Adapter, q proto.Message) (R, error
 		}
 		return r, errorOf(r.GetFailure())
 	case <-ctx.Done():
-		return zero, &paddock.UnavailableError{Detail: "remote: no reply from " + a.cfg.Peer + ": " + ctx.Err().Error()}
+		// unavailable, and the context's end too: a caller that ended it
+		// itself can tell
+		return zero, fmt.Errorf("%w: %w", &paddock.UnavailableError{Detail: "remote: no reply from " + a.cfg.Peer}, ctx.Err())
 	}
 }
 

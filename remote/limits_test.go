@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"strings"
 	"sync"
@@ -202,4 +203,34 @@ func TestPeersMessagesAreChecked(t *testing.T) {
 	send() // the connection lives on
 	require.Eventually(t, func() bool { return got.Load() == 2 }, 30*time.Second, 5*time.Millisecond, "the good messages arrive")
 	require.Eventually(t, func() bool { return serving.Refused() == before+8 }, 30*time.Second, 5*time.Millisecond)
+}
+
+// A request whose reply does not come is unavailable (or, for stdin,
+// write_failed) and says its context ended, so a runtime that ended it
+// itself (a command's exit cancels its stdin writes) can tell.
+func TestUnansweredRequestsSayTheirContextEnded(t *testing.T) {
+	t.Parallel()
+	p := newPair(t, 0)
+	h, err := p.adapter.Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	s, err := p.adapter.Spawn(ctx, h, paddock.NewCmd("emit", "out:hi", "stay"), paddock.SpawnOpts{Stdin: true, Detachable: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	remote.SetFaults(p.serving, func(*hremote.Envelope) bool { return true })
+	t.Cleanup(func() { remote.SetFaults(p.serving, nil) })
+
+	short := func() context.Context {
+		c, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		t.Cleanup(cancel)
+		return c
+	}
+	err = s.CloseStdin(short())
+	require.ErrorIs(t, err, paddock.ErrWriteFailed)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	err = s.WriteStdin(short(), []byte("x"))
+	require.ErrorIs(t, err, paddock.ErrWriteFailed)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	_, err = p.adapter.Get(short(), h)
+	require.ErrorIs(t, err, paddock.ErrUnavailable)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
 }

@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -58,7 +59,7 @@ func (a *Adapter) open(ctx context.Context, req proto.Message, h *messages.Handl
 		return s, nil
 	case <-ctx.Done():
 		a.n.Engine.Send(s.pid, closeProxy{})
-		return nil, &paddock.UnavailableError{Detail: "remote: no reply from " + a.cfg.Peer + ": " + ctx.Err().Error()}
+		return nil, fmt.Errorf("%w: %w", &paddock.UnavailableError{Detail: "remote: no reply from " + a.cfg.Peer}, ctx.Err())
 	}
 }
 
@@ -447,7 +448,7 @@ func (s *proxyStream) current(ctx context.Context) (string, error) {
 		select {
 		case <-set:
 		case <-ctx.Done():
-			return "", &paddock.WriteFailedError{Detail: "remote: re-attaching: " + ctx.Err().Error()}
+			return "", fmt.Errorf("%w: %w", &paddock.WriteFailedError{Detail: "remote: re-attaching"}, ctx.Err())
 		}
 	}
 }
@@ -460,9 +461,12 @@ func stdinCall[R failing](ctx context.Context, s *proxyStream, q func(*messages.
 		return err
 	}
 	_, err = call[R](ctx, s.a, q(&messages.CommandRef{Provider: string(s.a.cfg.Provider), Ref: ref}))
-	if err == nil || errors.Is(err, paddock.ErrCommandExited) || errors.Is(err, paddock.ErrWriteFailed) ||
-		errors.Is(err, paddock.ErrInvalid) || errors.Is(err, paddock.ErrNotSupported) {
+	switch {
+	case err == nil || errors.Is(err, paddock.ErrCommandExited) || errors.Is(err, paddock.ErrWriteFailed) ||
+		errors.Is(err, paddock.ErrInvalid) || errors.Is(err, paddock.ErrNotSupported):
 		return err
+	case ctx.Err() != nil: // ended by the caller (the runtime ends it when the command exits)
+		return fmt.Errorf("%w: %w", &paddock.WriteFailedError{Detail: "remote: no reply from " + s.a.cfg.Peer}, ctx.Err())
 	}
 	return &paddock.WriteFailedError{Detail: err.Error()}
 }
