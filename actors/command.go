@@ -239,6 +239,7 @@ func (a *commandActor) startReader(e *actor.Engine) {
 		if remote != nil {
 			defer remote.release() // after the last take
 		}
+		var parts []paddock.Event // each read's frames, reused
 		defer func() {
 			if v := recover(); v != nil {
 				e.Send(self, readerPanic{v})
@@ -262,7 +263,7 @@ func (a *commandActor) startReader(e *actor.Engine) {
 					return f
 				})
 			} else {
-				parts := pieces(ev, &skip, remote != nil)
+				parts = pieces(parts[:0], ev, &skip, remote != nil)
 				if len(parts) == 0 { // all of it skipped: the read is free
 					refund(permits)
 					continue

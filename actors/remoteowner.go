@@ -169,10 +169,12 @@ type remoteTick struct{}
 // beatEvery is how many ticks pass between beats; a lease has 10 ticks.
 const beatEvery = 2
 
-// pieces is ev as its owner gets it: the first skip bytes of each stream
-// left out (an attach asked for that), and, for an owner on another node,
-// cut into frames of at most RemoteFrameMax bytes. Other events pass whole.
-func pieces(ev paddock.Event, skip *[2]uint64, remote bool) []paddock.Event {
+// pieces appends to out ev as its owner gets it: the first skip bytes of
+// each stream left out (an attach asked for that), and, for an owner on
+// another node, cut into frames of at most RemoteFrameMax bytes. Other
+// events pass whole. The reader reuses out, so the hot path allocates
+// nothing.
+func pieces(out []paddock.Event, ev paddock.Event, skip *[2]uint64, remote bool) []paddock.Event {
 	i := -1
 	switch ev.Kind {
 	case paddock.EventStdout:
@@ -181,7 +183,7 @@ func pieces(ev paddock.Event, skip *[2]uint64, remote bool) []paddock.Event {
 		i = 1
 	}
 	if i < 0 {
-		return []paddock.Event{ev}
+		return append(out, ev)
 	}
 	data := ev.Data
 	if s := skip[i]; s > 0 {
@@ -189,13 +191,12 @@ func pieces(ev paddock.Event, skip *[2]uint64, remote bool) []paddock.Event {
 		skip[i] -= n
 		data = data[n:]
 		if len(data) == 0 {
-			return nil
+			return out
 		}
 	}
 	if !remote || len(data) <= RemoteFrameMax {
-		return []paddock.Event{{Kind: ev.Kind, Data: data}}
+		return append(out, paddock.Event{Kind: ev.Kind, Data: data})
 	}
-	out := make([]paddock.Event, 0, (len(data)+RemoteFrameMax-1)/RemoteFrameMax)
 	for len(data) > 0 {
 		n := min(len(data), RemoteFrameMax)
 		out = append(out, paddock.Event{Kind: ev.Kind, Data: data[:n:n]})
