@@ -202,7 +202,7 @@ func (l *link) run() {
 	defer func() { l.use(nil); c.close() }()
 	for {
 		select {
-		case <-l.n.stopping:
+		case <-l.n.life.Done():
 			return
 		case <-l.wake:
 		}
@@ -263,17 +263,10 @@ type conn struct {
 }
 
 // dial connects to the peer with the node's mutual TLS, bounded by
-// DialTimeout.
+// dialTimeout and by the node's stop.
 func (l *link) dial() (*conn, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	ctx, cancel := context.WithTimeout(l.n.life, dialTimeout)
 	defer cancel()
-	go func() {
-		select {
-		case <-l.n.stopping:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	d := tls.Dialer{Config: l.n.tls}
 	raw, err := d.DialContext(ctx, "tcp", l.addr)
 	if err != nil {

@@ -125,9 +125,10 @@ type Node struct {
 	cfg      Config
 	tls      *tls.Config
 	log      zerolog.Logger
-	dropped  atomic.Uint64 // messages this node could not send
-	refused  atomic.Uint64 // messages peers sent that were not delivered
-	stopping chan struct{}
+	dropped  atomic.Uint64   // messages this node could not send
+	refused  atomic.Uint64   // messages peers sent that were not delivered
+	life     context.Context // ends when the node stops
+	stop     context.CancelFunc
 	stopOnce sync.Once
 	wg       sync.WaitGroup // the links
 
@@ -151,9 +152,11 @@ func Start(cfg Config) (*Node, error) {
 	if tlsConfig.MinVersion < tls.VersionTLS13 {
 		tlsConfig.MinVersion = tls.VersionTLS13
 	}
-	n := &Node{cfg: cfg, tls: tlsConfig, log: cfg.Logger, stopping: make(chan struct{}), links: map[string]*link{}}
+	n := &Node{cfg: cfg, tls: tlsConfig, log: cfg.Logger, links: map[string]*link{}}
+	n.life, n.stop = context.WithCancel(context.Background())
 	e, err := actor.NewEngine(actor.NewEngineConfig().WithRemote(outbound{n}))
 	if err != nil {
+		n.stop()
 		return nil, &paddock.UnavailableError{Detail: "remote: starting the engine: " + err.Error()}
 	}
 	n.Engine = e
@@ -179,7 +182,7 @@ func (n *Node) Stop() {
 			n.stopListening()
 			n.listening.Wait()
 		}
-		close(n.stopping)
+		n.stop()
 		n.mu.Lock()
 		for _, l := range n.links {
 			l.cut()

@@ -139,7 +139,7 @@ func (p *proxy) Receive(c *actor.Context) {
 		if p.ref != "" && p.state != done {
 			p.stop(c, p.ref)
 		}
-		p.finish(c, errors.New("closed"))
+		p.finish(c)
 	}
 }
 
@@ -316,11 +316,11 @@ func (p *proxy) end(c *actor.Context, err error) {
 	} else if p.state != done {
 		p.s.push(paddock.Failed(err), p.ref)
 	}
-	p.finish(c, err)
+	p.finish(c)
 }
 
 // finish stops the proxy.
-func (p *proxy) finish(c *actor.Context, _ error) {
+func (p *proxy) finish(c *actor.Context) {
 	p.state = done
 	p.s.setRef("")
 	c.Engine().Poison(p.self)
