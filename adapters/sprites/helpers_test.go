@@ -35,8 +35,12 @@ func newAdapter(t testing.TB, srv *spritestest.Server, edit ...func(*sprites.Con
 // withCheckpoints turns checkpoint creation on.
 func withCheckpoints(c *sprites.Config) { c.CheckpointCreation = true }
 
+// ctxFor bounds a call the test expects to end on its own: it catches a
+// hang, never decides an outcome (a test of a deadline sets the option's
+// timeout). The bound is at least 30 s because CI's loaded machine once took
+// over 5 s for a loopback DELETE and GET.
 func ctxFor(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	ctx, cancel := context.WithTimeout(context.Background(), max(d, 30*time.Second))
 	t.Cleanup(cancel)
 	return ctx
 }
