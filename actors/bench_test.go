@@ -29,7 +29,7 @@ func benchStream(b *testing.B, chunks, size int) {
 	b.ReportMetric(r.Direct, "direct-MB/s")
 	b.ReportMetric(r.Handoff, "handoff-MB/s")
 	b.ReportMetric(r.Runtime, "runtime-MB/s")
-	b.ReportMetric(r.Runtime/r.Direct, "runtime/direct")
+	b.ReportMetric(r.Ratio, "runtime/direct")
 	b.ReportMetric(r.Runtime/r.Handoff, "runtime/handoff")
 }
 
