@@ -53,6 +53,23 @@ func TestGoals(t *testing.T) {
 	assert.Equal(t, "<= 0.2", f.Goal)
 }
 
+func TestMedian(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		xs   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{3}, 3},
+		{[]float64{9, 1, 5}, 5},
+		{[]float64{0.9, 0.1, 0.7, 0.3}, 0.5},
+		{[]float64{100, 0.8, 0.9, 0.01, 0.85}, 0.85}, // one outlier each way moves nothing
+	}
+	for _, c := range cases {
+		assert.InDelta(t, c.want, median(c.xs), 1e-9, "%v", c.xs)
+	}
+}
+
 // A small run of the runtime figures: each measures both sides and says
 // whether its goal holds (the numbers themselves are the bench's).
 func TestRuntimeFiguresRun(t *testing.T) {
@@ -64,6 +81,7 @@ func TestRuntimeFiguresRun(t *testing.T) {
 	r, err := Stream(64, 1024, 1)
 	require.NoError(t, err)
 	assert.Positive(t, r.Runtime)
+	assert.Positive(t, r.Ratio)
 	rr, err := RemoteStream(64, 32<<10, 1)
 	require.NoError(t, err)
 	assert.Positive(t, rr.Remote)
