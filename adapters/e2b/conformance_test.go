@@ -13,12 +13,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// fixtures are the shell fixtures (e2btest runs real processes) plus a
+// dropped command: it kills the journal's wrapper, its parent, so envd
+// ends the process's stream with no exit the command made and no exit
+// record is written.
+func fixtures() conformance.Fixtures {
+	f := conformance.ShellFixtures()
+	drop := paddock.NewCmd("sh", "-c", "echo partial; kill -9 $PPID; sleep 1")
+	f.SpawnDrop = &drop
+	return f
+}
+
 // suiteConfig is the suite on shell fixtures: e2btest runs real processes.
 // The load case runs 200 turns (400 commands at once): each e2btest
 // process gets a mount namespace of its own, which a CI machine running
 // the docker and local suites beside it makes slow.
 func suiteConfig(a paddock.Adapter) conformance.Config {
-	return conformance.Config{Adapter: a, Fixtures: conformance.ShellFixtures(), FrameTimeout: 20 * time.Second, // a loaded CI machine is slow; a hang still fails
+	return conformance.Config{Adapter: a, Fixtures: fixtures(), FrameTimeout: 20 * time.Second, // a loaded CI machine is slow; a hang still fails
 		OperationTimeout: 2 * time.Minute,                     // as slowMachine: CI once took over 30 s to take a 4 MiB upload while the runtime suite ran its 400-command load case beside it
 		SpawnOptions:     paddock.SpawnOpts{Detachable: true}, // sessions are the detachable spawns
 		Load:             conformance.Load{Turns: 200, Timeout: 5 * time.Minute}}

@@ -4,7 +4,9 @@
 // its Connect protocol) and files (its /files endpoints). A sandbox is
 // found by name through its metadata, never by a cached id. Detachable
 // spawns run under a journal wrapper inside the sandbox, so an attach
-// replays from byte zero and recovers the real exit code.
+// replays from byte zero and recovers the real exit code; a wrapper killed
+// itself (not its command) ends the stream closed_before_exit, since the
+// command's fate is then unknown.
 //
 //	a := e2b.New(e2b.Config{APIKey: paddock.NewSecret(os.Getenv("E2B_API_KEY"))})
 //

@@ -115,6 +115,12 @@ func (s *stream) Next(ctx context.Context) (paddock.Event, error) {
 				}
 			}
 		case *processpb.ProcessEvent_End:
+			if s.session != "" && !e.End.GetExited() {
+				// The journal's wrapper ends with its command's code, whatever
+				// killed the command; a wrapper killed itself leaves the
+				// command's fate unknown (and no exit record).
+				return s.terminal(paddock.Failed(paddock.ErrClosedBeforeExit)), nil
+			}
 			code, ok := exitCode(e.End)
 			if !ok {
 				return s.terminal(paddock.Failed(&paddock.ProviderError{Provider: paddock.ProviderE2B, Detail: "an end without a code: " + e.End.GetStatus()})), nil
