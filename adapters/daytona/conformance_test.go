@@ -13,10 +13,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// fixtures are the shell fixtures (daytonatest runs real processes) plus a
+// dropped command: it kills the wrapper's subshell that was to record its
+// exit code (its parent), so the command's fate is unknown to the wrapper.
+func fixtures() conformance.Fixtures {
+	f := conformance.ShellFixtures()
+	drop := paddock.NewCmd("sh", "-c", "echo partial; kill -9 $PPID; sleep 1")
+	f.SpawnDrop = &drop
+	return f
+}
+
 // suiteConfig is the suite on shell fixtures: daytonatest runs real
 // processes. Sessions are the detachable spawns.
 func suiteConfig(a paddock.Adapter) conformance.Config {
-	return conformance.Config{Adapter: a, Fixtures: conformance.ShellFixtures(), FrameTimeout: 20 * time.Second,
+	return conformance.Config{Adapter: a, Fixtures: fixtures(), FrameTimeout: 20 * time.Second,
 		SpawnOptions: paddock.SpawnOpts{Detachable: true},
 		Load:         conformance.Load{Turns: 100, Timeout: 5 * time.Minute}}
 }

@@ -24,7 +24,8 @@ import (
 // (which drops NUL bytes and completes a last line) keeps every byte;
 // stdin comes base64-encoded a line at a time through the daemon's input
 // route, and a lone "." line is its end. The exit code is the daemon's
-// record of the command, read once the follow closes.
+// record of the command, read once the follow closes, unless the wrapper
+// said it lost the command's own code (unknownExitLine).
 
 // Session id prefixes: detachable spawns are sessions; the others run in
 // sessions that are not listed.
@@ -42,6 +43,13 @@ func newSessionName(prefix string) string {
 
 // maxInputLine is how many raw bytes one input request carries.
 const maxInputLine = 48 << 10
+
+// unknownExitLine is the stdout line (never base64) the spawn wrapper
+// writes when its command's exit code was not recorded (the subshell that
+// was to record it was killed): the daemon's exit code is then the
+// wrapper's 125, not the command's, and the stream ends
+// closed_before_exit.
+const unknownExitLine = "!"
 
 // spawnScript is the wrapper of cmdLine: its first line names the command
 // (what ListSessions shows); it never calls exit or a bare wait, which
@@ -62,7 +70,8 @@ __p_enc() { while :; do __p_c=$(dd bs=65536 count=1 2>/dev/null | base64 | tr -d
 __p_dec() { while IFS= read -r __p_l; do [ "$__p_l" = . ] && break; printf %s "$__p_l" | base64 -d; done; }
 __p_d=$(mktemp -d)
 ` + feed + `{ { { ( ` + cmdLine + ` ) <` + in + `; echo $? >"$__p_d/c";` + stop + ` } 2>&1 1>&3 3>&- | __p_enc >&2; } 3>&1 | __p_enc; }
-__p_code=$(cat "$__p_d/c" 2>/dev/null || echo 125); rm -rf "$__p_d"; (exit $__p_code)`
+__p_code=$(cat "$__p_d/c" 2>/dev/null); case $__p_code in ''|*[!0-9]*) __p_code=125; echo ` + unknownExitLine + `;; esac
+rm -rf "$__p_d"; (exit $__p_code)`
 }
 
 // display is how a command reads in a session listing.
@@ -160,6 +169,7 @@ type stream struct {
 	done    bool
 	demux   Demux
 	lines   [2][]byte // a partial base64 line per stream
+	unknown bool      // the wrapper wrote unknownExitLine
 	pending []paddock.Event
 	inMu    sync.Mutex // one stdin request at a time, in order
 }
@@ -274,14 +284,19 @@ func (s *stream) take(frame []byte) error {
 			if nl < 0 {
 				break
 			}
-			data, err := base64.StdEncoding.DecodeString(string(buf[:nl]))
+			line := string(buf[:nl])
+			buf = buf[nl+1:]
+			if i == 0 && line == unknownExitLine {
+				s.unknown = true
+				continue
+			}
+			data, err := base64.StdEncoding.DecodeString(line)
 			if err != nil {
 				return &paddock.ProviderError{Provider: paddock.ProviderDaytona, Detail: "a journal line the wrapper did not write"}
 			}
 			if len(data) > 0 {
 				s.pending = append(s.pending, paddock.Event{Kind: kind, Data: data})
 			}
-			buf = buf[nl+1:]
 		}
 		s.lines[i] = append([]byte(nil), buf...)
 	}
@@ -289,7 +304,8 @@ func (s *stream) take(frame []byte) error {
 }
 
 // ended handles the end of the follow: the daemon's record of the command
-// says its exit code; without one the command's fate is unknown.
+// says its exit code; without one, or when the wrapper said the code it
+// records is not the command's, the command's fate is unknown.
 func (s *stream) ended(readErr error) {
 	s.mu.Lock()
 	if s.closed {
@@ -297,10 +313,11 @@ func (s *stream) ended(readErr error) {
 		return
 	}
 	_ = s.conn.Close()
+	unknown := s.unknown
 	s.mu.Unlock()
 	var ce *websocket.CloseError
-	if !errors.As(readErr, &ce) {
-		s.finish(paddock.Failed(paddock.ErrClosedBeforeExit)) // the connection dropped
+	if !errors.As(readErr, &ce) || unknown {
+		s.finish(paddock.Failed(paddock.ErrClosedBeforeExit)) // the connection dropped, or the code was lost
 		return
 	}
 	for attempt := range 3 {
