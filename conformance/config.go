@@ -162,6 +162,16 @@ func ShellFixtures() Fixtures {
 	}
 }
 
+// WrapperDrop is a SpawnDrop for adapters that run each command under a
+// process of their own that reports its exit (a session runner, a journal
+// wrapper, a subshell recording the code): it prints "partial", then kills
+// its parent, that process, so no exit is ever reported, and lingers a
+// second so its output pipes outlive the kill.
+func WrapperDrop() *paddock.Cmd {
+	drop := paddock.NewCmd("sh", "-c", "echo partial; kill -9 $PPID; sleep 1")
+	return &drop
+}
+
 // withDefaults fills the zero fields.
 func (c Config) withDefaults() Config {
 	if c.FrameTimeout <= 0 {

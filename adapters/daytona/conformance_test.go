@@ -18,8 +18,7 @@ import (
 // exit code (its parent), so the command's fate is unknown to the wrapper.
 func fixtures() conformance.Fixtures {
 	f := conformance.ShellFixtures()
-	drop := paddock.NewCmd("sh", "-c", "echo partial; kill -9 $PPID; sleep 1")
-	f.SpawnDrop = &drop
+	f.SpawnDrop = conformance.WrapperDrop()
 	return f
 }
 

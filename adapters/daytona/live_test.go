@@ -23,5 +23,7 @@ func TestLive(t *testing.T) {
 	captured.Secret(key)
 	a := daytona.New(daytona.Config{APIKey: paddock.NewSecret(key), APIURL: os.Getenv("DAYTONA_API_URL"),
 		Snapshot: os.Getenv("DAYTONA_SNAPSHOT"), Logger: testLogger()})
-	conformance.Run(t, livetest.Config(a, "DAYTONA_LOAD_TURNS", 5, paddock.SpawnOpts{Detachable: true}))
+	cfg := livetest.Config(a, "DAYTONA_LOAD_TURNS", 5, paddock.SpawnOpts{Detachable: true})
+	cfg.Fixtures.SpawnDrop = conformance.WrapperDrop() // a command that kills the subshell recording its code
+	conformance.Run(t, cfg)
 }

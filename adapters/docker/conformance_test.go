@@ -18,8 +18,7 @@ import (
 // kills its session's runner (its parent), so no exit is ever recorded.
 func fixtures() conformance.Fixtures {
 	f := conformance.ShellFixtures()
-	drop := paddock.NewCmd("sh", "-c", "echo partial; kill -9 $PPID; sleep 1")
-	f.SpawnDrop = &drop
+	f.SpawnDrop = conformance.WrapperDrop()
 	return f
 }
 

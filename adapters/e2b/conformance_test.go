@@ -19,8 +19,7 @@ import (
 // record is written.
 func fixtures() conformance.Fixtures {
 	f := conformance.ShellFixtures()
-	drop := paddock.NewCmd("sh", "-c", "echo partial; kill -9 $PPID; sleep 1")
-	f.SpawnDrop = &drop
+	f.SpawnDrop = conformance.WrapperDrop()
 	return f
 }
 

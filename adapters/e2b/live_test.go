@@ -24,5 +24,7 @@ func TestLive(t *testing.T) {
 	captured.Secret(key)
 	a := e2b.New(e2b.Config{APIKey: paddock.NewSecret(key), BaseURL: os.Getenv("E2B_BASE_URL"),
 		Template: os.Getenv("E2B_TEMPLATE"), User: os.Getenv("E2B_USER"), Logger: testLogger()})
-	conformance.Run(t, livetest.Config(a, "E2B_LOAD_TURNS", 5, paddock.SpawnOpts{Detachable: true}))
+	cfg := livetest.Config(a, "E2B_LOAD_TURNS", 5, paddock.SpawnOpts{Detachable: true})
+	cfg.Fixtures.SpawnDrop = conformance.WrapperDrop() // a command that kills its journal's wrapper
+	conformance.Run(t, cfg)
 }
