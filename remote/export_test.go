@@ -11,3 +11,8 @@ func SetFaults(n *Node, drop func(*hremote.Envelope) bool) {
 	}
 	n.faults.Store(&drop)
 }
+
+// AppendEnvelope is the link's encoding of env appended to buf.
+func AppendEnvelope(buf []byte, env *hremote.Envelope) ([]byte, error) {
+	return envelopeEncoding{}.MarshalAppend(buf, env)
+}

@@ -234,3 +234,29 @@ func TestUnansweredRequestsSayTheirContextEnded(t *testing.T) {
 	require.ErrorIs(t, err, paddock.ErrUnavailable)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 }
+
+// The link marshals envelopes straight into drpc's buffer; the bytes are
+// hollywood's own encoding, after whatever the buffer held.
+func TestEnvelopesAreHollywoodsBytes(t *testing.T) {
+	t.Parallel()
+	env := &hremote.Envelope{
+		TypeNames: []string{"paddock.messages.v1.Stdout"},
+		Targets:   []*actor.PID{actor.NewPID("127.0.0.1:1", "owner/1")},
+		Senders:   []*actor.PID{actor.NewPID("127.0.0.1:2", "command/1")},
+		Messages: []*hremote.Message{
+			{Data: bytes.Repeat([]byte{7}, 32<<10)},
+			{Data: []byte("x"), TypeNameIndex: 0, TargetIndex: 0, SenderIndex: 0},
+		},
+	}
+	want, err := env.MarshalVT()
+	require.NoError(t, err)
+	for _, prefix := range [][]byte{nil, []byte("kept"), make([]byte, 3, 1<<20)} {
+		head := append([]byte(nil), prefix...)
+		got, err := remote.AppendEnvelope(prefix, env) // the last prefix has room to grow in place
+		require.NoError(t, err)
+		require.Equal(t, append(head, want...), got)
+		var back hremote.Envelope
+		require.NoError(t, back.UnmarshalVT(got[len(prefix):]))
+		require.True(t, back.EqualVT(env))
+	}
+}

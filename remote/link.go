@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/paddockhq/paddock/messages"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"storj.io/drpc"
 	"storj.io/drpc/drpcconn"
 )
 
@@ -290,7 +292,32 @@ func (c *conn) send(n *Node, b batch) error {
 	if err := c.raw.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
 		return err
 	}
-	return c.stream.Send(env)
+	return c.stream.MsgSend(env, envelopeEncoding{})
+}
+
+// envelopeEncoding is hollywood's encoding of envelopes (the same bytes),
+// but it marshals an envelope straight into drpc's write buffer: hollywood's
+// encodes into a buffer of its own, as large as the batch, which drpc then
+// copies and drops.
+type envelopeEncoding struct{}
+
+func (envelopeEncoding) Marshal(msg drpc.Message) ([]byte, error) {
+	return msg.(*hremote.Envelope).MarshalVT()
+}
+
+func (envelopeEncoding) Unmarshal(buf []byte, msg drpc.Message) error {
+	return msg.(*hremote.Envelope).UnmarshalVT(buf)
+}
+
+// MarshalAppend appends msg's encoding to buf (drpc uses it when present).
+func (envelopeEncoding) MarshalAppend(buf []byte, msg drpc.Message) ([]byte, error) {
+	env := msg.(*hremote.Envelope)
+	size := env.SizeVT()
+	buf = slices.Grow(buf, size)
+	if _, err := env.MarshalToSizedBufferVT(buf[len(buf) : len(buf)+size]); err != nil {
+		return nil, err
+	}
+	return buf[:len(buf)+size], nil
 }
 
 // gone reports whether the connection closed under us.
