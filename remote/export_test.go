@@ -16,3 +16,16 @@ func SetFaults(n *Node, drop func(*hremote.Envelope) bool) {
 func AppendEnvelope(buf []byte, env *hremote.Envelope) ([]byte, error) {
 	return envelopeEncoding{}.MarshalAppend(buf, env)
 }
+
+// ParseBatch reads buf as the listener does, as an envelope.
+func ParseBatch(buf []byte) (*hremote.Envelope, error) {
+	b := &inbound{}
+	if err := b.parse(buf); err != nil {
+		return nil, err
+	}
+	env := &hremote.Envelope{TypeNames: b.types, Targets: b.targets, Senders: b.senders}
+	for _, m := range b.messages {
+		env.Messages = append(env.Messages, &hremote.Message{Data: m.data, TargetIndex: m.target, SenderIndex: m.sender, TypeNameIndex: m.typeIdx})
+	}
+	return env, nil
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/paddockhq/paddock/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"storj.io/drpc/drpcconn"
 )
@@ -259,4 +260,109 @@ func TestEnvelopesAreHollywoodsBytes(t *testing.T) {
 		require.NoError(t, back.UnmarshalVT(got[len(prefix):]))
 		require.True(t, back.EqualVT(env))
 	}
+}
+
+// The listener reads a batch where drpc read it; it must read what
+// hollywood's decoding reads, and refuse what that refuses.
+func TestBatchesParseAsHollywoodReadsThem(t *testing.T) {
+	t.Parallel()
+	full := &hremote.Envelope{
+		TypeNames: []string{"paddock.messages.v1.Stdout", "paddock.messages.v1.Exit"},
+		Targets:   []*actor.PID{actor.NewPID("127.0.0.1:1", "owner/1"), actor.NewPID("127.0.0.1:1", "owner/2")},
+		Senders:   []*actor.PID{actor.NewPID("127.0.0.1:2", "command/1")},
+		Messages: []*hremote.Message{
+			{Data: bytes.Repeat([]byte{7}, 70000), TargetIndex: 1},
+			{Data: []byte("x"), TypeNameIndex: 1, TargetIndex: -1, SenderIndex: 2},
+			{},
+		},
+	}
+	encoded := func(env *hremote.Envelope) []byte {
+		b, err := env.MarshalVT()
+		require.NoError(t, err)
+		return b
+	}
+	withUnknown := append(encoded(full), protowire.AppendTag(nil, 9, protowire.VarintType)...)
+	withUnknown = protowire.AppendVarint(withUnknown, 5)
+	withUnknown = append(protowire.AppendBytes(protowire.AppendTag(nil, 12, protowire.BytesType), []byte("later")), withUnknown...)
+	good := map[string][]byte{
+		"a full batch":           encoded(full),
+		"an empty batch":         nil,
+		"unknown fields skipped": withUnknown,
+		"a message without data": encoded(&hremote.Envelope{Messages: []*hremote.Message{{TargetIndex: 3}}}),
+		"only names and targets": encoded(&hremote.Envelope{TypeNames: []string{"a"}, Targets: full.Targets}),
+	}
+	for name, buf := range good {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var want hremote.Envelope
+			require.NoError(t, want.UnmarshalVT(buf))
+			got, err := remote.ParseBatch(buf)
+			require.NoError(t, err)
+			// field by field: hollywood's decoding keeps unknown fields, the listener skips them
+			require.Equal(t, want.GetTypeNames(), got.GetTypeNames())
+			for _, pair := range [][2][]*actor.PID{{want.GetTargets(), got.GetTargets()}, {want.GetSenders(), got.GetSenders()}} {
+				require.Len(t, pair[1], len(pair[0]))
+				for i := range pair[0] {
+					require.True(t, pair[0][i].EqualVT(pair[1][i]))
+				}
+			}
+			require.Len(t, got.GetMessages(), len(want.GetMessages()))
+			for i, m := range want.GetMessages() {
+				require.True(t, m.EqualVT(got.GetMessages()[i]), "message %d", i)
+			}
+		})
+	}
+	bad := map[string][]byte{
+		"a truncated batch":                encoded(full)[:100],
+		"a tag and nothing else":           protowire.AppendTag(nil, 4, protowire.BytesType),
+		"messages as a varint":             protowire.AppendVarint(protowire.AppendTag(nil, 4, protowire.VarintType), 1),
+		"a message whose data is a varint": protowire.AppendBytes(protowire.AppendTag(nil, 4, protowire.BytesType), protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 1)),
+		"a target that is not a PID":       protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), []byte{0xff}),
+	}
+	for name, buf := range bad {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var want hremote.Envelope
+			require.Error(t, want.UnmarshalVT(buf), "hollywood refuses it too")
+			_, err := remote.ParseBatch(buf)
+			require.Error(t, err)
+		})
+	}
+}
+
+// FuzzParseBatch: whatever both hollywood's decoding and the reference
+// protobuf decoding read as an envelope, the listener reads the same way.
+// (They differ in corners the listener may refuse: hollywood's skips a
+// group whose end names another field, the reference keeps a known field
+// of the wrong wire type as unknown; the listener refuses both, as one of
+// them does.)
+func FuzzParseBatch(f *testing.F) {
+	env := &hremote.Envelope{
+		TypeNames: []string{"paddock.messages.v1.Stdout"},
+		Targets:   []*actor.PID{actor.NewPID("127.0.0.1:1", "owner/1")},
+		Senders:   []*actor.PID{actor.NewPID("127.0.0.1:2", "command/1")},
+		Messages:  []*hremote.Message{{Data: []byte("hello"), SenderIndex: -1}},
+	}
+	seed, err := env.MarshalVT()
+	require.NoError(f, err)
+	f.Add(seed)
+	f.Add([]byte{})
+	f.Add(seed[:len(seed)/2])
+	f.Fuzz(func(t *testing.T, buf []byte) {
+		var want, reference hremote.Envelope
+		if want.UnmarshalVT(buf) != nil || proto.Unmarshal(buf, &reference) != nil {
+			return
+		}
+		got, err := remote.ParseBatch(buf)
+		require.NoError(t, err, "both decodings read it")
+		require.Equal(t, want.GetTypeNames(), got.GetTypeNames())
+		require.Len(t, got.GetTargets(), len(want.GetTargets()))
+		require.Len(t, got.GetSenders(), len(want.GetSenders()))
+		require.Len(t, got.GetMessages(), len(want.GetMessages()))
+		for i, m := range want.GetMessages() {
+			g := got.GetMessages()[i]
+			require.Equal(t, m.GetData(), g.GetData())
+			require.Equal(t, [3]int32{m.GetTargetIndex(), m.GetSenderIndex(), m.GetTypeNameIndex()}, [3]int32{g.GetTargetIndex(), g.GetSenderIndex(), g.GetTypeNameIndex()})
+		}
+	})
 }
