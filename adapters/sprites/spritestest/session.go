@@ -34,10 +34,14 @@ const scrollbackLimit = 16 << 20
 // After the process exits, processes it left may still hold its pipes:
 // they get exitGrace, then they are killed and the pipes are read to their
 // end. One that outlives the kill for drainLimit leaves the output
-// incomplete, and the session ends without an exit.
+// incomplete, and the session ends without an exit. The limit is generous
+// because this server's own children hold every pipe of its between fork
+// and exec: with hundreds of commands starting on a loaded 2-core machine
+// (the conformance load case beside other suites), CI saw a finished
+// command's pipe held that way past 5 s, and its output cut.
 const (
 	exitGrace  = 300 * time.Millisecond
-	drainLimit = 5 * time.Second
+	drainLimit = 30 * time.Second
 )
 
 // message is one WebSocket message queued for a client.
