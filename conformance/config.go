@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"time"
 
@@ -44,6 +45,10 @@ const (
 	DefaultLoadTurns = 500
 	// DefaultLoadTimeout bounds a whole load run.
 	DefaultLoadTimeout = 5 * time.Minute
+	// LoadTurnsEnv, when set to a positive number in the environment,
+	// sizes every load case in place of Load.Turns: a quicker run on a
+	// small machine, or a harder one.
+	LoadTurnsEnv = "PADDOCK_LOAD_TURNS"
 )
 
 // Load sizes the load case. Each turn creates its own sandbox, runs
@@ -51,7 +56,8 @@ const (
 // the one terminal event, and destroys the sandbox; all turns run at once.
 type Load struct {
 	// Turns is how many turns run concurrently; 0 = DefaultLoadTurns.
-	// Live runs against a real provider lower it to what the account allows.
+	// Live runs against a real provider lower it to what the account
+	// allows. LoadTurnsEnv overrides it.
 	Turns int
 	// Timeout bounds the whole run; 0 = DefaultLoadTimeout.
 	Timeout time.Duration
@@ -179,6 +185,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.OperationTimeout <= 0 {
 		c.OperationTimeout = 30 * time.Second
+	}
+	if n, err := strconv.Atoi(os.Getenv(LoadTurnsEnv)); err == nil && n > 0 {
+		c.Load.Turns = n
 	}
 	if c.Load.Turns <= 0 {
 		c.Load.Turns = DefaultLoadTurns

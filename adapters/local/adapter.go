@@ -57,6 +57,7 @@ type Adapter struct {
 	drain        drain.Policy // when leftovers are killed, how long their output may take
 	execLimits   paddock.ExecLimits
 	maxAge       time.Duration // recorded at creation; 0 = none
+	initProgram  string        // "" = this program, re-executed
 	previewBase  string
 	previewKey   []byte // only until New made the signer
 	previews     *preview.Service
@@ -131,6 +132,14 @@ func WithExecLimits(l paddock.ExecLimits) Option { return func(a *Adapter) { a.e
 // sandbox older than that. Default none.
 func WithMaxAge(d time.Duration) Option { return func(a *Adapter) { a.maxAge = d } }
 
+// WithInitProgram runs each sandbox's init as the program at path, built
+// from cmd/paddock-init of the same Paddock version, instead of this
+// program re-executed (the default). Such an init starts sooner: none of
+// the embedding program's package initialisation runs in it, and a program
+// built with the race detector does not start the detector in every
+// sandbox. An init of another version refuses to start.
+func WithInitProgram(path string) Option { return func(a *Adapter) { a.initProgram = path } }
+
 // New returns a local adapter. Invalid options are reported as an
 // *paddock.InvalidError.
 func New(opts ...Option) (*Adapter, error) {
@@ -164,6 +173,14 @@ func New(opts ...Option) (*Adapter, error) {
 		return nil, &paddock.InvalidError{Detail: "local: root: " + err.Error()}
 	}
 	a.root = abs
+	if a.initProgram != "" {
+		if a.initProgram, err = filepath.Abs(a.initProgram); err == nil {
+			_, err = os.Stat(a.initProgram)
+		}
+		if err != nil {
+			return nil, &paddock.InvalidError{Detail: "local: init program: " + err.Error()}
+		}
+	}
 	if err := a.newPreviews(); err != nil {
 		return nil, err
 	}
@@ -232,7 +249,7 @@ func (a *Adapter) probeIsolation() {
 	case !namespacesSupported:
 		a.isolatedWhy = "namespaces need Linux"
 	default:
-		m, err := startMachine("probe", initConfig{Isolated: true, Loopback: true, Hostname: "paddock-probe"}, nil)
+		m, err := startMachine("probe", a.initProgram, initConfig{Isolated: true, Loopback: true, Hostname: "paddock-probe"}, nil)
 		if err == nil {
 			m.close()
 			a.isolated = true

@@ -68,7 +68,8 @@ func TestConformanceThroughTheRuntime(t *testing.T) {
 }
 
 // newPreviewLocal returns an adapter whose preview proxy is served on a
-// loopback server (the preview base URL points at it).
+// loopback server (the preview base URL points at it), with the init
+// program built for the tests (the load case starts 500 sandboxes).
 func newPreviewLocal(t testing.TB, opts ...local.Option) *local.Adapter {
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
@@ -76,7 +77,8 @@ func newPreviewLocal(t testing.TB, opts ...local.Option) *local.Adapter {
 	// The suite's load case starves every reader on a 2-core machine: a
 	// drain past the default 5 s limit there is load, not a leftover
 	// holder (those are tested on their own, with the default).
-	a := newLocal(t, append([]local.Option{local.WithPreviewBaseURL(srv.URL), local.WithDrainLimit(30 * time.Second)}, opts...)...)
+	a := newLocal(t, append([]local.Option{local.WithPreviewBaseURL(srv.URL), local.WithDrainLimit(30 * time.Second),
+		local.WithInitProgram(initProgram(t))}, opts...)...)
 	mux.Handle("/preview/", a.Previews())
 	return a
 }

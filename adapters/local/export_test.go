@@ -76,3 +76,13 @@ func (a *Adapter) MachinePID(h paddock.Handle) int {
 	}
 	return 0
 }
+
+// StartMachineSpeaking starts an unisolated machine whose adapter side
+// claims the given protocol, and closes it (test hook).
+func StartMachineSpeaking(protocol int) error {
+	m, err := startMachine("protocol-test", "", initConfig{Protocol: protocol}, nil)
+	if err == nil {
+		m.close()
+	}
+	return err
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/local"
 	"github.com/stretchr/testify/require"
 )
@@ -125,3 +126,16 @@ func readSessionRecord(t testing.TB, a *local.Adapter, h paddock.Handle, id stri
 }
 
 func countByRecord(rec local.SessionRecord) int { return local.CountMembers(rec) }
+
+// startRuntime runs a runtime over a, shut down when the test ends.
+func startRuntime(t testing.TB, a paddock.Adapter) *actors.Runtime {
+	t.Helper()
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{a.Provider(): a}})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		c, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		require.NoError(t, rt.Shutdown(c))
+	})
+	return rt
+}

@@ -52,8 +52,9 @@ type leader struct {
 // errMachineGone is a machine whose init has ended.
 var errMachineGone = errors.New("the sandbox's init has ended")
 
-// startMachine starts the init of a sandbox and waits until it is ready.
-func startMachine(key string, cfg initConfig, cg *machineCgroup) (*machine, error) {
+// startMachine starts the init of a sandbox, the program at path ("" =
+// this program), and waits until it is ready.
+func startMachine(key, path string, cfg initConfig, cg *machineCgroup) (*machine, error) {
 	syscall.ForkLock.RLock() // no fork may inherit the pair before it is close-on-exec
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err == nil {
@@ -72,10 +73,14 @@ func startMachine(key string, cfg initConfig, cg *machineCgroup) (*machine, erro
 		return nil, err
 	}
 	conn := c.(*net.UnixConn)
-	path, err := initExecutable()
-	if err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("finding the init: %w", err)
+	if path == "" {
+		if path, err = initExecutable(); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("finding the init: %w", err)
+		}
+	}
+	if cfg.Protocol == 0 {
+		cfg.Protocol = initProtocol
 	}
 	body, err := json.Marshal(cfg)
 	if err != nil {

@@ -36,8 +36,14 @@ const (
 	initSocketFD  = 3
 )
 
+// initProtocol numbers the messages an adapter and its init exchange; an
+// init refuses an adapter that speaks another (an init program of another
+// version).
+const initProtocol = 1
+
 // initConfig is what the adapter tells a new init.
 type initConfig struct {
+	Protocol int    `json:"protocol"`
 	Isolated bool   `json:"isolated"`
 	Hostname string `json:"hostname,omitempty"`
 	Loopback bool   `json:"loopback,omitempty"` // a network namespace: bring lo up
@@ -91,6 +97,9 @@ func runInit() int {
 	var cfg initConfig
 	err := json.Unmarshal([]byte(os.Getenv(initConfigEnv)), &cfg)
 	s.isolated, s.commands = cfg.Isolated, cfg.Commands
+	if err == nil && cfg.Protocol != initProtocol {
+		err = fmt.Errorf("this init speaks protocol %d, the adapter %d: build the init program from the same Paddock version", initProtocol, cfg.Protocol)
+	}
 	if err == nil {
 		err = setupMachine(cfg)
 	}

@@ -47,7 +47,7 @@ func (a *Adapter) machineFor(sbDir string, m meta) (*machine, error) {
 		cg = nil
 	}
 	cfg.Commands = cg.commandsProcs()
-	mc, err = startMachine(sbDir, cfg, cg)
+	mc, err = startMachine(sbDir, a.initProgram, cfg, cg)
 	if err != nil {
 		cg.remove()
 		return nil, unavailable("starting the sandbox's init", err)

@@ -23,7 +23,15 @@ func TestMain(m *testing.M) {
 	if h := os.Getenv(helperEnv); h != "" {
 		os.Exit(runHelper(h))
 	}
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	removeInitProgram()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // runHelper runs one helper program.

@@ -1,0 +1,113 @@
+//go:build unix
+
+package heavy
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+// helperEnv makes the test binary a process that holds the lock at the
+// path it names until its stdin closes.
+const helperEnv = "PADDOCK_HEAVY_HELPER"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(helperEnv); path != "" {
+		f, err := acquire(path)
+		if err != nil {
+			os.Exit(1)
+		}
+		os.Stdout.WriteString("held\n")
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // until stdin closes
+		f.Close()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// hangBound bounds a wait that must end; it never decides a verdict.
+const hangBound = time.Minute
+
+// held reports whether some open file holds the lock at path, by trying
+// it without waiting.
+func held(t *testing.T, path string) bool {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o666)
+	require.NoError(t, err)
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == syscall.EWOULDBLOCK {
+		return true
+	}
+	require.NoError(t, err)
+	return false
+}
+
+func TestOpensInOneProcessExcludeEachOther(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), FileName)
+	first, err := acquire(path)
+	require.NoError(t, err)
+	require.True(t, held(t, path))
+
+	second := make(chan *os.File)
+	go func() {
+		f, err := acquire(path)
+		if err != nil {
+			f = nil
+		}
+		second <- f
+	}()
+	require.True(t, held(t, path), "still the first's")
+	require.NoError(t, first.Close())
+	select {
+	case f := <-second:
+		require.NotNil(t, f, "the waiting acquire took the lock")
+		require.True(t, held(t, path), "now the second's")
+		require.NoError(t, f.Close())
+	case <-time.After(hangBound):
+		t.Fatal("the lock was not handed to the waiting acquire after the first released it")
+	}
+	require.False(t, held(t, path), "released")
+}
+
+func TestAnotherProcessIsExcluded(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), FileName)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+path)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "held\n", line)
+
+	require.True(t, held(t, path), "the other process holds it")
+	require.NoError(t, stdin.Close())
+	require.NoError(t, cmd.Wait())
+	require.False(t, held(t, path), "its end released it")
+}
+
+func TestLockHoldsUntilTheTestEnds(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), FileName)
+	t.Run("holder", func(t *testing.T) {
+		lockAt(t, path)
+		t.Run("subtest", func(t *testing.T) {
+			require.True(t, held(t, path), "held in the holder's subtests")
+		})
+		require.True(t, held(t, path))
+	})
+	require.False(t, held(t, path), "released when the holder ended")
+}
