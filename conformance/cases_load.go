@@ -20,7 +20,11 @@ func nothingLostUnderLoad(t testing.TB, s *suite) {
 	heavy.Lock(t)
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Load.Timeout)
 	defer cancel()
-	report := RunLoad(ctx, s.a, f, s.cfg.SpawnOptions, s.cfg.Load.Turns, s.name)
+	a := s.a
+	if s.cfg.loadAdapter != nil {
+		a = s.cfg.loadAdapter
+	}
+	report := RunLoad(ctx, a, f, s.cfg.SpawnOptions, s.cfg.Load.Turns, s.name)
 	t.Logf("load: %s", report)
 	require.Zero(t, report.Failed, "turns went wrong: %s", report)
 	require.Empty(t, report.LeftBehind, "sandboxes left behind: %s", report)

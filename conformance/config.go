@@ -20,11 +20,11 @@ type Config struct {
 	Fixtures Fixtures
 	// Name mints a fresh sandbox name; nil = "conformance-<run>-<n>".
 	Name func() string
-	// FrameTimeout bounds each wait for one stream event; 0 = 1s (real
-	// providers need more: the live suites use 60s). Negative waits (that
-	// nothing more arrives) last 50ms.
+	// FrameTimeout bounds each wait for one stream event; 0 = 30s (the
+	// live suites use 60s). It bounds a hang and never decides a verdict:
+	// a loaded machine that delivers late still passes.
 	FrameTimeout time.Duration
-	// OperationTimeout bounds each other call; 0 = 30s.
+	// OperationTimeout bounds each other call; 0 = 2 minutes.
 	OperationTimeout time.Duration
 	// SpawnOptions are merged into every spawn (E2B needs Detachable); the
 	// suite's own Stdin and Name override them.
@@ -35,6 +35,17 @@ type Config struct {
 	PreviewProbe func(ctx context.Context, p paddock.Preview) (bool, error)
 	// Load sizes the load case (many agent turns at once).
 	Load Load
+	// Cases, when not empty, runs only the cases whose numbers it lists
+	// ("20", "26", "18f"): a second run under a setting that changes only
+	// those cases' promises need not repeat the others.
+	Cases []string
+
+	// streamsOnly runs only the cases about streams, but the load case:
+	// RunRuntime's pass with actor owners.
+	streamsOnly bool
+	// loadAdapter, when set, is what the load case runs against in place
+	// of Adapter: RunRuntime's channel pass mixes both kinds of owner.
+	loadAdapter paddock.Adapter
 }
 
 // Defaults of Load.
@@ -181,10 +192,10 @@ func WrapperDrop() *paddock.Cmd {
 // withDefaults fills the zero fields.
 func (c Config) withDefaults() Config {
 	if c.FrameTimeout <= 0 {
-		c.FrameTimeout = time.Second
+		c.FrameTimeout = 30 * time.Second
 	}
 	if c.OperationTimeout <= 0 {
-		c.OperationTimeout = 30 * time.Second
+		c.OperationTimeout = 2 * time.Minute
 	}
 	if n, err := strconv.Atoi(os.Getenv(LoadTurnsEnv)); err == nil && n > 0 {
 		c.Load.Turns = n

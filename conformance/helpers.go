@@ -6,14 +6,10 @@ import (
 	"errors"
 	"io"
 	"testing"
-	"time"
 
 	"github.com/paddockhq/paddock"
 	"github.com/stretchr/testify/require"
 )
-
-// negativeWait is how long the suite waits to be sure nothing more arrives.
-const negativeWait = 50 * time.Millisecond
 
 // ctx returns a context bounded by the operation timeout, cancelled when
 // the case ends.
@@ -118,11 +114,11 @@ func (s *suite) requireExit(t testing.TB, st paddock.Stream, code int) {
 	require.Equal(t, code, ev.Code)
 }
 
-// requireEnded requires the stream to yield nothing more: io.EOF within the
-// negative wait, never another event.
+// requireEnded requires the stream to yield nothing more: io.EOF, never
+// another event (a stream that hangs instead fails after FrameTimeout).
 func (s *suite) requireEnded(t testing.TB, st paddock.Stream) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), negativeWait)
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.FrameTimeout)
 	defer cancel()
 	ev, err := st.Next(ctx)
 	if err == nil {

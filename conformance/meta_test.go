@@ -260,3 +260,42 @@ func TestTheSuiteCatchesCapabilitiesWithoutTheirOperations(t *testing.T) {
 		"32 a watch reports a directory's changes in order",
 	}, rec.failed(), "every advertised capability whose interface is missing is caught")
 }
+
+func TestCasesRunsOnlyTheCasesItNumbers(t *testing.T) {
+	t.Parallel()
+	f := fake.New()
+	t.Cleanup(f.Reset)
+	rec := newRecorder(t)
+	run(rec, Config{Adapter: f, Fixtures: FakeFixtures(), Cases: []string{"26", "18f", "20"}})
+	assert.Equal(t, []string{
+		"18f force termination kills and is uncertain for an unknown id",
+		"20 checkpoints follow the capability",
+		"26 CreateCheckpointOnce is listed",
+	}, rec.order, "in the suite's order")
+	assert.Empty(t, rec.failed())
+}
+
+// The pass with actor owners runs the cases about streams, but the load
+// case, which the channel pass runs with both kinds of owner.
+func TestStreamsOnlyRunsTheCasesAboutStreams(t *testing.T) {
+	t.Parallel()
+	f := fake.New()
+	t.Cleanup(f.Reset)
+	rec := newRecorder(t)
+	run(rec, Config{Adapter: f, Fixtures: FakeFixtures(), streamsOnly: true})
+	assert.Equal(t, []string{
+		"12 frames then exactly one terminal",
+		"13 close without exit is an error",
+		"14 WriteStdin after exit is command_exited",
+		"15 stdin round trip and EOF",
+		"16 StopCommand is total",
+		"17 Attach replays from the start then tails",
+		"18 TerminateSession stops a detached session and keeps the sandbox",
+		"18f force termination kills and is uncertain for an unknown id",
+		"22 named spawn returns the live session",
+		"30 signals reach a live command",
+		"31 a terminal starts at its size and resizes",
+		"32 a watch reports a directory's changes in order",
+	}, rec.order)
+	assert.Empty(t, rec.failed())
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/anthdm/hollywood/actor"
@@ -13,21 +14,39 @@ import (
 )
 
 // RunRuntime runs every case through rt for provider p (whose adapter is
-// registered in rt) twice: with plain-Go channel owners, and with actor
-// owners that grant credit through actors.Credits. cfg.Adapter is ignored;
-// every other field applies as in Run.
+// registered in rt) with plain-Go channel owners, then the cases about
+// streams again with actor owners that grant credit through
+// actors.Credits; the load case runs once, its turns' streams owned by
+// channels and actors in turn. cfg.Adapter is ignored; every other field
+// applies as in Run.
 func RunRuntime(t *testing.T, rt *actors.Runtime, p paddock.Provider, cfg Config) {
 	t.Helper()
+	view, owned := rt.View(p), &actorOwned{View: rt.View(p), rt: rt}
 	t.Run("channel owner", func(t *testing.T) {
 		c := cfg
-		c.Adapter = rt.View(p)
+		c.Adapter, c.loadAdapter = view, &mixedOwners{View: view, owned: owned}
 		Run(t, c)
 	})
 	t.Run("actor owner", func(t *testing.T) {
 		c := cfg
-		c.Adapter = &actorOwned{View: rt.View(p), rt: rt}
+		c.Adapter, c.streamsOnly = owned, true
 		Run(t, c)
 	})
+}
+
+// mixedOwners is the runtime view whose spawns are owned by a channel and
+// an actor in turn.
+type mixedOwners struct {
+	*actors.View
+	owned *actorOwned
+	n     atomic.Uint64
+}
+
+func (m *mixedOwners) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o paddock.SpawnOpts) (paddock.Stream, error) {
+	if m.n.Add(1)%2 == 0 {
+		return m.owned.Spawn(ctx, h, cmd, o)
+	}
+	return m.View.Spawn(ctx, h, cmd, o)
 }
 
 // actorOwned is the runtime view whose streams are owned by actors.

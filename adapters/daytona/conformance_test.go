@@ -25,7 +25,7 @@ func fixtures() conformance.Fixtures {
 // suiteConfig is the suite on shell fixtures: daytonatest runs real
 // processes. Sessions are the detachable spawns.
 func suiteConfig(a paddock.Adapter) conformance.Config {
-	return conformance.Config{Adapter: a, Fixtures: fixtures(), FrameTimeout: 20 * time.Second,
+	return conformance.Config{Adapter: a, Fixtures: fixtures(),
 		SpawnOptions: paddock.SpawnOpts{Detachable: true},
 		Load:         conformance.Load{Turns: 100, Timeout: 5 * time.Minute}}
 }

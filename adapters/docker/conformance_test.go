@@ -27,7 +27,7 @@ func fixtures() conformance.Fixtures {
 const loadTurns = 40
 
 func suiteConfig(a paddock.Adapter) conformance.Config {
-	return conformance.Config{Adapter: a, Fixtures: fixtures(), FrameTimeout: 10 * time.Second, OperationTimeout: time.Minute,
+	return conformance.Config{Adapter: a, Fixtures: fixtures(),
 		PreviewProbe: conformance.ProbePreviewHTTP, Load: conformance.Load{Turns: loadTurns}}
 }
 

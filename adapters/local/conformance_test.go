@@ -35,14 +35,9 @@ func isolationModes(t *testing.T) map[string]local.Option {
 	return modes
 }
 
-// shellConfig is the suite on shell fixtures. Each case's operations share
-// a 90 s budget, not the suite's default 30 s: with namespaces, every
-// sandbox's first command makes its machine's namespaces, and under a
-// loaded CI machine (the load cases, TestStress and the docker tests at
-// once) the kernel's namespace cleanup backlog can hold that for tens of
-// seconds; case 18f twice ran out of the 30 s there.
+// shellConfig is the suite on shell fixtures.
 func shellConfig() conformance.Config {
-	return conformance.Config{Fixtures: conformance.ShellFixtures(), FrameTimeout: 5 * time.Second, OperationTimeout: 90 * time.Second,
+	return conformance.Config{Fixtures: conformance.ShellFixtures(),
 		PreviewProbe: conformance.ProbePreviewHTTP}
 }
 

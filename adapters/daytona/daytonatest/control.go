@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 )
 
 // sandbox is one sandbox of the server.
@@ -32,6 +34,7 @@ type sandbox struct {
 	domainAllowList    string
 	deleted            bool
 	dir                string // its filesystem, as its processes see it
+	space              *stubfs.Space
 	smu                sync.Mutex
 	sessions           map[string]*session
 }
@@ -156,6 +159,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 		createdAt: now, updatedAt: now, autoStop: orDefault(req.AutoStop, 15), autoArchive: orDefault(req.AutoArchive, 10080),
 		autoDelete: orDefault(req.AutoDelete, -1)}
 	sb.dir, sb.sessions = filepath.Join(s.root, id), map[string]*session{}
+	sb.space = stubfs.NewSpace(sb.dir, s.mapped)
 	if err := os.MkdirAll(sb.resolve(home), 0o755); err != nil {
 		apiError(w, r, http.StatusInternalServerError, "creating the sandbox failed")
 		return
@@ -553,7 +557,8 @@ func (s *Server) Labels(idOrName string) map[string]string {
 	return out
 }
 
-// dropSessions kills and forgets every session (the daemon went away).
+// dropSessions kills and forgets every session (the daemon went away),
+// and lets the sandbox's mount namespace go.
 func (sb *sandbox) dropSessions() {
 	sb.smu.Lock()
 	all := sb.sessions
@@ -562,6 +567,7 @@ func (sb *sandbox) dropSessions() {
 	for _, ss := range all {
 		ss.kill()
 	}
+	sb.space.Close()
 }
 
 // replaceLabels is PUT /api/sandbox/{idOrName}/labels: the body's labels

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 )
 
 // The toolbox: each sandbox's daemon behind the proxy at
@@ -147,33 +145,31 @@ func (sb *sandbox) resolve(p string) string {
 	return filepath.Join(sb.dir, filepath.Clean("/"+p))
 }
 
-// shell is a process running a shell in the sandbox: the script comes
-// on its stdin when script is set, as the daemon feeds it.
-func (s *Server) shell(sb *sandbox, cwd string, envs map[string]string, args ...string) *exec.Cmd {
+// shell is a process running a shell in the sandbox (in its mount
+// namespace where there is one), in its own process group: the script
+// comes on its stdin when script is set, as the daemon feeds it.
+func (s *Server) shell(sb *sandbox, cwd string, envs map[string]string, args ...string) (*exec.Cmd, error) {
 	dir := sb.resolve(home)
 	if cwd != "" {
 		dir = sb.resolve(cwd)
 	}
 	homeDir := sb.resolve(home)
-	prefix := ""
 	if s.mapped {
-		homeDir, prefix = home, stubfs.MountScript(sb.dir)
+		homeDir = home
 	}
 	shell := "/bin/sh"
 	if _, err := os.Stat("/bin/bash"); err == nil {
 		shell = "/bin/bash"
 	}
-	cmd := exec.Command("/bin/sh", append([]string{"-c", prefix + `exec "$0" "$@"`, shell}, args...)...)
-	cmd.Dir = dir
+	cmd, err := sb.space.Command(dir, shell, args...)
+	if err != nil {
+		return nil, err
+	}
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + homeDir, "USER=daytona", "LANG=C.UTF-8"}
 	for k, v := range envs {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if s.mapped {
-		stubfs.Namespace(cmd.SysProcAttr)
-	}
-	return cmd
+	return cmd, nil
 }
 
 // execute is POST /process/execute: the command is the shell's stdin,
@@ -211,7 +207,11 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	cmd := s.shell(sb, req.Cwd, req.Envs)
+	cmd, err := s.shell(sb, req.Cwd, req.Envs)
+	if err != nil {
+		writeJSON(w, http.StatusOK, map[string]any{"exitCode": -1, "result": err.Error()})
+		return
+	}
 	cmd.Stdin = strings.NewReader(req.Command)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -484,11 +484,16 @@ func (s *Server) run(sb *sandbox, ss *session, c *command, async bool) {
 		return
 	default:
 	}
-	cmd := s.shell(sb, "", nil, "-c", c.text)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
+	cmd, err := s.shell(sb, "", nil, "-c", c.text)
+	var stdin io.WriteCloser
+	var stdout, stderr io.ReadCloser
+	if err == nil {
+		stdin, _ = cmd.StdinPipe()
+		stdout, _ = cmd.StdoutPipe()
+		stderr, _ = cmd.StderrPipe()
+		err = cmd.Start()
+	}
+	if err != nil {
 		code := -1
 		c.mu.Lock()
 		c.exitCode = &code

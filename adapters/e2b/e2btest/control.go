@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 )
 
 // sandbox is one sandbox of the server.
@@ -31,6 +33,7 @@ type sandbox struct {
 	endAt     time.Time
 	network   json.RawMessage
 	dir       string // its filesystem, as envd's processes see it
+	space     *stubfs.Space
 	procs     *processTable
 	token     string            // the envd access token of a secure sandbox ("" = none)
 	owners    map[string]string // path inside -> the username /files wrote it as
@@ -180,7 +183,8 @@ func (s *Server) create(w http.ResponseWriter, _ *http.Request, body []byte) {
 	}
 	s.mu.Lock()
 	sb := &sandbox{s: s, id: id, template: req.TemplateID, clientID: randomID(8), metadata: req.Metadata, envVars: req.EnvVars,
-		state: "running", autoPause: req.AutoPause, startedAt: s.now, endAt: s.now.Add(ttl), network: req.Network, dir: dir}
+		state: "running", autoPause: req.AutoPause, startedAt: s.now, endAt: s.now.Add(ttl), network: req.Network, dir: dir,
+		space: stubfs.NewSpace(dir, s.mapped)}
 	sb.procs = newProcessTable(sb)
 	sb.owners = map[string]string{}
 	if req.Secure {

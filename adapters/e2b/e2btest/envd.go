@@ -255,8 +255,10 @@ func (sb *sandbox) inside(p string) string {
 	return "/" + rel
 }
 
-// killAll kills every process of the sandbox (it was killed).
+// killAll kills every process of the sandbox (it was killed) and lets
+// its mount namespace go.
 func (sb *sandbox) killAll() {
 	sb.procs.signalAll(syscall.SIGKILL)
 	sb.procs.cutStreams()
+	sb.space.Close()
 }

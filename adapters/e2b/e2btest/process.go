@@ -18,7 +18,6 @@ import (
 	"connectrpc.com/connect"
 	"github.com/creack/pty"
 	"github.com/paddockhq/paddock/adapters/e2b/envd/processpb"
-	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 )
 
 // exitRetention is how long an ended process still answers Connect.
@@ -299,18 +298,13 @@ func (sb *sandbox) start(req *processpb.StartRequest) (*process, *subscriber, er
 	}
 	// Like envd, through a shell that execs the command, so a missing
 	// command is a start, stderr and exit 127, never a start failure; where
-	// mount namespaces work, the sandbox's own /tmp and /home are mounted
-	// first, so a process and /files see the same files there.
-	script := `exec "$0" "$@"`
-	if mapped {
-		script = stubfs.MountScript(sb.dir) + script
+	// mount namespaces work, in the sandbox's namespace, so a process and
+	// /files see the same files at /tmp and /home.
+	cmd, err := sb.space.Command(dir, cfg.GetCmd(), cfg.GetArgs()...)
+	if err != nil {
+		return nil, nil, connect.NewError(connect.CodeInternal, err)
 	}
-	cmd := exec.Command("/bin/sh", append([]string{"-c", script, cfg.GetCmd()}, cfg.GetArgs()...)...)
-	cmd.Dir, cmd.Env = dir, env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if mapped {
-		stubfs.Namespace(cmd.SysProcAttr)
-	}
+	cmd.Env = env
 	p := &process{tag: req.Tag, config: cfg, cmd: cmd, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
 	if req.GetPty() != nil {
 		return sb.startOnTerminal(p, req.GetPty().GetSize())

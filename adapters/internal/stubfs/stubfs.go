@@ -1,57 +1,68 @@
 // Package stubfs is what the loopback provider servers (e2btest,
 // daytonatest) share to give a sandbox's processes a filesystem of their
 // own: the sandbox's directory holds its home and tmp, and where mount
-// namespaces work each process sees them at /home and /tmp.
+// namespaces work its processes see them at /home and /tmp. A sandbox's
+// Space holds one mount namespace that every process of the sandbox
+// enters, so the kernel makes and tears down one namespace per sandbox,
+// not one per command: it serialises those operations machine-wide, and
+// hundreds of commands at once each with a namespace of its own queued
+// behind each other for tens of seconds.
 package stubfs
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
-	"syscall"
+	"sync"
 )
 
-// MountScript is a shell prefix that mounts a sandbox's /home and /tmp
-// (dir/home, dir/tmp) over this machine's, in the process's own mount
-// namespace (/home first: the sandbox's directory may itself be under
-// /tmp). The command follows it.
-func MountScript(dir string) string {
-	q := func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-	return "mount --make-rprivate / && mount --bind " + q(filepath.Join(dir, "home")) + " /home && mount --bind " +
-		q(filepath.Join(dir, "tmp")) + " /tmp && "
+// Space is the filesystem one sandbox's processes see. Use NewSpace; its
+// methods are safe for concurrent use.
+type Space struct {
+	dir    string
+	mapped bool
+
+	mu     sync.Mutex
+	holder *holder // the process holding the namespace; nil until the first command
 }
 
-// Namespace gives a process a mount namespace of its own (and, when this
-// process is not root, a user namespace in which it is).
-func Namespace(attr *syscall.SysProcAttr) {
-	attr.Cloneflags |= syscall.CLONE_NEWNS
-	if os.Geteuid() != 0 {
-		attr.Cloneflags |= syscall.CLONE_NEWUSER
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
-	}
-}
+// NewSpace is the space of the sandbox whose directory is dir (holding
+// its home and tmp): mapped when Probe said mount namespaces work here,
+// else its processes see this machine's paths.
+func NewSpace(dir string, mapped bool) *Space { return &Space{dir: dir, mapped: mapped} }
 
-// Probe reports whether processes can get a sandbox's own /tmp and /home
-// here (mount namespaces, and a mount command); root is a scratch
-// directory it may write under.
-func Probe(root string) bool {
-	dir, err := os.MkdirTemp(root, "probe-")
-	if err != nil {
-		return false
-	}
-	defer os.RemoveAll(dir)
-	for _, d := range []string{"tmp", "home"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return false
+// Command is `/bin/sh -c 'exec "$0" "$@"' name args...` in the space, in
+// the directory cwd (a path on this machine), as the providers' daemons
+// start commands (a missing program is a start, a message on stderr and
+// exit 127, never a start failure). Where the space is mapped, the shell
+// enters the sandbox's mount namespace first, making it on first use.
+func (s *Space) Command(cwd, name string, args ...string) (*exec.Cmd, error) {
+	argv := append([]string{"/bin/sh", "-c", `exec "$0" "$@"`, name}, args...)
+	if s.mapped {
+		s.mu.Lock()
+		if s.holder == nil || s.holder.ended() {
+			h, err := startHolder(s.dir)
+			if err != nil {
+				s.mu.Unlock()
+				return nil, err
+			}
+			s.holder = h
 		}
+		argv = s.holder.enter(cwd, argv)
+		s.mu.Unlock()
 	}
-	if err := os.WriteFile(filepath.Join(dir, "tmp", "probe"), nil, 0o644); err != nil {
-		return false
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = cwd
+	cmd.SysProcAttr = groupAttr()
+	return cmd, nil
+}
+
+// Close ends the process holding the namespace; commands still in it keep
+// it until they end. A later Command makes a new one.
+func (s *Space) Close() {
+	s.mu.Lock()
+	h := s.holder
+	s.holder = nil
+	s.mu.Unlock()
+	if h != nil {
+		h.stop()
 	}
-	cmd := exec.Command("/bin/sh", "-c", MountScript(dir)+"test -e /tmp/probe")
-	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	Namespace(cmd.SysProcAttr)
-	return cmd.Run() == nil
 }
