@@ -273,6 +273,11 @@ func TestCasesRunsOnlyTheCasesItNumbers(t *testing.T) {
 		"26 CreateCheckpointOnce is listed",
 	}, rec.order, "in the suite's order")
 	assert.Empty(t, rec.failed())
+
+	rec = newRecorder(t)
+	run(rec, Config{Adapter: f, Fixtures: FakeFixtures(), Cases: []string{"20", "24", "26"}, Except: []string{"24"}})
+	assert.Equal(t, []string{"20 checkpoints follow the capability", "26 CreateCheckpointOnce is listed"}, rec.order,
+		"Except leaves out what Cases selects")
 }
 
 // The pass with actor owners runs the cases about streams, but the load

@@ -26,6 +26,7 @@ import (
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/local"
 	"github.com/paddockhq/paddock/fake"
+	"github.com/paddockhq/paddock/internal/heavy"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/paddockhq/paddock/remote"
 	"github.com/stretchr/testify/assert"
@@ -302,9 +303,11 @@ func drivingRuntime(t *testing.T, ca authority, peer string, provider paddock.Pr
 // 10,000 frames of 32 KiB from a command on a node in another process
 // reach their owner here complete and in order while the serving node's
 // link drops 1% of its batches: the same SHA-256, one terminal frame.
-func TestAcrossProcessesEveryByteOnce(t *testing.T) {
+// Built with the race detector it sends an eighth of them (heavy.Volume).
+func TestVolumeAcrossProcessesEveryByteOnce(t *testing.T) {
 	t.Parallel()
-	const frames, lease = 10000, 6 * time.Second
+	heavy.Lock(t)
+	frames, lease := heavy.Volume(10000), 6*time.Second
 	ca := newAuthority(t)
 	addr := freeAddr(t)
 	serving, ready := startChild(t, "serve", addrEnv+"="+addr, certsEnv+"="+writeCerts(t, ca, "serve"), leaseEnv+"="+lease.String(),

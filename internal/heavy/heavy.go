@@ -52,3 +52,16 @@ func acquire(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// Volume is how much of its full size a volume test (one that moves
+// gigabytes) moves: all of it, or an eighth built with the race detector.
+// The detector's cost is per byte that instrumented code copies, while the
+// interleavings it checks come from concurrency, not volume; so the race
+// build checks the same paths on less data, and CI runs the volume tests
+// at full size without it. Name such tests TestVolume..., so CI finds them.
+func Volume(full int) int {
+	if Race {
+		return max(full/8, 1)
+	}
+	return full
+}
