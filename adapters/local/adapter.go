@@ -2,6 +2,7 @@ package local
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -141,12 +142,17 @@ func WithMaxAge(d time.Duration) Option { return func(a *Adapter) { a.maxAge = d
 func WithInitProgram(path string) Option { return func(a *Adapter) { a.initProgram = path } }
 
 // New returns a local adapter. Invalid options are reported as an
-// *paddock.InvalidError.
+// *paddock.InvalidError. On Windows it answers paddock.ErrNotSupported:
+// the adapter needs a Unix system (on Linux it isolates sandboxes with
+// namespaces; elsewhere they run unisolated).
 func New(opts ...Option) (*Adapter, error) {
 	a := &Adapter{
 		isolation: IsolationAuto, processLimit: DefaultProcessLimit, fileLimit: DefaultFileSizeLimit,
 		keepFinished: DefaultFinishedSessions, sessions: map[string]*session{}, machines: map[string]*machine{}, creating: map[string]bool{},
 		drain: drain.Policy{Grace: DefaultExitGrace, Limit: DefaultDrainLimit}, journalLimit: DefaultSessionOutputLimit,
+	}
+	if unsupportedSystem != "" {
+		return nil, fmt.Errorf("local: %w: %s", paddock.ErrNotSupported, unsupportedSystem)
 	}
 	for _, o := range opts {
 		o(a)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"syscall"
 )
 
 // The adapter and a sandbox's init talk over a Unix socket pair: each
@@ -83,29 +82,6 @@ func (u unixConn) sendmsg(p, oob []byte) (int, error) {
 // blockingConn is a msgConn over a blocking descriptor.
 type blockingConn struct{ fd int }
 
-func (b blockingConn) recvmsg(p, oob []byte) (int, int, error) {
-	for {
-		n, oobn, _, _, err := syscall.Recvmsg(b.fd, p, oob, recvmsgFlags)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err == nil && n == 0 {
-			return 0, oobn, io.EOF
-		}
-		return n, oobn, err
-	}
-}
-
-func (b blockingConn) sendmsg(p, oob []byte) (int, error) {
-	for {
-		n, err := syscall.SendmsgN(b.fd, p, oob, nil, 0)
-		if err == syscall.EINTR {
-			continue
-		}
-		return n, err
-	}
-}
-
 // writeMessage sends m with fds on c. The caller serialises writers.
 func writeMessage(c msgConn, m machineMessage, fds []int) error {
 	m.FDs = len(fds)
@@ -121,7 +97,7 @@ func writeMessage(c msgConn, m machineMessage, fds []int) error {
 	copy(buf[4:], body)
 	var oob []byte
 	if len(fds) > 0 {
-		oob = syscall.UnixRights(fds...)
+		oob = unixRights(fds...)
 	}
 	n, err := c.sendmsg(buf, oob)
 	if err != nil {
@@ -147,7 +123,7 @@ type messageReader struct {
 }
 
 func newMessageReader(c msgConn) *messageReader {
-	return &messageReader{c: c, oob: make([]byte, syscall.CmsgSpace(4*4*maxMessageFDs)), read: make([]byte, 64<<10)}
+	return &messageReader{c: c, oob: make([]byte, rightsSpace(4*maxMessageFDs)), read: make([]byte, 64<<10)}
 }
 
 // next returns the next message and its descriptors as files (owned by the
@@ -189,14 +165,7 @@ func (r *messageReader) fill() error {
 	n, oobn, err := r.c.recvmsg(r.read, r.oob)
 	n, oobn = max(n, 0), max(oobn, 0)
 	if oobn > 0 {
-		msgs, perr := syscall.ParseSocketControlMessage(r.oob[:oobn])
-		if perr == nil {
-			for _, cm := range msgs {
-				if fds, err := syscall.ParseUnixRights(&cm); err == nil {
-					r.fds = append(r.fds, fds...)
-				}
-			}
-		}
+		r.fds = append(r.fds, parseRights(r.oob[:oobn])...)
 	}
 	r.buf = append(r.buf, r.read[:n]...)
 	if n == 0 && err == nil {
@@ -211,7 +180,7 @@ func (r *messageReader) fill() error {
 // close releases descriptors received but never handed out.
 func (r *messageReader) close() {
 	for _, fd := range r.fds {
-		_ = syscall.Close(fd)
+		closeFD(fd)
 	}
 	r.fds = nil
 }

@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/paddockhq/paddock"
@@ -276,9 +275,9 @@ func (a *Adapter) setSuspended(name string, suspended bool) error {
 	if err != nil {
 		return err
 	}
-	sig := syscall.SIGCONT
+	sig := sigCONT
 	if suspended {
-		sig = syscall.SIGSTOP
+		sig = sigSTOP
 	}
 	a.signalSandbox(a.dirOf(name), sig)
 	m.Suspended = suspended

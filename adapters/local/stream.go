@@ -140,8 +140,8 @@ func (st *stream) WriteStdin(ctx context.Context, p []byte) error {
 // signals maps the contract's signals to this system's.
 var signals = map[paddock.Signal]syscall.Signal{
 	paddock.SignalInt: syscall.SIGINT, paddock.SignalTerm: syscall.SIGTERM, paddock.SignalHup: syscall.SIGHUP,
-	paddock.SignalKill: syscall.SIGKILL, paddock.SignalQuit: syscall.SIGQUIT, paddock.SignalUsr1: syscall.SIGUSR1,
-	paddock.SignalUsr2: syscall.SIGUSR2,
+	paddock.SignalKill: syscall.SIGKILL, paddock.SignalQuit: syscall.SIGQUIT, paddock.SignalUsr1: sigUSR1,
+	paddock.SignalUsr2: sigUSR2,
 }
 
 // Signal sends sig to the command's process group (KILL reaches its

@@ -152,10 +152,10 @@ func (a *Adapter) signalSandbox(sbDir string, sig syscall.Signal) {
 			if !signalled[pid] {
 				signalled[pid] = true
 				fresh++
-				_ = syscall.Kill(pid, sig)
+				_ = kill(pid, sig)
 			}
 		}
-		if sig != syscall.SIGSTOP {
+		if sig != sigSTOP {
 			return
 		}
 		// Done once a pass finds nobody new and everybody signalled has

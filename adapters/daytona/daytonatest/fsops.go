@@ -8,8 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
 
 // The toolbox's file routes beyond upload and download, as the daemon
@@ -36,8 +37,8 @@ func describe(host string) (fileInfo, error) {
 		return fileInfo{}, err
 	}
 	uid, gid := "0", "0"
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		uid, gid = strconv.FormatUint(uint64(st.Uid), 10), strconv.FormatUint(uint64(st.Gid), 10)
+	if u, g, ok := stubproc.Owner(info); ok {
+		uid, gid = strconv.Itoa(u), strconv.Itoa(g)
 	}
 	mod := info.ModTime().Format(time.RFC3339Nano)
 	return fileInfo{Name: info.Name(), Size: info.Size(), Mode: info.Mode().String(), ModTime: mod, ModifiedAt: mod,

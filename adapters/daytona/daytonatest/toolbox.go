@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
 
 // The toolbox: each sandbox's daemon behind the proxy at
@@ -228,12 +230,12 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) {
 	select {
 	case <-done:
 	case <-limit:
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = stubproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 		toolboxError(w, r, http.StatusRequestTimeout, "REQUEST_TIMEOUT", "request timeout: command execution timeout")
 		return
 	case <-s.closing:
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = stubproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 		return
 	}
@@ -420,7 +422,7 @@ func (ss *session) kill() {
 		pgid := c.pgid
 		c.mu.Unlock()
 		if pgid > 0 {
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			_ = stubproc.SignalGroup(pgid, syscall.SIGKILL)
 		}
 	}
 }
@@ -512,7 +514,7 @@ func (s *Server) run(sb *sandbox, ss *session, c *command, async bool) {
 	go func() { // a session deleted meanwhile takes its command down
 		select {
 		case <-ss.gone:
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = stubproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL)
 		case <-ended:
 		}
 	}()

@@ -13,10 +13,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/paddockhq/paddock/adapters/internal/stubfs"
+	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
 
 // sandbox is one sandbox of the server.
@@ -133,7 +133,7 @@ func (s *Server) Advance(d time.Duration) {
 // freeze is a pause: processes stop where they are (a memory snapshot
 // keeps them) and every open process stream is cut.
 func (sb *sandbox) freeze() {
-	sb.procs.signalAll(syscall.SIGSTOP)
+	sb.procs.signalAll(stubproc.SIGSTOP)
 	sb.procs.cutStreams()
 }
 
@@ -509,7 +509,7 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request, body []byte) {
 	if sb.state == "paused" {
 		sb.state, status = "running", http.StatusCreated
 		sb.endAt = s.now
-		sb.procs.signalAll(syscall.SIGCONT)
+		sb.procs.signalAll(stubproc.SIGCONT)
 	}
 	if end := s.now.Add(time.Duration(max(secs, 0)) * time.Second); end.After(sb.endAt) {
 		sb.endAt = end

@@ -18,6 +18,7 @@ import (
 	"connectrpc.com/connect"
 	"github.com/creack/pty"
 	"github.com/paddockhq/paddock/adapters/e2b/envd/processpb"
+	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
 
 // exitRetention is how long an ended process still answers Connect.
@@ -92,7 +93,7 @@ func (t *processTable) signalAll(sig syscall.Signal) {
 	defer t.mu.Unlock()
 	for _, p := range t.byPID {
 		if p.live() {
-			_ = syscall.Kill(-int(p.pid), sig)
+			_ = stubproc.SignalGroup(int(p.pid), sig)
 		}
 	}
 }
@@ -220,7 +221,7 @@ func (ps processService) follow(ctx context.Context, sb *sandbox, p *process, su
 			panic(http.ErrAbortHandler) // the connection drops, as a pause drops it
 		case <-ctx.Done():
 			if deadline && errors.Is(ctx.Err(), context.DeadlineExceeded) && start {
-				_ = syscall.Kill(-int(p.pid), syscall.SIGKILL)
+				_ = stubproc.SignalGroup(int(p.pid), syscall.SIGKILL)
 				return connect.NewError(connect.CodeDeadlineExceeded, errors.New("context deadline exceeded"))
 			}
 			return ctx.Err()
@@ -336,8 +337,7 @@ func (sb *sandbox) start(req *processpb.StartRequest) (*process, *subscriber, er
 // terminal of the given size (0 = 80x24), as envd does for a PTY request:
 // its output comes as pty data, its input is typed into the terminal.
 func (sb *sandbox) startOnTerminal(p *process, size *processpb.PTY_Size) (*process, *subscriber, error) {
-	attrs := p.cmd.SysProcAttr
-	attrs.Setpgid, attrs.Setsid, attrs.Setctty = false, true, true
+	attrs := stubproc.TerminalAttr(p.cmd.SysProcAttr)
 	ws := &pty.Winsize{Cols: uint16(size.GetCols()), Rows: uint16(size.GetRows())}
 	if ws.Cols == 0 || ws.Rows == 0 {
 		ws.Cols, ws.Rows = 80, 24
@@ -531,7 +531,7 @@ func (ps processService) SendSignal(ctx context.Context, req *connect.Request[pr
 	default:
 		return nil, connect.NewError(connect.CodeUnimplemented, fmt.Errorf("invalid signal: %s", req.Msg.GetSignal()))
 	}
-	_ = syscall.Kill(int(p.pid), sig)
+	_ = stubproc.Signal(int(p.pid), sig)
 	return connect.NewResponse(&processpb.SendSignalResponse{}), nil
 }
 

@@ -12,6 +12,8 @@ package stubfs
 import (
 	"os/exec"
 	"sync"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
 
 // Space is the filesystem one sandbox's processes see. Use NewSpace; its
@@ -51,7 +53,7 @@ func (s *Space) Command(cwd, name string, args ...string) (*exec.Cmd, error) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = cwd
-	cmd.SysProcAttr = groupAttr()
+	cmd.SysProcAttr = stubproc.GroupAttr()
 	return cmd, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/gorilla/websocket"
 	"github.com/paddockhq/paddock/adapters/internal/drain"
+	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
 
 // Stream ids of non-TTY binary frames.
@@ -206,7 +207,7 @@ func (s *Server) startSession(sp *sprite, id string, p execParams) *session {
 	}
 	if p.tty {
 		ptmx, err := pty.StartWithAttrs(cmd, &pty.Winsize{Rows: p.rows, Cols: p.cols},
-			&syscall.SysProcAttr{Setsid: true, Setctty: true})
+			stubproc.TerminalAttr(nil))
 		if err != nil {
 			s.goSession(func() { ss.failStart(p.path, err) })
 			return ss
@@ -230,7 +231,7 @@ func (s *Server) startSession(sp *sprite, id string, p execParams) *session {
 		return ss
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = stubproc.GroupAttr()
 	held, err := heldObjects(outR, errR)
 	if err == nil {
 		err = cmd.Start()
@@ -330,7 +331,7 @@ func (ss *session) wait(p pipes) {
 		_ = ss.proc.Wait()
 	}
 	complete := drain.Drain(drain.Output{Files: p.files, Held: p.held, Done: p.done}, drain.Policy{
-		Grace: exitGrace, Limit: drainLimit, KillGroup: func() { _ = syscall.Kill(-pid, syscall.SIGKILL) }})
+		Grace: exitGrace, Limit: drainLimit, KillGroup: func() { _ = stubproc.SignalGroup(pid, syscall.SIGKILL) }})
 	if !reaped {
 		_ = ss.proc.Wait()
 	}
@@ -519,7 +520,7 @@ func (ss *session) signal(sig syscall.Signal) {
 	if proc == nil || proc.Process == nil || ended {
 		return
 	}
-	_ = syscall.Kill(-proc.Process.Pid, sig)
+	_ = stubproc.SignalGroup(proc.Process.Pid, sig)
 }
 
 // pid is the process id the kill stream reports.
@@ -561,7 +562,7 @@ func (sp *sprite) sessionList() []*session {
 func signalNamed(name string) (syscall.Signal, string, bool) {
 	name = strings.TrimPrefix(strings.ToUpper(name), "SIG")
 	sigs := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL, "INT": syscall.SIGINT,
-		"HUP": syscall.SIGHUP, "QUIT": syscall.SIGQUIT, "USR1": syscall.SIGUSR1, "USR2": syscall.SIGUSR2}
+		"HUP": syscall.SIGHUP, "QUIT": syscall.SIGQUIT, "USR1": stubproc.SIGUSR1, "USR2": stubproc.SIGUSR2}
 	sig, ok := sigs[name]
 	return sig, "SIG" + name, ok
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net"
 	"os"
-	"os/signal"
 	"syscall"
 	"time"
 )
@@ -19,38 +18,9 @@ import (
 
 const namespacesSupported = false
 
-func initExecutable() (string, error) { return os.Executable() }
-
-func initAttr(bool, bool, *os.File) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
-
 func hostPID(*os.File) int { return 0 }
 
 func growPipe(*os.File) {}
-
-func setupMachine(cfg initConfig) error {
-	if cfg.Isolated {
-		return errors.New("namespaces need Linux")
-	}
-	return nil
-}
-
-func commandAttr(tty bool, _ int, _ *int) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: !tty, Setsid: tty, Setctty: tty, Ctty: 0}
-}
-
-// killDescendants cannot list descendants here: the init's commands' groups
-// die with it only when they are signalled (the adapter kills sessions
-// before it ends the machine).
-func killDescendants(reap func()) { reap() }
-
-// reapChildren reaps on SIGCHLD.
-func (s *initServer) reapChildren() {
-	children := make(chan os.Signal, 1)
-	signal.Notify(children, syscall.SIGCHLD)
-	for range children {
-		s.reap()
-	}
-}
 
 func (m *machine) members() []int { return nil }
 
@@ -72,16 +42,16 @@ func killCgroup(string)                                                 {}
 func cgroupProcs(string) []int                                          { return nil }
 
 // processStart reports a live process; its start time is unknown (0).
-func processStart(pid int) (uint64, bool) { return 0, syscall.Kill(pid, 0) == nil }
+func processStart(pid int) (uint64, bool) { return 0, kill(pid, 0) == nil }
 
-func sameProcess(pid int, _ uint64) bool { return pid > 0 && syscall.Kill(pid, 0) == nil }
+func sameProcess(pid int, _ uint64) bool { return pid > 0 && kill(pid, 0) == nil }
 
 func liveOnly(pids []int) []int { return pids }
 
 // groupMembers cannot list a group here; it answers the group id while the
 // group has any member.
 func groupMembers(pgid int) []int {
-	if pgid > 0 && syscall.Kill(-pgid, 0) == nil {
+	if pgid > 0 && kill(-pgid, 0) == nil {
 		return []int{pgid}
 	}
 	return nil
@@ -91,7 +61,7 @@ func selfStart() uint64 { return 0 }
 
 func signalAll(pids []int, sig syscall.Signal) {
 	for _, pid := range pids {
-		_ = syscall.Kill(pid, sig)
+		_ = kill(pid, sig)
 	}
 }
 
@@ -99,18 +69,6 @@ func waitStopped([]int, time.Time) bool { return true }
 
 func dialInNetwork(context.Context, int, string) (net.Conn, error) {
 	return nil, errors.New("network namespaces need Linux")
-}
-
-// recvmsgFlags: received descriptors are made close-on-exec by the init,
-// which starts commands one at a time.
-const recvmsgFlags = 0
-
-// closeOnExecAbove marks the descriptors above fd close-on-exec, as far as
-// a scan of the usual range finds them.
-func closeOnExecAbove(fd int) {
-	for n := fd + 1; n < 1024; n++ {
-		syscall.CloseOnExec(n)
-	}
 }
 
 // watchSupported: watches need Linux's inotify.

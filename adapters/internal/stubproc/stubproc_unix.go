@@ -1,0 +1,44 @@
+//go:build unix
+
+package stubproc
+
+import (
+	"os"
+	"syscall"
+)
+
+// The signals the servers send beyond what every system names.
+const (
+	SIGUSR1 = syscall.SIGUSR1
+	SIGUSR2 = syscall.SIGUSR2
+	SIGSTOP = syscall.SIGSTOP
+	SIGCONT = syscall.SIGCONT
+)
+
+// GroupAttr starts a command in a process group of its own.
+func GroupAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+// TerminalAttr makes attr start a command as the leader of a new session
+// whose controlling terminal is its stdin, instead of a group's.
+func TerminalAttr(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
+	if attr == nil {
+		attr = &syscall.SysProcAttr{}
+	}
+	attr.Setpgid, attr.Setsid, attr.Setctty = false, true, true
+	return attr
+}
+
+// Signal sends sig to the process pid.
+func Signal(pid int, sig syscall.Signal) error { return syscall.Kill(pid, sig) }
+
+// SignalGroup sends sig to the process group pgid.
+func SignalGroup(pgid int, sig syscall.Signal) error { return syscall.Kill(-pgid, sig) }
+
+// Owner is the user and group owning the file info describes; ok is
+// false where the system does not say.
+func Owner(info os.FileInfo) (uid, gid int, ok bool) {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid), int(st.Gid), true
+	}
+	return 0, 0, false
+}
