@@ -123,7 +123,7 @@ func TestFlowControlHoldsTheReader(t *testing.T) {
 		if want > 8 {
 			rt.Engine().Send(command, &messages.Credit{Ref: string(sub.Ref), N: uint32(want - frames.Load())})
 		}
-		require.Eventually(t, func() bool { return frames.Load() == want }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return frames.Load() == want }, time.Minute, time.Millisecond)
 		// Polled for a while: neither a frame nor a read beyond the credit.
 		require.Never(t, func() bool { return frames.Load() > want || hose.Read() > want },
 			100*time.Millisecond, time.Millisecond, "nothing beyond %d", want)
@@ -164,7 +164,7 @@ func TestCreditsFollowTheRuntimeWindow(t *testing.T) {
 			case f := <-ended:
 				require.IsType(t, &messages.Exit{}, f)
 				assert.Equal(t, int64(100), outputs.Load())
-			case <-time.After(10 * time.Second):
+			case <-time.After(time.Minute):
 				require.Failf(t, "stuck", "after %d of 100 frames", outputs.Load())
 			}
 		})

@@ -28,7 +28,7 @@ func startFake(t testing.TB, cfg ...func(*actors.Config)) (*actors.Runtime, *fak
 	rt, err := actors.Start(c)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := rt.Shutdown(sctx); err != nil {
 			var buf bytes.Buffer
@@ -47,7 +47,7 @@ func frame(t testing.TB, s *actors.FrameStream) messages.Frame {
 	case f, ok := <-s.C():
 		require.True(t, ok, "the stream closed")
 		return f
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		require.FailNow(t, "no frame within 5s")
 	}
 	return nil
@@ -64,7 +64,7 @@ func all(t testing.TB, s *actors.FrameStream) []messages.Frame {
 				return out
 			}
 			out = append(out, f)
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute):
 			require.FailNow(t, "the stream did not end within 5s")
 		}
 	}

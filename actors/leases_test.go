@@ -92,7 +92,7 @@ func startLeasing(t *testing.T, f *leasingFake, cfg actors.Config) *actors.Runti
 	rt, err := actors.Start(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		require.NoError(t, rt.Shutdown(ctx))
 		f.stopped.Store(true)
@@ -154,7 +154,7 @@ func TestRenewalsAreBatchedAndStopAtShutdown(t *testing.T) {
 	assert.Equal(t, "renewer", lease.Owner)
 	assert.WithinDuration(t, time.Now().Add(300*time.Millisecond), lease.Until, 5*time.Second)
 
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.NoError(t, rt.Shutdown(sctx))
 	f.stopped.Store(true)

@@ -75,12 +75,12 @@ func TestOwnerDeathDetachesTheCommand(t *testing.T) {
 			wrote.Add(1)
 		}
 	}()
-	require.Eventually(t, func() bool { return o.count.Load() >= 100 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return o.count.Load() >= 100 }, time.Minute, time.Millisecond)
 	deadBefore := events.deadLetters()
 	<-rt.Engine().Poison(owner).Done()
 	select { // the writer ends when the detach answers command_exited
 	case <-writerDone:
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		close(stopWriting)
 		<-writerDone
 		require.Fail(t, "the dead owner's subscription was not detached")
@@ -170,7 +170,7 @@ func TestShutdownWithLiveCommands(t *testing.T) {
 		_, _, err := rt.SpawnTo(ctx, owner, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Stdin: true}, 0)
 		require.NoError(t, err)
 	}
-	require.Eventually(t, func() bool { return o.count.Load() == n/2 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return o.count.Load() == n/2 }, time.Minute, time.Millisecond)
 
 	terminals := make(chan string, n)
 	var readers sync.WaitGroup
@@ -195,7 +195,7 @@ func TestShutdownWithLiveCommands(t *testing.T) {
 	close(terminals)
 	// Frames to the actor owner were sent before Shutdown returned; it may
 	// still be handling them.
-	require.Eventually(t, func() bool { return o.count.Load() == n }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return o.count.Load() == n }, time.Minute, time.Millisecond)
 	got := 0
 	for term := range terminals {
 		assert.Equal(t, "error:stopped_before_exit", term)

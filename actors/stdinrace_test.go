@@ -54,7 +54,7 @@ func TestCloseStdinRacingTheExitSucceeds(t *testing.T) {
 	require.NoError(t, err)
 	s, err := rt.Spawn(ctx, h, paddock.NewCmd("cat"), paddock.SpawnOpts{Stdin: true})
 	require.NoError(t, err)
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	require.NoError(t, s.CloseStdin(cctx))
 	for range s.C() {

@@ -116,7 +116,7 @@ func TestMetricsOfAScriptedWorkload(t *testing.T) {
 	require.Eventually(t, func() bool {
 		got = scrape(t, reg)
 		return assert.ObjectsAreEqual(want, got)
-	}, 10*time.Second, 5*time.Millisecond, "the metrics never matched")
+	}, time.Minute, 5*time.Millisecond, "the metrics never matched")
 	assert.Equal(t, want, got)
 }
 
@@ -137,7 +137,7 @@ func TestSpansOfAScriptedWorkload(t *testing.T) {
 	require.Eventually(t, func() bool {
 		spans = rec.Ended()
 		return len(spans) == 7 // six operations and the turn
-	}, 10*time.Second, 5*time.Millisecond)
+	}, time.Minute, 5*time.Millisecond)
 	var names []string
 	for _, s := range spans {
 		if s.Name() == "agent turn" {

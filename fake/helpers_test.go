@@ -35,10 +35,10 @@ func script(t *testing.T, a *fake.Adapter, h paddock.Handle, instrs ...string) p
 	return st
 }
 
-// next waits up to a second for one event.
+// next waits for one event (a minute bounds a hang).
 func next(t *testing.T, st paddock.Stream) paddock.Event {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	ev, err := st.Next(ctx)
 	require.NoError(t, err)
@@ -50,7 +50,7 @@ func drain(t *testing.T, st paddock.Stream) []paddock.Event {
 	t.Helper()
 	var evs []paddock.Event
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		ev, err := st.Next(ctx)
 		cancel()
 		if errors.Is(err, io.EOF) {

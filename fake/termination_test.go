@@ -123,7 +123,7 @@ func TestDestroyStopsLiveCommandsWithOneError(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = attacher.Close() })
 	finished := script(t, a, h, "out:x", "exit:2")
-	require.Eventually(t, func() bool { return !a.SessionLive("box", finished.SessionID()) }, time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return !a.SessionLive("box", finished.SessionID()) }, time.Minute, time.Millisecond)
 	require.NoError(t, a.Destroy(ctx, h))
 
 	want := []string{"error:unavailable: closed_before_exit"}

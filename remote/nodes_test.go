@@ -157,7 +157,7 @@ func serveRole() error {
 		return err
 	}
 	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		_ = rt.Shutdown(ctx)
 	}()
@@ -319,7 +319,7 @@ func TestVolumeAcrossProcessesEveryByteOnce(t *testing.T) {
 	destroyed := false
 	t.Cleanup(func() { // on a failure: no emitter outlives the test
 		if !destroyed {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			_ = rt.Destroy(ctx, h)
 		}

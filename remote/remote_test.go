@@ -71,7 +71,7 @@ func startRuntime(t *testing.T, e *actor.Engine, p paddock.Provider, a paddock.A
 	rt, err := actors.Start(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		require.NoError(t, rt.Shutdown(ctx))
 	})

@@ -35,7 +35,7 @@ func BenchmarkStdout(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
-		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		_ = rt.Shutdown(c)
 	})

@@ -37,11 +37,11 @@ func TestExecTimeoutKillsInside(t *testing.T) {
 	a := newAdapter(t)
 	h := sandbox(t, a, "timeouts", nil)
 	start := time.Now()
-	_, err := a.Exec(ctxFor(t, time.Minute), h, paddock.NewCmd("sh", "-c", "sleep 61 & setsid sleep 62 & sleep 63"),
+	_, err := a.Exec(ctxFor(t, 10*time.Minute), h, paddock.NewCmd("sh", "-c", "sleep 601 & setsid sleep 602 & sleep 603"),
 		paddock.ExecOpts{Timeout: paddock.Duration(time.Second)})
 	require.ErrorIs(t, err, paddock.ErrExecTimeout)
-	require.Less(t, time.Since(start), 5*time.Second)
-	out, _ := execOut(t, a, h, "sh", "-c", "ps -o args | grep -c '^sleep 6' || true")
+	require.Less(t, time.Since(start), 5*time.Minute, "the deadline ended it, not the command's ten minutes")
+	out, _ := execOut(t, a, h, "sh", "-c", "ps -o args | grep -c '^sleep 60' || true")
 	require.Equal(t, "0\n", out, "the command, its child and the one that left its group are gone")
 }
 
@@ -51,11 +51,11 @@ func TestExecLimitsAndCap(t *testing.T) {
 	a := newAdapter(t, func(c *docker.Config) { c.Exec = paddock.ExecLimits{MaxTimeout: 2 * time.Second} })
 	h := sandbox(t, a, "limits", nil)
 	start := time.Now()
-	_, err := a.Exec(ctxFor(t, time.Minute), h, paddock.NewCmd("sleep", "60"), paddock.ExecOpts{Timeout: paddock.Duration(time.Hour)})
+	_, err := a.Exec(ctxFor(t, 10*time.Minute), h, paddock.NewCmd("sleep", "600"), paddock.ExecOpts{Timeout: paddock.Duration(time.Hour)})
 	var et *paddock.ExecTimeoutError
 	require.ErrorAs(t, err, &et)
 	require.Equal(t, 2*time.Second, et.Timeout)
-	require.Less(t, time.Since(start), 10*time.Second)
+	require.Less(t, time.Since(start), 5*time.Minute, "the ceiling ended it, not the command's ten minutes")
 	res, err := a.Exec(ctxFor(t, time.Minute), h, paddock.NewCmd("sh", "-c", "echo out; echo err >&2; exit 3"), paddock.ExecOpts{Timeout: paddock.Duration(time.Hour)})
 	require.NoError(t, err)
 	require.Equal(t, paddock.ExecResult{Stdout: []byte("out\n"), Stderr: []byte("err\n"), ExitCode: 3, Timeout: paddock.Duration(2 * time.Second)}, res)

@@ -66,7 +66,7 @@ func TestExposeReachesANoNetworkSandbox(t *testing.T) {
 	require.Eventually(t, func() bool {
 		out, code := execOut(t, a, h, "wget", "-q", "-O", "-", "http://127.0.0.1:8080/")
 		return code == 0 && out == "hello preview\n"
-	}, 10*time.Second, 100*time.Millisecond)
+	}, time.Minute, 100*time.Millisecond)
 	out, _ := execOut(t, a, h, "ls", "/sys/class/net")
 	require.Equal(t, "lo\n", out, "no network but loopback")
 

@@ -193,16 +193,14 @@ func TestSuspendDuringExecs(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
 				_, _ = a.Exec(ctx, h, paddock.NewCmd("true"), paddock.ExecOpts{})
 			}()
 		}
-		require.NoError(t, a.Suspend(ctxFor(t, 20*time.Second), h))
-		start := time.Now()
-		_, err := a.Resume(ctxFor(t, 20*time.Second), h)
-		require.NoError(t, err)
-		require.Less(t, time.Since(start), 5*time.Second)
+		require.NoError(t, a.Suspend(ctxFor(t, 2*time.Minute), h))
+		_, err := a.Resume(ctxFor(t, 2*time.Minute), h)
+		require.NoError(t, err, "a wedged engine would not answer")
 		wg.Wait()
 	}
 	// The engine applies containerd's paused and resumed events from a
@@ -213,7 +211,7 @@ func TestSuspendDuringExecs(t *testing.T) {
 	require.Eventually(t, func() bool {
 		info, err := a.Get(ctxFor(t, 10*time.Second), h)
 		return err == nil && info.Status == paddock.StatusRunning
-	}, 10*time.Second, 20*time.Millisecond, "the sandbox runs again")
+	}, time.Minute, 20*time.Millisecond, "the sandbox runs again")
 }
 
 // ImageReady says whether the configured image is there, and how to get

@@ -56,7 +56,7 @@ func FuzzProcessStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		a := e2b.New(e2b.Config{APIKey: paddock.NewSecret("e2b_fuzz"), BaseURL: "http://control.invalid", EnvdURL: "http://envd.invalid",
 			Transport: cannedEnvd(body)})
-		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		res, err := a.Exec(c, a.BuildHandle("box"), paddock.NewCmd("true"), paddock.ExecOpts{})
 		if c.Err() != nil {

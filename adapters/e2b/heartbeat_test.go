@@ -65,7 +65,7 @@ func TestTheRuntimeKeepsABusySandboxAlive(t *testing.T) {
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderE2B: a}, Clock: clock, Logger: zerolog.New(zerolog.NewTestWriter(t))})
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		require.NoError(t, rt.Shutdown(ctx))
 	})

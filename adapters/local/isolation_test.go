@@ -88,7 +88,7 @@ func TestForkBombIsStoppedByTheProcessLimit(t *testing.T) {
 		out, code := execOut(t, a, other, "echo responsive")
 		require.Equal(t, "responsive\n", out)
 		require.Equal(t, 0, code)
-		require.Less(t, time.Since(start), 5*time.Second, "the host stays responsive")
+		require.Less(t, time.Since(start), time.Minute, "the host stays responsive")
 	}
 	require.NoError(t, a.TerminateSession(ctx, h, id, paddock.TerminateOpts{Mode: paddock.TerminateForce}))
 	evs := events(t, st, 10*time.Second)

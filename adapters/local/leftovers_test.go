@@ -63,7 +63,7 @@ func TestALeftoverHoldingTheOutputIsKilledAndTheOutputKept(t *testing.T) {
 			if mode == "unisolated" { // (isolated, its pid is the namespace's)
 				pid := leftoverPID(t, out)
 				killAtEnd(t, pid)
-				assert.Eventually(t, func() bool { return !running(pid) }, 5*time.Second, time.Millisecond)
+				assert.Eventually(t, func() bool { return !running(pid) }, time.Minute, time.Millisecond)
 			}
 
 			res, err := a.Exec(ctx, h, paddock.NewCmd("sh", "-c", script), paddock.ExecOpts{})
@@ -150,7 +150,7 @@ func TestExecTimeoutEndsALeftoverHoldingTheOutput(t *testing.T) {
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	require.NoError(t, err)
 	killAtEnd(t, pid)
-	assert.Eventually(t, func() bool { return !running(pid) }, 5*time.Second, time.Millisecond)
+	assert.Eventually(t, func() bool { return !running(pid) }, time.Minute, time.Millisecond)
 }
 
 // A deadline that passes while the exited command's leftovers have their
@@ -169,7 +169,7 @@ func TestExecDeadlineCutsTheGraceShort(t *testing.T) {
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	require.NoError(t, err)
 	killAtEnd(t, pid)
-	assert.Eventually(t, func() bool { return !running(pid) }, 5*time.Second, time.Millisecond, "the leftover was killed")
+	assert.Eventually(t, func() bool { return !running(pid) }, time.Minute, time.Millisecond, "the leftover was killed")
 }
 
 func TestDrainOptionsAreValidated(t *testing.T) {

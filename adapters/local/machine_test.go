@@ -176,7 +176,7 @@ func TestNothingOfASandboxSurvives(t *testing.T) {
 				}
 				st := sh(t, a, h, script, paddock.SpawnOpts{})
 				require.Equal(t, "up\n", string(next(t, st).Data))
-				require.Eventually(t, func() bool { return len(sandboxProcesses(name)) >= 3 }, 10*time.Second, 5*time.Millisecond,
+				require.Eventually(t, func() bool { return len(sandboxProcesses(name)) >= 3 }, time.Minute, 5*time.Millisecond,
 					"the daemons run")
 				switch end {
 				case "terminate":
@@ -188,7 +188,7 @@ func TestNothingOfASandboxSurvives(t *testing.T) {
 					require.NoError(t, a.Close())
 					closed = true
 				}
-				assert.Eventually(t, func() bool { return len(sandboxProcesses(name)) == 0 }, 10*time.Second, 5*time.Millisecond,
+				assert.Eventually(t, func() bool { return len(sandboxProcesses(name)) == 0 }, time.Minute, 5*time.Millisecond,
 					"left: %v", sandboxProcesses(name))
 			})
 		}
@@ -213,10 +213,10 @@ func programEnd(t *testing.T, mode, name string) {
 	line, err := bufio.NewReader(out).ReadString('\n')
 	require.NoError(t, err)
 	require.Equal(t, "up\n", line)
-	require.Eventually(t, func() bool { return len(sandboxProcesses(name)) >= 3 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return len(sandboxProcesses(name)) >= 3 }, time.Minute, 5*time.Millisecond)
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
-	assert.Eventually(t, func() bool { return len(sandboxProcesses(name)) == 0 }, 10*time.Second, 5*time.Millisecond,
+	assert.Eventually(t, func() bool { return len(sandboxProcesses(name)) == 0 }, time.Minute, 5*time.Millisecond,
 		"left: %v", sandboxProcesses(name))
 }
 
@@ -286,7 +286,7 @@ func TestSuspendReachesTheWholeSandbox(t *testing.T) {
 			h := box(t, a, name)
 			st := sh(t, a, h, daemons, paddock.SpawnOpts{})
 			assert.Equal(t, "exit:0", terminal(events(t, st, 10*time.Second)), "the command left its daemons and ended")
-			require.Eventually(t, func() bool { return len(sandboxProcesses(name)) >= 3 }, 10*time.Second, 5*time.Millisecond)
+			require.Eventually(t, func() bool { return len(sandboxProcesses(name)) >= 3 }, time.Minute, 5*time.Millisecond)
 			state := func(want byte) bool {
 				pids := sandboxProcesses(name)
 				for _, pid := range pids {
@@ -299,10 +299,10 @@ func TestSuspendReachesTheWholeSandbox(t *testing.T) {
 				return len(pids) >= 3
 			}
 			require.NoError(t, a.Suspend(ctx, h))
-			assert.Eventually(t, func() bool { return state('T') }, 10*time.Second, 5*time.Millisecond, "every daemon is stopped")
+			assert.Eventually(t, func() bool { return state('T') }, time.Minute, 5*time.Millisecond, "every daemon is stopped")
 			_, err := a.Resume(ctx, h)
 			require.NoError(t, err)
-			assert.Eventually(t, func() bool { return state('S') }, 10*time.Second, 5*time.Millisecond, "and runs again")
+			assert.Eventually(t, func() bool { return state('S') }, time.Minute, 5*time.Millisecond, "and runs again")
 		})
 	}
 }

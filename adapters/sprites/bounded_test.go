@@ -225,7 +225,7 @@ func TestCreateNewAnswers(t *testing.T) {
 				require.NotEmpty(t, h.InstanceID)
 			}
 			if c.gone {
-				require.Eventually(t, func() bool { return srv.Requests()[before].ClientGone }, 5*time.Second, 10*time.Millisecond,
+				require.Eventually(t, func() bool { return srv.Requests()[before].ClientGone }, time.Minute, 10*time.Millisecond,
 					"the client closed the connection")
 			}
 		})
@@ -518,13 +518,13 @@ func TestCheckpointOnceCannotOutliveItsDeadline(t *testing.T) {
 		_, err := a.CreateCheckpointOnce(ctx, a.BuildHandle("box"), paddock.CheckpointOnceOpts{OperationID: op, Timeout: ms(2000)})
 		done <- err
 	}()
-	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, time.Minute, 5*time.Millisecond)
 	start := time.Now()
 	cancel()
 	requireOutcome(t, cpUnconfirmed, <-done)
 	// The ordinary client's timeout (30 s) would be later: the bounds sit
 	// between, loose enough for a loaded machine.
-	require.Eventually(t, func() bool { return srv.Requests()[0].ClientGone }, 20*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return srv.Requests()[0].ClientGone }, time.Minute, 10*time.Millisecond,
 		"the abandoned request is closed by its deadline")
 	require.Less(t, time.Since(start), 20*time.Second, "by the deadline (2 s), not at the client's timeout (30 s)")
 }
@@ -653,7 +653,7 @@ func TestTerminateAnswers(t *testing.T) {
 		require.GreaterOrEqual(t, took, paddock.TerminateTransportAllowance, "the transport allowance is granted")
 		require.Less(t, took, paddock.TerminateTransportAllowance+2*time.Second)
 		requireRequests(t, srv, kill)
-		require.Eventually(t, func() bool { return srv.Requests()[0].ClientGone }, 5*time.Second, 10*time.Millisecond)
+		require.Eventually(t, func() bool { return srv.Requests()[0].ClientGone }, time.Minute, 10*time.Millisecond)
 	})
 }
 

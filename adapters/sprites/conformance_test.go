@@ -64,7 +64,7 @@ func TestConformanceThroughTheRuntime(t *testing.T) {
 			rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderSprites: a}, Logger: testLogger()})
 			require.NoError(t, err)
 			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
 				require.NoError(t, rt.Shutdown(ctx))
 			})

@@ -360,10 +360,10 @@ func TestStatusLifecycle(t *testing.T) {
 	require.Equal(t, "running", srv.Status("box"), "a connected session keeps it running")
 	require.Equal(t, paddock.StatusRunning, status())
 	require.NoError(t, st.Close())
-	require.Eventually(t, func() bool { return srv.Status("box") == "warm" }, 5*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return srv.Status("box") == "warm" }, time.Minute, 20*time.Millisecond,
 		"a detached session does not keep the sprite awake")
 	require.Equal(t, paddock.StatusSuspended, status())
-	require.Eventually(t, func() bool { return srv.Status("box") == "cold" }, 5*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return srv.Status("box") == "cold" }, time.Minute, 20*time.Millisecond)
 
 	for word, want := range map[string]paddock.Status{
 		"running": paddock.StatusRunning, "ready": paddock.StatusRunning, "active": paddock.StatusRunning,

@@ -80,7 +80,7 @@ func TestSandboxLimit(t *testing.T) {
 		admitted <- destroyed.Load() // only b's destroy can have made room
 		done(false)
 	}()
-	require.Eventually(t, func() bool { return g.Waiting() == 1 }, 10*time.Second, time.Millisecond, "c waits")
+	require.Eventually(t, func() bool { return g.Waiting() == 1 }, time.Minute, time.Millisecond, "c waits")
 	destroyed.Store(true)
 	g.Destroyed("b")
 	require.True(t, <-admitted, "c was admitted only once b was destroyed")

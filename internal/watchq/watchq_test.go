@@ -22,7 +22,7 @@ func ev(c paddock.FileChange, p string) paddock.FileEvent {
 // drain reads until an error and returns the events and that error.
 func drain(t *testing.T, q *watchq.Queue) ([]paddock.FileEvent, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out []paddock.FileEvent
 	for {

@@ -216,7 +216,7 @@ func TestSessionCommandsQueue(t *testing.T) {
 	require.Eventually(t, func() bool {
 		_, _, data := call(t, srv, http.MethodGet, tb+"/process/session/s/command/"+second+"/logs", nil)
 		return string(data) == "second\n"
-	}, 10*time.Second, 10*time.Millisecond)
+	}, time.Minute, 10*time.Millisecond)
 	status, _, _ = call(t, srv, http.MethodPost, tb+"/process/session/s/command/"+first+"/input", map[string]string{"data": "late"})
 	assert.Equal(t, http.StatusInternalServerError, status, "ended, its exit not yet read")
 	status, _, data = call(t, srv, http.MethodPost, tb+"/process/session/s/exec", map[string]any{"command": "echo sync; exit 5"})

@@ -298,8 +298,7 @@ func TestConnectTimeoutKillsTheProcess(t *testing.T) {
 	assert.Contains(t, fs[0].json, `"start"`)
 	assert.True(t, fs[1].end)
 	assert.Contains(t, fs[1].json, `"deadline_exceeded"`, "no end event")
-	require.Eventually(t, func() bool { _, body := unary(t, srv, id, "List", `{}`); return body == "{}\n" || body == "{}" },
-		5*time.Second, 10*time.Millisecond, "the process was killed")
+	require.Eventually(t, func() bool { _, body := unary(t, srv, id, "List", `{}`); return body == "{}\n" || body == "{}" }, time.Minute, 10*time.Millisecond, "the process was killed")
 
 	_, fs = start(t, srv, id, `{"process":{"cmd":"sleep","args":["30"]},"tag":"zero"}`, http.Header{"Connect-Timeout-Ms": {"0"}})
 	require.Len(t, fs, 1, "no start event")
@@ -355,7 +354,7 @@ func TestProcessesOutliveTheirStreams(t *testing.T) {
 			envelope(fmt.Sprintf(`{"process":{"pid":%d}}`, pid)), nil)
 		connected <- frames(t, body)
 	}()
-	require.Eventually(t, func() bool { return srv.Count("ENVD /process.Process/Connect") == 1 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return srv.Count("ENVD /process.Process/Connect") == 1 }, time.Minute, 5*time.Millisecond)
 	// SendInput until the Connect stream is subscribed and sees the line.
 	status, _ := unary(t, srv, id, "SendInput", fmt.Sprintf(`{"process":{"pid":%d},"input":{"stdin":"%s"}}`, pid, b64("x\n")))
 	require.Equal(t, http.StatusOK, status)
@@ -396,7 +395,7 @@ func TestInputAndSignals(t *testing.T) {
 				}
 			}
 			return found != ""
-		}, 5*time.Second, 5*time.Millisecond)
+		}, time.Minute, 5*time.Millisecond)
 		return found
 	}
 	background := func(request string) <-chan []frame {
@@ -511,8 +510,7 @@ func TestPauseCutsStreamsAndKeepsProcesses(t *testing.T) {
 		_, err = io.ReadAll(res.Body)
 		cut <- err
 	}()
-	require.Eventually(t, func() bool { _, body := unary(t, srv, id, "List", `{}`); return strings.Contains(body, "long") },
-		5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { _, body := unary(t, srv, id, "List", `{}`); return strings.Contains(body, "long") }, time.Minute, 5*time.Millisecond)
 	status, _, _ := envd(t, srv, id, http.MethodPost, "/files?path=/tmp/kept", "application/octet-stream", []byte("disk"), nil)
 	require.Equal(t, http.StatusOK, status)
 	status, _, _ = call(t, srv, http.MethodPost, "/sandboxes/"+id+"/pause", nil)

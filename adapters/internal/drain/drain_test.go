@@ -150,7 +150,7 @@ func TestDrainKillsALeftoverHoldingTheOutput(t *testing.T) {
 	var killed recorder
 	require.True(t, drain.Drain(c.output(), drain.Policy{Grace: 10 * time.Millisecond, Limit: 5 * time.Second, Kill: killed.kill}))
 	pid := leftover(t, c.out.String())
-	assert.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, time.Millisecond, "the leftover holding the output is gone")
+	assert.Eventually(t, func() bool { return !alive(pid) }, time.Minute, time.Millisecond, "the leftover holding the output is gone")
 	assert.Equal(t, []int{pid}, killed.pids(), "killed as the holder of the output")
 	assert.True(t, strings.HasSuffix(c.out.String(), "4999\n5000\n"))
 }
@@ -241,7 +241,7 @@ func TestDrainKillsALeftoverHoldingATerminal(t *testing.T) {
 	require.True(t, drain.Drain(drain.Output{Files: []*os.File{master}, Held: []drain.Object{obj}, Done: done},
 		drain.Policy{Grace: 10 * time.Millisecond, Limit: 5 * time.Second, Kill: killed.kill}))
 	pid := leftover(t, strings.ReplaceAll(out.String(), "\r", ""))
-	assert.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, time.Millisecond)
+	assert.Eventually(t, func() bool { return !alive(pid) }, time.Minute, time.Millisecond)
 	assert.Equal(t, []int{pid}, killed.pids(), "killed as the holder of the terminal")
 }
 

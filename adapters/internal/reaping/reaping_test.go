@@ -114,7 +114,7 @@ func TestEachBoundsItsWidth(t *testing.T) {
 			return nil
 		})
 	}()
-	require.Eventually(t, func() bool { return in.Load() == 3 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return in.Load() == 3 }, time.Minute, time.Millisecond)
 	close(release)
 	require.NoError(t, <-done)
 	assert.Equal(t, int32(3), most.Load())
