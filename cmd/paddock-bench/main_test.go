@@ -29,12 +29,43 @@ docker  no engine answers                                     skipped
 `, out.String())
 }
 
+// A figure that misses its goal, or one that could not be measured,
+// fails the run (exit 1) unless exploring; a skipped one does not.
+func TestVerdict(t *testing.T) {
+	t.Parallel()
+	holds := perf.Figure{Name: "frames", Holds: true}
+	misses := perf.Figure{Name: "stream", Holds: false}
+	skipped := perf.Figure{Name: "docker", Skipped: "no engine answers"}
+	cases := []struct {
+		name    string
+		figures []perf.Figure
+		failed  []string
+		explore bool
+		code    int
+		says    string
+	}{
+		{"all hold", []perf.Figure{holds, skipped}, nil, false, 0, "every figure holds its goal (1 measured)"},
+		{"one misses", []perf.Figure{holds, misses}, nil, false, 1, "misses its goal: stream"},
+		{"one could not be measured", []perf.Figure{holds}, []string{"local stdout"}, false, 1, "could not be measured: local stdout"},
+		{"exploring", []perf.Figure{holds, misses}, []string{"local stdout"}, true, 0, "misses its goal: stream"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var out bytes.Buffer
+			assert.Equal(t, c.code, verdict(&out, c.figures, c.failed, c.explore))
+			assert.Contains(t, out.String(), c.says)
+		})
+	}
+}
+
 func TestFlags(t *testing.T) {
 	t.Parallel()
 	var out, errOut bytes.Buffer
 	assert.Equal(t, 0, run([]string{"-h"}, &out, &errOut))
 	assert.Contains(t, errOut.String(), "-quick")
 	assert.Contains(t, errOut.String(), "-json")
+	assert.Contains(t, errOut.String(), "-explore")
 	assert.Equal(t, 2, run([]string{"-bogus"}, &out, &errOut))
 }
 
