@@ -46,6 +46,7 @@ func newPreviewAdapter(t testing.TB, edit ...func(*docker.Config)) *docker.Adapt
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	a := newPreviewAdapter(t)
 	cfg := suiteConfig(a)
 	cfg.Except = []string{conformance.LoadCase} // run through the runtime, which calls the adapter as the raw case does
@@ -57,6 +58,7 @@ func TestConformance(t *testing.T) {
 // and non-root user the scratch mounts and the sandbox user must live
 // with. It has no paddock-watch, so it is proven without watch.
 func TestConformanceOnADistroShapedImage(t *testing.T) {
+	t.Parallel()
 	a := newPreviewAdapter(t, func(c *docker.Config) { c.Image = distroImage; c.Watch = false })
 	cfg := suiteConfig(a)
 	cfg.Except = []string{conformance.LoadCase} // the image changes nothing of it
@@ -64,6 +66,7 @@ func TestConformanceOnADistroShapedImage(t *testing.T) {
 }
 
 func TestConformanceThroughTheRuntime(t *testing.T) {
+	t.Parallel()
 	a := newPreviewAdapter(t)
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderDocker: a}, ReapInterval: -1})
 	require.NoError(t, err)

@@ -6,15 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"time"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock"
 )
-
-// killWait bounds the exec that kills a timed-out command.
-const killWait = 10 * time.Second
 
 // randomID is 24 hex characters.
 func randomID() string {
@@ -93,7 +89,7 @@ func (a *Adapter) finished(sandbox, execID string) (int, error) {
 	if err != nil {
 		return 0, &paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), engineWait)
 	defer cancel()
 	res, err := a.engine.ContainerInspect(ctx, containerName(sandbox), client.ContainerInspectOptions{})
 	if err != nil || state(res) != container.StateRunning {
@@ -104,7 +100,7 @@ func (a *Adapter) finished(sandbox, execID string) (int, error) {
 
 // killExec kills every process of a timed-out Exec.
 func (a *Adapter) killExec(sandbox, token string) {
-	ctx, cancel := context.WithTimeout(context.Background(), killWait)
+	ctx, cancel := context.WithTimeout(context.Background(), engineWait)
 	defer cancel()
 	if _, err := a.run(ctx, sandbox, execSpec{cmd: sh(scriptExecKill, token)}, nil); err != nil {
 		a.log.Warn().Str("sandbox", sandbox).Str("error", err.Error()).Msg("docker: killing a timed-out command failed")

@@ -144,7 +144,7 @@ func (x *attached) next(buf []byte) (stream byte, data []byte, err error) {
 // exitCode waits for the exec to be reported finished and returns its
 // code. The engine may still say running just after the stream ends.
 func (a *Adapter) exitCode(id string) (int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), engineWait)
 	defer cancel()
 	delay := time.Millisecond
 	for {

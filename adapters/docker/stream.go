@@ -18,8 +18,13 @@ import (
 // stream backs up.
 const readAhead = 64
 
-// resultWait bounds learning a session's recorded exit.
-const resultWait = 15 * time.Second
+// engineWait bounds a call the adapter makes on its own to learn an
+// outcome (a session's recorded exit, which takes an exec; an exec's exit
+// code; whether the sandbox still runs; the kill of a timed-out command):
+// a loaded engine can take tens of seconds to answer (CI saw more than 15 s
+// with 40 sessions ending at once, and streams whose exits were recorded
+// ended closed_before_exit), so it is a hang bound, not a verdict.
+const engineWait = 2 * time.Minute
 
 // stream is one subscription to a session: a follower exec replaying the
 // journal from byte zero and then tailing it (or, for a TTY session, the
@@ -93,7 +98,7 @@ func (st *stream) outcome(streamErr error) paddock.Event {
 		}
 		return paddock.Exit(code)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), resultWait)
+	ctx, cancel := context.WithTimeout(context.Background(), engineWait)
 	defer cancel()
 	go func() { // a Close meanwhile ends the wait
 		select {
