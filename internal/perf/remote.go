@@ -39,8 +39,9 @@ func loopbackNode(ca *remotetest.Authority) (*remote.Node, error) {
 // across nodes every frame is encoded, encrypted, sent over TCP, decrypted,
 // decoded, and passes a second runtime (the proxy's), where one runtime
 // hands a pointer over; hollywood's own remote measured about 0.37 of one
-// engine for 32 KiB frames here, before any of our work.
-const remoteStreamGoal = 0.1
+// engine for 32 KiB frames here, before any of our work. It moves between
+// 0.11 and 0.16 from run to run here.
+const remoteStreamGoal = 0.07
 
 // RemoteStream measures runs streams of chunks of size each way.
 func RemoteStream(chunks, size, runs int) (RemoteRates, error) {
