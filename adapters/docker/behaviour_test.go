@@ -108,7 +108,7 @@ func TestSessionsReplayAndOutliveTheirSubscribers(t *testing.T) {
 	require.Equal(t, id, sessions[0].ID)
 	require.Equal(t, "sh -c echo one; sleep 0.2; echo err >&2; read x; echo two; exit 7", sessions[0].Command)
 	require.WithinDuration(t, time.Now(), sessions[0].CreatedAt, time.Minute)
-	require.NoError(t, a.TerminateSession(ctx, h, id, paddock.TerminateOpts{}), "a finished session terminates as done")
+	require.NoError(t, a.TerminateSession(ctx, h, id, paddock.TerminateOpts{Timeout: paddock.Duration(paddock.MaxTerminateTimeout)}), "a finished session terminates as done")
 
 	_, err = a.Attach(ctx, h, "0123456789abcdef01234567", paddock.AttachOpts{})
 	require.ErrorIs(t, err, paddock.ErrNotFound)
@@ -136,10 +136,12 @@ func TestTTYSession(t *testing.T) {
 	_, err = a.Attach(ctx, h, st.SessionID(), paddock.AttachOpts{})
 	require.ErrorIs(t, err, paddock.ErrInvalid)
 
+	// The largest allowance: the terminating exec itself waited past the
+	// default's 15 s on a CI machine saturated by the rest of the suite.
 	live, err := a.Spawn(ctx, h, paddock.NewCmd("sleep", "100"), paddock.SpawnOpts{TTY: true})
 	require.NoError(t, err)
 	defer live.Close()
-	require.NoError(t, a.TerminateSession(ctx, h, live.SessionID(), paddock.TerminateOpts{Mode: paddock.TerminateForce}))
+	require.NoError(t, a.TerminateSession(ctx, h, live.SessionID(), paddock.TerminateOpts{Mode: paddock.TerminateForce, Timeout: paddock.Duration(paddock.MaxTerminateTimeout)}))
 	_, _, last = drain(t, live)
 	require.Equal(t, paddock.Exit(137), last)
 }

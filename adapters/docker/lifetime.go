@@ -67,7 +67,7 @@ func (a *Adapter) touch(h paddock.Handle) {
 	a.bg.Add(1)
 	go func() {
 		defer a.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), engineWait)
 		defer cancel()
 		now := strconv.FormatInt(time.Now().UnixNano(), 10)
 		if _, err := a.run(ctx, h.Name, execSpec{cmd: sh(scriptStamp, now), user: rootUser}, nil); err != nil {

@@ -43,7 +43,7 @@ func TestRunsc(t *testing.T) {
 	ev, err = at.Next(ctx)
 	require.NoError(t, err)
 	require.Contains(t, string(ev.Data), "ready", "replayed from byte zero")
-	require.NoError(t, a.TerminateSession(ctx, h, st.SessionID(), paddock.TerminateOpts{Mode: paddock.TerminateForce}))
+	require.NoError(t, a.TerminateSession(ctx, h, st.SessionID(), paddock.TerminateOpts{Mode: paddock.TerminateForce, Timeout: paddock.Duration(paddock.MaxTerminateTimeout)}))
 	for {
 		ev, err = st.Next(ctx)
 		require.NoError(t, err)
