@@ -125,7 +125,8 @@ func (a *Adapter) claim(ctx context.Context, name string, lease paddock.Lease) e
 	return nil
 }
 
-// renewWidth is how many sandboxes a renewal claims at once.
+// renewWidth is how many sandboxes a renewal claims, or a reap reads, at
+// once.
 const renewWidth = 8
 
 // RenewLeases records lease on each named running Paddock sandbox; an
@@ -219,15 +220,15 @@ func (a *Adapter) keeper() reaping.Keeper {
 			if err != nil {
 				return nil, err
 			}
-			facts := make([]reaping.Facts, 0, len(all))
-			for _, c := range all {
-				f := a.facts(ctx, c)
+			facts := make([]reaping.Facts, len(all))
+			err = reaping.Each(ctx, len(all), renewWidth, func(ctx context.Context, i int) error {
+				facts[i] = a.facts(ctx, all[i])
 				mu.Lock()
-				ids[f.Name] = c.ID
+				ids[facts[i].Name] = all[i].ID
 				mu.Unlock()
-				facts = append(facts, f)
-			}
-			return facts, nil
+				return nil
+			})
+			return facts, err
 		},
 		Destroy: func(ctx context.Context, name string) error {
 			_, err := a.remove(ctx, name, id(name))

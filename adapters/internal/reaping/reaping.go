@@ -206,11 +206,15 @@ func (k Keeper) Leased(ctx context.Context, owner string) ([]string, error) {
 	return Owned(all, owner), nil
 }
 
-// Reap sweeps every sandbox now (see Sweep).
+// Reap sweeps every sandbox (see Sweep), judged at the time the reading
+// of their facts began: reading many sandboxes takes a while, and a lease
+// read late must not be judged against a clock that ran on meanwhile (a
+// live owner's lease, renewed every third of it, would seem lapsed).
 func (k Keeper) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
+	began := time.Now()
 	all, err := k.Facts(ctx)
 	if err != nil {
 		return paddock.ReapReport{DryRun: opts.DryRun}, err
 	}
-	return Sweep(ctx, opts, time.Now(), all, k.Destroy, k.Stop)
+	return Sweep(ctx, opts, began, all, k.Destroy, k.Stop)
 }

@@ -164,3 +164,24 @@ func TestSweepWithoutStop(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, report.Stopped, "no stop: the provider parks idle sandboxes itself")
 }
+
+// A reap judges a sandbox at the time its reading began: a lease that was
+// live when read is never orphaned because reading the other sandboxes
+// took longer than what was left of it.
+func TestReapJudgesWhenTheReadingBegan(t *testing.T) {
+	t.Parallel()
+	var destroyed []string
+	k := Keeper{
+		Facts: func(context.Context) ([]Facts, error) {
+			live := Facts{Name: "live", Created: time.Now().Add(-time.Minute),
+				Lease: paddock.Lease{Owner: "other", Until: time.Now().Add(time.Millisecond)}}
+			time.Sleep(20 * time.Millisecond) // the rest of a slow listing, past the lease's end
+			return []Facts{live}, nil
+		},
+		Destroy: func(_ context.Context, name string) error { destroyed = append(destroyed, name); return nil },
+	}
+	report, err := k.Reap(t.Context(), paddock.ReapOpts{Owner: "me"})
+	require.NoError(t, err)
+	assert.Empty(t, report.Orphaned)
+	assert.Empty(t, destroyed)
+}
