@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/heavy"
 )
 
 // Config says what to test and how.
@@ -51,6 +53,8 @@ type Config struct {
 	// loadAdapter, when set, is what the load case runs against in place
 	// of Adapter: RunRuntime's channel pass mixes both kinds of owner.
 	loadAdapter paddock.Adapter
+	// envCases is CasesEnv's list, when set.
+	envCases []string
 }
 
 // Defaults of Load.
@@ -65,6 +69,10 @@ const (
 	// sizes every load case in place of Load.Turns: a quicker run on a
 	// small machine, or a harder one.
 	LoadTurnsEnv = "PADDOCK_LOAD_TURNS"
+	// CasesEnv, when set in the environment to case numbers separated by
+	// commas ("24", "17,18f"), narrows every run to those of its cases: one
+	// case across every adapter, as CI runs the load cases at full size.
+	CasesEnv = "PADDOCK_CASES"
 )
 
 // Load sizes the load case. Each turn creates its own sandbox, runs
@@ -73,7 +81,10 @@ const (
 type Load struct {
 	// Turns is how many turns run concurrently; 0 = DefaultLoadTurns.
 	// Live runs against a real provider lower it to what the account
-	// allows. LoadTurnsEnv overrides it.
+	// allows. Built with the race detector the case runs an eighth of it
+	// (its cost is per instrumented access, while the interleavings it
+	// checks need only many turns at once); CI runs the load cases at full
+	// size without it. LoadTurnsEnv overrides both.
 	Turns int
 	// Timeout bounds the whole run; 0 = DefaultLoadTimeout.
 	Timeout time.Duration
@@ -202,11 +213,15 @@ func (c Config) withDefaults() Config {
 	if c.OperationTimeout <= 0 {
 		c.OperationTimeout = 2 * time.Minute
 	}
+	if c.Load.Turns <= 0 {
+		c.Load.Turns = DefaultLoadTurns
+	}
+	c.Load.Turns = heavy.Volume(c.Load.Turns)
 	if n, err := strconv.Atoi(os.Getenv(LoadTurnsEnv)); err == nil && n > 0 {
 		c.Load.Turns = n
 	}
-	if c.Load.Turns <= 0 {
-		c.Load.Turns = DefaultLoadTurns
+	if env := os.Getenv(CasesEnv); env != "" {
+		c.envCases = strings.Split(env, ",")
 	}
 	if c.Load.Timeout <= 0 {
 		c.Load.Timeout = DefaultLoadTimeout

@@ -7,6 +7,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/fake"
+	"github.com/paddockhq/paddock/internal/heavy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -278,6 +279,28 @@ func TestCasesRunsOnlyTheCasesItNumbers(t *testing.T) {
 	run(rec, Config{Adapter: f, Fixtures: FakeFixtures(), Cases: []string{"20", "24", "26"}, Except: []string{"24"}})
 	assert.Equal(t, []string{"20 checkpoints follow the capability", "26 CreateCheckpointOnce is listed"}, rec.order,
 		"Except leaves out what Cases selects")
+}
+
+// CasesEnv narrows every run to its cases, within what the run's own
+// Cases and Except select; LoadTurnsEnv sizes the load case outright.
+func TestTheEnvironmentNarrowsAndSizesEveryRun(t *testing.T) {
+	t.Setenv(CasesEnv, "20,24,18f")
+	t.Setenv(LoadTurnsEnv, "7")
+	f := fake.New()
+	t.Cleanup(f.Reset)
+	rec := newRecorder(t)
+	run(rec, Config{Adapter: f, Fixtures: FakeFixtures(), Cases: []string{"20", "24", "26"}, Except: []string{"24"}})
+	assert.Equal(t, []string{"20 checkpoints follow the capability"}, rec.order)
+	assert.Equal(t, 7, Config{Load: Load{Turns: 300}}.withDefaults().Load.Turns)
+}
+
+// The load case runs its full size, or an eighth of it built with the race
+// detector (CI runs it at full size without).
+func TestTheLoadCaseIsSmallerUnderTheRaceDetector(t *testing.T) {
+	t.Parallel()
+	want := map[bool][2]int{false: {DefaultLoadTurns, 200}, true: {DefaultLoadTurns / 8, 25}}[heavy.Race]
+	assert.Equal(t, want[0], Config{}.withDefaults().Load.Turns)
+	assert.Equal(t, want[1], Config{Load: Load{Turns: 200}}.withDefaults().Load.Turns)
 }
 
 // The pass with actor owners runs the cases about streams, but the load

@@ -49,7 +49,7 @@ type testCase struct {
 func run(r runner, cfg Config) {
 	s := newSuite(cfg)
 	for _, c := range s.cases() {
-		if !cfg.selects(c.name) || cfg.streamsOnly && (!c.streams || c.name == loadCaseName) {
+		if !s.cfg.selects(c.name) || s.cfg.streamsOnly && (!c.streams || c.name == loadCaseName) {
 			continue
 		}
 		r.Run(c.name, func(t testing.TB) { c.body(t, s) })
@@ -65,10 +65,12 @@ const LoadCase = "24"
 const loadCaseName = LoadCase + " nothing lost under load"
 
 // selects reports whether the case named name runs: its number (the
-// name's first word) is in Cases, or Cases is empty, and not in Except.
+// name's first word) is in Cases, or Cases is empty, and in CasesEnv's
+// list when that is set, and not in Except.
 func (c Config) selects(name string) bool {
 	number, _, _ := strings.Cut(name, " ")
-	return (len(c.Cases) == 0 || slices.Contains(c.Cases, number)) && !slices.Contains(c.Except, number)
+	listed := func(list []string) bool { return len(list) == 0 || slices.Contains(list, number) }
+	return listed(c.Cases) && listed(c.envCases) && !slices.Contains(c.Except, number)
 }
 
 // suite is one instantiation: the config, and the capabilities read at
