@@ -207,6 +207,7 @@ function openView(first, title) {
   };
   const end = (text, cls) => {
     for (const kind of ["stdout", "stderr"]) if (partial[kind]) { emit(kind, partial[kind]); partial[kind] = ""; }
+    flush(); // every line is on the page before the status says the command ended
     status.textContent = text; status.className = "status " + cls;
   };
 
