@@ -34,6 +34,7 @@ func drain(t testing.TB, st paddock.Stream) (stdout, stderr string, last paddock
 // A timed-out Exec is killed inside the sandbox, with everything it
 // started, not only abandoned.
 func TestExecTimeoutKillsInside(t *testing.T) {
+	t.Parallel()
 	a := newAdapter(t)
 	h := sandbox(t, a, "timeouts", nil)
 	start := time.Now()
@@ -48,6 +49,7 @@ func TestExecTimeoutKillsInside(t *testing.T) {
 // The adapter's ceiling clamps an hour's request, visibly, and an exec
 // past its output cap is killed inside the sandbox like a timed-out one.
 func TestExecLimitsAndCap(t *testing.T) {
+	t.Parallel()
 	a := newAdapter(t, func(c *docker.Config) { c.Exec = paddock.ExecLimits{MaxTimeout: 2 * time.Second} })
 	h := sandbox(t, a, "limits", nil)
 	start := time.Now()
@@ -69,6 +71,7 @@ func TestExecLimitsAndCap(t *testing.T) {
 // Sessions outlive their subscriber and replay from byte zero, live or
 // finished, ending with the recorded exit; finished sessions stay listed.
 func TestSessionsReplayAndOutliveTheirSubscribers(t *testing.T) {
+	t.Parallel()
 	a := newAdapter(t)
 	h := sandbox(t, a, "sessions", nil)
 	ctx := ctxFor(t, 2*time.Minute)
@@ -117,6 +120,7 @@ func TestSessionsReplayAndOutliveTheirSubscribers(t *testing.T) {
 // A TTY session runs on a terminal: no stderr, listed, terminable, not
 // re-attachable.
 func TestTTYSession(t *testing.T) {
+	t.Parallel()
 	a := newAdapter(t)
 	h := sandbox(t, a, "terminal", nil)
 	ctx := ctxFor(t, time.Minute)
@@ -149,6 +153,7 @@ func TestTTYSession(t *testing.T) {
 // Files stream both ways, 8 MiB intact, parents created, on tmpfs under a
 // read-only root; a missing file is not_found.
 func TestFiles(t *testing.T) {
+	t.Parallel()
 	a := newAdapter(t)
 	h := sandbox(t, a, "files", nil)
 	ctx := ctxFor(t, time.Minute)
@@ -182,6 +187,7 @@ func TestFiles(t *testing.T) {
 // A stopped sandbox is suspended; exec on it is a clear unavailable error;
 // Create brings it back (the origin left it stopped).
 func TestStoppedSandbox(t *testing.T) {
+	t.Parallel()
 	a := newAdapter(t)
 	h := sandbox(t, a, "stopped", map[string]string{"idle_timeout": "1ms", "max_age": "-1s"})
 	time.Sleep(1100 * time.Millisecond) // past the stamp throttle and the idle bound
@@ -207,6 +213,7 @@ func TestStoppedSandbox(t *testing.T) {
 // non-root user is not the one commands run as; and a bare one with no
 // users, /tmp or /workspace at all. Home is the workspace in both.
 func TestOrdinaryImagesAreUsable(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		image, modes string
 	}{

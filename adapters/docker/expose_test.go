@@ -50,6 +50,7 @@ func status(t *testing.T, method, u string, auth string, cookies ...*http.Cookie
 // a valid header token (or the bootstrap cookie), and stop at once when
 // revoked or expired.
 func TestExposeReachesANoNetworkSandbox(t *testing.T) {
+	t.Parallel()
 	a := newPreviewAdapter(t)
 	h := sandbox(t, a, "previews", nil)
 	ctx := ctxFor(t, 2*time.Minute)

@@ -39,6 +39,10 @@ func has(list []string, name string) bool {
 	return false
 }
 
+// The reap tests are not parallel: a reap destroys every orphan on the
+// engine, the sandboxes of TestLeases' killed owners too, which that test
+// must see its own reaper destroy.
+
 // Reap with second-scale limits: an idle sandbox is stopped, an old one
 // destroyed, an orphan reaped, an active one (and an adopted orphan) kept.
 // The active one's idle bound (10 s) is passed since its creation but not

@@ -4,10 +4,13 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -40,9 +43,21 @@ const (
 // helperEnv makes the test binary a small program (a runtime that dies).
 const helperEnv = "PADDOCK_DOCKER_TEST_HELPER"
 
+// engineParallel is how many tests run at once unless -test.parallel says
+// otherwise: these tests spend their time waiting on the engine, not on
+// this process's CPU, so go test's default (GOMAXPROCS, two on a 2-core
+// machine) would leave the engine idle between one test's calls.
+const engineParallel = 4
+
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(runHelper())
+	}
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(engineParallel, runtime.GOMAXPROCS(0))))
 	}
 	code := m.Run()
 	cleanupLeftovers()

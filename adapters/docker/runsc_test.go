@@ -17,6 +17,7 @@ import (
 // runsc is a clear invalid error (never a silent fall back to runc), and
 // the rest is skipped, saying why.
 func TestRunsc(t *testing.T) {
+	t.Parallel()
 	// Under gVisor the engine's process limit also counts the sandbox
 	// kernel's own threads and stubs: it needs room beyond the guest's.
 	a := newAdapter(t, func(c *docker.Config) { c.Runtime = docker.RuntimeRunsc; c.MaxProcesses = 1024 })
@@ -65,6 +66,7 @@ func TestRunsc(t *testing.T) {
 // Under gVisor too, an image's own /tmp and root-owned /workspace are the
 // sandbox user's scratch (gVisor's tmpfs takes the uid and gid options).
 func TestRunscOnADistroShapedImage(t *testing.T) {
+	t.Parallel()
 	a := newAdapter(t, func(c *docker.Config) {
 		c.Runtime, c.MaxProcesses, c.Image, c.Watch = docker.RuntimeRunsc, 1024, distroImage, false
 	})
