@@ -327,11 +327,11 @@ func TestKeepalive(t *testing.T) {
 	srv.Script(spritestest.Script{Frames: []spritestest.Frame{spritestest.StdoutFrame("hello\n")}, End: spritestest.EndHang})
 	st = spawn(t, a, h, paddock.NewCmd("anything"), paddock.SpawnOpts{})
 	require.Equal(t, "hello\n", nextStdout(t, st))
-	start := time.Now()
-	ev, err := st.Next(ctxFor(t, 30*time.Second))
+	// The server never answers again: only the keepalive's wait ends it
+	// (the context would end Next with its own error, not an event).
+	ev, err := st.Next(ctxFor(t, 10*time.Minute))
 	require.NoError(t, err)
 	requireKind(t, ev.Err, paddock.ErrClosedBeforeExit)
-	require.Less(t, time.Since(start), 20*time.Second, "given up after the wait, not after the command's own time")
 }
 
 // A consumer that stops reading for longer than the keepalive's wait is
@@ -463,7 +463,7 @@ func TestSessionList(t *testing.T) {
 	s := sessions[0]
 	require.Equal(t, st.SessionID(), s.ID)
 	require.Regexp(t, `^/.*/sleep 654$`, s.Command, "the resolved path and the arguments")
-	require.WithinDuration(t, time.Now(), s.CreatedAt, 5*time.Second)
+	require.WithinDuration(t, time.Now(), s.CreatedAt, time.Minute)
 	require.False(t, s.TTY)
 
 	res := rawRequest(t, srv, http.MethodGet, "/v1/sprites/box/exec", true)
@@ -720,7 +720,7 @@ func TestScriptedSockets(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			srv := newServer(t)
+			srv := newServer(t, spritestest.WithExitHold(10*time.Minute))
 			a := newAdapter(t, srv)
 			h := create(t, a, "box")
 			srv.Script(c.script)
@@ -728,7 +728,7 @@ func TestScriptedSockets(t *testing.T) {
 			require.Regexp(t, `^[0-9]+$`, st.SessionID())
 			start := time.Now()
 			stdout, stderr, last := drain(t, st)
-			require.Less(t, time.Since(start), 2*time.Second, "the terminal event does not wait for the server")
+			require.Less(t, time.Since(start), 5*time.Minute, "the terminal event does not wait for the server (a 10-minute hold, or a hang)")
 			require.Equal(t, c.stdout, stdout)
 			require.Empty(t, stderr)
 			require.Equal(t, c.last.Kind, last.Kind)

@@ -74,7 +74,7 @@ func create(t testing.TB, a *sprites.Adapter, name string) paddock.Handle {
 // drain reads st until its terminal event.
 func drain(t testing.TB, st paddock.Stream) (stdout, stderr string, last paddock.Event) {
 	t.Helper()
-	ctx := ctxFor(t, 10*time.Second)
+	ctx := ctxFor(t, 2*time.Minute)
 	for {
 		ev, err := st.Next(ctx)
 		require.NoError(t, err)
