@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
 
 // A machine is the init (machine_init.go) of one sandbox, started by this
@@ -178,7 +180,7 @@ func (m *machine) signalGroup(pgid int, sig syscall.Signal) {
 		return
 	}
 	if !m.isolated { // the same numbers as ours
-		_ = kill(-pgid, sig)
+		_ = stubproc.Signal(-pgid, sig)
 		return
 	}
 	_ = m.send(machineMessage{Op: opSignal, PID: pgid, Code: int(sig)}, nil)

@@ -9,6 +9,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
 
 // Off Linux there are no namespaces, cgroups, pidfds or subreapers: a
@@ -42,16 +44,16 @@ func killCgroup(string)                                                 {}
 func cgroupProcs(string) []int                                          { return nil }
 
 // processStart reports a live process; its start time is unknown (0).
-func processStart(pid int) (uint64, bool) { return 0, kill(pid, 0) == nil }
+func processStart(pid int) (uint64, bool) { return 0, stubproc.Signal(pid, 0) == nil }
 
-func sameProcess(pid int, _ uint64) bool { return pid > 0 && kill(pid, 0) == nil }
+func sameProcess(pid int, _ uint64) bool { return pid > 0 && stubproc.Signal(pid, 0) == nil }
 
 func liveOnly(pids []int) []int { return pids }
 
 // groupMembers cannot list a group here; it answers the group id while the
 // group has any member.
 func groupMembers(pgid int) []int {
-	if pgid > 0 && kill(-pgid, 0) == nil {
+	if pgid > 0 && stubproc.Signal(-pgid, 0) == nil {
 		return []int{pgid}
 	}
 	return nil
@@ -61,7 +63,7 @@ func selfStart() uint64 { return 0 }
 
 func signalAll(pids []int, sig syscall.Signal) {
 	for _, pid := range pids {
-		_ = kill(pid, sig)
+		_ = stubproc.Signal(pid, sig)
 	}
 }
 

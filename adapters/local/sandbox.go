@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
 
 // A sandbox is a directory under the root:
@@ -275,9 +276,9 @@ func (a *Adapter) setSuspended(name string, suspended bool) error {
 	if err != nil {
 		return err
 	}
-	sig := sigCONT
+	sig := stubproc.SIGCONT
 	if suspended {
-		sig = sigSTOP
+		sig = stubproc.SIGSTOP
 	}
 	a.signalSandbox(a.dirOf(name), sig)
 	m.Suspended = suspended

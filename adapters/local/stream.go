@@ -12,6 +12,7 @@ import (
 
 	"github.com/creack/pty"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
 
 // foreignPoll is how often a stream re-reads the journal of a session no
@@ -140,8 +141,8 @@ func (st *stream) WriteStdin(ctx context.Context, p []byte) error {
 // signals maps the contract's signals to this system's.
 var signals = map[paddock.Signal]syscall.Signal{
 	paddock.SignalInt: syscall.SIGINT, paddock.SignalTerm: syscall.SIGTERM, paddock.SignalHup: syscall.SIGHUP,
-	paddock.SignalKill: syscall.SIGKILL, paddock.SignalQuit: syscall.SIGQUIT, paddock.SignalUsr1: sigUSR1,
-	paddock.SignalUsr2: sigUSR2,
+	paddock.SignalKill: syscall.SIGKILL, paddock.SignalQuit: syscall.SIGQUIT, paddock.SignalUsr1: stubproc.SIGUSR1,
+	paddock.SignalUsr2: stubproc.SIGUSR2,
 }
 
 // Signal sends sig to the command's process group (KILL reaches its

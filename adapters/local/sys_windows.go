@@ -4,7 +4,6 @@ package local
 
 import (
 	"errors"
-	"syscall"
 )
 
 // The adapter needs a Unix system: process groups, signals, and passing
@@ -16,16 +15,6 @@ const unsupportedSystem = "the local adapter needs a Unix system (process groups
 
 // errSystem is unsupportedSystem as an error.
 var errSystem = errors.New(unsupportedSystem)
-
-// Windows has no such signals; these values are never sent.
-const (
-	sigUSR1 = syscall.Signal(0x1e)
-	sigUSR2 = syscall.Signal(0x1f)
-	sigSTOP = syscall.Signal(0x13)
-	sigCONT = syscall.Signal(0x12)
-)
-
-func kill(int, syscall.Signal) error { return errSystem }
 
 func startMachine(string, string, initConfig, *machineCgroup) (*machine, error) {
 	return nil, errSystem

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
 
 // confirmPoll is how often termination checks that processes are gone.
@@ -152,10 +153,10 @@ func (a *Adapter) signalSandbox(sbDir string, sig syscall.Signal) {
 			if !signalled[pid] {
 				signalled[pid] = true
 				fresh++
-				_ = kill(pid, sig)
+				_ = stubproc.Signal(pid, sig)
 			}
 		}
-		if sig != sigSTOP {
+		if sig != stubproc.SIGSTOP {
 			return
 		}
 		// Done once a pass finds nobody new and everybody signalled has

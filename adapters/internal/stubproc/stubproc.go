@@ -1,7 +1,7 @@
 // Package stubproc is what the loopback provider servers (e2btest,
-// daytonatest, spritestest) share to run a sandbox's commands as processes
-// on this machine: process groups, terminals and signals, where the system
-// has them. On Unix systems they work; on Windows a command still starts,
+// daytonatest, spritestest) and the local adapter share to run a
+// sandbox's commands as processes on this machine: process groups,
+// terminals and signals, where the system has them. On Unix systems they work; on Windows a command still starts,
 // and signalling it refuses with ErrUnsupported (the servers run commands
 // through /bin/sh, which Windows lacks, so their commands fail to start
 // there anyway).
