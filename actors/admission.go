@@ -8,6 +8,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/internal/admission"
 	"github.com/paddockhq/paddock/internal/wire"
+	"github.com/paddockhq/paddock/messages"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -61,9 +62,10 @@ func (s *sandboxActor) admitted(o operation, req proto.Message, serve func() pro
 	ctx := s.rt.callerContext(req)
 	var done func(created bool)
 	var err error
-	if o == opCreate || o == opCreateNew {
+	switch req.(type) {
+	case *messages.CreateRequest, *messages.CreateNewRequest:
 		done, err = g.AdmitCreate(ctx, s.name)
-	} else {
+	default:
 		err = g.Admit(ctx)
 	}
 	if err != nil {
@@ -74,11 +76,14 @@ func (s *sandboxActor) admitted(o operation, req proto.Message, serve func() pro
 	if done != nil {
 		done(kind == "")
 	}
-	switch {
-	case kind == paddock.KindRateLimited:
+	if kind == paddock.KindRateLimited {
 		g.Throttled(wire.DurationFromMessage(replyFailure(reply).GetRetryAfter()))
-	case kind == "" && (o == opDestroy || o == opDestroyOnce):
-		g.Destroyed(s.name)
+	}
+	switch req.(type) {
+	case *messages.DestroyRequest, *messages.DestroyOnceRequest:
+		if kind == "" {
+			g.Destroyed(s.name)
+		}
 	}
 	return reply
 }

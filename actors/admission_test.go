@@ -66,7 +66,7 @@ func TestAdmissionCapsCreatesInFlight(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := rt.Create(context.Background(), paddock.ProviderFake, fmt.Sprintf("box-%d", i), paddock.CreateOpts{})
+			_, err := rt.Adapter(paddock.ProviderFake).Create(context.Background(), fmt.Sprintf("box-%d", i), paddock.CreateOpts{})
 			errs <- err
 		}()
 	}
@@ -92,7 +92,7 @@ func TestAdmissionRefusesWithoutReachingTheProvider(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := rt.Create(context.Background(), paddock.ProviderFake, fmt.Sprintf("par-%d", i), paddock.CreateOpts{})
+			_, err := rt.Adapter(paddock.ProviderFake).Create(context.Background(), fmt.Sprintf("par-%d", i), paddock.CreateOpts{})
 			switch {
 			case err == nil:
 				ok.Add(1)
@@ -111,21 +111,21 @@ func TestAdmissionRefusesWithoutReachingTheProvider(t *testing.T) {
 	assert.EqualValues(t, 1, f.most.Load())
 
 	// Fill the sandbox limit, one at a time.
-	names, err := rt.ListAllNames(context.Background(), paddock.ProviderFake)
+	names, err := rt.Adapter(paddock.ProviderFake).ListAllNames(context.Background())
 	require.NoError(t, err)
 	for i := len(names); i < 3; i++ {
-		_, err := rt.Create(context.Background(), paddock.ProviderFake, fmt.Sprintf("seq-%d", i), paddock.CreateOpts{})
+		_, err := rt.Adapter(paddock.ProviderFake).Create(context.Background(), fmt.Sprintf("seq-%d", i), paddock.CreateOpts{})
 		require.NoError(t, err)
 	}
-	names, err = rt.ListAllNames(context.Background(), paddock.ProviderFake)
+	names, err = rt.Adapter(paddock.ProviderFake).ListAllNames(context.Background())
 	require.NoError(t, err)
 	require.Len(t, names, 3)
-	_, err = rt.Create(context.Background(), paddock.ProviderFake, "one-too-many", paddock.CreateOpts{})
+	_, err = rt.Adapter(paddock.ProviderFake).Create(context.Background(), "one-too-many", paddock.CreateOpts{})
 	require.ErrorIs(t, err, paddock.ErrRateLimited)
-	_, err = rt.Create(context.Background(), paddock.ProviderFake, names[0], paddock.CreateOpts{})
+	_, err = rt.Adapter(paddock.ProviderFake).Create(context.Background(), names[0], paddock.CreateOpts{})
 	require.NoError(t, err, "adopting a live sandbox needs no new slot")
-	require.NoError(t, rt.Destroy(context.Background(), rt.View(paddock.ProviderFake).BuildHandle(names[1])))
-	_, err = rt.Create(context.Background(), paddock.ProviderFake, "one-too-many", paddock.CreateOpts{})
+	require.NoError(t, rt.Adapter(paddock.ProviderFake).Destroy(context.Background(), rt.Adapter(paddock.ProviderFake).BuildHandle(names[1])))
+	_, err = rt.Adapter(paddock.ProviderFake).Create(context.Background(), "one-too-many", paddock.CreateOpts{})
 	require.NoError(t, err, "a destroy made room")
 }
 
@@ -136,10 +136,10 @@ func TestAdmissionBacksTheProviderOffAfterRateLimited(t *testing.T) {
 	t.Parallel()
 	f := &slowFake{Adapter: fake.New(), retryAfter: 300 * time.Millisecond}
 	rt := startLimited(t, f, actors.Admission{})
-	h, err := rt.Create(context.Background(), paddock.ProviderFake, "box", paddock.CreateOpts{})
+	h, err := rt.Adapter(paddock.ProviderFake).Create(context.Background(), "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	f.limited.Store(true)
-	_, err = rt.Get(context.Background(), h)
+	_, err = rt.Adapter(h.Provider).Get(context.Background(), h)
 	require.ErrorIs(t, err, paddock.ErrRateLimited, "the provider's own answer")
 	f.limited.Store(false)
 	throttledAt := time.Now()
@@ -148,12 +148,12 @@ func TestAdmissionBacksTheProviderOffAfterRateLimited(t *testing.T) {
 		if time.Since(throttledAt) >= 200*time.Millisecond {
 			break // a slow machine: the back-off may end before the next call
 		}
-		_, err := rt.Get(context.Background(), h)
+		_, err := rt.Adapter(h.Provider).Get(context.Background(), h)
 		require.ErrorIs(t, err, paddock.ErrRateLimited, "call %d during the back-off", i)
 	}
 	assert.Equal(t, gets, f.gets.Load(), "no call reached the provider during the back-off")
 	require.Eventually(t, func() bool {
-		_, err := rt.Get(context.Background(), h)
+		_, err := rt.Adapter(h.Provider).Get(context.Background(), h)
 		return err == nil
 	}, time.Minute, 20*time.Millisecond, "after the hint the provider is called again")
 }

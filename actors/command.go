@@ -64,14 +64,17 @@ type stdinReq struct {
 func (r stdinReq) op() operation {
 	switch {
 	case r.signal != "":
-		return opSignal
+		return declarationOf[*messages.SignalRequest]()
 	case r.size != nil:
-		return opResize
+		return declarationOf[*messages.ResizeRequest]()
 	case r.close:
-		return opCloseStdin
+		return declarationOf[*messages.CloseStdinRequest]()
 	}
-	return opWriteStdin
+	return declarationOf[*messages.WriteStdinRequest]()
 }
+
+// isCloseStdin reports a CloseStdin request.
+func isCloseStdin(r stdinReq) bool { return r.close && r.signal == "" && r.size == nil }
 
 func newCommand(rt *Runtime, ref paddock.Ref, m *streamOpened, root *actor.PID) actor.Producer {
 	return func() actor.Receiver {
@@ -439,7 +442,7 @@ func (a *commandActor) answer(c *actor.Context, req stdinReq, err error) {
 // and a close is ok.
 func (a *commandActor) refuse(c *actor.Context, req stdinReq) {
 	var err error
-	if a.detached || req.op() != opCloseStdin {
+	if a.detached || !isCloseStdin(req) {
 		err = paddock.ErrCommandExited
 	}
 	a.answer(c, req, err)

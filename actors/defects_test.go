@@ -111,7 +111,7 @@ func startCounting(t *testing.T, c *counting) (*actors.Runtime, paddock.Handle) 
 		defer cancel()
 		require.NoError(t, rt.Shutdown(sctx))
 	})
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	return rt, h
 }
@@ -121,11 +121,11 @@ func TestRuntimeExecIsTheAdaptersExec(t *testing.T) {
 	t.Parallel()
 	c := newCounting()
 	rt, h := startCounting(t, c)
-	res, err := rt.Exec(ctx, h, paddock.NewCmd("emit", "out:hi"), paddock.ExecOpts{})
+	res, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("emit", "out:hi"), paddock.ExecOpts{})
 	require.NoError(t, err)
 	assert.Equal(t, "hi", string(res.Stdout))
 	assert.Equal(t, []string{"create", "exec"}, c.seen(), "the adapter's Exec, not a spawn")
-	sessions, err := rt.ListSessions(ctx, h)
+	sessions, err := rt.Adapter(h.Provider).ListSessions(ctx, h)
 	require.NoError(t, err)
 	assert.Empty(t, sessions, "an exec leaves no session")
 }
@@ -137,7 +137,7 @@ func TestRuntimeExecDeadlineStopsTheAdaptersExec(t *testing.T) {
 	c := newCounting()
 	c.execBlocks = true
 	rt, h := startCounting(t, c)
-	_, err := rt.Exec(ctx, h, paddock.NewCmd("sleep", "1000"), paddock.ExecOpts{Timeout: paddock.Duration(100 * time.Millisecond)})
+	_, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("sleep", "1000"), paddock.ExecOpts{Timeout: paddock.Duration(100 * time.Millisecond)})
 	var et *paddock.ExecTimeoutError
 	require.ErrorAs(t, err, &et)
 	assert.Equal(t, 100*time.Millisecond, et.Timeout)
@@ -161,82 +161,91 @@ func TestInvalidInputNeverReachesTheAdapter(t *testing.T) {
 		runtime func() error
 		facade  error
 	}{
-		"create: an empty name": {func() error { _, err := rt.Create(ctx, "fake", "", paddock.CreateOpts{}); return err },
+		"create: an empty name": {func() error { _, err := rt.Adapter("fake").Create(ctx, "", paddock.CreateOpts{}); return err },
 			paddock.ValidateSandboxName("")},
-		"create: a slash in the name": {func() error { _, err := rt.Create(ctx, "fake", "a/b", paddock.CreateOpts{}); return err },
+		"create: a slash in the name": {func() error { _, err := rt.Adapter("fake").Create(ctx, "a/b", paddock.CreateOpts{}); return err },
 			paddock.ValidateSandboxName("a/b")},
 		"create_new: a zero timeout": {func() error {
-			_, err := rt.CreateNew(ctx, "fake", "x", paddock.CreateNewOpts{Timeout: paddock.Duration(0)})
+			_, err := rt.Adapter("fake").CreateNew(ctx, "x", paddock.CreateNewOpts{Timeout: paddock.Duration(0)})
 			return err
 		}, errOf(paddock.CreateNew(ctx, c.Adapter, "x", paddock.CreateNewOpts{Timeout: paddock.Duration(0)}))},
 		"destroy_once: a negative timeout": {func() error {
-			return rt.DestroyOnce(ctx, h, paddock.DestroyOnceOpts{Timeout: paddock.Duration(-1)})
+			return rt.Adapter(h.Provider).DestroyOnce(ctx, h, paddock.DestroyOnceOpts{Timeout: paddock.Duration(-1)})
 		}, paddock.DestroyOnce(ctx, c.Adapter, h, paddock.DestroyOnceOpts{Timeout: paddock.Duration(-1)})},
 		"create_checkpoint_once: a bad operation id": {func() error {
-			_, err := rt.CreateCheckpointOnce(ctx, h, paddock.CheckpointOnceOpts{OperationID: "bad id"})
+			_, err := rt.Adapter(h.Provider).CreateCheckpointOnce(ctx, h, paddock.CheckpointOnceOpts{OperationID: "bad id"})
 			return err
 		}, errOf(paddock.CreateCheckpointOnce(ctx, c.Adapter, h, paddock.CheckpointOnceOpts{OperationID: "bad id"}))},
 		"terminate_session: mode kill": {func() error {
-			return rt.TerminateSession(ctx, h, "s-1", paddock.TerminateOpts{Mode: "kill"})
+			return rt.Adapter(h.Provider).TerminateSession(ctx, h, "s-1", paddock.TerminateOpts{Mode: "kill"})
 		}, errOf(paddock.ValidateTermination("s-1", paddock.TerminateOpts{Mode: "kill"}))},
 		"terminate_session: mode FORCE": {func() error {
-			return rt.TerminateSession(ctx, h, "s-1", paddock.TerminateOpts{Mode: "FORCE"})
+			return rt.Adapter(h.Provider).TerminateSession(ctx, h, "s-1", paddock.TerminateOpts{Mode: "FORCE"})
 		}, errOf(paddock.ValidateTermination("s-1", paddock.TerminateOpts{Mode: "FORCE"}))},
 		"terminate_session: a path as id": {func() error {
-			return rt.TerminateSession(ctx, h, "../x", paddock.TerminateOpts{})
+			return rt.Adapter(h.Provider).TerminateSession(ctx, h, "../x", paddock.TerminateOpts{})
 		}, errOf(paddock.ValidateTermination("../x", paddock.TerminateOpts{}))},
 		"terminate_session: 31 s": {func() error {
-			return rt.TerminateSession(ctx, h, "s-1", paddock.TerminateOpts{Timeout: paddock.Duration(31 * time.Second)})
+			return rt.Adapter(h.Provider).TerminateSession(ctx, h, "s-1", paddock.TerminateOpts{Timeout: paddock.Duration(31 * time.Second)})
 		}, errOf(paddock.ValidateTermination("s-1", paddock.TerminateOpts{Timeout: paddock.Duration(31 * time.Second)}))},
-		"expose: port 0": {func() error { _, err := rt.Expose(ctx, h, 0, paddock.ExposeOpts{}); return err },
+		"expose: port 0": {func() error { _, err := rt.Adapter(h.Provider).Expose(ctx, h, 0, paddock.ExposeOpts{}); return err },
 			errOf(paddock.ValidateExpose(0, paddock.ExposeOpts{}))},
-		"expose: a negative ttl": {func() error { _, err := rt.Expose(ctx, h, 80, paddock.ExposeOpts{TTL: -1}); return err },
+		"expose: a negative ttl": {func() error {
+			_, err := rt.Adapter(h.Provider).Expose(ctx, h, 80, paddock.ExposeOpts{TTL: -1})
+			return err
+		},
 			errOf(paddock.ValidateExpose(80, paddock.ExposeOpts{TTL: -1}))},
-		"exec: an empty command": {func() error { _, err := rt.Exec(ctx, h, paddock.Cmd{}, paddock.ExecOpts{}); return err },
+		"exec: an empty command": {func() error {
+			_, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.Cmd{}, paddock.ExecOpts{})
+			return err
+		},
 			paddock.ValidateExec(paddock.Cmd{}, paddock.ExecOpts{})},
 		"exec: a negative timeout": {func() error {
-			_, err := rt.Exec(ctx, h, sh, paddock.ExecOpts{Timeout: paddock.Duration(-1)})
+			_, err := rt.Adapter(h.Provider).Exec(ctx, h, sh, paddock.ExecOpts{Timeout: paddock.Duration(-1)})
 			return err
 		}, paddock.ValidateExec(sh, paddock.ExecOpts{Timeout: paddock.Duration(-1)})},
 		"exec: a negative output cap": {func() error {
-			_, err := rt.Exec(ctx, h, sh, paddock.ExecOpts{MaxOutput: -1})
+			_, err := rt.Adapter(h.Provider).Exec(ctx, h, sh, paddock.ExecOpts{MaxOutput: -1})
 			return err
 		}, paddock.ValidateExec(sh, paddock.ExecOpts{MaxOutput: -1})},
 		"exec: a NUL byte in an argument": {func() error {
-			_, err := rt.Exec(ctx, h, paddock.NewCmd("echo", "a\x00b"), paddock.ExecOpts{})
+			_, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("echo", "a\x00b"), paddock.ExecOpts{})
 			return err
 		}, paddock.ValidateExec(paddock.NewCmd("echo", "a\x00b"), paddock.ExecOpts{})},
 		"exec: a malformed env entry": {func() error {
-			_, err := rt.Exec(ctx, h, badEnv, paddock.ExecOpts{})
+			_, err := rt.Adapter(h.Provider).Exec(ctx, h, badEnv, paddock.ExecOpts{})
 			return err
 		}, paddock.ValidateExec(badEnv, paddock.ExecOpts{})},
 		"create_new: a timeout past its ceiling": {func() error {
-			_, err := rt.CreateNew(ctx, "fake", "x", paddock.CreateNewOpts{Timeout: paddock.Duration(time.Hour)})
+			_, err := rt.Adapter("fake").CreateNew(ctx, "x", paddock.CreateNewOpts{Timeout: paddock.Duration(time.Hour)})
 			return err
 		}, errOf(paddock.CreateNew(ctx, c.Adapter, "x", paddock.CreateNewOpts{Timeout: paddock.Duration(time.Hour)}))},
 		"destroy_once: a timeout past its ceiling": {func() error {
-			return rt.DestroyOnce(ctx, h, paddock.DestroyOnceOpts{Timeout: paddock.Duration(time.Hour)})
+			return rt.Adapter(h.Provider).DestroyOnce(ctx, h, paddock.DestroyOnceOpts{Timeout: paddock.Duration(time.Hour)})
 		}, paddock.DestroyOnce(ctx, c.Adapter, h, paddock.DestroyOnceOpts{Timeout: paddock.Duration(time.Hour)})},
-		"expose: port 70000": {func() error { _, err := rt.Expose(ctx, h, 70000, paddock.ExposeOpts{}); return err },
+		"expose: port 70000": {func() error { _, err := rt.Adapter(h.Provider).Expose(ctx, h, 70000, paddock.ExposeOpts{}); return err },
 			errOf(paddock.ValidateExpose(70000, paddock.ExposeOpts{}))},
-		"expose: a ttl past its ceiling": {func() error { _, err := rt.Expose(ctx, h, 80, paddock.ExposeOpts{TTL: 48 * time.Hour}); return err },
+		"expose: a ttl past its ceiling": {func() error {
+			_, err := rt.Adapter(h.Provider).Expose(ctx, h, 80, paddock.ExposeOpts{TTL: 48 * time.Hour})
+			return err
+		},
 			errOf(paddock.ValidateExpose(80, paddock.ExposeOpts{TTL: 48 * time.Hour}))},
 		"spawn: a NUL byte in the dir": {func() error {
-			_, err := rt.Spawn(ctx, h, paddock.Cmd{Path: "sh", Dir: "/a\x00"}, paddock.SpawnOpts{})
+			_, err := spawn(rt, ctx, h, paddock.Cmd{Path: "sh", Dir: "/a\x00"}, paddock.SpawnOpts{})
 			return err
 		}, paddock.ValidateSpawn(c, paddock.Cmd{Path: "sh", Dir: "/a\x00"}, paddock.SpawnOpts{})},
-		"read_file: a NUL byte in the path": {func() error { _, err := rt.ReadFile(ctx, h, "/a\x00b"); return err }, paddock.ValidatePath("/a\x00b")},
-		"spawn: an empty command": {func() error { _, err := rt.Spawn(ctx, h, paddock.Cmd{}, paddock.SpawnOpts{}); return err },
+		"read_file: a NUL byte in the path": {func() error { _, err := rt.Adapter(h.Provider).ReadFile(ctx, h, "/a\x00b"); return err }, paddock.ValidatePath("/a\x00b")},
+		"spawn: an empty command": {func() error { _, err := spawn(rt, ctx, h, paddock.Cmd{}, paddock.SpawnOpts{}); return err },
 			paddock.ValidateSpawn(c, paddock.Cmd{}, paddock.SpawnOpts{})},
-		"spawn: a bad name": {func() error { _, err := rt.Spawn(ctx, h, sh, paddock.SpawnOpts{Name: "a/b"}); return err },
+		"spawn: a bad name": {func() error { _, err := spawn(rt, ctx, h, sh, paddock.SpawnOpts{Name: "a/b"}); return err },
 			paddock.ValidateSpawn(c, sh, paddock.SpawnOpts{Name: "a/b"})},
-		"attach: a path as id": {func() error { _, err := rt.Attach(ctx, h, "../x", paddock.AttachOpts{}); return err },
+		"attach: a path as id": {func() error { _, err := attach(rt, ctx, h, "../x", paddock.AttachOpts{}); return err },
 			paddock.ValidateAttach(c, "../x")},
 		"network policy: a URL": {func() error {
-			return rt.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{Allow: []string{"http://x"}})
+			return rt.Adapter(h.Provider).ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{Allow: []string{"http://x"}})
 		}, paddock.NetworkPolicy{Allow: []string{"http://x"}}.Validate()},
-		"write_file: a relative path": {func() error { return rt.WriteFile(ctx, h, "rel", 0o644, nil) }, paddock.ValidatePath("rel")},
-		"read_file: a relative path":  {func() error { _, err := rt.ReadFile(ctx, h, "rel"); return err }, paddock.ValidatePath("rel")},
+		"write_file: a relative path": {func() error { return rt.Adapter(h.Provider).WriteFile(ctx, h, "rel", 0o644, nil) }, paddock.ValidatePath("rel")},
+		"read_file: a relative path":  {func() error { _, err := rt.Adapter(h.Provider).ReadFile(ctx, h, "rel"); return err }, paddock.ValidatePath("rel")},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -260,10 +269,10 @@ func TestFileCallsRecoverAdapterPanics(t *testing.T) {
 	rt, h := startCounting(t, c)
 	c.filesPanic = true
 	var err error
-	require.NotPanics(t, func() { err = rt.WriteFile(ctx, h, "/f", 0o644, nil) })
+	require.NotPanics(t, func() { err = rt.Adapter(h.Provider).WriteFile(ctx, h, "/f", 0o644, nil) })
 	require.ErrorIs(t, err, paddock.ErrUnavailable)
 	assert.Contains(t, err.Error(), "adapter_panic")
-	require.NotPanics(t, func() { _, err = rt.ReadFile(ctx, h, "/f") })
+	require.NotPanics(t, func() { _, err = rt.Adapter(h.Provider).ReadFile(ctx, h, "/f") })
 	require.ErrorIs(t, err, paddock.ErrUnavailable)
 	assert.Contains(t, err.Error(), "adapter_panic")
 }
@@ -276,13 +285,13 @@ func TestShutdownDoesNotWaitForAnIdleReader(t *testing.T) {
 	fa := &owedAdapter{Adapter: fake.New()}
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": fa}})
 	require.NoError(t, err)
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	// The commands outlive the runtime, as detachable commands do.
 	t.Cleanup(func() { _ = fa.Destroy(context.Background(), h) })
-	idle, err := rt.Spawn(ctx, h, paddock.NewCmd("owed"), paddock.SpawnOpts{Stdin: true})
+	idle, err := spawn(rt, ctx, h, paddock.NewCmd("owed"), paddock.SpawnOpts{Stdin: true})
 	require.NoError(t, err)
-	busy, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Stdin: true})
+	busy, err := spawn(rt, ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Stdin: true})
 	require.NoError(t, err)
 	require.Equal(t, "ready", string(frame(t, busy).(*messages.Stdout).GetData()))
 	// Once the runtime asks for a third event, it has sent the first two on:

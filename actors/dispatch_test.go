@@ -22,20 +22,20 @@ func TestFacadeDispatchesOnTheTag(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)); f.Reset() })
 
-			h, err := rt.Create(ctx, p, "box", paddock.CreateOpts{})
+			h, err := rt.Adapter(p).Create(ctx, "box", paddock.CreateOpts{})
 			require.NoError(t, err)
 			assert.Equal(t, paddock.ProviderFake, h.Provider, "the fake tags its own handles")
-			_, err = rt.Get(ctx, h)
+			_, err = rt.Adapter(h.Provider).Get(ctx, h)
 			var unknown *paddock.UnknownProviderError
 			require.ErrorAs(t, err, &unknown, "the fake tag is not registered here")
 			h.Provider = p
 
-			res, err := rt.Exec(ctx, h, paddock.NewCmd("emit", "out:out", "err:err", "exit:4"), paddock.ExecOpts{StderrToStdout: true})
+			res, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("emit", "out:out", "err:err", "exit:4"), paddock.ExecOpts{StderrToStdout: true})
 			require.NoError(t, err)
 			assert.Equal(t, "outerr", string(res.Stdout))
 			assert.Equal(t, 4, res.ExitCode)
 
-			s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "stay"), paddock.SpawnOpts{Stdin: true})
+			s, err := spawn(rt, ctx, h, paddock.NewCmd("emit", "stay"), paddock.SpawnOpts{Stdin: true})
 			require.NoError(t, err)
 			assert.Equal(t, p, s.Subscription().Provider, "commands carry the caller's tag")
 			require.NoError(t, s.WriteStdin(ctx, []byte("in"+"put")))
@@ -43,9 +43,9 @@ func TestFacadeDispatchesOnTheTag(t *testing.T) {
 			require.NoError(t, s.CloseStdin(ctx))
 			assert.Equal(t, []string{"exit:0"}, terminals(all(t, s)))
 
-			runner, err := rt.Spawn(ctx, h, paddock.NewCmd("runner", "stay"), paddock.SpawnOpts{Stdin: true})
+			runner, err := spawn(rt, ctx, h, paddock.NewCmd("runner", "stay"), paddock.SpawnOpts{Stdin: true})
 			require.NoError(t, err)
-			sessions, err := rt.ListSessions(ctx, h)
+			sessions, err := rt.Adapter(h.Provider).ListSessions(ctx, h)
 			require.NoError(t, err)
 			var id string
 			for _, sess := range sessions {
@@ -54,22 +54,20 @@ func TestFacadeDispatchesOnTheTag(t *testing.T) {
 				}
 			}
 			require.NotEmpty(t, id, "found by its command line")
-			att, err := rt.Attach(ctx, h, id, paddock.AttachOpts{Stdin: true})
+			att, err := attach(rt, ctx, h, id, paddock.AttachOpts{Stdin: true})
 			require.NoError(t, err)
 			assert.NotEqual(t, runner.Subscription().Ref, att.Subscription().Ref)
 			require.NoError(t, runner.CloseStdin(ctx))
 			assert.Equal(t, []string{"exit:0"}, terminals(all(t, runner)))
 			assert.Equal(t, []string{"exit:0"}, terminals(all(t, att)), "both refs get the exit")
 
-			_, err = rt.CreateCheckpoint(ctx, h, paddock.CheckpointOpts{})
+			_, err = rt.Adapter(h.Provider).CreateCheckpoint(ctx, h, paddock.CheckpointOpts{})
 			require.ErrorIs(t, err, paddock.ErrNotSupported)
-			require.ErrorIs(t, rt.RestoreCheckpoint(ctx, h, "cp"), paddock.ErrNotSupported)
-			path, err := rt.HostPath(h, "/w/x")
-			require.NoError(t, err)
-			assert.Equal(t, "/w/x", path)
+			require.ErrorIs(t, rt.Adapter(h.Provider).RestoreCheckpoint(ctx, h, "cp"), paddock.ErrNotSupported)
+			assert.Equal(t, "/w/x", paddock.HostPath(rt.Adapter(h.Provider), h, "/w/x"))
 
-			require.NoError(t, rt.Destroy(ctx, h))
-			_, err = rt.Get(ctx, h)
+			require.NoError(t, rt.Adapter(h.Provider).Destroy(ctx, h))
+			_, err = rt.Adapter(h.Provider).Get(ctx, h)
 			require.ErrorIs(t, err, paddock.ErrNotFound)
 		})
 	}

@@ -6,9 +6,9 @@
 // Start a runtime over a registry of adapters and call it from plain Go:
 //
 //	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"local": local.New()}})
-//	h, err := rt.Create(ctx, "local", "agent-1", paddock.CreateOpts{})
-//	res, err := rt.Exec(ctx, h, paddock.NewCmd("sh", "-c", "echo hi"), paddock.ExecOpts{})
-//	s, err := rt.Spawn(ctx, h, cmd, paddock.SpawnOpts{Stdin: true}) // frames on s.C()
+//	h, err := rt.Adapter("local").Create(ctx, "agent-1", paddock.CreateOpts{})
+//	res, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("sh", "-c", "echo hi"), paddock.ExecOpts{})
+//	s, err := rt.Adapter(h.Provider).Spawn(ctx, h, cmd, paddock.SpawnOpts{Stdin: true}) // frames on s.C()
 //
 // or from actors: send any request of package messages to rt.PID(); the
 // reply goes back to the sender and a command's frames to the owner named in

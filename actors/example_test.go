@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
@@ -12,26 +13,63 @@ import (
 	"github.com/paddockhq/paddock/messages"
 )
 
-func ExampleRuntime_Exec() {
-	rt, _ := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": fake.New()}})
-	defer rt.Shutdown(context.Background())
-	h, _ := rt.Create(context.Background(), "fake", "box", paddock.CreateOpts{})
-
-	res, err := rt.Exec(context.Background(), h, paddock.NewCmd("emit", "out:hello", "exit:3"), paddock.ExecOpts{})
-	fmt.Printf("%q %d %v\n", res.Stdout, res.ExitCode, err)
-	// Output: "hello" 3 <nil>
-}
-
-func ExampleRuntime_Spawn() {
+// The runtime's Adapter is a paddock.Adapter: every call goes through the
+// runtime's actors.
+func ExampleRuntime_Adapter() {
 	rt, _ := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": fake.New()}})
 	defer rt.Shutdown(context.Background())
 	ctx := context.Background()
-	h, _ := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	a := rt.Adapter("fake")
+	h, _ := a.Create(ctx, "box", paddock.CreateOpts{})
 
-	s, _ := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Stdin: true})
+	res, err := a.Exec(ctx, h, paddock.NewCmd("emit", "out:hello", "exit:3"), paddock.ExecOpts{})
+	fmt.Printf("%q %d %v\n", res.Stdout, res.ExitCode, err)
+	_, err = paddock.ListDir(ctx, a, h, "/") // the helpers work on it as on the adapter itself
+	fmt.Println(err)
+	// Output:
+	// "hello" 3 <nil>
+	// <nil>
+}
+
+// A spawn through the runtime is a stream of events, with stdin.
+func ExampleRuntime_Adapter_spawn() {
+	rt, _ := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": fake.New()}})
+	defer rt.Shutdown(context.Background())
+	ctx := context.Background()
+	a := rt.Adapter("fake")
+	h, _ := a.Create(ctx, "box", paddock.CreateOpts{})
+
+	s, _ := a.Spawn(ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Stdin: true})
 	_ = s.WriteStdin(ctx, []byte("ping"))
 	_ = s.CloseStdin(ctx)
-	for f := range s.C() {
+	for {
+		ev, err := s.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		switch ev.Kind {
+		case paddock.EventStdout:
+			fmt.Printf("stdout %s\n", ev.Data)
+		case paddock.EventExit:
+			fmt.Printf("exit %d\n", ev.Code)
+		}
+	}
+	// Output:
+	// stdout ready
+	// stdout echo:ping
+	// exit 0
+}
+
+// The runtime's streams are FrameStreams: their frames, numbered, are on C.
+func ExampleFrameStream() {
+	rt, _ := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": fake.New()}})
+	defer rt.Shutdown(context.Background())
+	ctx := context.Background()
+	a := rt.Adapter("fake")
+	h, _ := a.Create(ctx, "box", paddock.CreateOpts{})
+
+	st, _ := a.Spawn(ctx, h, paddock.NewCmd("emit", "out:one", "out:two"), paddock.SpawnOpts{})
+	for f := range st.(*actors.FrameStream).C() {
 		switch f := f.(type) {
 		case *messages.Stdout:
 			fmt.Printf("%d stdout %s\n", f.Seq, f.Data)
@@ -40,8 +78,8 @@ func ExampleRuntime_Spawn() {
 		}
 	}
 	// Output:
-	// 1 stdout ready
-	// 2 stdout echo:ping
+	// 1 stdout one
+	// 2 stdout two
 	// 3 exit 0 after 2 output frames
 }
 
@@ -51,9 +89,8 @@ func ExampleStart() {
 		panic(err)
 	}
 	defer rt.Shutdown(context.Background())
-	caps, _ := rt.Capabilities(paddock.ProviderFake)
-	fmt.Println(caps.Has(paddock.CapAttach), rt.Window())
-	_, err = rt.Create(context.Background(), "nope", "box", paddock.CreateOpts{})
+	fmt.Println(rt.Adapter(paddock.ProviderFake).Capabilities().Has(paddock.CapAttach), rt.Window())
+	_, err = rt.Adapter("nope").Create(context.Background(), "box", paddock.CreateOpts{})
 	var unknown *paddock.UnknownProviderError
 	fmt.Println(errors.As(err, &unknown))
 	// Output:
@@ -61,23 +98,29 @@ func ExampleStart() {
 	// true
 }
 
-func ExampleRuntime_Attach() {
+// A detached session replays from byte zero to the stream that attaches.
+func ExampleRuntime_Adapter_attach() {
 	rt, _ := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: fake.New()}})
 	defer rt.Shutdown(context.Background())
 	ctx := context.Background()
-	h, _ := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	a := rt.Adapter("fake")
+	h, _ := a.Create(ctx, "box", paddock.CreateOpts{})
 
-	s, _ := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:one", "stay"), paddock.SpawnOpts{Stdin: true, Detachable: true})
-	<-s.C()       // "one"
-	_ = s.Close() // detach: the session runs on
-	at, _ := rt.Attach(ctx, h, s.SessionID(), paddock.AttachOpts{Stdin: true})
+	s, _ := a.Spawn(ctx, h, paddock.NewCmd("emit", "out:one", "stay"), paddock.SpawnOpts{Stdin: true, Detachable: true})
+	_, _ = s.Next(ctx) // "one"
+	_ = s.Close()      // detach: the session runs on
+	at, _ := a.Attach(ctx, h, s.SessionID(), paddock.AttachOpts{Stdin: true})
 	_ = at.CloseStdin(ctx)
-	for f := range at.C() { // the replay from byte zero, then the exit
-		switch f := f.(type) {
-		case *messages.Stdout:
-			fmt.Printf("stdout %s\n", f.Data)
-		case *messages.Exit:
-			fmt.Printf("exit %d\n", f.Code)
+	for {
+		ev, err := at.Next(ctx) // the replay from byte zero, then the exit
+		if err == io.EOF {
+			break
+		}
+		switch ev.Kind {
+		case paddock.EventStdout:
+			fmt.Printf("stdout %s\n", ev.Data)
+		case paddock.EventExit:
+			fmt.Printf("exit %d\n", ev.Code)
 		}
 	}
 	// Output:
@@ -91,7 +134,7 @@ func ExampleRuntime_SpawnTo() {
 	rt, _ := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: fake.New()}})
 	defer rt.Shutdown(context.Background())
 	ctx := context.Background()
-	h, _ := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, _ := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 
 	done := make(chan string)
 	credits := actors.NewCredits(rt.Window())
@@ -114,18 +157,19 @@ func ExampleRuntime_SpawnTo() {
 	// [a b] exit 2
 }
 
-func ExampleRuntime_Watch() {
+// A watch through the runtime reports a directory's changes.
+func ExampleRuntime_Adapter_watch() {
 	rt, _ := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: fake.New()}})
 	defer rt.Shutdown(context.Background())
 	ctx := context.Background()
-	h, _ := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
-	_ = rt.MakeDir(ctx, h, "/out", paddock.MakeDirOpts{})
+	a := rt.Adapter("fake")
+	h, _ := a.Create(ctx, "box", paddock.CreateOpts{})
+	_ = a.MakeDir(ctx, h, "/out", paddock.MakeDirOpts{})
 
-	w, _ := rt.Watch(ctx, h, "/out")
+	w, _ := paddock.Watch(ctx, a, h, "/out")
 	defer w.Close()
-	_ = rt.MakeDir(ctx, h, "/out/logs", paddock.MakeDirOpts{})
-	f := <-w.C()
-	change := f.(*messages.FileChange)
+	_ = a.MakeDir(ctx, h, "/out/logs", paddock.MakeDirOpts{})
+	change, _ := w.Next(ctx)
 	fmt.Println(change.Change, change.Path)
 	// Output: create /out/logs
 }

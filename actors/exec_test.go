@@ -45,7 +45,7 @@ func startTimed(t *testing.T) (*actors.Runtime, *timed, paddock.Handle) {
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": a}, Clock: a.clock})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	return rt, a, h
 }
@@ -55,7 +55,7 @@ func TestExecDeadline(t *testing.T) {
 	ms100 := paddock.Duration(100 * time.Millisecond)
 	t.Run("timeout 0 answers without dispatching anything", func(t *testing.T) {
 		rt, a, h := startTimed(t)
-		_, err := rt.Exec(ctx, h, paddock.NewCmd("emit", "out:x"), paddock.ExecOpts{Timeout: paddock.Duration(0)})
+		_, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("emit", "out:x"), paddock.ExecOpts{Timeout: paddock.Duration(0)})
 		var et *paddock.ExecTimeoutError
 		require.ErrorAs(t, err, &et)
 		assert.Equal(t, time.Duration(0), et.Timeout)
@@ -66,28 +66,28 @@ func TestExecDeadline(t *testing.T) {
 	})
 	t.Run("an exit just after the deadline is the timeout, not success", func(t *testing.T) {
 		rt, _, h := startTimed(t)
-		_, err := rt.Exec(ctx, h, paddock.NewCmd("exits-late"), paddock.ExecOpts{Timeout: ms100})
+		_, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("exits-late"), paddock.ExecOpts{Timeout: ms100})
 		var et *paddock.ExecTimeoutError
 		require.ErrorAs(t, err, &et)
 		assert.Equal(t, 100*time.Millisecond, et.Timeout, "the original timeout is reported")
 	})
 	t.Run("time spent starting counts", func(t *testing.T) {
 		rt, _, h := startTimed(t)
-		_, err := rt.Exec(ctx, h, paddock.NewCmd("starts-slowly"), paddock.ExecOpts{Timeout: ms100})
+		_, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("starts-slowly"), paddock.ExecOpts{Timeout: ms100})
 		require.ErrorIs(t, err, paddock.ErrExecTimeout)
 	})
 	t.Run("a timely finite exec equals an infinite one", func(t *testing.T) {
 		rt, _, h := startTimed(t)
-		finite, err := rt.Exec(ctx, h, paddock.NewCmd("in-time"), paddock.ExecOpts{Timeout: ms100})
+		finite, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("in-time"), paddock.ExecOpts{Timeout: ms100})
 		require.NoError(t, err)
-		infinite, err := rt.Exec(ctx, h, paddock.NewCmd("in-time"), paddock.ExecOpts{})
+		infinite, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("in-time"), paddock.ExecOpts{})
 		require.NoError(t, err)
 		assert.Equal(t, infinite, finite)
 		assert.Equal(t, "out", string(finite.Stdout))
 	})
 	t.Run("a negative timeout is invalid", func(t *testing.T) {
 		rt, a, h := startTimed(t)
-		_, err := rt.Exec(ctx, h, paddock.NewCmd("emit"), paddock.ExecOpts{Timeout: paddock.Duration(-time.Second)})
+		_, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("emit"), paddock.ExecOpts{Timeout: paddock.Duration(-time.Second)})
 		require.ErrorIs(t, err, paddock.ErrInvalid)
 		assert.Zero(t, a.calls.Load())
 	})
@@ -96,7 +96,7 @@ func TestExecDeadline(t *testing.T) {
 func TestExecResults(t *testing.T) {
 	t.Parallel()
 	rt, _ := startFake(t)
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	tests := map[string]struct {
 		instrs   []string
@@ -116,7 +116,7 @@ func TestExecResults(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			res, err := rt.Exec(ctx, h, paddock.NewCmd("emit", tc.instrs...), tc.opts)
+			res, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("emit", tc.instrs...), tc.opts)
 			if tc.fails != nil {
 				require.ErrorIs(t, err, tc.fails)
 				assert.Empty(t, res.Stdout)
@@ -128,7 +128,7 @@ func TestExecResults(t *testing.T) {
 			assert.Equal(t, tc.code, res.ExitCode)
 		})
 	}
-	_, err = rt.Exec(ctx, paddock.Handle{Provider: "fake", Name: "missing"}, paddock.NewCmd("emit"), paddock.ExecOpts{})
+	_, err = rt.Adapter("fake").Exec(ctx, paddock.Handle{Provider: "fake", Name: "missing"}, paddock.NewCmd("emit"), paddock.ExecOpts{})
 	require.ErrorIs(t, err, paddock.ErrNotFound)
 }
 
@@ -146,11 +146,11 @@ func TestRuntimeHoldsAdaptersToTheOutputCap(t *testing.T) {
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": overflowing{fake.New()}}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
-	_, err = rt.Exec(ctx, h, paddock.NewCmd("x"), paddock.ExecOpts{MaxOutput: 9})
+	_, err = rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("x"), paddock.ExecOpts{MaxOutput: 9})
 	require.ErrorIs(t, err, paddock.ErrExecOutputLimit)
-	res, err := rt.Exec(ctx, h, paddock.NewCmd("x"), paddock.ExecOpts{MaxOutput: 10})
+	res, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("x"), paddock.ExecOpts{MaxOutput: 10})
 	require.NoError(t, err)
 	assert.Equal(t, paddock.ExecResult{Stdout: []byte("0123456789"), Timeout: paddock.Duration(time.Minute)}, res)
 }

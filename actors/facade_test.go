@@ -27,41 +27,48 @@ func TestUnknownProviderFailsLoudlyEverywhere(t *testing.T) {
 	h := paddock.Handle{Provider: "nope", Name: "box"}
 	c := paddock.Subscription{Provider: "nope", Ref: "r"}
 	calls := map[string]func() error{
-		"BuildHandle":  func() error { _, err := rt.BuildHandle("nope", "box"); return err },
-		"Supports":     func() error { _, err := rt.Supports("nope", paddock.CapAttach); return err },
-		"HostPath":     func() error { _, err := rt.HostPath(h, "/x"); return err },
-		"Create":       func() error { _, err := rt.Create(ctx, "nope", "box", paddock.CreateOpts{}); return err },
-		"CreateNew":    func() error { _, err := rt.CreateNew(ctx, "nope", "box", paddock.CreateNewOpts{}); return err },
-		"Get":          func() error { _, err := rt.Get(ctx, h); return err },
-		"Destroy":      func() error { return rt.Destroy(ctx, h) },
-		"DestroyOnce":  func() error { return rt.DestroyOnce(ctx, h, paddock.DestroyOnceOpts{}) },
-		"List":         func() error { _, err := rt.ListAllNames(ctx, "nope"); return err },
-		"Suspend":      func() error { return rt.Suspend(ctx, h) },
-		"Resume":       func() error { _, err := rt.Resume(ctx, h); return err },
-		"Exec":         func() error { _, err := rt.Exec(ctx, h, paddock.NewCmd("x"), paddock.ExecOpts{}); return err },
-		"Spawn":        func() error { _, err := rt.Spawn(ctx, h, paddock.NewCmd("x"), paddock.SpawnOpts{}); return err },
-		"Attach":       func() error { _, err := rt.Attach(ctx, h, "s", paddock.AttachOpts{}); return err },
-		"WriteStdin":   func() error { return rt.WriteStdin(ctx, c, []byte("x")) },
-		"CloseStdin":   func() error { return rt.CloseStdin(ctx, c) },
-		"StopCommand":  func() error { return rt.StopCommand(ctx, c) },
-		"ListSessions": func() error { _, err := rt.ListSessions(ctx, h); return err },
-		"TerminateSession": func() error {
-			return rt.TerminateSession(ctx, h, "s", paddock.TerminateOpts{})
-		},
-		"ApplyNetworkPolicy": func() error { return rt.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{}) },
-		"PublicURL":          func() error { _, err := rt.PublicURL(ctx, h); return err },
-		"CreateCheckpoint":   func() error { _, err := rt.CreateCheckpoint(ctx, h, paddock.CheckpointOpts{}); return err },
-		"RestoreCheckpoint":  func() error { return rt.RestoreCheckpoint(ctx, h, "cp") },
-		"ListCheckpoints":    func() error { _, err := rt.ListCheckpoints(ctx, h); return err },
-		"CreateCheckpointOnce": func() error {
-			_, err := rt.CreateCheckpointOnce(ctx, h, paddock.CheckpointOnceOpts{OperationID: "op"})
+		"Create":      func() error { _, err := rt.Adapter("nope").Create(ctx, "box", paddock.CreateOpts{}); return err },
+		"CreateNew":   func() error { _, err := rt.Adapter("nope").CreateNew(ctx, "box", paddock.CreateNewOpts{}); return err },
+		"Get":         func() error { _, err := rt.Adapter(h.Provider).Get(ctx, h); return err },
+		"Destroy":     func() error { return rt.Adapter(h.Provider).Destroy(ctx, h) },
+		"DestroyOnce": func() error { return rt.Adapter(h.Provider).DestroyOnce(ctx, h, paddock.DestroyOnceOpts{}) },
+		"List":        func() error { _, err := rt.Adapter("nope").ListAllNames(ctx); return err },
+		"Suspend":     func() error { return rt.Adapter(h.Provider).Suspend(ctx, h) },
+		"Resume":      func() error { _, err := rt.Adapter(h.Provider).Resume(ctx, h); return err },
+		"Exec": func() error {
+			_, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("x"), paddock.ExecOpts{})
 			return err
 		},
-		"WriteFile": func() error { return rt.WriteFile(ctx, h, "/f", 0o644, strings.NewReader("x")) },
-		"ReadFile":  func() error { _, err := rt.ReadFile(ctx, h, "/f"); return err },
-		"Expose":    func() error { _, err := rt.Expose(ctx, h, 80, paddock.ExposeOpts{}); return err },
-		"Revoke":    func() error { return rt.Revoke(ctx, h, paddock.Preview{}) },
+		"Spawn":        func() error { _, err := spawn(rt, ctx, h, paddock.NewCmd("x"), paddock.SpawnOpts{}); return err },
+		"Attach":       func() error { _, err := attach(rt, ctx, h, "s", paddock.AttachOpts{}); return err },
+		"WriteStdin":   func() error { return rt.Controls(c).WriteStdin(ctx, []byte("x")) },
+		"CloseStdin":   func() error { return rt.Controls(c).CloseStdin(ctx) },
+		"StopCommand":  func() error { return rt.Controls(c).Stop(ctx) },
+		"ListSessions": func() error { _, err := rt.Adapter(h.Provider).ListSessions(ctx, h); return err },
+		"TerminateSession": func() error {
+			return rt.Adapter(h.Provider).TerminateSession(ctx, h, "s", paddock.TerminateOpts{})
+		},
+		"ApplyNetworkPolicy": func() error { return rt.Adapter(h.Provider).ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{}) },
+		"PublicURL":          func() error { _, err := rt.Adapter(h.Provider).PublicURL(ctx, h); return err },
+		"CreateCheckpoint": func() error {
+			_, err := rt.Adapter(h.Provider).CreateCheckpoint(ctx, h, paddock.CheckpointOpts{})
+			return err
+		},
+		"RestoreCheckpoint": func() error { return rt.Adapter(h.Provider).RestoreCheckpoint(ctx, h, "cp") },
+		"ListCheckpoints":   func() error { _, err := rt.Adapter(h.Provider).ListCheckpoints(ctx, h); return err },
+		"CreateCheckpointOnce": func() error {
+			_, err := rt.Adapter(h.Provider).CreateCheckpointOnce(ctx, h, paddock.CheckpointOnceOpts{OperationID: "op"})
+			return err
+		},
+		"WriteFile": func() error { return rt.Adapter(h.Provider).WriteFile(ctx, h, "/f", 0o644, strings.NewReader("x")) },
+		"ReadFile":  func() error { _, err := rt.Adapter(h.Provider).ReadFile(ctx, h, "/f"); return err },
+		"Expose":    func() error { _, err := rt.Adapter(h.Provider).Expose(ctx, h, 80, paddock.ExposeOpts{}); return err },
+		"Revoke":    func() error { return rt.Adapter(h.Provider).Revoke(ctx, h, paddock.Preview{}) },
 	}
+	a := rt.Adapter("nope")
+	assert.Zero(t, a.Capabilities().Len(), "an unknown provider advertises nothing")
+	assert.Equal(t, h, a.BuildHandle("box"), "a handle is built with no I/O, and every call with it fails")
+	assert.Equal(t, "/x", paddock.HostPath(a, h, "/x"))
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
 			err := call()
@@ -82,30 +89,30 @@ func TestOptionalOperationsNeverFallBack(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)); f.Reset() })
 	for _, p := range []paddock.Provider{"fake", "bare"} {
-		h, err := rt.Create(ctx, p, "box", paddock.CreateOpts{})
+		h, err := rt.Adapter(p).Create(ctx, "box", paddock.CreateOpts{})
 		require.NoError(t, err)
 		h.Provider = p
-		_, err = rt.CreateNew(ctx, p, "fresh", paddock.CreateNewOpts{})
+		_, err = rt.Adapter(p).CreateNew(ctx, "fresh", paddock.CreateNewOpts{})
 		require.ErrorIs(t, err, paddock.ErrNotSupported, "%s CreateNew", p)
-		require.ErrorIs(t, rt.DestroyOnce(ctx, h, paddock.DestroyOnceOpts{}), paddock.ErrNotSupported, "%s DestroyOnce", p)
-		_, err = rt.CreateCheckpointOnce(ctx, h, paddock.CheckpointOnceOpts{OperationID: "op"})
+		require.ErrorIs(t, rt.Adapter(h.Provider).DestroyOnce(ctx, h, paddock.DestroyOnceOpts{}), paddock.ErrNotSupported, "%s DestroyOnce", p)
+		_, err = rt.Adapter(h.Provider).CreateCheckpointOnce(ctx, h, paddock.CheckpointOnceOpts{OperationID: "op"})
 		require.ErrorIs(t, err, paddock.ErrNotSupported)
-		require.ErrorIs(t, rt.TerminateSession(ctx, h, "s", paddock.TerminateOpts{}), paddock.ErrNotSupported)
-		_, err = rt.Expose(ctx, h, 80, paddock.ExposeOpts{})
+		require.ErrorIs(t, rt.Adapter(h.Provider).TerminateSession(ctx, h, "s", paddock.TerminateOpts{}), paddock.ErrNotSupported)
+		_, err = rt.Adapter(h.Provider).Expose(ctx, h, 80, paddock.ExposeOpts{})
 		require.ErrorIs(t, err, paddock.ErrNotSupported)
-		_, err = rt.CreateCheckpoint(ctx, h, paddock.CheckpointOpts{})
+		_, err = rt.Adapter(h.Provider).CreateCheckpoint(ctx, h, paddock.CheckpointOpts{})
 		require.ErrorIs(t, err, paddock.ErrNotSupported)
-		require.ErrorIs(t, rt.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{}), paddock.ErrNotSupported)
-		_, err = rt.Spawn(ctx, h, paddock.NewCmd("emit"), paddock.SpawnOpts{TTY: true})
+		require.ErrorIs(t, rt.Adapter(h.Provider).ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{}), paddock.ErrNotSupported)
+		_, err = spawn(rt, ctx, h, paddock.NewCmd("emit"), paddock.SpawnOpts{TTY: true})
 		require.ErrorIs(t, err, paddock.ErrNotSupported, "tty without the capability")
-		_, err = rt.Spawn(ctx, h, paddock.NewCmd("emit"), paddock.SpawnOpts{Name: "dev"})
+		_, err = spawn(rt, ctx, h, paddock.NewCmd("emit"), paddock.SpawnOpts{Name: "dev"})
 		require.ErrorIs(t, err, paddock.ErrNotSupported, "a name without named_spawn")
-		_, err = rt.Get(ctx, h)
+		_, err = rt.Adapter(h.Provider).Get(ctx, h)
 		require.NoError(t, err, "CreateNew did not fall back to Create: the fresh name does not exist")
-		_, err = rt.Get(ctx, paddock.Handle{Provider: p, Name: "fresh"})
+		_, err = rt.Adapter(p).Get(ctx, paddock.Handle{Provider: p, Name: "fresh"})
 		require.ErrorIs(t, err, paddock.ErrNotFound)
 	}
-	require.ErrorIs(t, rt.TerminateSession(ctx, paddock.Handle{Provider: "fake", Name: "box"}, "../x", paddock.TerminateOpts{}),
+	require.ErrorIs(t, rt.Adapter("fake").TerminateSession(ctx, paddock.Handle{Provider: "fake", Name: "box"}, "../x", paddock.TerminateOpts{}),
 		paddock.ErrTerminationRequest, "validation comes before the capability check")
 }
 
@@ -159,19 +166,19 @@ func (b bare) h(h paddock.Handle) paddock.Handle { h.Name = "bare-" + h.Name; re
 func TestStdinAndStopSemantics(t *testing.T) {
 	t.Parallel()
 	rt, f := startFake(t)
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 
-	done, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:x"), paddock.SpawnOpts{Stdin: true})
+	done, err := spawn(rt, ctx, h, paddock.NewCmd("emit", "out:x"), paddock.SpawnOpts{Stdin: true})
 	require.NoError(t, err)
 	all(t, done)
 	require.ErrorIs(t, done.WriteStdin(ctx, []byte("late")), paddock.ErrCommandExited, "a write after the exit")
 	require.NoError(t, done.CloseStdin(ctx), "closing stdin of an exited command is ok")
-	require.NoError(t, rt.StopCommand(ctx, done.Subscription()))
-	require.NoError(t, rt.StopCommand(ctx, done.Subscription()), "stop is repeatable")
+	require.NoError(t, done.Stop(ctx))
+	require.NoError(t, done.Stop(ctx), "stop is repeatable")
 	require.ErrorIs(t, done.CloseStdin(ctx), paddock.ErrCommandExited, "after StopCommand")
 
-	live, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Stdin: true})
+	live, err := spawn(rt, ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Stdin: true})
 	require.NoError(t, err)
 	frame(t, live)
 	require.NoError(t, live.Close())
@@ -179,16 +186,16 @@ func TestStdinAndStopSemantics(t *testing.T) {
 	assert.Empty(t, all(t, live), "after a detach the channel closes with no terminal frame")
 	assert.True(t, f.SessionLive("box", live.SessionID()), "the command keeps running")
 	require.ErrorIs(t, live.WriteStdin(ctx, []byte("x")), paddock.ErrCommandExited, "a detached command takes no stdin")
-	require.NoError(t, rt.StopCommand(ctx, paddock.Subscription{Provider: "fake", Ref: "never-existed"}), "stop of an unknown ref is ok")
-	require.ErrorIs(t, rt.WriteStdin(ctx, paddock.Subscription{Provider: "fake", Ref: "never-existed"}, []byte("x")), paddock.ErrCommandExited)
+	require.NoError(t, rt.Controls(paddock.Subscription{Provider: "fake", Ref: "never-existed"}).Stop(ctx), "stop of an unknown ref is ok")
+	require.ErrorIs(t, rt.Controls(paddock.Subscription{Provider: "fake", Ref: "never-existed"}).WriteStdin(ctx, []byte("x")), paddock.ErrCommandExited)
 
-	att, err := rt.Attach(ctx, h, live.SessionID(), paddock.AttachOpts{Stdin: true})
+	att, err := attach(rt, ctx, h, live.SessionID(), paddock.AttachOpts{Stdin: true})
 	require.NoError(t, err)
 	assert.Equal(t, "ready", string(frame(t, att).(*messages.Stdout).GetData()), "a new attacher replays")
 	assert.NotEqual(t, live.Subscription().Ref, att.Subscription().Ref, "an attach gets a fresh ref")
 	require.NoError(t, att.WriteStdin(ctx, []byte("via-attach")))
 	assert.Equal(t, "echo:via-attach", string(frame(t, att).(*messages.Stdout).GetData()))
-	require.NoError(t, rt.TerminateSession(ctx, h, live.SessionID(), paddock.TerminateOpts{}))
+	require.NoError(t, rt.Adapter(h.Provider).TerminateSession(ctx, h, live.SessionID(), paddock.TerminateOpts{}))
 	rest := all(t, att)
 	require.Len(t, rest, 1)
 	assert.Equal(t, "exit:137", terminalText(rest[0]))
@@ -197,9 +204,9 @@ func TestStdinAndStopSemantics(t *testing.T) {
 func TestWritesArriveInOrder(t *testing.T) {
 	t.Parallel()
 	rt, _ := startFake(t)
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
-	s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "stay"), paddock.SpawnOpts{Stdin: true})
+	s, err := spawn(rt, ctx, h, paddock.NewCmd("emit", "stay"), paddock.SpawnOpts{Stdin: true})
 	require.NoError(t, err)
 	const n = 200
 	for i := range n {
@@ -215,11 +222,11 @@ func TestWritesArriveInOrder(t *testing.T) {
 func TestCallsHonourTheContext(t *testing.T) {
 	t.Parallel()
 	rt, _ := startFake(t)
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err = rt.Exec(cctx, h, paddock.NewCmd("emit", "stay"), paddock.ExecOpts{})
+	_, err = rt.Adapter(h.Provider).Exec(cctx, h, paddock.NewCmd("emit", "stay"), paddock.ExecOpts{})
 	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorIs(t, err, paddock.ErrUnavailable)
 	assert.True(t, paddock.IsTransient(err))
@@ -244,28 +251,28 @@ func TestConfigAndLifecycle(t *testing.T) {
 	assert.Same(t, e, two.Engine(), "embedded in the caller's engine")
 	require.NoError(t, one.Shutdown(ctx))
 	require.NoError(t, one.Shutdown(ctx), "Shutdown is idempotent")
-	_, err = one.Get(ctx, paddock.Handle{Provider: "fake", Name: "x"})
+	_, err = one.Adapter("fake").Get(ctx, paddock.Handle{Provider: "fake", Name: "x"})
 	require.ErrorIs(t, err, paddock.ErrUnavailable, "a stopped runtime refuses calls")
-	h, err := two.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := two.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err, "the other runtime on the engine is untouched")
-	require.NoError(t, two.Destroy(ctx, h))
+	require.NoError(t, two.Adapter(h.Provider).Destroy(ctx, h))
 	require.NoError(t, two.Shutdown(ctx))
 }
 
 func TestFiles(t *testing.T) {
 	t.Parallel()
 	rt, f := startFake(t)
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	big := bytes.Repeat([]byte("x"), 5<<20)
-	require.NoError(t, rt.WriteFile(ctx, h, "/a/b/big", 0o644, bytes.NewReader(big)))
-	rc, err := rt.ReadFile(ctx, h, "/a/b/big")
+	require.NoError(t, rt.Adapter(h.Provider).WriteFile(ctx, h, "/a/b/big", 0o644, bytes.NewReader(big)))
+	rc, err := rt.Adapter(h.Provider).ReadFile(ctx, h, "/a/b/big")
 	require.NoError(t, err)
 	got, err := io.ReadAll(rc)
 	require.NoError(t, err)
 	require.NoError(t, rc.Close())
 	assert.Equal(t, big, got)
-	_, err = rt.ReadFile(ctx, h, "relative")
+	_, err = rt.Adapter(h.Provider).ReadFile(ctx, h, "relative")
 	require.ErrorIs(t, err, paddock.ErrInvalid)
 	stored, ok := f.File("box", "/a/b/big")
 	require.True(t, ok)
@@ -280,9 +287,9 @@ func TestNothingIsLoggedByDefault(t *testing.T) {
 	a := &scripted{Adapter: fake.New()}
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": a}, Logger: zerolog.New(&logs)})
 	require.NoError(t, err)
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
-	s, err := rt.Spawn(ctx, h, paddock.NewCmd("two-exits"), paddock.SpawnOpts{})
+	s, err := spawn(rt, ctx, h, paddock.NewCmd("two-exits"), paddock.SpawnOpts{})
 	require.NoError(t, err)
 	all(t, s)
 	require.NoError(t, rt.Shutdown(ctx))

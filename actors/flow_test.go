@@ -63,12 +63,12 @@ func TestFlowControlBoundsMemory(t *testing.T) {
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": hose}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 
 	base := heapNow()
 	stop := heapWatch()
-	s, err := rt.Spawn(ctx, h, paddock.NewCmd("firehose"), paddock.SpawnOpts{})
+	s, err := spawn(rt, ctx, h, paddock.NewCmd("firehose"), paddock.SpawnOpts{})
 	require.NoError(t, err)
 	received, i := 0, 0
 	for f := range s.C() {
@@ -103,7 +103,7 @@ func TestFlowControlHoldsTheReader(t *testing.T) {
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": hose}, Window: 8})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 
 	var frames atomic.Int64
@@ -142,7 +142,7 @@ func TestCreditsFollowTheRuntimeWindow(t *testing.T) {
 			rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": hose}, Window: window})
 			require.NoError(t, err)
 			t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
-			h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+			h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 			require.NoError(t, err)
 			credits := actors.NewCredits(rt.Window())
 			var outputs atomic.Int64

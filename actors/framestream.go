@@ -2,68 +2,86 @@ package actors
 
 import (
 	"context"
+	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/client"
+	"github.com/paddockhq/paddock/internal/wire"
 	"github.com/paddockhq/paddock/messages"
 )
 
-// FrameStream is a spawned or attached command for plain-Go callers: its frames
-// (*messages.Stdout, *messages.Stderr, then one *messages.Exit or
-// *messages.Error) arrive on C, which closes after the terminal frame, or
-// at once after Close. Reading C is what grants the command flow-control
-// credit: a consumer that stops reading stops the command's reading too.
-// A stream outlives its runtime's Shutdown with all it was owed: read C to
-// its end, or Close the stream, to release it.
+// FrameStream is a spawned, attached or watching subscription for plain-Go
+// callers, as the runtime's Adapter returns it. Its frames
+// (*messages.Stdout, *messages.Stderr or *messages.FileChange, then one
+// *messages.Exit or *messages.Error) arrive on C, which closes after the
+// terminal frame, or at once after Close; Next reads the same frames as
+// events (read one or the other). Reading is what grants the command
+// flow-control credit: a consumer that stops reading stops the command's
+// reading too. A stream outlives its runtime's Shutdown with all it was
+// owed: read it to its end, or Close it, to release it.
 type FrameStream struct {
-	rt        *Runtime
-	sub       paddock.Subscription
-	sessionID string
-	sink      *streamSink
-	out       chan messages.Frame
-	closing   chan struct{}
-	pumpDone  chan struct{}
-	closeOnce sync.Once
+	client.Controls // stdin, signals and resizes of the subscription
+	rt              *Runtime
+	sub             paddock.Subscription
+	sessionID       string
+	sink            *streamSink
+	out             chan messages.Frame
+	done            bool // Next handed out the terminal event
+	closed          atomic.Bool
+	closing         chan struct{}
+	pumpDone        chan struct{}
+	closeOnce       sync.Once
 }
+
+var (
+	_ paddock.Stream    = (*FrameStream)(nil)
+	_ paddock.Signaller = (*FrameStream)(nil)
+	_ paddock.Resizer   = (*FrameStream)(nil)
+)
 
 // C delivers the frames in order.
 func (s *FrameStream) C() <-chan messages.Frame { return s.out }
 
-// Subscription is the reference of this subscription (for WriteStdin,
-// StopCommand, ...).
+// Next returns the next frame as an event; io.EOF after the terminal one
+// or a Close.
+func (s *FrameStream) Next(ctx context.Context) (paddock.Event, error) {
+	if s.done || s.closed.Load() {
+		return paddock.Event{}, io.EOF
+	}
+	select {
+	case f, ok := <-s.out:
+		if !ok || s.closed.Load() {
+			s.done = true
+			return paddock.Event{}, io.EOF
+		}
+		ev := wire.EventOf(f)
+		s.done = ev.Kind.Terminal()
+		return ev, nil
+	case <-ctx.Done():
+		return paddock.Event{}, ctx.Err()
+	}
+}
+
+// Subscription is the reference of this subscription, as frames and
+// requests of package messages name it.
 func (s *FrameStream) Subscription() paddock.Subscription { return s.sub }
 
 // SessionID is the session a spawn started or attached to ("" when the
 // adapter made none).
 func (s *FrameStream) SessionID() string { return s.sessionID }
 
-// Signal delivers sig to the command.
-func (s *FrameStream) Signal(ctx context.Context, sig paddock.Signal) error {
-	return s.rt.Signal(ctx, s.sub, sig)
-}
-
-// Resize sets the command's terminal size.
-func (s *FrameStream) Resize(ctx context.Context, size paddock.TermSize) error {
-	return s.rt.Resize(ctx, s.sub, size)
-}
-
-// WriteStdin writes p to the command's stdin.
-func (s *FrameStream) WriteStdin(ctx context.Context, p []byte) error {
-	return s.rt.WriteStdin(ctx, s.sub, p)
-}
-
-// CloseStdin sends EOF to the command's stdin.
-func (s *FrameStream) CloseStdin(ctx context.Context) error { return s.rt.CloseStdin(ctx, s.sub) }
-
 // Close detaches locally (StopCommand): C closes without a terminal frame
 // and the remote command keeps running. It is idempotent.
 func (s *FrameStream) Close() error {
 	s.closeOnce.Do(func() {
+		s.closed.Store(true)
 		close(s.closing)
 		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 		defer cancel()
-		_ = s.rt.StopCommand(ctx, s.sub)
+		_ = s.Stop(ctx)
 		s.release()
 		<-s.pumpDone
 	})
@@ -147,6 +165,9 @@ func (rt *Runtime) newFrameStream() *FrameStream {
 		pumpDone: pumpDone,
 	}
 	s := &FrameStream{rt: rt, sink: sink, out: make(chan messages.Frame), closing: make(chan struct{}), pumpDone: pumpDone}
+	s.Controls = client.Controls{T: rt.Transport(), Ref: func(context.Context) (*messages.CommandRef, error) {
+		return wire.CommandMessage(s.sub), nil // set before the stream is handed out
+	}}
 	rt.sinks.Store(sink.owner.ID, sink)
 	// The pump is the stream's, not the runtime's: it ends once its
 	// consumer has the terminal frame, or on Close, never on Shutdown.

@@ -90,12 +90,12 @@ func TestHeartbeatsFollowUse(t *testing.T) {
 		return e
 	}
 
-	h, err := rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	h, err := rt.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	assert.Equal(t, "sent", tick(), "a request since the last tick keeps the sandbox alive")
 	assert.Equal(t, "idle", tick(), "no command and no request: no heartbeat")
 
-	s, err := rt.Spawn(ctx, h, paddock.NewCmd("agent", "stay"), paddock.SpawnOpts{Stdin: true})
+	s, err := spawn(rt, ctx, h, paddock.NewCmd("agent", "stay"), paddock.SpawnOpts{Stdin: true})
 	require.NoError(t, err)
 	for i := range 6 {
 		assert.Equal(t, "sent", tick(), "a live command keeps the sandbox alive (tick %d)", i)

@@ -75,3 +75,22 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
 }
+
+// spawn starts cmd through the runtime's adapter: its stream is a
+// FrameStream, whose frames the tests read.
+func spawn(rt *actors.Runtime, ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (*actors.FrameStream, error) {
+	st, err := rt.Adapter(h.Provider).Spawn(ctx, h, cmd, opts)
+	if err != nil {
+		return nil, err
+	}
+	return st.(*actors.FrameStream), nil
+}
+
+// attach rejoins a session through the runtime's adapter.
+func attach(rt *actors.Runtime, ctx context.Context, h paddock.Handle, id string, opts paddock.AttachOpts) (*actors.FrameStream, error) {
+	st, err := rt.Adapter(h.Provider).Attach(ctx, h, id, opts)
+	if err != nil {
+		return nil, err
+	}
+	return st.(*actors.FrameStream), nil
+}

@@ -107,7 +107,7 @@ func TestCreateRecordsTheLease(t *testing.T) {
 	f := newLeasingFake()
 	rt := startLeasing(t, f, actors.Config{Identity: "orchestrator-1", Lease: time.Hour})
 	before := time.Now()
-	h, err := rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	h, err := rt.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	f.mu.Lock()
 	lease := f.created["box"]
@@ -116,7 +116,7 @@ func TestCreateRecordsTheLease(t *testing.T) {
 	assert.WithinRange(t, lease.Until, before.Add(time.Hour), time.Now().Add(time.Hour))
 	assert.Equal(t, "orchestrator-1", rt.Identity())
 	assert.Equal(t, []string{"box"}, rt.Held(paddock.ProviderFake))
-	require.NoError(t, rt.Destroy(ctx, h))
+	require.NoError(t, rt.Adapter(h.Provider).Destroy(ctx, h))
 	assert.Empty(t, rt.Held(paddock.ProviderFake), "a destroyed sandbox is let go")
 }
 
@@ -130,7 +130,7 @@ func TestRenewalsAreBatchedAndStopAtShutdown(t *testing.T) {
 	for i := range 300 {
 		n := fmt.Sprintf("box-%03d", i)
 		names = append(names, n)
-		_, err := rt.Create(ctx, paddock.ProviderFake, n, paddock.CreateOpts{})
+		_, err := rt.Adapter(paddock.ProviderFake).Create(ctx, n, paddock.CreateOpts{})
 		require.NoError(t, err)
 	}
 	f.mu.Lock()
@@ -187,7 +187,7 @@ func TestAdoptionAndLeasesOff(t *testing.T) {
 	off := newLeasingFake()
 	off.leased["nobody"] = []string{"x"}
 	rt2 := startLeasing(t, off, actors.Config{Identity: "nobody", Lease: -1})
-	_, err := rt2.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	_, err := rt2.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	off.mu.Lock()
 	assert.True(t, off.created["box"].IsZero(), "no lease recorded")
@@ -218,7 +218,7 @@ func TestARateLimitedRenewalBacksTheProviderOff(t *testing.T) {
 	f := newLeasingFake()
 	rt := startLeasing(t, f, actors.Config{Identity: "limited", Lease: 300 * time.Millisecond,
 		Admission: map[paddock.Provider]actors.Admission{paddock.ProviderFake: {}}})
-	_, err := rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	_, err := rt.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	f.limitRenew.Store(true)
 	f.mu.Lock()
@@ -226,7 +226,7 @@ func TestARateLimitedRenewalBacksTheProviderOff(t *testing.T) {
 	f.mu.Unlock()
 	require.Eventually(t, func() bool { return len(f.renewedSince(start)) > 0 }, time.Minute, 10*time.Millisecond, "a renewal was answered 429")
 	require.Eventually(t, func() bool {
-		_, err := rt.Create(ctx, paddock.ProviderFake, "next", paddock.CreateOpts{})
+		_, err := rt.Adapter(paddock.ProviderFake).Create(ctx, "next", paddock.CreateOpts{})
 		return errors.Is(err, paddock.ErrRateLimited)
 	}, time.Minute, 10*time.Millisecond)
 	assert.Equal(t, int32(1), f.creates.Load(), "the refused create never reached the provider")

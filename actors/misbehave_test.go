@@ -193,10 +193,10 @@ func TestMisbehavingAdapterStreams(t *testing.T) {
 			require.NoError(t, err)
 			events := watchEvents(t, rt.Engine())
 			t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
-			h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+			h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 			require.NoError(t, err)
 
-			s, err := rt.Spawn(ctx, h, paddock.NewCmd(tc.cmd), paddock.SpawnOpts{Stdin: true})
+			s, err := spawn(rt, ctx, h, paddock.NewCmd(tc.cmd), paddock.SpawnOpts{Stdin: true})
 			require.NoError(t, err)
 			first := frame(t, s)
 			require.IsType(t, &messages.Stdout{}, first, "the output comes first")
@@ -210,7 +210,7 @@ func TestMisbehavingAdapterStreams(t *testing.T) {
 			assert.Equal(t, uint64(2), rest[0].GetSeq())
 
 			// The process lives on: the runtime still answers.
-			res, err := rt.Exec(ctx, h, paddock.NewCmd("emit", "out:alive"), paddock.ExecOpts{})
+			res, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("emit", "out:alive"), paddock.ExecOpts{})
 			require.NoError(t, err)
 			assert.Equal(t, "alive", string(res.Stdout))
 			if tc.violation != "" {
@@ -242,12 +242,12 @@ func TestAdapterPanicsInBlockingCallsAreErrors(t *testing.T) {
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": a}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
-	_, err = rt.Get(ctx, h)
+	_, err = rt.Adapter(h.Provider).Get(ctx, h)
 	require.ErrorIs(t, err, paddock.ErrUnavailable)
 	assert.Contains(t, err.Error(), "adapter_panic")
-	_, err = rt.Spawn(ctx, h, paddock.NewCmd("spawn-panics"), paddock.SpawnOpts{})
+	_, err = spawn(rt, ctx, h, paddock.NewCmd("spawn-panics"), paddock.SpawnOpts{})
 	require.ErrorIs(t, err, paddock.ErrUnavailable)
-	require.NoError(t, rt.Destroy(ctx, h), "the runtime keeps serving")
+	require.NoError(t, rt.Adapter(h.Provider).Destroy(ctx, h), "the runtime keeps serving")
 }

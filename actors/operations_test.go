@@ -12,6 +12,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/fake"
 	"github.com/paddockhq/paddock/internal/wire"
 	"github.com/paddockhq/paddock/messages"
@@ -205,13 +206,13 @@ type path func(t *testing.T, f *opFixture) error
 // opFixture is what the paths of one operation share.
 type opFixture struct {
 	rt *actors.Runtime
-	v  *actors.View
+	v  *client.Client
 	h  paddock.Handle
 }
 
 // live spawns a fresh command with stdin, as a plain-Go stream.
 func (f *opFixture) live(t *testing.T) *actors.FrameStream {
-	s, err := f.rt.Spawn(ctx, f.h, paddock.NewCmd("emit", "stay"), paddock.SpawnOpts{Stdin: true})
+	s, err := spawn(f.rt, ctx, f.h, paddock.NewCmd("emit", "stay"), paddock.SpawnOpts{Stdin: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
@@ -252,17 +253,13 @@ func (f *opFixture) cmdOf(s *actors.FrameStream) *messages.CommandRef {
 	return wire.CommandMessage(s.Subscription())
 }
 
-// reach is, per operation, the adapter method it must reach and the three
-// ways to call it: the facade, a raw request, and the View.
+// reach is, per operation, the adapter method it must reach and the two
+// ways to call it: a raw request, and the runtime's Adapter (the client).
 var reach = map[string]struct {
-	method              string
-	facade, raw, viewed path
+	method      string
+	raw, client path
 }{
 	"create": {"Create",
-		func(t *testing.T, f *opFixture) error {
-			_, err := f.rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
-			return err
-		},
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.CreateRequest{Id: "r", Provider: "fake", Name: "box"})
 		},
@@ -272,10 +269,6 @@ var reach = map[string]struct {
 		}},
 	"create_new": {"CreateNew",
 		func(t *testing.T, f *opFixture) error {
-			_, err := f.rt.CreateNew(ctx, "fake", "new-1", paddock.CreateNewOpts{})
-			return err
-		},
-		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.CreateNewRequest{Id: "r", Provider: "fake", Name: "new-2"})
 		},
 		func(t *testing.T, f *opFixture) error {
@@ -283,50 +276,39 @@ var reach = map[string]struct {
 			return err
 		}},
 	"get": {"Get",
-		func(t *testing.T, f *opFixture) error { _, err := f.rt.Get(ctx, f.h); return err },
 		func(t *testing.T, f *opFixture) error { return f.raw(t, &messages.GetRequest{Id: "r", Handle: f.hm()}) },
 		func(t *testing.T, f *opFixture) error { _, err := f.v.Get(ctx, f.h); return err }},
 	"destroy": {"Destroy",
-		func(t *testing.T, f *opFixture) error { return f.rt.Destroy(ctx, f.h) },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.DestroyRequest{Id: "r", Handle: f.hm()})
 		},
 		func(t *testing.T, f *opFixture) error { return f.v.Destroy(ctx, f.h) }},
 	"destroy_once": {"DestroyOnce",
-		func(t *testing.T, f *opFixture) error { return f.rt.DestroyOnce(ctx, f.h, paddock.DestroyOnceOpts{}) },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.DestroyOnceRequest{Id: "r", Handle: f.hm()})
 		},
 		func(t *testing.T, f *opFixture) error { return f.v.DestroyOnce(ctx, f.h, paddock.DestroyOnceOpts{}) }},
 	"list": {"ListAllNames",
-		func(t *testing.T, f *opFixture) error { _, err := f.rt.ListAllNames(ctx, "fake"); return err },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.ListRequest{Id: "r", Provider: "fake"})
 		},
 		func(t *testing.T, f *opFixture) error { _, err := f.v.ListAllNames(ctx); return err }},
 	"capabilities": {"Capabilities",
-		func(t *testing.T, f *opFixture) error { _, err := f.rt.Capabilities("fake"); return err },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.CapabilitiesRequest{Id: "r", Provider: "fake"})
 		},
 		func(t *testing.T, f *opFixture) error { f.v.Capabilities(); return nil }},
 	"suspend": {"Suspend",
-		func(t *testing.T, f *opFixture) error { return f.rt.Suspend(ctx, f.h) },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.SuspendRequest{Id: "r", Handle: f.hm()})
 		},
 		func(t *testing.T, f *opFixture) error { return f.v.Suspend(ctx, f.h) }},
 	"resume": {"Resume",
-		func(t *testing.T, f *opFixture) error { _, err := f.rt.Resume(ctx, f.h); return err },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.ResumeRequest{Id: "r", Handle: f.hm()})
 		},
 		func(t *testing.T, f *opFixture) error { _, err := f.v.Resume(ctx, f.h); return err }},
 	"exec": {"Exec",
-		func(t *testing.T, f *opFixture) error {
-			_, err := f.rt.Exec(ctx, f.h, paddock.NewCmd("emit", "out:x"), paddock.ExecOpts{})
-			return err
-		},
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.ExecRequest{Id: "r", Handle: f.hm(), Cmd: wire.CmdMessage(paddock.NewCmd("emit", "out:x"))})
 		},
@@ -335,7 +317,6 @@ var reach = map[string]struct {
 			return err
 		}},
 	"spawn": {"Spawn",
-		func(t *testing.T, f *opFixture) error { f.live(t); return nil },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.SpawnRequest{Id: "r", Handle: f.hm(), Cmd: wire.CmdMessage(paddock.NewCmd("emit", "out:x")), Owner: f.owner(t)})
 		},
@@ -348,9 +329,6 @@ var reach = map[string]struct {
 		}},
 	"write_stdin": {"WriteStdin",
 		func(t *testing.T, f *opFixture) error {
-			return f.rt.WriteStdin(ctx, f.live(t).Subscription(), []byte("x"))
-		},
-		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.WriteStdinRequest{Id: "r", Command: f.cmdOf(f.live(t)), Data: []byte("x")})
 		},
 		func(t *testing.T, f *opFixture) error {
@@ -360,9 +338,6 @@ var reach = map[string]struct {
 			return st.WriteStdin(ctx, []byte("x"))
 		}},
 	"signal": {"Signal",
-		func(t *testing.T, f *opFixture) error {
-			return f.rt.Signal(ctx, f.live(t).Subscription(), paddock.SignalUsr1)
-		},
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.SignalRequest{Id: "r", Command: f.cmdOf(f.live(t)), Signal: "USR1"})
 		},
@@ -374,9 +349,6 @@ var reach = map[string]struct {
 		}},
 	"resize": {"Resize",
 		func(t *testing.T, f *opFixture) error {
-			return f.rt.Resize(ctx, f.live(t).Subscription(), paddock.TermSize{Cols: 90, Rows: 30})
-		},
-		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.ResizeRequest{Id: "r", Command: f.cmdOf(f.live(t)), Size: &messages.TermSize{Cols: 90, Rows: 30}})
 		},
 		func(t *testing.T, f *opFixture) error {
@@ -386,7 +358,6 @@ var reach = map[string]struct {
 			return paddock.ResizeTerminal(ctx, f.v, st, paddock.TermSize{Cols: 90, Rows: 30})
 		}},
 	"close_stdin": {"CloseStdin",
-		func(t *testing.T, f *opFixture) error { return f.rt.CloseStdin(ctx, f.live(t).Subscription()) },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.CloseStdinRequest{Id: "r", Command: f.cmdOf(f.live(t))})
 		},
@@ -397,7 +368,6 @@ var reach = map[string]struct {
 			return st.CloseStdin(ctx)
 		}},
 	"stop_command": {"Close",
-		func(t *testing.T, f *opFixture) error { return f.rt.StopCommand(ctx, f.live(t).Subscription()) },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.StopCommandRequest{Id: "r", Command: f.cmdOf(f.live(t))})
 		},
@@ -407,19 +377,11 @@ var reach = map[string]struct {
 			return st.Close()
 		}},
 	"list_sessions": {"ListSessions",
-		func(t *testing.T, f *opFixture) error { _, err := f.rt.ListSessions(ctx, f.h); return err },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.ListSessionsRequest{Id: "r", Handle: f.hm()})
 		},
 		func(t *testing.T, f *opFixture) error { _, err := f.v.ListSessions(ctx, f.h); return err }},
 	"attach": {"Attach",
-		func(t *testing.T, f *opFixture) error {
-			s, err := f.rt.Attach(ctx, f.h, f.live(t).SessionID(), paddock.AttachOpts{})
-			if err == nil {
-				_ = s.Close()
-			}
-			return err
-		},
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.AttachRequest{Id: "r", Handle: f.hm(), SessionId: f.live(t).SessionID(), Owner: f.owner(t)})
 		},
@@ -432,9 +394,6 @@ var reach = map[string]struct {
 		}},
 	"terminate_session": {"TerminateSession",
 		func(t *testing.T, f *opFixture) error {
-			return f.rt.TerminateSession(ctx, f.h, f.live(t).SessionID(), paddock.TerminateOpts{})
-		},
-		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.TerminateSessionRequest{Id: "r", Handle: f.hm(), SessionId: f.live(t).SessionID(), Timeout: durationpb.New(time.Second)})
 		},
 		func(t *testing.T, f *opFixture) error {
@@ -442,25 +401,17 @@ var reach = map[string]struct {
 		}},
 	"apply_network_policy": {"ApplyNetworkPolicy",
 		func(t *testing.T, f *opFixture) error {
-			return f.rt.ApplyNetworkPolicy(ctx, f.h, paddock.NetworkPolicy{Allow: []string{}})
-		},
-		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.ApplyNetworkPolicyRequest{Id: "r", Handle: f.hm()})
 		},
 		func(t *testing.T, f *opFixture) error {
 			return f.v.ApplyNetworkPolicy(ctx, f.h, paddock.NetworkPolicy{Allow: []string{}})
 		}},
 	"public_url": {"PublicURL",
-		func(t *testing.T, f *opFixture) error { _, err := f.rt.PublicURL(ctx, f.h); return err },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.PublicURLRequest{Id: "r", Handle: f.hm()})
 		},
 		func(t *testing.T, f *opFixture) error { _, err := f.v.PublicURL(ctx, f.h); return err }},
 	"create_checkpoint": {"CreateCheckpoint",
-		func(t *testing.T, f *opFixture) error {
-			_, err := f.rt.CreateCheckpoint(ctx, f.h, paddock.CheckpointOpts{})
-			return err
-		},
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.CreateCheckpointRequest{Id: "r", Handle: f.hm()})
 		},
@@ -470,10 +421,6 @@ var reach = map[string]struct {
 		}},
 	"create_checkpoint_once": {"CreateCheckpointOnce",
 		func(t *testing.T, f *opFixture) error {
-			_, err := f.rt.CreateCheckpointOnce(ctx, f.h, paddock.CheckpointOnceOpts{OperationID: "op-1"})
-			return err
-		},
-		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.CreateCheckpointOnceRequest{Id: "r", Handle: f.hm(), OperationId: "op-2"})
 		},
 		func(t *testing.T, f *opFixture) error {
@@ -481,21 +428,16 @@ var reach = map[string]struct {
 			return err
 		}},
 	"restore_checkpoint": {"RestoreCheckpoint",
-		func(t *testing.T, f *opFixture) error { return f.rt.RestoreCheckpoint(ctx, f.h, "cp-1") },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.RestoreCheckpointRequest{Id: "r", Handle: f.hm(), CheckpointId: "cp-1"})
 		},
 		func(t *testing.T, f *opFixture) error { return f.v.RestoreCheckpoint(ctx, f.h, "cp-1") }},
 	"list_checkpoints": {"ListCheckpoints",
-		func(t *testing.T, f *opFixture) error { _, err := f.rt.ListCheckpoints(ctx, f.h); return err },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.ListCheckpointsRequest{Id: "r", Handle: f.hm()})
 		},
 		func(t *testing.T, f *opFixture) error { _, err := f.v.ListCheckpoints(ctx, f.h); return err }},
 	"write_file": {"WriteFile",
-		func(t *testing.T, f *opFixture) error {
-			return f.rt.WriteFile(ctx, f.h, "/f", 0o644, strings.NewReader("x"))
-		},
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.WriteFileRequest{Id: "r", Handle: f.hm(), Path: "/f", Mode: 0o644, Data: []byte("x")})
 		},
@@ -503,13 +445,6 @@ var reach = map[string]struct {
 			return f.v.WriteFile(ctx, f.h, "/f", 0o644, strings.NewReader("x"))
 		}},
 	"read_file": {"ReadFile",
-		func(t *testing.T, f *opFixture) error {
-			rc, err := f.rt.ReadFile(ctx, f.h, "/f")
-			if err == nil {
-				_ = rc.Close()
-			}
-			return err
-		},
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.ReadFileRequest{Id: "r", Handle: f.hm(), Path: "/f"})
 		},
@@ -522,13 +457,6 @@ var reach = map[string]struct {
 		}},
 	"watch": {"Watch",
 		func(t *testing.T, f *opFixture) error {
-			s, err := f.rt.Watch(ctx, f.h, "/")
-			if err == nil {
-				_ = s.Close()
-			}
-			return err
-		},
-		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.WatchRequest{Id: "r", Handle: f.hm(), Path: "/", Owner: f.owner(t)})
 		},
 		func(t *testing.T, f *opFixture) error {
@@ -539,40 +467,31 @@ var reach = map[string]struct {
 			return err
 		}},
 	"list_dir": {"ListDir",
-		func(t *testing.T, f *opFixture) error { _, err := f.rt.ListDir(ctx, f.h, "/"); return err },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.ListDirRequest{Id: "r", Handle: f.hm(), Path: "/"})
 		},
 		func(t *testing.T, f *opFixture) error { _, err := f.v.ListDir(ctx, f.h, "/"); return err }},
 	"stat": {"Stat",
-		func(t *testing.T, f *opFixture) error { _, err := f.rt.Stat(ctx, f.h, "/f"); return err },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.StatRequest{Id: "r", Handle: f.hm(), Path: "/f"})
 		},
 		func(t *testing.T, f *opFixture) error { _, err := f.v.Stat(ctx, f.h, "/f"); return err }},
 	"remove": {"Remove",
-		func(t *testing.T, f *opFixture) error { return f.rt.Remove(ctx, f.h, "/g", paddock.RemoveOpts{}) },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.RemoveRequest{Id: "r", Handle: f.hm(), Path: "/g"})
 		},
 		func(t *testing.T, f *opFixture) error { return f.v.Remove(ctx, f.h, "/g", paddock.RemoveOpts{}) }},
 	"rename": {"Rename",
-		func(t *testing.T, f *opFixture) error { return f.rt.Rename(ctx, f.h, "/g", "/h") },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.RenameRequest{Id: "r", Handle: f.hm(), From: "/g", To: "/h"})
 		},
 		func(t *testing.T, f *opFixture) error { return f.v.Rename(ctx, f.h, "/g", "/h") }},
 	"make_dir": {"MakeDir",
-		func(t *testing.T, f *opFixture) error { return f.rt.MakeDir(ctx, f.h, "/d", paddock.MakeDirOpts{}) },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.MakeDirRequest{Id: "r", Handle: f.hm(), Path: "/d"})
 		},
 		func(t *testing.T, f *opFixture) error { return f.v.MakeDir(ctx, f.h, "/d", paddock.MakeDirOpts{}) }},
 	"expose": {"Expose",
-		func(t *testing.T, f *opFixture) error {
-			_, err := f.rt.Expose(ctx, f.h, 8080, paddock.ExposeOpts{})
-			return err
-		},
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.ExposeRequest{Id: "r", Handle: f.hm(), Port: 8080})
 		},
@@ -581,7 +500,6 @@ var reach = map[string]struct {
 			return err
 		}},
 	"revoke": {"Revoke",
-		func(t *testing.T, f *opFixture) error { return f.rt.Revoke(ctx, f.h, paddock.Preview{URL: "u"}) },
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.RevokeRequest{Id: "r", Handle: f.hm(), Preview: &messages.Preview{Url: "u"}})
 		},
@@ -589,8 +507,8 @@ var reach = map[string]struct {
 }
 
 // Every request of the messages protocol has exactly one declaration, and
-// every declared operation reaches its adapter method from the facade, from
-// a raw request sent to the runtime's PID, and through the View.
+// every declared operation reaches its adapter method from a raw request
+// sent to the runtime's PID and through the runtime's Adapter.
 func TestEveryOperationIsDeclaredOnceAndReachable(t *testing.T) {
 	t.Parallel()
 	declared := actors.Operations()
@@ -618,12 +536,12 @@ func TestEveryOperationIsDeclaredOnceAndReachable(t *testing.T) {
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": rec}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)); rec.Reset() })
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	require.NoError(t, rec.Adapter.WriteFile(ctx, h, "/f", 0o644, strings.NewReader("x")), "read_file may come first")
-	f := &opFixture{rt: rt, v: rt.View("fake"), h: h}
+	f := &opFixture{rt: rt, v: rt.Adapter("fake"), h: h}
 	for op, r := range reach {
-		for way, call := range map[string]path{"facade": r.facade, "raw request": r.raw, "view": r.viewed} {
+		for way, call := range map[string]path{"raw request": r.raw, "client": r.client} {
 			t.Run(op+" via "+way, func(t *testing.T) {
 				before := rec.count(r.method)
 				require.NoError(t, call(t, f))
@@ -684,7 +602,7 @@ func TestARequestReplyAddressCannotOwnFrames(t *testing.T) {
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": rec}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)); rec.Reset() })
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	f := &opFixture{rt: rt, h: h}
 	for name, req := range map[string]proto.Message{

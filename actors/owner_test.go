@@ -46,7 +46,7 @@ func TestOwnerDeathDetachesTheCommand(t *testing.T) {
 	t.Parallel()
 	rt, f := startFake(t)
 	events := watchEvents(t, rt.Engine())
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 
 	o := &ownerActor{}
@@ -68,7 +68,7 @@ func TestOwnerDeathDetachesTheCommand(t *testing.T) {
 				return
 			default:
 			}
-			if err := rt.WriteStdin(ctx, cmd, []byte(fmt.Sprintf("%d;", i))); err != nil {
+			if err := rt.Controls(cmd).WriteStdin(ctx, []byte(fmt.Sprintf("%d;", i))); err != nil {
 				assert.ErrorIs(t, err, paddock.ErrCommandExited, "after the detach writes answer command_exited")
 				return
 			}
@@ -96,8 +96,8 @@ func TestOwnerDeathDetachesTheCommand(t *testing.T) {
 
 	// Detached, not killed: the process lives and a new attacher replays it all.
 	assert.True(t, f.SessionLive("box", session), "the command keeps running")
-	require.ErrorIs(t, rt.WriteStdin(ctx, cmd, []byte("late")), paddock.ErrCommandExited, "the dead owner's subscription is detached")
-	att, err := rt.Attach(ctx, h, session, paddock.AttachOpts{Stdin: true})
+	require.ErrorIs(t, rt.Controls(cmd).WriteStdin(ctx, []byte("late")), paddock.ErrCommandExited, "the dead owner's subscription is detached")
+	att, err := attach(rt, ctx, h, session, paddock.AttachOpts{Stdin: true})
 	require.NoError(t, err)
 	defer att.Close()
 	var replay strings.Builder
@@ -118,7 +118,7 @@ func TestOwnerDeathDetachesTheCommand(t *testing.T) {
 func TestThousandConcurrentCommands(t *testing.T) {
 	t.Parallel()
 	rt, _ := startFake(t)
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	const n = 1000
 	var wg sync.WaitGroup
@@ -127,7 +127,7 @@ func TestThousandConcurrentCommands(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			id := itoa(i)
-			s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:"+id+"-a", "err:"+id+"-b", "out:"+id+"-c", "exit:"+itoa(i%256)), paddock.SpawnOpts{})
+			s, err := spawn(rt, ctx, h, paddock.NewCmd("emit", "out:"+id+"-a", "err:"+id+"-b", "out:"+id+"-c", "exit:"+itoa(i%256)), paddock.SpawnOpts{})
 			if !assert.NoError(t, err) {
 				return
 			}
@@ -153,7 +153,7 @@ func TestThousandConcurrentCommands(t *testing.T) {
 func TestShutdownWithLiveCommands(t *testing.T) {
 	t.Parallel()
 	rt, f := startFake(t)
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	const n = 100
 	streams := make([]*actors.FrameStream, n)
@@ -162,7 +162,7 @@ func TestShutdownWithLiveCommands(t *testing.T) {
 	defer func() { <-rt.Engine().Poison(owner).Done() }()
 	for i := range n {
 		if i%2 == 0 {
-			streams[i], err = rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Stdin: true})
+			streams[i], err = spawn(rt, ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Stdin: true})
 			require.NoError(t, err)
 			frame(t, streams[i])
 			continue

@@ -7,7 +7,9 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/client"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // replyBox receives the replies to the facade's blocking calls. It is a
@@ -65,34 +67,44 @@ func (b *replyBox) forget(id string) {
 // errStopped is the answer of a call made to a stopped runtime.
 var errStopped = &paddock.UnavailableError{Detail: "runtime stopped"}
 
-// call sends the request that build makes for a fresh id to the root actor
-// and waits for its reply, ctx, or the runtime's stop.
-func call[R proto.Message](ctx context.Context, rt *Runtime, build func(id string) proto.Message) (R, error) {
-	var zero R
+// request sends q with a fresh id to the root actor, as wrap makes it
+// (nil: q itself), and waits for its reply, ctx, or the runtime's stop.
+func (rt *Runtime) request(ctx context.Context, q client.Request, wrap func(client.Request) any) (client.Reply, error) {
 	if rt.stopping.Load() {
-		return zero, errStopped
+		return nil, errStopped
 	}
 	id := rt.newID()
+	setID(q, id)
 	if rt.tel.Tracing() || len(rt.gates) > 0 {
 		rt.callers.Store(id, ctx)
 		defer rt.callers.Delete(id)
 	}
+	var msg any = q
+	if wrap != nil {
+		msg = wrap(q)
+	}
 	ch := rt.replies.expect(id)
-	rt.engine.SendWithSender(rt.root, build(id), rt.replies.pid)
+	rt.engine.SendWithSender(rt.root, msg, rt.replies.pid)
 	select {
 	case reply := <-ch:
-		r, ok := reply.(R)
+		r, ok := reply.(client.Reply)
 		if !ok {
-			return zero, &paddock.ProviderError{Provider: "runtime", Detail: "unexpected reply type"}
+			return nil, &paddock.ProviderError{Provider: "runtime", Detail: "unexpected reply type"}
 		}
 		return r, nil
 	case <-ctx.Done():
 		rt.replies.forget(id)
-		return zero, contextError(ctx.Err())
+		return nil, contextError(ctx.Err())
 	case <-rt.stopped:
 		rt.replies.forget(id)
-		return zero, errStopped
+		return nil, errStopped
 	}
+}
+
+// setID sets a request's id field.
+func setID(q proto.Message, id string) {
+	m := q.ProtoReflect()
+	m.Set(m.Descriptor().Fields().ByName("id"), protoreflect.ValueOfString(id))
 }
 
 // contextError is the taxonomy error for a caller's context that ended: the

@@ -81,6 +81,9 @@ func (r *root) Receive(c *actor.Context) {
 		r.sandboxStopped(c, m)
 	case supervisor.OwnerDown:
 		r.ownerDown(c, m)
+	case *fileCall:
+		h := m.req.(handleRequest).GetHandle()
+		r.toSandboxAs(c, m.req, m, paddock.Provider(h.GetProvider()), h.GetName())
 	case proto.Message:
 		if o := operationOf(m); o != nil {
 			o.route(r, c, m) // as the operation declares
@@ -121,6 +124,11 @@ func (r *root) adapter(c *actor.Context, req proto.Message, p paddock.Provider, 
 // toSandbox forwards req to the sandbox actor of p/name, spawning it on
 // first use, with the original sender kept for the reply.
 func (r *root) toSandbox(c *actor.Context, req proto.Message, p paddock.Provider, name string) {
+	r.toSandboxAs(c, req, req, p, name)
+}
+
+// toSandboxAs is toSandbox for req carried in msg.
+func (r *root) toSandboxAs(c *actor.Context, req proto.Message, msg any, p paddock.Provider, name string) {
 	a, ok := r.adapter(c, req, p, name)
 	if !ok {
 		return
@@ -129,7 +137,7 @@ func (r *root) toSandbox(c *actor.Context, req proto.Message, p paddock.Provider
 		r.fail(c, req, p, name, err)
 		return
 	}
-	r.forward(c, a, p, name, req)
+	r.forward(c, a, p, name, msg)
 }
 
 // held is a request waiting for a sandbox actor to be respawned.

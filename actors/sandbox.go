@@ -15,7 +15,7 @@ import (
 )
 
 // MaxMessageFile bounds a file carried whole in a ReadFileRequest's reply;
-// the Go facade streams files of any size instead.
+// the runtime's Adapter streams files of any size instead.
 const MaxMessageFile = 64 << 20
 
 // sandboxActor serves every request for one sandbox: sandbox/<provider>/<name>.
@@ -31,6 +31,8 @@ type sandboxActor struct {
 	root     *actor.PID
 	cached   paddock.Handle
 	beat     heartbeat
+	ctx      context.Context // ends when the actor stops: the life of its file streams
+	cancel   context.CancelFunc
 }
 
 func newSandbox(rt *Runtime, a paddock.Adapter, p paddock.Provider, name, key string, root *actor.PID) actor.Producer {
@@ -43,9 +45,11 @@ func newSandbox(rt *Runtime, a paddock.Adapter, p paddock.Provider, name, key st
 func (s *sandboxActor) Receive(c *actor.Context) {
 	switch m := c.Message().(type) {
 	case actor.Started:
+		s.ctx, s.cancel = context.WithCancel(s.rt.opsCtx)
 		s.rt.tel.SandboxLive(s.provider, 1)
 		s.startHeartbeat(c)
 	case actor.Stopped:
+		s.cancel()
 		s.rt.tel.SandboxLive(s.provider, -1)
 		s.stopHeartbeat()
 	case handleUpdate:
@@ -60,10 +64,13 @@ func (s *sandboxActor) Receive(c *actor.Context) {
 		s.beat.live = max(s.beat.live-1, 0) // a successor under the same id never saw the start
 	case *execCall:
 		s.beat.used = true
-		s.dispatch(c, m.req, &m.deadline)
+		s.dispatch(c, m.req, opCall{deadline: &m.deadline})
+	case *fileCall:
+		s.beat.used = true
+		s.dispatch(c, m.req, opCall{ctx: s.ctx, file: m})
 	case proto.Message:
 		s.beat.used = true
-		s.dispatch(c, m, nil)
+		s.dispatch(c, m, opCall{})
 	}
 }
 
@@ -76,16 +83,22 @@ type opCall struct {
 	root     *actor.PID
 	replyTo  *actor.PID
 	deadline *paddock.ExecDeadline // an exec's, fixed when the root admitted it
+	file     *fileCall             // a file stream of the runtime's own transport
 }
 
 // dispatch serves req, as its operation declares, on a tracked goroutine
-// and sends the reply, if any, to the request's sender.
-func (s *sandboxActor) dispatch(c *actor.Context, req proto.Message, dl *paddock.ExecDeadline) {
+// and sends the reply, if any, to the request's sender. cl brings what
+// the request's carrier adds (an exec's deadline, a file stream and its
+// context); the rest it fills in.
+func (s *sandboxActor) dispatch(c *actor.Context, req proto.Message, cl opCall) {
 	o := operationOf(req)
 	if o == nil {
 		return
 	}
-	cl := opCall{ctx: s.rt.opsCtx, h: s.handle(req), e: c.Engine(), self: c.PID(), root: s.root, replyTo: c.Sender(), deadline: dl}
+	if cl.ctx == nil {
+		cl.ctx = s.rt.opsCtx
+	}
+	cl.h, cl.e, cl.self, cl.root, cl.replyTo = s.handle(req), c.Engine(), c.PID(), s.root, c.Sender()
 	s.rt.goTracked(o.name()+" on "+s.key, func() {
 		measured := s.rt.measure(req, s.provider, o.name())
 		reply := s.admitted(o, req, func() proto.Message {
@@ -229,20 +242,26 @@ func (s *sandboxActor) listCheckpoints(cl opCall, _ *messages.ListCheckpointsReq
 	return reply, nil
 }
 
-// writeFile writes the bytes the message carries (the Go facade streams
-// instead).
+// writeFile writes the caller's reader of a file stream, or the bytes the
+// message carries.
 func (s *sandboxActor) writeFile(cl opCall, m *messages.WriteFileRequest) (*messages.WriteFileReply, error) {
 	if err := paddock.ValidatePath(m.GetPath()); err != nil {
 		return nil, err
 	}
+	if cl.file != nil {
+		return &messages.WriteFileReply{}, s.writeStream(cl, m)
+	}
 	return &messages.WriteFileReply{}, s.a.WriteFile(cl.ctx, cl.h, m.GetPath(), wire.FileModeFromMessage(m.GetMode()), bytes.NewReader(m.GetData()))
 }
 
-// readFile reads a whole file for a message reply, up to MaxMessageFile
-// (the Go facade streams files of any size instead).
+// readFile streams the file to the caller of a file stream, or reads it
+// whole into the reply, up to MaxMessageFile.
 func (s *sandboxActor) readFile(cl opCall, m *messages.ReadFileRequest) (*messages.ReadFileReply, error) {
 	if err := paddock.ValidatePath(m.GetPath()); err != nil {
 		return nil, err
+	}
+	if cl.file != nil {
+		return &messages.ReadFileReply{}, s.readStream(cl, m)
 	}
 	rc, err := s.a.ReadFile(cl.ctx, cl.h, m.GetPath())
 	if err != nil {
@@ -254,7 +273,7 @@ func (s *sandboxActor) readFile(cl opCall, m *messages.ReadFileRequest) (*messag
 		return nil, &paddock.UnavailableError{Detail: "reading the file: " + err.Error()}
 	}
 	if len(data) > MaxMessageFile {
-		return nil, &paddock.InvalidError{Detail: "file larger than a message carries; read it through the Go facade"}
+		return nil, &paddock.InvalidError{Detail: "file larger than a message carries; read it through the runtime's Adapter"}
 	}
 	return &messages.ReadFileReply{Data: data}, nil
 }

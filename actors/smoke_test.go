@@ -12,14 +12,14 @@ import (
 func TestSmoke(t *testing.T) {
 	t.Parallel()
 	rt, _ := startFake(t)
-	h, err := rt.Create(ctx, "fake", "box", paddock.CreateOpts{})
+	h, err := rt.Adapter("fake").Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
-	res, err := rt.Exec(ctx, h, paddock.NewCmd("emit", "out:hi", "err:x", "exit:3"), paddock.ExecOpts{})
+	res, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("emit", "out:hi", "err:x", "exit:3"), paddock.ExecOpts{})
 	require.NoError(t, err)
 	assert.Equal(t, "hi", string(res.Stdout))
 	assert.Equal(t, 3, res.ExitCode)
 
-	s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Stdin: true})
+	s, err := spawn(rt, ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Stdin: true})
 	require.NoError(t, err)
 	f := frame(t, s)
 	require.IsType(t, &messages.Stdout{}, f)

@@ -62,20 +62,20 @@ func scrape(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 // (not_found), a destroy, and a reaper sweep.
 func workload(t *testing.T, ctx context.Context, rt *actors.Runtime) {
 	t.Helper()
-	box, err := rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	box, err := rt.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
-	other, err := rt.Create(ctx, paddock.ProviderFake, "other", paddock.CreateOpts{})
+	other, err := rt.Adapter(paddock.ProviderFake).Create(ctx, "other", paddock.CreateOpts{})
 	require.NoError(t, err)
-	res, err := rt.Exec(ctx, box, paddock.NewCmd("emit", "out:hello"), paddock.ExecOpts{})
+	res, err := rt.Adapter(box.Provider).Exec(ctx, box, paddock.NewCmd("emit", "out:hello"), paddock.ExecOpts{})
 	require.NoError(t, err)
 	require.Equal(t, "hello", string(res.Stdout))
-	s, err := rt.Spawn(ctx, box, paddock.NewCmd("emit", "out:a", "out:bb", "err:ccc", "exit:0"), paddock.SpawnOpts{})
+	s, err := spawn(rt, ctx, box, paddock.NewCmd("emit", "out:a", "out:bb", "err:ccc", "exit:0"), paddock.SpawnOpts{})
 	require.NoError(t, err)
 	for range s.C() {
 	}
-	_, err = rt.Attach(ctx, box, "s-missing", paddock.AttachOpts{})
+	_, err = attach(rt, ctx, box, "s-missing", paddock.AttachOpts{})
 	require.ErrorIs(t, err, paddock.ErrNotFound)
-	require.NoError(t, rt.Destroy(ctx, other))
+	require.NoError(t, rt.Adapter(other.Provider).Destroy(ctx, other))
 	_, err = rt.Reap(ctx, paddock.ReapOpts{})
 	require.NoError(t, err)
 }

@@ -91,7 +91,7 @@ func RunLeases(t *testing.T, s LeaseSetup) {
 		return rt
 	}
 	owner := start("live-" + run)
-	_, err := owner.Create(ctx, p, live, paddock.CreateOpts{})
+	_, err := owner.Adapter(p).Create(ctx, live, paddock.CreateOpts{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = a.Destroy(context.Background(), a.BuildHandle(live)) })
 	heirRT := start("heir-" + run)
@@ -215,7 +215,7 @@ func leaseChild(t *testing.T, s LeaseSetup) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, n := range strings.Split(os.Getenv(leaseChildNames), ",") {
-		if _, err := rt.Create(ctx, a.Provider(), n, paddock.CreateOpts{}); err != nil {
+		if _, err := rt.Adapter(a.Provider()).Create(ctx, n, paddock.CreateOpts{}); err != nil {
 			fmt.Println("paddock-lease-child: failed: create:", err)
 			return
 		}

@@ -10,21 +10,22 @@ import (
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/messages"
 )
 
 // RunRuntime runs every case through rt for provider p (whose adapter is
-// registered in rt) with plain-Go channel owners, then the cases about
-// streams again with actor owners that grant credit through
+// registered in rt) with plain-Go channel owners (rt.Adapter(p)), then the
+// cases about streams again with actor owners that grant credit through
 // actors.Credits; the load case runs once, its turns' streams owned by
 // channels and actors in turn. cfg.Adapter is ignored; every other field
 // applies as in Run.
 func RunRuntime(t *testing.T, rt *actors.Runtime, p paddock.Provider, cfg Config) {
 	t.Helper()
-	view, owned := rt.View(p), &actorOwned{View: rt.View(p), rt: rt}
+	channels, owned := rt.Adapter(p), client.New(actorOwners{Transport: rt.Transport(), rt: rt}, p)
 	t.Run("channel owner", func(t *testing.T) {
 		c := cfg
-		c.Adapter, c.loadAdapter = view, &mixedOwners{View: view, owned: owned}
+		c.Adapter, c.loadAdapter = channels, &mixedOwners{Client: channels, owned: owned}
 		Run(t, c)
 	})
 	t.Run("actor owner", func(t *testing.T) {
@@ -34,11 +35,11 @@ func RunRuntime(t *testing.T, rt *actors.Runtime, p paddock.Provider, cfg Config
 	})
 }
 
-// mixedOwners is the runtime view whose spawns are owned by a channel and
-// an actor in turn.
+// mixedOwners is the runtime's adapter whose spawns are owned by a channel
+// and an actor in turn.
 type mixedOwners struct {
-	*actors.View
-	owned *actorOwned
+	*client.Client
+	owned *client.Client
 	n     atomic.Uint64
 }
 
@@ -46,53 +47,46 @@ func (m *mixedOwners) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.C
 	if m.n.Add(1)%2 == 0 {
 		return m.owned.Spawn(ctx, h, cmd, o)
 	}
-	return m.View.Spawn(ctx, h, cmd, o)
+	return m.Client.Spawn(ctx, h, cmd, o)
 }
 
-// actorOwned is the runtime view whose streams are owned by actors.
-type actorOwned struct {
-	*actors.View
+// actorOwners is the runtime's transport with streams owned by actors.
+type actorOwners struct {
+	client.Transport
 	rt *actors.Runtime
 }
 
-func (a *actorOwned) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o paddock.SpawnOpts) (paddock.Stream, error) {
+// Open names an owner actor of its own as the recipient of q's frames.
+func (a actorOwners) Open(ctx context.Context, q client.Request) (paddock.Stream, client.Reply, error) {
 	st := a.newOwned()
-	c, session, err := a.rt.SpawnTo(ctx, st.owner, h, cmd, o, 0)
-	if err != nil {
-		st.stopOwner()
-		return nil, err
+	owner := messages.PidOf(st.owner)
+	switch q := q.(type) {
+	case *messages.SpawnRequest:
+		q.Owner = owner
+	case *messages.AttachRequest:
+		q.Owner, st.session = owner, q.GetSessionId()
+	case *messages.WatchRequest:
+		q.Owner = owner
 	}
-	st.cmd, st.session = c, session
-	return st, nil
-}
-
-func (a *actorOwned) Attach(ctx context.Context, h paddock.Handle, id string, o paddock.AttachOpts) (paddock.Stream, error) {
-	st := a.newOwned()
-	c, err := a.rt.AttachTo(ctx, st.owner, h, id, o, 0)
-	if err != nil {
+	r, err := a.Call(ctx, q, 0)
+	opened, ok := r.(interface{ GetCommand() *messages.CommandRef })
+	if err != nil || !ok || r.GetFailure() != nil {
 		st.stopOwner()
-		return nil, err
+		return nil, r, err
 	}
-	st.cmd, st.session = c, id
-	return st, nil
-}
-
-func (a *actorOwned) Watch(ctx context.Context, h paddock.Handle, path string) (paddock.FileWatch, error) {
-	st := a.newOwned()
-	c, err := a.rt.WatchTo(ctx, st.owner, h, path, 0)
-	if err != nil {
-		st.stopOwner()
-		return nil, err
+	st.cmd = opened.GetCommand()
+	if sr, ok := r.(*messages.SpawnReply); ok {
+		st.session = sr.GetSessionId()
 	}
-	st.cmd = c
-	return paddock.WatchOf(st), nil
+	return st, r, nil
 }
 
 // ownedStream is a paddock.Stream fed by an owner actor.
 type ownedStream struct {
+	client.Controls
 	rt      *actors.Runtime
 	owner   *actor.PID
-	cmd     paddock.Subscription
+	cmd     *messages.CommandRef
 	session string
 
 	mu       sync.Mutex
@@ -103,8 +97,9 @@ type ownedStream struct {
 	stopOnce sync.Once
 }
 
-func (a *actorOwned) newOwned() *ownedStream {
+func (a actorOwners) newOwned() *ownedStream {
 	st := &ownedStream{rt: a.rt, ready: make(chan struct{}, 1)}
+	st.Controls = client.Controls{T: a.Transport, Ref: func(context.Context) (*messages.CommandRef, error) { return st.cmd, nil }}
 	credits := actors.NewCredits(a.rt.Window())
 	st.owner = a.rt.Engine().SpawnFunc(func(c *actor.Context) {
 		if f, ok := c.Message().(messages.Frame); ok {
@@ -154,16 +149,6 @@ func (s *ownedStream) Next(ctx context.Context) (paddock.Event, error) {
 	}
 }
 
-func (s *ownedStream) WriteStdin(ctx context.Context, p []byte) error {
-	return s.rt.WriteStdin(ctx, s.cmd, p)
-}
-func (s *ownedStream) CloseStdin(ctx context.Context) error { return s.rt.CloseStdin(ctx, s.cmd) }
-func (s *ownedStream) Signal(ctx context.Context, sig paddock.Signal) error {
-	return s.rt.Signal(ctx, s.cmd, sig)
-}
-func (s *ownedStream) Resize(ctx context.Context, size paddock.TermSize) error {
-	return s.rt.Resize(ctx, s.cmd, size)
-}
 func (s *ownedStream) SessionID() string { return s.session }
 
 // Close detaches, then stops the owner actor.
@@ -171,7 +156,7 @@ func (s *ownedStream) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
-	_ = s.rt.StopCommand(context.Background(), s.cmd)
+	_ = s.Stop(context.Background())
 	s.stopOwner()
 	return nil
 }

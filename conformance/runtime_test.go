@@ -7,6 +7,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/fake"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,8 +26,8 @@ func TestTheLoadCaseMixesBothKindsOfOwner(t *testing.T) {
 		require.NoError(t, rt.Shutdown(ctx))
 		a.Reset()
 	})
-	view := rt.View(paddock.ProviderFake)
-	mixed := &mixedOwners{View: view, owned: &actorOwned{View: view, rt: rt}}
+	view := rt.Adapter(paddock.ProviderFake)
+	mixed := &mixedOwners{Client: view, owned: client.New(actorOwners{Transport: rt.Transport(), rt: rt}, paddock.ProviderFake)}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	h, err := view.Create(ctx, "mixed", paddock.CreateOpts{})

@@ -49,7 +49,7 @@ func TestAdmissionLimitsCreatesAtTheServer(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := rt.Create(context.Background(), paddock.ProviderE2B, fmt.Sprintf("box-%d", i), paddock.CreateOpts{})
+			_, err := rt.Adapter(paddock.ProviderE2B).Create(context.Background(), fmt.Sprintf("box-%d", i), paddock.CreateOpts{})
 			errs <- err
 		}()
 	}
@@ -71,10 +71,10 @@ func TestAdmissionBacksOffAfterTheProvidersRateLimit(t *testing.T) {
 	t.Parallel()
 	srv := e2btest.NewServer(t)
 	rt := startAdmitted(t, srv, actors.Admission{})
-	h, err := rt.Create(context.Background(), paddock.ProviderE2B, "box", paddock.CreateOpts{})
+	h, err := rt.Adapter(paddock.ProviderE2B).Create(context.Background(), "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	srv.Fail("GET /v2/sandboxes", e2btest.RateLimited(1))
-	_, err = rt.Get(context.Background(), h)
+	_, err = rt.Adapter(h.Provider).Get(context.Background(), h)
 	require.ErrorIs(t, err, paddock.ErrRateLimited, "E2B's own 429")
 	limitedAt := time.Now()
 	before := srv.Count("GET /v2/sandboxes")
@@ -82,12 +82,12 @@ func TestAdmissionBacksOffAfterTheProvidersRateLimit(t *testing.T) {
 		if time.Since(limitedAt) > 800*time.Millisecond {
 			break // a slow machine: the back-off may be over before the next call
 		}
-		_, err := rt.Get(context.Background(), h)
+		_, err := rt.Adapter(h.Provider).Get(context.Background(), h)
 		require.ErrorIs(t, err, paddock.ErrRateLimited, "caller %d during the back-off", i)
 	}
 	assert.Equal(t, before, srv.Count("GET /v2/sandboxes"), "no call reached E2B during the back-off")
 	require.Eventually(t, func() bool {
-		_, err := rt.Get(context.Background(), h)
+		_, err := rt.Adapter(h.Provider).Get(context.Background(), h)
 		return err == nil
 	}, time.Minute, 50*time.Millisecond)
 	assert.Greater(t, srv.Count("GET /v2/sandboxes"), before, "after the hint the calls reach E2B again")

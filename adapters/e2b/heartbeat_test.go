@@ -69,10 +69,10 @@ func TestTheRuntimeKeepsABusySandboxAlive(t *testing.T) {
 		defer cancel()
 		require.NoError(t, rt.Shutdown(ctx))
 	})
-	h, err := rt.Create(ctx, paddock.ProviderE2B, "box", paddock.CreateOpts{})
+	h, err := rt.Adapter(paddock.ProviderE2B).Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	id := srv.Sandboxes()[0]
-	s, err := rt.Spawn(ctx, h, paddock.NewCmd("cat"), paddock.SpawnOpts{Stdin: true})
+	s, err := rt.Adapter(h.Provider).Spawn(ctx, h, paddock.NewCmd("cat"), paddock.SpawnOpts{Stdin: true})
 	require.NoError(t, err)
 
 	// pass moves the server's clock one interval and the runtime's until
@@ -101,7 +101,7 @@ func TestTheRuntimeKeepsABusySandboxAlive(t *testing.T) {
 	require.NoError(t, s.WriteStdin(ctx, []byte("alive\n")))
 	require.NoError(t, s.CloseStdin(ctx))
 	var out []byte
-	for f := range s.C() {
+	for f := range s.(*actors.FrameStream).C() {
 		if d, ok := stdoutOf(f); ok {
 			out = append(out, d...)
 		}

@@ -78,7 +78,7 @@ func benchTurns(b *testing.B, turns int, opt local.Option) {
 	var through, plain conformance.LoadReport
 	for range b.N {
 		plain = merge(plain, osExecTurns(b, turns, fixtures))
-		r := conformance.RunLoad(ctx, rt.View(paddock.ProviderLocal), fixtures, paddock.SpawnOpts{}, turns, nil)
+		r := conformance.RunLoad(ctx, rt.Adapter(paddock.ProviderLocal), fixtures, paddock.SpawnOpts{}, turns, nil)
 		if r.Failed > 0 || len(r.LeftBehind) > 0 {
 			b.Fatalf("turns went wrong: %s", r)
 		}
@@ -201,7 +201,7 @@ func BenchmarkExecTrue(b *testing.B) {
 func BenchmarkExecOutputCap(b *testing.B) {
 	a := newLocal(b)
 	rt := startRuntime(b, a)
-	h, err := rt.Create(ctx, paddock.ProviderLocal, "bench", paddock.CreateOpts{})
+	h, err := rt.Adapter(paddock.ProviderLocal).Create(ctx, "bench", paddock.CreateOpts{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func BenchmarkExecOutputCap(b *testing.B) {
 	var adapter, through float64
 	for range b.N {
 		adapter = max(adapter, measure(func() error { _, err := a.Exec(ctx, h, cmd, paddock.ExecOpts{}); return err }))
-		through = max(through, measure(func() error { _, err := rt.Exec(ctx, h, cmd, paddock.ExecOpts{}); return err }))
+		through = max(through, measure(func() error { _, err := rt.Adapter(h.Provider).Exec(ctx, h, cmd, paddock.ExecOpts{}); return err }))
 	}
 	capMiB := float64(paddock.DefaultExecMaxOutput) / (1 << 20)
 	b.ReportMetric(capMiB, "cap-MiB")

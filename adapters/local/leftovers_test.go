@@ -124,7 +124,7 @@ func TestAnOutputThatCannotBeDrainedIsReportedTruncated(t *testing.T) {
 	// Through the runtime the verdict keeps its detail, as a frame and as
 	// an exec error.
 	rt := startRuntime(t, a)
-	view := rt.View(paddock.ProviderLocal)
+	view := rt.Adapter(paddock.ProviderLocal)
 	through, err := view.Spawn(ctx, h, paddock.NewCmd("sh", "-c", script), paddock.SpawnOpts{})
 	require.NoError(t, err)
 	evs = events(t, through, 10*time.Second)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/local"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/stretchr/testify/assert"
@@ -61,12 +62,12 @@ func TestTheJournalCapReachesTheOwner(t *testing.T) {
 	t.Parallel()
 	a := newLocal(t, local.WithIsolation(local.IsolationNone), local.WithSessionOutputLimit(256<<10))
 	rt := startRuntime(t, a)
-	h, err := rt.Create(ctx, paddock.ProviderLocal, "chatty", paddock.CreateOpts{})
+	h, err := rt.Adapter(paddock.ProviderLocal).Create(ctx, "chatty", paddock.CreateOpts{})
 	require.NoError(t, err)
-	s, err := rt.Spawn(ctx, h, paddock.NewCmd("yes"), paddock.SpawnOpts{})
+	s, err := rt.Adapter(h.Provider).Spawn(ctx, h, paddock.NewCmd("yes"), paddock.SpawnOpts{})
 	require.NoError(t, err)
 	var last any
-	for f := range s.C() {
+	for f := range s.(*actors.FrameStream).C() {
 		last = f
 	}
 	frame, ok := last.(*messages.Error)

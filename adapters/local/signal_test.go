@@ -38,7 +38,7 @@ func TestSignals(t *testing.T) {
 			t.Parallel()
 			a := newLocal(t, opt)
 			rt := startRuntime(t, a)
-			view := rt.View(paddock.ProviderLocal)
+			view := rt.Adapter(paddock.ProviderLocal)
 			h := box(t, a, "sig")
 			for _, via := range []struct {
 				name string
@@ -77,7 +77,7 @@ func TestTerminalSize(t *testing.T) {
 	a := newLocal(t)
 	rt := startRuntime(t, a)
 	h := box(t, a, "tty")
-	for _, via := range []paddock.Adapter{a, rt.View(paddock.ProviderLocal)} {
+	for _, via := range []paddock.Adapter{a, rt.Adapter(paddock.ProviderLocal)} {
 		// stty size prints "rows cols"; each line typed asks again.
 		script := `stty size; while read line; do stty size; done`
 		st, err := via.Spawn(ctx, h, paddock.NewCmd("sh", "-c", script), paddock.SpawnOpts{TTY: true, Stdin: true, Size: &paddock.TermSize{Cols: 120, Rows: 40}})

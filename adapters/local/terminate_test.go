@@ -24,26 +24,26 @@ func TestGracefulTerminationReachesGrandchildren(t *testing.T) {
 			rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderLocal: a}})
 			require.NoError(t, err)
 			t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
-			h, err := rt.Create(ctx, paddock.ProviderLocal, "tree", paddock.CreateOpts{})
+			h, err := rt.Adapter(paddock.ProviderLocal).Create(ctx, "tree", paddock.CreateOpts{})
 			require.NoError(t, err)
 
 			// The grandchild ignores TERM, announces itself and sleeps.
-			s, err := rt.Spawn(ctx, h, paddock.NewCmd("sh", "-c",
+			s, err := rt.Adapter(h.Provider).Spawn(ctx, h, paddock.NewCmd("sh", "-c",
 				`sh -c 'trap "" TERM; echo grandchild-ready; exec sleep 1000' & wait`), paddock.SpawnOpts{})
 			require.NoError(t, err)
-			first := <-s.C()
+			first := <-s.(*actors.FrameStream).C()
 			require.Equal(t, "grandchild-ready\n", string(first.(*messages.Stdout).GetData()))
 
 			const timeout = time.Second
 			start := time.Now()
-			require.NoError(t, rt.TerminateSession(ctx, h, s.SessionID(), paddock.TerminateOpts{Timeout: paddock.Duration(timeout)}))
+			require.NoError(t, rt.Adapter(h.Provider).TerminateSession(ctx, h, s.SessionID(), paddock.TerminateOpts{Timeout: paddock.Duration(timeout)}))
 			took := time.Since(start)
 			t.Logf("graceful termination took %s", took)
 			assert.Less(t, took, timeout+time.Minute, "both end after the timeout, not after the grandchild's 1000 s")
 			assert.Zero(t, a.CountProcesses(paddock.Handle{Provider: paddock.ProviderLocal, Name: "tree"}, s.SessionID()), "no process of the tree is left")
 
 			var terminals []messages.Frame
-			for f := range s.C() {
+			for f := range s.(*actors.FrameStream).C() {
 				if messages.IsTerminal(f) {
 					terminals = append(terminals, f)
 				}

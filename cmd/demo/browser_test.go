@@ -286,7 +286,7 @@ document.getElementById('f').submit();
 		}
 	}
 	assert.Equal(t, []string{"POST /api/sandboxes 403", "POST /api/sandboxes 403"}, posts, "both attempts reached the console and were refused")
-	names, err := rt.ListAllNames(ctx, paddock.ProviderLocal)
+	names, err := rt.Adapter(paddock.ProviderLocal).ListAllNames(ctx)
 	require.NoError(t, err)
 	assert.NotContains(t, names, "evil-fetch")
 	assert.NotContains(t, names, "evil-form")

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
-	"github.com/paddockhq/paddock/actors"
-	"github.com/paddockhq/paddock/messages"
 	"github.com/rs/zerolog"
 )
 
@@ -97,19 +95,20 @@ func cliCommand(ctx context.Context, cmd string, args []string, stdin io.Reader,
 		return exitError
 	}
 	defer stop()
-	h, err := rt.Create(ctx, paddock.Provider(o.provider), o.sandbox, paddock.CreateOpts{})
+	a := rt.Adapter(paddock.Provider(o.provider))
+	h, err := a.Create(ctx, o.sandbox, paddock.CreateOpts{})
 	if err != nil {
 		fmt.Fprintln(stderr, "demo:", err)
 		return exitError
 	}
-	h.Provider = paddock.Provider(o.provider)
+	h.Provider = a.Provider()
 	switch cmd {
 	case "run":
 		if len(rest) == 0 {
 			fmt.Fprintln(stderr, "usage: demo run [-provider P] [-sandbox NAME] -- CMD ARGS...")
 			return exitUsage
 		}
-		s, err := rt.Spawn(ctx, h, paddock.NewCmd(rest[0], rest[1:]...), paddock.SpawnOpts{Stdin: true, Detachable: true})
+		s, err := a.Spawn(ctx, h, paddock.NewCmd(rest[0], rest[1:]...), paddock.SpawnOpts{Stdin: true, Detachable: true})
 		if err != nil {
 			fmt.Fprintln(stderr, "demo:", err)
 			return exitError
@@ -117,13 +116,13 @@ func cliCommand(ctx context.Context, cmd string, args []string, stdin io.Reader,
 		go forwardStdin(ctx, s, stdin)
 		return follow(ctx, s, stdout, stderr)
 	case "sessions":
-		return listSessions(ctx, rt, h, stdout, stderr)
+		return listSessions(ctx, a, h, stdout, stderr)
 	case "attach":
 		if len(rest) != 1 {
 			fmt.Fprintln(stderr, "usage: demo attach [-provider P] [-sandbox NAME] SESSION")
 			return exitUsage
 		}
-		s, err := rt.Attach(ctx, h, rest[0], paddock.AttachOpts{Stdin: true})
+		s, err := a.Attach(ctx, h, rest[0], paddock.AttachOpts{Stdin: true})
 		if err != nil {
 			fmt.Fprintln(stderr, "demo:", err)
 			return exitError
@@ -139,7 +138,7 @@ func cliCommand(ctx context.Context, cmd string, args []string, stdin io.Reader,
 		if o.force {
 			mode = paddock.TerminateForce
 		}
-		if err := rt.TerminateSession(ctx, h, rest[0], paddock.TerminateOpts{Timeout: paddock.Duration(o.timeout.Truncate(time.Millisecond)), Mode: mode}); err != nil {
+		if err := a.TerminateSession(ctx, h, rest[0], paddock.TerminateOpts{Timeout: paddock.Duration(o.timeout.Truncate(time.Millisecond)), Mode: mode}); err != nil {
 			fmt.Fprintln(stderr, "demo:", err)
 			return exitError
 		}
@@ -149,36 +148,35 @@ func cliCommand(ctx context.Context, cmd string, args []string, stdin io.Reader,
 }
 
 // follow copies a stream's output to the terminal and returns the exit code
-// it ended with; an Error frame (unknown fate) is 125, its reason on stderr.
-func follow(ctx context.Context, s *actors.FrameStream, stdout, stderr io.Writer) int {
+// it ended with; an error event (unknown fate) is 125, its reason on stderr.
+func follow(ctx context.Context, s paddock.Stream, stdout, stderr io.Writer) int {
 	for {
-		select {
-		case f, ok := <-s.C():
-			if !ok {
-				fmt.Fprintln(stderr, "demo: the stream ended without a terminal frame")
-				return exitError
-			}
-			switch f := f.(type) {
-			case *messages.Stdout:
-				_, _ = stdout.Write(f.GetData())
-			case *messages.Stderr:
-				_, _ = stderr.Write(f.GetData())
-			case *messages.Exit:
-				return int(f.GetCode())
-			case *messages.Error:
-				fmt.Fprintf(stderr, "demo: %s %s\n", f.GetReason(), f.GetDetail())
-				return exitError
-			}
-		case <-ctx.Done():
+		ev, err := s.Next(ctx)
+		switch {
+		case ctx.Err() != nil:
 			_ = s.Close() // detach: the session keeps running and stays attachable
 			fmt.Fprintf(stderr, "demo: detached from session %s\n", s.SessionID())
 			return 130
+		case err != nil:
+			fmt.Fprintln(stderr, "demo: the stream ended without a terminal event")
+			return exitError
+		}
+		switch ev.Kind {
+		case paddock.EventStdout:
+			_, _ = stdout.Write(ev.Data)
+		case paddock.EventStderr:
+			_, _ = stderr.Write(ev.Data)
+		case paddock.EventExit:
+			return ev.Code
+		case paddock.EventError:
+			fmt.Fprintf(stderr, "demo: %v\n", ev.Err)
+			return exitError
 		}
 	}
 }
 
 // forwardStdin writes our stdin to the command, then closes its stdin.
-func forwardStdin(ctx context.Context, s *actors.FrameStream, stdin io.Reader) {
+func forwardStdin(ctx context.Context, s paddock.Stream, stdin io.Reader) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := stdin.Read(buf)
@@ -196,8 +194,8 @@ func forwardStdin(ctx context.Context, s *actors.FrameStream, stdin io.Reader) {
 	}
 }
 
-func listSessions(ctx context.Context, rt *actors.Runtime, h paddock.Handle, stdout, stderr io.Writer) int {
-	sessions, err := rt.ListSessions(ctx, h)
+func listSessions(ctx context.Context, a paddock.Adapter, h paddock.Handle, stdout, stderr io.Writer) int {
+	sessions, err := a.ListSessions(ctx, h)
 	if err != nil {
 		fmt.Fprintln(stderr, "demo:", err)
 		return exitError

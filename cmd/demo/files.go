@@ -28,7 +28,8 @@ func filePath(r *http.Request) string {
 }
 
 func (c *console) listFiles(w http.ResponseWriter, r *http.Request) {
-	entries, err := c.rt.ListDir(r.Context(), c.handle(r), filePath(r))
+	a, h := c.sandbox(r)
+	entries, err := a.ListDir(r.Context(), h, filePath(r))
 	if entries == nil {
 		entries = []paddock.FileInfo{}
 	}
@@ -37,7 +38,8 @@ func (c *console) listFiles(w http.ResponseWriter, r *http.Request) {
 
 func (c *console) downloadFile(w http.ResponseWriter, r *http.Request) {
 	p := filePath(r)
-	rc, err := c.rt.ReadFile(r.Context(), c.handle(r), p)
+	a, h := c.sandbox(r)
+	rc, err := a.ReadFile(r.Context(), h, p)
 	if err != nil {
 		writeJSON(w, nil, err)
 		return
@@ -59,7 +61,8 @@ func (c *console) uploadFile(w http.ResponseWriter, r *http.Request) {
 		mode = fs.FileMode(n)
 	}
 	body := http.MaxBytesReader(w, r.Body, maxUpload)
-	err := c.rt.WriteFile(r.Context(), c.handle(r), filePath(r), mode, body)
+	a, h := c.sandbox(r)
+	err := a.WriteFile(r.Context(), h, filePath(r), mode, body)
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		err = &paddock.InvalidError{Detail: "the console takes uploads of at most 256 MiB"}
@@ -69,5 +72,6 @@ func (c *console) uploadFile(w http.ResponseWriter, r *http.Request) {
 
 func (c *console) deleteFile(w http.ResponseWriter, r *http.Request) {
 	opts := paddock.RemoveOpts{Recursive: r.URL.Query().Get("recursive") == "true"}
-	writeJSON(w, map[string]bool{"ok": true}, c.rt.Remove(r.Context(), c.handle(r), filePath(r), opts))
+	a, h := c.sandbox(r)
+	writeJSON(w, map[string]bool{"ok": true}, a.Remove(r.Context(), h, filePath(r), opts))
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/client"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
@@ -92,7 +93,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	c := newConsole(rt, reg, log)
 	c.limits = o.limits
 	c.metrics = metrics
-	h, err := rt.Create(ctx, paddock.ProviderLocal, "demo", paddock.CreateOpts{})
+	h, err := rt.Adapter(paddock.ProviderLocal).Create(ctx, "demo", paddock.CreateOpts{})
 	if err != nil {
 		fmt.Fprintln(stderr, "demo: creating the demo sandbox:", err)
 	}
@@ -250,20 +251,20 @@ func (c *console) providersAPI(w http.ResponseWriter, _ *http.Request) {
 	}
 	out := []provider{}
 	for _, p := range c.providers {
-		caps, err := c.rt.Capabilities(p)
-		if err == nil {
-			out = append(out, provider{Name: string(p), Capabilities: caps})
-		}
+		out = append(out, provider{Name: string(p), Capabilities: c.rt.Adapter(p).Capabilities()})
 	}
 	writeJSON(w, out, nil)
 }
 
-func (c *console) handle(r *http.Request) paddock.Handle {
-	return paddock.Handle{Provider: paddock.Provider(r.URL.Query().Get("provider")), Name: r.URL.Query().Get("name")}
+// sandbox is the sandbox the query names (provider, name) and the
+// runtime's adapter for it, whose calls answer an unknown provider loudly.
+func (c *console) sandbox(r *http.Request) (*client.Client, paddock.Handle) {
+	h := paddock.Handle{Provider: paddock.Provider(r.URL.Query().Get("provider")), Name: r.URL.Query().Get("name")}
+	return c.rt.Adapter(h.Provider), h
 }
 
 func (c *console) listSandboxes(w http.ResponseWriter, r *http.Request) {
-	names, err := c.rt.ListAllNames(r.Context(), paddock.Provider(r.URL.Query().Get("provider")))
+	names, err := c.rt.Adapter(paddock.Provider(r.URL.Query().Get("provider"))).ListAllNames(r.Context())
 	if names == nil {
 		names = []string{}
 	}
@@ -276,16 +277,18 @@ func (c *console) createSandbox(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, nil, &paddock.InvalidError{Detail: "request body: " + err.Error()})
 		return
 	}
-	h, err := c.rt.Create(r.Context(), paddock.Provider(req.Provider), req.Name, paddock.CreateOpts{})
+	h, err := c.rt.Adapter(paddock.Provider(req.Provider)).Create(r.Context(), req.Name, paddock.CreateOpts{})
 	writeJSON(w, h, err)
 }
 
 func (c *console) destroySandbox(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, map[string]bool{"ok": true}, c.rt.Destroy(r.Context(), c.handle(r)))
+	a, h := c.sandbox(r)
+	writeJSON(w, map[string]bool{"ok": true}, a.Destroy(r.Context(), h))
 }
 
 func (c *console) listSessions(w http.ResponseWriter, r *http.Request) {
-	sessions, err := c.rt.ListSessions(r.Context(), c.handle(r))
+	a, h := c.sandbox(r)
+	sessions, err := a.ListSessions(r.Context(), h)
 	if sessions == nil {
 		sessions = []paddock.Session{}
 	}
@@ -299,6 +302,6 @@ func (c *console) terminate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := paddock.Handle{Provider: paddock.Provider(req.Provider), Name: req.Name}
-	err := c.rt.TerminateSession(r.Context(), h, req.Session, paddock.TerminateOpts{Mode: paddock.TerminateMode(req.Mode)})
+	err := c.rt.Adapter(h.Provider).TerminateSession(r.Context(), h, req.Session, paddock.TerminateOpts{Mode: paddock.TerminateMode(req.Mode)})
 	writeJSON(w, map[string]bool{"ok": true}, err)
 }

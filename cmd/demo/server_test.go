@@ -205,7 +205,7 @@ func TestMetricsAndStats(t *testing.T) {
 	c, base := startConsole(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err := c.rt.Create(ctx, paddock.ProviderLocal, "demo", paddock.CreateOpts{})
+	_, err := c.rt.Adapter(paddock.ProviderLocal).Create(ctx, "demo", paddock.CreateOpts{})
 	require.NoError(t, err)
 	v, err := runView(ctx, c, base, []string{"sh", "-c", "printf hello; printf oops >&2"})
 	require.NoError(t, err)

@@ -203,9 +203,20 @@ func closeSocket(ctx context.Context, conn *websocket.Conn, wmu *sync.Mutex) {
 	}
 }
 
-// open starts the stream the page asked for.
+// open starts the stream the page asked for: a FrameStream, since the page
+// shows the frames themselves, numbered.
 func (c *console) open(ctx context.Context, m clientMessage) (*actors.FrameStream, error) {
+	st, err := c.start(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	return st.(*actors.FrameStream), nil
+}
+
+// start spawns or attaches as the page's first message asks.
+func (c *console) start(ctx context.Context, m clientMessage) (paddock.Stream, error) {
 	h := paddock.Handle{Provider: paddock.Provider(m.Provider), Name: m.Sandbox}
+	a := c.rt.Adapter(h.Provider)
 	switch m.Op {
 	case "run":
 		if len(m.Argv) == 0 {
@@ -216,13 +227,13 @@ func (c *console) open(ctx context.Context, m clientMessage) (*actors.FrameStrea
 			// A terminal sized to the page's output area, where the
 			// provider sizes terminals.
 			opts.TTY, opts.Detachable = true, false
-			if caps, err := c.rt.Capabilities(h.Provider); err == nil && caps.Has(paddock.CapResize) && m.Cols > 0 && m.Rows > 0 {
+			if paddock.Supports(a, paddock.CapResize) && m.Cols > 0 && m.Rows > 0 {
 				opts.Size = &paddock.TermSize{Cols: m.Cols, Rows: m.Rows}
 			}
 		}
-		return c.rt.Spawn(ctx, h, paddock.NewCmd(m.Argv[0], m.Argv[1:]...), opts)
+		return a.Spawn(ctx, h, paddock.NewCmd(m.Argv[0], m.Argv[1:]...), opts)
 	case "attach":
-		return c.rt.Attach(ctx, h, m.Session, paddock.AttachOpts{Stdin: true})
+		return a.Attach(ctx, h, m.Session, paddock.AttachOpts{Stdin: true})
 	}
 	return nil, &paddock.InvalidError{Detail: "the first message must be run or attach"}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -66,7 +67,7 @@ func TestSocketsDeliverEverythingThenCloseNormally(t *testing.T) {
 	c, base := startConsole(t, func(c *console) { c.limits.perClient = 1000 }) // 100 views from one client
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, err := c.rt.Create(ctx, paddock.ProviderLocal, "demo", paddock.CreateOpts{})
+	_, err := c.rt.Adapter(paddock.ProviderLocal).Create(ctx, "demo", paddock.CreateOpts{})
 	require.NoError(t, err)
 	var want bytes.Buffer
 	for n := 1; n <= 20000; n++ {
@@ -112,7 +113,7 @@ func TestADetachedSocketClosesNormally(t *testing.T) {
 	c, base := startConsole(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err := c.rt.Create(ctx, paddock.ProviderLocal, "demo", paddock.CreateOpts{})
+	_, err := c.rt.Adapter(paddock.ProviderLocal).Create(ctx, "demo", paddock.CreateOpts{})
 	require.NoError(t, err)
 	header := http.Header{"Authorization": {"Bearer " + c.token}, "Origin": {base}}
 	conn, _, err := websocket.DefaultDialer.DialContext(ctx, strings.Replace(base, "http", "ws", 1)+"/ws", header)
@@ -134,8 +135,9 @@ func TestADetachedSocketClosesNormally(t *testing.T) {
 	assert.Equal(t, websocket.CloseNormalClosure, ce.Code)
 
 	// The session still runs: an attacher's stdin is echoed.
-	again, err := c.rt.Attach(ctx, paddock.Handle{Provider: paddock.ProviderLocal, Name: "demo"}, started.Session, paddock.AttachOpts{Stdin: true})
+	st, err := c.rt.Adapter(paddock.ProviderLocal).Attach(ctx, paddock.Handle{Provider: paddock.ProviderLocal, Name: "demo"}, started.Session, paddock.AttachOpts{Stdin: true})
 	require.NoError(t, err)
+	again := st.(*actors.FrameStream)
 	defer again.Close()
 	require.NoError(t, again.WriteStdin(ctx, []byte("ping\n")))
 	var seen string

@@ -46,23 +46,21 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	h, err := rt.Create(ctx, audited.Provider, "box", paddock.CreateOpts{})
+	a := rt.Adapter(audited.Provider) // the audited adapter, through the runtime
+	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
 	if err != nil {
 		return err
 	}
-	res, err := rt.Exec(ctx, h, paddock.NewCmd("sh", "-c", "echo hello from $0", "audited"), paddock.ExecOpts{})
+	res, err := a.Exec(ctx, h, paddock.NewCmd("sh", "-c", "echo hello from $0", "audited"), paddock.ExecOpts{})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "%s/%s: %q exit %d\n", h.Provider, h.Name, res.Stdout, res.ExitCode)
-	caps, err := rt.Capabilities(audited.Provider)
-	if err != nil {
-		return err
-	}
+	caps := a.Capabilities()
 	fmt.Fprintln(out, "offers attach:", caps.Has(paddock.CapAttach), "offers files:", caps.Has(paddock.CapFiles))
-	_, err = rt.ListDir(ctx, h, "/")
+	_, err = paddock.ListDir(ctx, a, h, "/")
 	fmt.Fprintln(out, "list a directory: not_supported:", errors.Is(err, paddock.ErrNotSupported))
-	if err := rt.Destroy(ctx, h); err != nil {
+	if err := a.Destroy(ctx, h); err != nil {
 		return err
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -19,7 +19,6 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/local"
-	"github.com/paddockhq/paddock/messages"
 )
 
 func main() {
@@ -51,12 +50,17 @@ func run(ctx context.Context, out io.Writer) error {
 		_ = rt.Shutdown(sctx)
 	}()
 
+	// The runtime's Adapter is a paddock.Adapter like the local adapter
+	// itself, but every call goes through the runtime's actors, which keep
+	// the contract's promises whatever the adapter does.
+	a := rt.Adapter(paddock.ProviderLocal)
+
 	// Create is idempotent by name: a second call adopts the sandbox. A
 	// transient failure (a provider's 503, a rate limit) is worth a retry;
 	// WithBackoff retries only those.
 	var h paddock.Handle
 	err = paddock.WithBackoff(ctx, func(ctx context.Context) error {
-		h, err = rt.Create(ctx, paddock.ProviderLocal, "agent-1", paddock.CreateOpts{})
+		h, err = a.Create(ctx, "agent-1", paddock.CreateOpts{})
 		return err
 	}, paddock.BackoffOpts{Label: "create agent-1"})
 	if err != nil {
@@ -65,7 +69,7 @@ func run(ctx context.Context, out io.Writer) error {
 	fmt.Fprintf(out, "created %s/%s\n", h.Provider, h.Name)
 
 	// Exec: run to completion. A nonzero exit is data, not an error.
-	res, err := rt.Exec(ctx, h, paddock.NewCmd("sh", "-c", "echo hello; exit 3"), paddock.ExecOpts{})
+	res, err := a.Exec(ctx, h, paddock.NewCmd("sh", "-c", "echo hello; exit 3"), paddock.ExecOpts{})
 	if err != nil {
 		return err
 	}
@@ -73,25 +77,25 @@ func run(ctx context.Context, out io.Writer) error {
 
 	// An exec past its deadline is an *ExecTimeoutError (and the command
 	// is stopped), told apart from other failures by its kind.
-	_, err = rt.Exec(ctx, h, paddock.NewCmd("sleep", "30"), paddock.ExecOpts{Timeout: paddock.Duration(200 * time.Millisecond)})
+	_, err = a.Exec(ctx, h, paddock.NewCmd("sleep", "30"), paddock.ExecOpts{Timeout: paddock.Duration(200 * time.Millisecond)})
 	var timeout *paddock.ExecTimeoutError
 	fmt.Fprintln(out, "exec with a 200ms deadline timed out:", errors.As(err, &timeout), "transient:", paddock.IsTransient(err))
 
-	// Spawn: a detachable session whose output streams as frames. Its
+	// Spawn: a detachable session whose output streams as events. Its
 	// stdin takes what the orchestrator writes.
-	s, err := rt.Spawn(ctx, h, paddock.NewCmd("sh", "-c", `echo ready; while read line; do echo "got $line"; done; echo bye; exit 7`),
+	s, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", `echo ready; while read line; do echo "got $line"; done; echo bye; exit 7`),
 		paddock.SpawnOpts{Stdin: true, Detachable: true})
 	if err != nil {
 		return err
 	}
 	session := s.SessionID()
-	if err := expect(s, "ready\n"); err != nil {
+	if err := expect(ctx, s, "ready\n"); err != nil {
 		return err
 	}
 	if err := s.WriteStdin(ctx, []byte("one\n")); err != nil {
 		return err
 	}
-	if err := expect(s, "got one\n"); err != nil {
+	if err := expect(ctx, s, "got one\n"); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "spawned session", session != "", "and it answered its stdin")
@@ -100,7 +104,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err := s.Close(); err != nil {
 		return err
 	}
-	sessions, err := rt.ListSessions(ctx, h)
+	sessions, err := a.ListSessions(ctx, h)
 	if err != nil {
 		return err
 	}
@@ -108,7 +112,7 @@ func run(ctx context.Context, out io.Writer) error {
 
 	// Re-attach: the replay starts at byte zero, then the output goes on
 	// live, and stdin is ours again.
-	at, err := rt.Attach(ctx, h, session, paddock.AttachOpts{Stdin: true})
+	at, err := a.Attach(ctx, h, session, paddock.AttachOpts{Stdin: true})
 	if err != nil {
 		return err
 	}
@@ -118,56 +122,56 @@ func run(ctx context.Context, out io.Writer) error {
 	if err := at.CloseStdin(ctx); err != nil {
 		return err
 	}
-	replay, code, err := collect(at)
+	replay, code, err := collect(ctx, at)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "re-attached: %q, exit %d\n", replay, code)
 
-	// Terminate a session that would run for ever: its terminal frame
+	// Terminate a session that would run for ever: its terminal event
 	// says how it ended (143 after SIGTERM).
-	long, err := rt.Spawn(ctx, h, paddock.NewCmd("sleep", "600"), paddock.SpawnOpts{Detachable: true})
+	long, err := a.Spawn(ctx, h, paddock.NewCmd("sleep", "600"), paddock.SpawnOpts{Detachable: true})
 	if err != nil {
 		return err
 	}
-	if err := rt.TerminateSession(ctx, h, long.SessionID(), paddock.TerminateOpts{}); err != nil {
+	if err := a.TerminateSession(ctx, h, long.SessionID(), paddock.TerminateOpts{}); err != nil {
 		return err
 	}
-	_, code, err = collect(long)
+	_, code, err = collect(ctx, long)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "terminated: exit", code)
 
 	// A session that is gone is not_found, by kind.
-	_, err = rt.Attach(ctx, h, "s-no-such-session", paddock.AttachOpts{})
+	_, err = a.Attach(ctx, h, "s-no-such-session", paddock.AttachOpts{})
 	fmt.Fprintln(out, "attach to a missing session is not_found:", errors.Is(err, paddock.ErrNotFound))
 
 	// Destroy takes the sandbox and everything in it; a second one is fine.
-	if err := rt.Destroy(ctx, h); err != nil {
+	if err := a.Destroy(ctx, h); err != nil {
 		return err
 	}
-	if err := rt.Destroy(ctx, h); err != nil {
+	if err := a.Destroy(ctx, h); err != nil {
 		return err
 	}
-	_, err = rt.Get(ctx, h)
+	_, err = a.Get(ctx, h)
 	fmt.Fprintln(out, "destroyed; get is not_found:", errors.Is(err, paddock.ErrNotFound))
 	return nil
 }
 
-// expect reads stdout frames until want has arrived (and nothing else).
-func expect(s *actors.FrameStream, want string) error {
+// expect reads stdout events until want has arrived (and nothing else).
+func expect(ctx context.Context, s paddock.Stream, want string) error {
 	var got strings.Builder
 	for got.Len() < len(want) {
-		f, ok := <-s.C()
-		if !ok {
-			return fmt.Errorf("the stream ended before %q", want)
+		ev, err := s.Next(ctx)
+		if err != nil {
+			return fmt.Errorf("the stream ended before %q: %w", want, err)
 		}
-		switch f := f.(type) {
-		case *messages.Stdout:
-			got.Write(f.GetData())
-		case *messages.Exit, *messages.Error:
-			return fmt.Errorf("the command ended (%v) before %q", f, want)
+		switch ev.Kind {
+		case paddock.EventStdout:
+			got.Write(ev.Data)
+		case paddock.EventExit, paddock.EventError:
+			return fmt.Errorf("the command ended (%v %d %v) before %q", ev.Kind, ev.Code, ev.Err, want)
 		}
 	}
 	if got.String() != want {
@@ -176,19 +180,22 @@ func expect(s *actors.FrameStream, want string) error {
 	return nil
 }
 
-// collect reads a stream to its terminal frame: the stdout and the exit
-// code; an error frame (the command's fate is unknown) is an error.
-func collect(s *actors.FrameStream) (string, int, error) {
+// collect reads a stream to its terminal event: the stdout and the exit
+// code; an error event (the command's fate is unknown) is an error.
+func collect(ctx context.Context, s paddock.Stream) (string, int, error) {
 	var stdout strings.Builder
-	for f := range s.C() {
-		switch f := f.(type) {
-		case *messages.Stdout:
-			stdout.Write(f.GetData())
-		case *messages.Exit:
-			return stdout.String(), int(f.GetCode()), nil
-		case *messages.Error:
-			return stdout.String(), 0, fmt.Errorf("%s: %s", f.GetReason(), f.GetDetail())
+	for {
+		ev, err := s.Next(ctx)
+		if err != nil {
+			return stdout.String(), 0, fmt.Errorf("the stream ended without a terminal event: %w", err)
+		}
+		switch ev.Kind {
+		case paddock.EventStdout:
+			stdout.Write(ev.Data)
+		case paddock.EventExit:
+			return stdout.String(), ev.Code, nil
+		case paddock.EventError:
+			return stdout.String(), 0, ev.Err
 		}
 	}
-	return stdout.String(), 0, errors.New("the stream ended without a terminal frame")
 }

@@ -27,7 +27,6 @@ import (
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/docker"
 	"github.com/paddockhq/paddock/adapters/local"
-	"github.com/paddockhq/paddock/messages"
 )
 
 func main() {
@@ -79,20 +78,21 @@ func run(ctx context.Context, out io.Writer, provider string) error {
 		_ = rt.Shutdown(sctx)
 	}()
 
-	h, err := rt.Create(ctx, a.Provider(), "previews-example", paddock.CreateOpts{})
+	sandboxes := rt.Adapter(a.Provider()) // the adapter, through the runtime
+	h, err := sandboxes.Create(ctx, "previews-example", paddock.CreateOpts{})
 	if err != nil {
 		return err
 	}
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = rt.Destroy(dctx, h)
+		_ = sandboxes.Destroy(dctx, h)
 	}()
 	fmt.Fprintln(out, "sandbox on", a.Provider())
-	if err := rt.WriteFile(ctx, h, site+"/index.html", 0o644, strings.NewReader("<h1>hello from the sandbox</h1>\n")); err != nil {
+	if err := sandboxes.WriteFile(ctx, h, site+"/index.html", 0o644, strings.NewReader("<h1>hello from the sandbox</h1>\n")); err != nil {
 		return err
 	}
-	web, err := rt.Spawn(ctx, h, paddock.NewCmd("python3", "-c", server), paddock.SpawnOpts{})
+	web, err := sandboxes.Spawn(ctx, h, paddock.NewCmd("python3", "-c", server), paddock.SpawnOpts{})
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func run(ctx context.Context, out io.Writer, provider string) error {
 	}
 	fmt.Fprintln(out, "the sandbox serves its site on its own loopback")
 
-	p, err := rt.Expose(ctx, h, port, paddock.ExposeOpts{TTL: 5 * time.Minute})
+	p, err := sandboxes.Expose(ctx, h, port, paddock.ExposeOpts{TTL: 5 * time.Minute})
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func run(ctx context.Context, out io.Writer, provider string) error {
 	}
 	fmt.Fprintln(out, "without it:", status)
 
-	if err := rt.Revoke(ctx, h, p); err != nil {
+	if err := sandboxes.Revoke(ctx, h, p); err != nil {
 		return err
 	}
 	status, _, err = get(ctx, p, true)
@@ -129,7 +129,7 @@ func run(ctx context.Context, out io.Writer, provider string) error {
 		return err
 	}
 	fmt.Fprintln(out, "after revoking it:", status)
-	return rt.TerminateSession(ctx, h, web.SessionID(), paddock.TerminateOpts{Mode: paddock.TerminateForce})
+	return sandboxes.TerminateSession(ctx, h, web.SessionID(), paddock.TerminateOpts{Mode: paddock.TerminateForce})
 }
 
 // open makes the adapter: docker when asked (or, for auto, when an engine
@@ -171,24 +171,20 @@ func usable(ctx context.Context, d *docker.Adapter) bool {
 }
 
 // firstLine reads the web server's first line: its port.
-func firstLine(ctx context.Context, s *actors.FrameStream) (int, error) {
+func firstLine(ctx context.Context, s paddock.Stream) (int, error) {
 	var line strings.Builder
 	for !strings.Contains(line.String(), "\n") {
-		select {
-		case f, ok := <-s.C():
-			if !ok {
-				return 0, errors.New("the web server's stream ended")
-			}
-			switch f := f.(type) {
-			case *messages.Stdout:
-				line.Write(f.GetData())
-			case *messages.Stderr:
-				return 0, fmt.Errorf("the web server failed: %s", f.GetData())
-			case *messages.Exit, *messages.Error:
-				return 0, fmt.Errorf("the web server ended: %v", f)
-			}
-		case <-ctx.Done():
-			return 0, ctx.Err()
+		ev, err := s.Next(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("the web server's stream ended: %w", err)
+		}
+		switch ev.Kind {
+		case paddock.EventStdout:
+			line.Write(ev.Data)
+		case paddock.EventStderr:
+			return 0, fmt.Errorf("the web server failed: %s", ev.Data)
+		case paddock.EventExit, paddock.EventError:
+			return 0, fmt.Errorf("the web server ended: exit %d %v", ev.Code, ev.Err)
 		}
 	}
 	first, _, _ := strings.Cut(line.String(), "\n")

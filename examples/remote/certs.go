@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/paddockhq/paddock/remote/remotetest"
+	"github.com/paddockhq/paddock/adapters/remote/remotetest"
 )
 
 // The files of a certificates directory.

@@ -9,8 +9,8 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/local"
+	"github.com/paddockhq/paddock/adapters/remote"
 	"github.com/paddockhq/paddock/messages"
-	"github.com/paddockhq/paddock/remote"
 )
 
 // Serve runs a node at addr whose runtime serves the local provider
@@ -22,7 +22,7 @@ func Serve(ctx context.Context, addr, certs, root string, ready func()) error {
 	if err != nil {
 		return err
 	}
-	node, err := remote.Start(remote.Config{Addr: addr, TLS: tlsConfig})
+	node, err := remote.StartNode(remote.NodeConfig{Addr: addr, TLS: tlsConfig})
 	if err != nil {
 		return err
 	}
@@ -51,13 +51,13 @@ func Drive(ctx context.Context, addr, peer, certs, box string, argv []string, ou
 	if err != nil {
 		return 0, err
 	}
-	node, err := remote.Start(remote.Config{Addr: addr, TLS: tlsConfig})
+	node, err := remote.StartNode(remote.NodeConfig{Addr: addr, TLS: tlsConfig})
 	if err != nil {
 		return 0, err
 	}
 	defer node.Stop()
 	// The serving node's local provider, as an adapter of this node.
-	adapter, err := remote.NewAdapter(ctx, node, remote.AdapterConfig{Peer: peer, Provider: paddock.ProviderLocal})
+	adapter, err := remote.New(remote.Config{Node: node, Peer: peer, Provider: paddock.ProviderLocal})
 	if err != nil {
 		return 0, fmt.Errorf("reaching %s: %w", peer, err)
 	}
@@ -71,17 +71,17 @@ func Drive(ctx context.Context, addr, peer, certs, box string, argv []string, ou
 		defer cancel()
 		_ = rt.Shutdown(stop)
 	}()
-	h, err := rt.Create(ctx, paddock.ProviderLocal, box, paddock.CreateOpts{})
+	h, err := rt.Adapter(paddock.ProviderLocal).Create(ctx, box, paddock.CreateOpts{})
 	if err != nil {
 		return 0, err
 	}
 	// Detachable: a link that loses frames is recovered by re-attaching.
-	s, err := rt.Spawn(ctx, h, paddock.NewCmd(argv[0], argv[1:]...), paddock.SpawnOpts{Detachable: true})
+	s, err := rt.Adapter(h.Provider).Spawn(ctx, h, paddock.NewCmd(argv[0], argv[1:]...), paddock.SpawnOpts{Detachable: true})
 	if err != nil {
 		return 0, err
 	}
 	defer s.Close()
-	for f := range s.C() {
+	for f := range s.(*actors.FrameStream).C() {
 		switch f := f.(type) {
 		case *messages.Stdout:
 			_, _ = out.Write(f.GetData())

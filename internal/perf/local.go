@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/local"
 )
 
@@ -67,11 +68,11 @@ func LocalStdout(argv []string, runs int, mode local.Option) (LocalStdoutRates, 
 		rawBytes += n
 
 		start = time.Now()
-		s, err := rt.Spawn(context.Background(), h, paddock.NewCmd(argv[0], argv[1:]...), paddock.SpawnOpts{})
+		s, err := rt.Adapter(h.Provider).Spawn(context.Background(), h, paddock.NewCmd(argv[0], argv[1:]...), paddock.SpawnOpts{})
 		if err != nil {
 			return LocalStdoutRates{}, err
 		}
-		for f := range s.C() {
+		for f := range s.(*actors.FrameStream).C() {
 			if d, ok := f.(interface{ GetData() []byte }); ok {
 				throughBytes += int64(len(d.GetData()))
 			}
@@ -135,7 +136,7 @@ func ExecTrue(iterations int, mode local.Option) (ExecTrueTimes, error) {
 		adapter += time.Since(start)
 
 		start = time.Now()
-		if res, err := rt.Exec(ctx, h, cmd, paddock.ExecOpts{}); err != nil || res.ExitCode != 0 {
+		if res, err := rt.Adapter(h.Provider).Exec(ctx, h, cmd, paddock.ExecOpts{}); err != nil || res.ExitCode != 0 {
 			return ExecTrueTimes{}, fmt.Errorf("runtime exec: %v (exit %d)", err, res.ExitCode)
 		}
 		through += time.Since(start)

@@ -50,7 +50,7 @@ func startRuntime(p paddock.Provider, a paddock.Adapter, edit ...func(*actors.Co
 		defer cancel()
 		_ = rt.Shutdown(ctx)
 	}
-	h, err := rt.Create(context.Background(), p, "bench", paddock.CreateOpts{})
+	h, err := rt.Adapter(p).Create(context.Background(), "bench", paddock.CreateOpts{})
 	if err != nil {
 		stop()
 		return nil, paddock.Handle{}, nil, err

@@ -8,8 +8,8 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
-	"github.com/paddockhq/paddock/remote"
-	"github.com/paddockhq/paddock/remote/remotetest"
+	"github.com/paddockhq/paddock/adapters/remote"
+	"github.com/paddockhq/paddock/adapters/remote/remotetest"
 )
 
 // RemoteRates are MB/s of one stream's chunks reaching a FrameStream:
@@ -32,7 +32,7 @@ func loopbackNode(ca *remotetest.Authority) (*remote.Node, error) {
 	if err := ln.Close(); err != nil {
 		return nil, err
 	}
-	return remote.Start(remote.Config{Addr: addr, TLS: ca.Mutual(cert)})
+	return remote.StartNode(remote.NodeConfig{Addr: addr, TLS: ca.Mutual(cert)})
 }
 
 // remoteStreamGoal is the floor of the remote stream against one runtime:
@@ -66,7 +66,7 @@ func RemoteStream(chunks, size, runs int) (RemoteRates, error) {
 	}
 	defer stopLocal()
 	ctx := context.Background()
-	a, err := remote.NewAdapter(ctx, driving, remote.AdapterConfig{Peer: serving.Addr(), Provider: "fake"})
+	a, err := remote.New(remote.Config{Node: driving, Peer: serving.Addr(), Provider: "fake"})
 	if err != nil {
 		return RemoteRates{}, err
 	}
@@ -78,12 +78,12 @@ func RemoteStream(chunks, size, runs int) (RemoteRates, error) {
 	defer stopFar()
 	measure := func(rt *actors.Runtime) (time.Duration, error) {
 		start := time.Now()
-		s, err := rt.Spawn(ctx, h, paddock.NewCmd("firehose"), paddock.SpawnOpts{})
+		s, err := rt.Adapter(h.Provider).Spawn(ctx, h, paddock.NewCmd("firehose"), paddock.SpawnOpts{})
 		if err != nil {
 			return 0, err
 		}
 		bytes := 0
-		for f := range s.C() {
+		for f := range s.(*actors.FrameStream).C() {
 			if _, ok := f.(interface{ GetData() []byte }); ok {
 				bytes += len(f.(interface{ GetData() []byte }).GetData())
 			}

@@ -179,11 +179,11 @@ func Stream(chunks, size, runs int) (StreamRates, error) {
 		handoff += time.Since(start)
 
 		start = time.Now()
-		s, err := rt.Spawn(ctx, h, paddock.NewCmd("firehose"), paddock.SpawnOpts{})
+		s, err := rt.Adapter(h.Provider).Spawn(ctx, h, paddock.NewCmd("firehose"), paddock.SpawnOpts{})
 		if err != nil {
 			return StreamRates{}, err
 		}
-		for range s.C() {
+		for range s.(*actors.FrameStream).C() {
 		}
 		r := time.Since(start)
 		if run == 0 {
@@ -269,11 +269,11 @@ func LiveCommands(live int, streams bool) (LiveCost, error) {
 	}()
 	for i := range live {
 		if streams {
-			s, err := rt.Spawn(ctx, h, paddock.NewCmd("idle"), paddock.SpawnOpts{Stdin: true})
+			s, err := rt.Adapter(h.Provider).Spawn(ctx, h, paddock.NewCmd("idle"), paddock.SpawnOpts{Stdin: true})
 			if err != nil {
 				return LiveCost{}, err
 			}
-			held = append(held, s)
+			held = append(held, s.(*actors.FrameStream))
 			continue
 		}
 		if _, _, err := rt.SpawnTo(ctx, owner, h, paddock.NewCmd("idle"), paddock.SpawnOpts{Stdin: true}, 0); err != nil {
@@ -356,7 +356,7 @@ func SlowOwner(chunks, size int) (Figure, error) {
 		time.Sleep(time.Millisecond)
 	}
 	after, _ := memNow()
-	_ = rt.StopCommand(context.Background(), cmd)
+	_ = rt.Controls(cmd).Stop(context.Background())
 	growth := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / (1 << 20)
 	streamMiB := float64(chunks*size) / (1 << 20)
 	windowMiB := float64(rt.Window()*size) / (1 << 20)

@@ -323,6 +323,19 @@ func ExecRequestMessage(id string, h paddock.Handle, cmd paddock.Cmd, o paddock.
 		Timeout: DurationMessage(o.Timeout), StderrToStdout: o.StderrToStdout, MaxOutput: o.MaxOutput}
 }
 
+// SpawnRequestMessage is a Spawn request with its options; the owner and
+// window are the sender's to set.
+func SpawnRequestMessage(h paddock.Handle, cmd paddock.Cmd, o paddock.SpawnOpts) *messages.SpawnRequest {
+	return &messages.SpawnRequest{Handle: HandleMessage(h), Cmd: CmdMessage(cmd), Stdin: o.Stdin, Tty: o.TTY,
+		Detachable: o.Detachable, SessionName: o.Name, Size: TermSizeMessage(o.Size)}
+}
+
+// SpawnOptsFromMessage returns a Spawn request's options.
+func SpawnOptsFromMessage(m *messages.SpawnRequest) paddock.SpawnOpts {
+	return paddock.SpawnOpts{Stdin: m.GetStdin(), TTY: m.GetTty(), Detachable: m.GetDetachable(), Name: m.GetSessionName(),
+		Size: TermSizeFromMessage(m.GetSize())}
+}
+
 // ExecOptsFromMessage returns an Exec request's options.
 func ExecOptsFromMessage(m *messages.ExecRequest) paddock.ExecOpts {
 	return paddock.ExecOpts{Timeout: DurationFromMessage(m.GetTimeout()), StderrToStdout: m.GetStderrToStdout(), MaxOutput: m.GetMaxOutput()}

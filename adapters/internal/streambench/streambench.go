@@ -44,12 +44,12 @@ func Adapter(b *testing.B, a paddock.Adapter, h paddock.Handle, cmd paddock.Cmd)
 // frames.
 func Runtime(b *testing.B, rt *actors.Runtime, h paddock.Handle, cmd paddock.Cmd) int {
 	b.Helper()
-	fs, err := rt.Spawn(context.Background(), h, cmd, paddock.SpawnOpts{})
+	fs, err := rt.Adapter(h.Provider).Spawn(context.Background(), h, cmd, paddock.SpawnOpts{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	n := 0
-	for f := range fs.C() {
+	for f := range fs.(*actors.FrameStream).C() {
 		if out, ok := f.(*messages.Stdout); ok {
 			n += len(out.GetData())
 		}

@@ -25,10 +25,10 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/local"
+	"github.com/paddockhq/paddock/adapters/remote"
 	"github.com/paddockhq/paddock/fake"
 	"github.com/paddockhq/paddock/internal/heavy"
 	"github.com/paddockhq/paddock/messages"
-	"github.com/paddockhq/paddock/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -125,7 +125,7 @@ func roleNode(role string) (*remote.Node, time.Duration, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	n, err := remote.Start(remote.Config{Addr: os.Getenv(addrEnv), TLS: tlsConfig})
+	n, err := remote.StartNode(remote.NodeConfig{Addr: os.Getenv(addrEnv), TLS: tlsConfig})
 	return n, lease, err
 }
 
@@ -205,7 +205,7 @@ func ownRole() error {
 		return err
 	}
 	ctx := context.Background()
-	a, err := remote.NewAdapter(ctx, n, remote.AdapterConfig{Peer: os.Getenv(peerEnv), Provider: paddock.ProviderFake, Lease: lease})
+	a, err := remote.New(remote.Config{Node: n, Peer: os.Getenv(peerEnv), Provider: paddock.ProviderFake, Lease: lease})
 	if err != nil {
 		return err
 	}
@@ -213,15 +213,15 @@ func ownRole() error {
 	if err != nil {
 		return err
 	}
-	h, err := rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	h, err := rt.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
 	if err != nil {
 		return err
 	}
-	s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:hello", "stay"), paddock.SpawnOpts{Detachable: true})
+	s, err := rt.Adapter(h.Provider).Spawn(ctx, h, paddock.NewCmd("emit", "out:hello", "stay"), paddock.SpawnOpts{Detachable: true})
 	if err != nil {
 		return err
 	}
-	if f, ok := <-s.C(); !ok || f.GetSeq() != 1 {
+	if f, ok := <-s.(*actors.FrameStream).C(); !ok || f.GetSeq() != 1 {
 		return fmt.Errorf("no first frame: %v", f)
 	}
 	fmt.Println("spawned", s.SessionID())
@@ -294,7 +294,7 @@ func writeCerts(t *testing.T, ca authority, roles ...string) string {
 func drivingRuntime(t *testing.T, ca authority, peer string, provider paddock.Provider, lease time.Duration) *actors.Runtime {
 	t.Helper()
 	n := startNode(t, ca.mutual(ca.node(t)))
-	a, err := remote.NewAdapter(ctx, n, remote.AdapterConfig{Peer: peer, Provider: provider, Lease: lease})
+	a, err := remote.New(remote.Config{Node: n, Peer: peer, Provider: provider, Lease: lease})
 	require.NoError(t, err)
 	t.Cleanup(a.Close)
 	return startRuntime(t, n.Engine, provider, a)
@@ -314,14 +314,14 @@ func TestVolumeAcrossProcessesEveryByteOnce(t *testing.T) {
 		providerEnv+"=local", rootEnv+"="+t.TempDir())
 	require.Equal(t, "ready", ready)
 	rt := drivingRuntime(t, ca, addr, paddock.ProviderLocal, lease)
-	h, err := rt.Create(ctx, paddock.ProviderLocal, "box", paddock.CreateOpts{})
+	h, err := rt.Adapter(paddock.ProviderLocal).Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	destroyed := false
 	t.Cleanup(func() { // on a failure: no emitter outlives the test
 		if !destroyed {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			_ = rt.Destroy(ctx, h)
+			_ = rt.Adapter(h.Provider).Destroy(ctx, h)
 		}
 	})
 
@@ -334,7 +334,7 @@ func TestVolumeAcrossProcessesEveryByteOnce(t *testing.T) {
 	require.Equal(t, "dropping", serving.line(t))
 
 	start := time.Now()
-	s, err := rt.Spawn(ctx, h, paddock.Cmd{Path: exe, Env: []paddock.EnvVar{{Name: roleEnv, Value: "emit"}, {Name: framesEnv, Value: strconv.Itoa(frames)}}},
+	s, err := rt.Adapter(h.Provider).Spawn(ctx, h, paddock.Cmd{Path: exe, Env: []paddock.EnvVar{{Name: roleEnv, Value: "emit"}, {Name: framesEnv, Value: strconv.Itoa(frames)}}},
 		paddock.SpawnOpts{Detachable: true})
 	require.NoError(t, err)
 	got := sha256.New()
@@ -344,7 +344,7 @@ func TestVolumeAcrossProcessesEveryByteOnce(t *testing.T) {
 read:
 	for {
 		select {
-		case f, ok := <-s.C():
+		case f, ok := <-s.(*actors.FrameStream).C():
 			if !ok {
 				break read
 			}
@@ -367,7 +367,7 @@ read:
 	assert.Zero(t, exit.GetCode())
 	assert.Equal(t, frames*chunkSize, bytes)
 	assert.Equal(t, want.Sum(nil), got.Sum(nil), "every byte once, in order")
-	require.NoError(t, rt.Destroy(ctx, h))
+	require.NoError(t, rt.Adapter(h.Provider).Destroy(ctx, h))
 	destroyed = true
 	require.NoError(t, serving.stdin.Close())
 	var batches, dropped int
@@ -403,10 +403,10 @@ func TestAcrossProcessesOwnerKilled(t *testing.T) {
 	t.Logf("detached %s after the kill (lease %s)", detached, lease)
 	assert.LessOrEqual(t, detached, lease, "within the lease")
 
-	s, err := rt.Attach(ctx, paddock.Handle{Provider: paddock.ProviderFake, Name: "box"}, session, paddock.AttachOpts{})
+	s, err := rt.Adapter(paddock.ProviderFake).Attach(ctx, paddock.Handle{Provider: paddock.ProviderFake, Name: "box"}, session, paddock.AttachOpts{})
 	require.NoError(t, err, "the command is still attachable")
 	t.Cleanup(func() { _ = s.Close() })
-	f := <-s.C()
+	f := <-s.(*actors.FrameStream).C()
 	out, ok := f.(*messages.Stdout)
 	require.True(t, ok, "%v", f)
 	assert.Equal(t, "hello", string(out.GetData()), "its output replays")
@@ -423,13 +423,13 @@ func TestAcrossProcessesServingNodeKilled(t *testing.T) {
 		providerEnv+"=fake")
 	require.Equal(t, "ready", ready)
 	rt := drivingRuntime(t, ca, addr, paddock.ProviderFake, lease)
-	h, err := rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	h, err := rt.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
-	var streams []*actors.FrameStream
+	var streams []paddock.Stream
 	for range 3 {
-		s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:hello", "stay"), paddock.SpawnOpts{Detachable: true})
+		s, err := rt.Adapter(h.Provider).Spawn(ctx, h, paddock.NewCmd("emit", "out:hello", "stay"), paddock.SpawnOpts{Detachable: true})
 		require.NoError(t, err)
-		require.IsType(t, &messages.Stdout{}, <-s.C())
+		require.IsType(t, &messages.Stdout{}, <-s.(*actors.FrameStream).C())
 		streams = append(streams, s)
 	}
 	serving.kill()

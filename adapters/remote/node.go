@@ -5,7 +5,9 @@
 // authenticate each other with mutual TLS (a node without a certificate
 // from the configured authority can neither send a request nor receive a
 // frame), and only messages of package messages cross the wire, either
-// way. Adapter drives another node's sandboxes with exact streams.
+// way. Adapter drives another node's sandboxes with exact streams: it is
+// package client's one implementation of the contract over a transport of
+// links between nodes.
 package remote
 
 import (
@@ -24,7 +26,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Defaults of Config.
+// Defaults of NodeConfig.
 const (
 	// DefaultBufferSize is the largest batch a node accepts from a peer.
 	DefaultBufferSize = 64 << 20
@@ -41,8 +43,8 @@ const (
 	redialAfter  = time.Second      // after a failed dial, messages to the peer are dropped this long
 )
 
-// Config configures a node's remote layer.
-type Config struct {
+// NodeConfig configures a node's remote layer.
+type NodeConfig struct {
 	// Addr is the concrete host:port the node listens on; it is also the
 	// address in every PID the node hands out, so it must be one peers
 	// can reach (never :port or 0.0.0.0).
@@ -74,7 +76,7 @@ const protocol = "paddock.messages.v1"
 
 // validate refuses a configuration that would listen where peers cannot
 // answer, or accept or dial a peer that did not prove who it is.
-func (c Config) validate() error {
+func (c NodeConfig) validate() error {
 	host, port, err := net.SplitHostPort(c.Addr)
 	if err != nil || port == "" || port == "0" || host == "" || net.ParseIP(host).IsUnspecified() {
 		return &paddock.InvalidError{Detail: fmt.Sprintf("remote config: address %q is not a concrete host:port peers can reach", c.Addr)}
@@ -104,7 +106,7 @@ func (c Config) validate() error {
 }
 
 // withDefaults fills the zero sizes.
-func (c Config) withDefaults() Config {
+func (c NodeConfig) withDefaults() NodeConfig {
 	if c.BufferSize == 0 {
 		c.BufferSize = DefaultBufferSize
 	}
@@ -122,7 +124,7 @@ func (c Config) withDefaults() Config {
 type Node struct {
 	Engine *actor.Engine
 
-	cfg      Config
+	cfg      NodeConfig
 	tls      *tls.Config
 	log      zerolog.Logger
 	dropped  atomic.Uint64   // messages this node could not send
@@ -141,9 +143,9 @@ type Node struct {
 	faults atomic.Pointer[func(*hremote.Envelope) bool] // tests: true drops the batch
 }
 
-// Start starts an engine reachable at cfg.Addr by peers with certificates
-// from cfg's authority.
-func Start(cfg Config) (*Node, error) {
+// StartNode starts an engine reachable at cfg.Addr by peers with
+// certificates from cfg's authority.
+func StartNode(cfg NodeConfig) (*Node, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err

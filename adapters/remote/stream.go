@@ -2,7 +2,6 @@ package remote
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -10,9 +9,11 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/wire"
 	"github.com/paddockhq/paddock/messages"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Reasons of the terminal errors an owner proxy decides itself.
@@ -25,42 +26,48 @@ const (
 	ReasonFramesLost = "frames_lost"
 )
 
-// Spawn starts cmd on the serving node, its frames owned by a proxy on
-// this node.
-func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
-	return a.open(ctx, &messages.SpawnRequest{Handle: a.handle(h), Cmd: wire.CmdMessage(cmd), Stdin: opts.Stdin, Tty: opts.TTY,
-		Detachable: opts.Detachable, SessionName: opts.Name, Size: wire.TermSizeMessage(opts.Size), Window: uint32(a.cfg.Window)}, a.handle(h), "", opts.Stdin)
-}
-
-// Attach rejoins a session on the serving node, its frames owned by a
-// proxy on this node.
-func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.AttachOpts) (paddock.Stream, error) {
-	return a.open(ctx, &messages.AttachRequest{Handle: a.handle(h), SessionId: sessionID, Stdin: opts.Stdin, Window: uint32(a.cfg.Window)},
-		a.handle(h), sessionID, opts.Stdin)
-}
-
-// open starts an owner proxy that sends req (a spawn or an attach) and
-// waits for its reply.
-func (a *Adapter) open(ctx context.Context, req proto.Message, h *messages.Handle, session string, stdin bool) (paddock.Stream, error) {
+// Open starts an owner proxy that sends q (a spawn, an attach or a watch)
+// and waits for its reply.
+func (t *transport) Open(ctx context.Context, q client.Request) (paddock.Stream, client.Reply, error) {
+	t.serving(q)
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, a.cfg.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, t.cfg.Timeout)
 		defer cancel()
 	}
-	s := &proxyStream{a: a, wake: make(chan struct{}, 1), refSet: make(chan struct{})}
-	p := &proxy{a: a, s: s, h: h, open: req, session: session, stdin: stdin, ready: make(chan error, 1)}
-	s.pid = a.n.Engine.Spawn(func() actor.Receiver { return p }, "paddock-remote-stream", actor.WithID(a.newID()))
+	s := &proxyStream{t: t, wake: make(chan struct{}, 1), refSet: make(chan struct{})}
+	s.Controls = client.Controls{T: t, Ref: s.current}
+	p := &proxy{t: t, s: s, open: q, ready: make(chan openResult, 1)}
+	switch q := q.(type) {
+	case *messages.SpawnRequest:
+		p.h, p.stdin = q.GetHandle(), q.GetStdin()
+		q.Window = uint32(t.cfg.Window)
+	case *messages.AttachRequest:
+		p.h, p.stdin, p.session = q.GetHandle(), q.GetStdin(), q.GetSessionId()
+		q.Window = uint32(t.cfg.Window)
+	case *messages.WatchRequest:
+		p.h = q.GetHandle()
+		q.Window = uint32(t.cfg.Window)
+	}
+	s.pid = t.n.Engine.Spawn(func() actor.Receiver { return p }, "paddock-remote-stream", actor.WithID(t.newID()))
 	select {
-	case err := <-p.ready:
-		if err != nil {
-			return nil, err
+	case o := <-p.ready:
+		if o.err != nil || o.reply.GetFailure() != nil {
+			return nil, o.reply, o.err
 		}
 		s.sessionID = p.session
-		return s, nil
+		return s, o.reply, nil
 	case <-ctx.Done():
-		a.n.Engine.Send(s.pid, closeProxy{})
-		return nil, fmt.Errorf("%w: %w", &paddock.UnavailableError{Detail: "remote: no reply from " + a.cfg.Peer}, ctx.Err())
+		t.n.Engine.Send(s.pid, closeProxy{})
+		return nil, nil, fmt.Errorf("%w: %w", &paddock.UnavailableError{Detail: "remote: no reply from " + t.cfg.Peer}, ctx.Err())
 	}
+}
+
+// openResult is how the opening of a proxy's stream ended: its reply, or an
+// error of the proxy's own.
+type openResult struct {
+	reply client.Reply
+	err   error
 }
 
 // Messages of a proxy's own.
@@ -85,12 +92,12 @@ const (
 // to leave out the bytes already delivered, and it drops whatever of them
 // still comes; so the stream sees every byte once and one terminal event.
 type proxy struct {
-	a     *Adapter
+	t     *transport
 	s     *proxyStream
 	h     *messages.Handle
 	open  proto.Message
 	stdin bool
-	ready chan error // the opening's outcome, once
+	ready chan openResult // the opening's outcome, once
 
 	self   *actor.PID
 	beats  actor.SendRepeater
@@ -116,14 +123,16 @@ func (p *proxy) Receive(c *actor.Context) {
 	case actor.Started:
 		p.self = c.PID()
 		p.heard = time.Now()
-		p.beats = c.Engine().SendRepeat(p.self, proxyTick{}, p.a.cfg.Lease/10)
+		p.beats = c.Engine().SendRepeat(p.self, proxyTick{}, p.t.cfg.Lease/10)
 		p.send(c, p.open)
 	case actor.Stopped:
 		p.beats.Stop()
 	case *messages.SpawnReply:
-		p.opened(c, m.GetId(), m.GetFailure(), m.GetCommand(), m.GetSessionId(), 0, 0)
+		p.opened(c, m, m.GetCommand(), m.GetSessionId(), 0, 0)
 	case *messages.AttachReply:
-		p.opened(c, m.GetId(), m.GetFailure(), m.GetCommand(), "", m.GetSkippedStdout(), m.GetSkippedStderr())
+		p.opened(c, m, m.GetCommand(), "", m.GetSkippedStdout(), m.GetSkippedStderr())
+	case *messages.WatchReply:
+		p.opened(c, m, m.GetCommand(), "", 0, 0)
 	case messages.Frame:
 		p.frame(c, m)
 	case *messages.Beat:
@@ -146,8 +155,8 @@ func (p *proxy) Receive(c *actor.Context) {
 // send sends a request to the serving runtime with the proxy as sender;
 // a spawn or attach becomes the one awaited.
 func (p *proxy) send(c *actor.Context, q proto.Message) {
-	id := p.a.newID()
-	setID(q, id)
+	id := p.t.newID()
+	setField(q, "id", protoreflect.ValueOfString(id))
 	switch q := q.(type) {
 	case *messages.SpawnRequest:
 		q.Owner = messages.PidOf(p.self)
@@ -155,13 +164,16 @@ func (p *proxy) send(c *actor.Context, q proto.Message) {
 	case *messages.AttachRequest:
 		q.Owner = messages.PidOf(p.self)
 		p.openID, p.sentAt = id, time.Now()
+	case *messages.WatchRequest:
+		q.Owner = messages.PidOf(p.self)
+		p.openID, p.sentAt = id, time.Now()
 	}
-	c.Engine().SendWithSender(p.a.root, q, p.self)
+	c.Engine().SendWithSender(p.t.root, q, p.self)
 }
 
 // stop detaches subscription ref on the serving node.
 func (p *proxy) stop(c *actor.Context, ref string) {
-	p.send(c, &messages.StopCommandRequest{Command: &messages.CommandRef{Provider: string(p.a.cfg.Provider), Ref: ref}})
+	p.send(c, &messages.StopCommandRequest{Command: &messages.CommandRef{Provider: string(p.t.cfg.Provider), Ref: ref}})
 }
 
 // hear notes a word from the serving node; one of the subscription's
@@ -173,17 +185,21 @@ func (p *proxy) hear(c *actor.Context, ref string) {
 	}
 }
 
-// opened handles the reply to the spawn or attach awaited.
-func (p *proxy) opened(c *actor.Context, id string, f *messages.Failure, cmd *messages.CommandRef, session string, skipOut, skipErr uint64) {
-	if id != p.openID || (p.state != opening && p.state != attaching) {
+// opened handles the reply to the spawn, attach or watch awaited.
+func (p *proxy) opened(c *actor.Context, r client.Reply, cmd *messages.CommandRef, session string, skipOut, skipErr uint64) {
+	if r.(client.Request).GetId() != p.openID || (p.state != opening && p.state != attaching) {
 		return // an attempt given up on
 	}
 	p.heard = time.Now()
-	if err := errorOf(f); err != nil {
-		if p.state == attaching && paddock.IsTransient(err) {
-			return // the next tick tries again
+	if err := wire.ErrorOf(r.GetFailure()); err != nil {
+		switch {
+		case p.state == opening:
+			p.ready <- openResult{reply: r}
+			p.finish(c)
+		case paddock.IsTransient(err): // the next tick tries again
+		default:
+			p.end(c, err)
 		}
-		p.end(c, err)
 		return
 	}
 	if p.state == opening && session != "" {
@@ -195,7 +211,7 @@ func (p *proxy) opened(c *actor.Context, id string, f *messages.Failure, cmd *me
 	p.state = live
 	p.s.setRef(p.ref)
 	if first {
-		p.ready <- nil
+		p.ready <- openResult{reply: r}
 	}
 }
 
@@ -238,9 +254,9 @@ func (p *proxy) frame(c *actor.Context, f messages.Frame) {
 		p.s.push(ev, p.ref)
 		p.state = done
 		c.Engine().Poison(p.self)
-	default: // a watch's change: not carried
+	default: // a watch's change
 		p.outputs++
-		p.consumed(c, p.ref)
+		p.s.push(ev, p.ref)
 	}
 }
 
@@ -258,7 +274,7 @@ func terminalOutputs(f messages.Frame) uint64 {
 // leaving out what was delivered; a command that is not a session ends
 // with frames_lost.
 func (p *proxy) reattach(c *actor.Context, why string) {
-	p.a.n.log.Debug().Str("ref", p.ref).Str("why", why).Msg("remote: re-attaching")
+	p.t.n.log.Debug().Str("ref", p.ref).Str("why", why).Msg("remote: re-attaching")
 	if p.ref != "" {
 		p.stop(c, p.ref)
 	}
@@ -268,7 +284,7 @@ func (p *proxy) reattach(c *actor.Context, why string) {
 	}
 	p.state, p.ref, p.cmd = attaching, "", nil
 	p.s.setRef("")
-	p.send(c, &messages.AttachRequest{Handle: p.h, SessionId: p.session, Stdin: p.stdin, Window: uint32(p.a.cfg.Window),
+	p.send(c, &messages.AttachRequest{Handle: p.h, SessionId: p.session, Stdin: p.stdin, Window: uint32(p.t.cfg.Window),
 		SkipStdout: p.delivered[0], SkipStderr: p.delivered[1]})
 }
 
@@ -278,7 +294,7 @@ func (p *proxy) consumed(c *actor.Context, ref string) {
 	if ref != p.ref || p.state != live {
 		return
 	}
-	if p.owed++; p.owed >= max(p.a.cfg.Window/2, 1) && p.cmd != nil {
+	if p.owed++; p.owed >= max(p.t.cfg.Window/2, 1) && p.cmd != nil {
 		c.Send(p.cmd, &messages.Credit{Ref: p.ref, N: uint32(p.owed)})
 		p.owed = 0
 	}
@@ -291,7 +307,7 @@ func (p *proxy) tick(c *actor.Context) {
 	if p.state == done {
 		return
 	}
-	lease, silent := p.a.cfg.Lease, time.Since(p.heard)
+	lease, silent := p.t.cfg.Lease, time.Since(p.heard)
 	switch {
 	case silent > lease*3/4:
 		p.end(c, &paddock.UnavailableError{Detail: ReasonNodeLost})
@@ -312,7 +328,7 @@ func (p *proxy) tick(c *actor.Context) {
 // stops.
 func (p *proxy) end(c *actor.Context, err error) {
 	if p.state == opening {
-		p.ready <- err
+		p.ready <- openResult{err: err}
 	} else if p.state != done {
 		p.s.push(paddock.Failed(err), p.ref)
 	}
@@ -328,9 +344,10 @@ func (p *proxy) finish(c *actor.Context) {
 
 // proxyStream is the stream a proxy feeds.
 type proxyStream struct {
-	a         *Adapter
-	pid       *actor.PID
-	sessionID string
+	client.Controls // stdin, signals and resizes of the current subscription
+	t               *transport
+	pid             *actor.PID
+	sessionID       string
 
 	mu     sync.Mutex
 	events []proxied
@@ -419,7 +436,7 @@ func (s *proxyStream) Next(ctx context.Context) (paddock.Event, error) {
 			}
 			s.mu.Unlock()
 			if !e.ev.Kind.Terminal() {
-				s.a.n.Engine.Send(s.pid, consumed{e.ref})
+				s.t.n.Engine.Send(s.pid, consumed{e.ref})
 			}
 			return e.ev, nil
 		}
@@ -432,67 +449,25 @@ func (s *proxyStream) Next(ctx context.Context) (paddock.Event, error) {
 	}
 }
 
-// current waits for the subscription stdin goes to; "" once the stream
-// ended.
-func (s *proxyStream) current(ctx context.Context) (string, error) {
+// current waits for the subscription stdin goes to; ErrCommandExited once
+// the stream ended.
+func (s *proxyStream) current(ctx context.Context) (*messages.CommandRef, error) {
 	for {
 		s.mu.Lock()
 		ref, set, over := s.ref, s.refSet, s.ended || s.closed
 		s.mu.Unlock()
 		if over {
-			return "", paddock.ErrCommandExited
+			return nil, paddock.ErrCommandExited
 		}
 		if ref != "" {
-			return ref, nil
+			return &messages.CommandRef{Provider: string(s.t.cfg.Provider), Ref: ref}, nil
 		}
 		select {
 		case <-set:
 		case <-ctx.Done():
-			return "", fmt.Errorf("%w: %w", &paddock.WriteFailedError{Detail: "remote: re-attaching"}, ctx.Err())
+			return nil, fmt.Errorf("%w: %w", &paddock.WriteFailedError{Detail: "remote: re-attaching"}, ctx.Err())
 		}
 	}
-}
-
-// stdinCall sends one stdin-side request for the current subscription;
-// any failure but command_exited is write_failed.
-func stdinCall[R failing](ctx context.Context, s *proxyStream, q func(*messages.CommandRef) proto.Message) error {
-	ref, err := s.current(ctx)
-	if err != nil {
-		return err
-	}
-	_, err = call[R](ctx, s.a, q(&messages.CommandRef{Provider: string(s.a.cfg.Provider), Ref: ref}))
-	switch {
-	case err == nil || errors.Is(err, paddock.ErrCommandExited) || errors.Is(err, paddock.ErrWriteFailed) ||
-		errors.Is(err, paddock.ErrInvalid) || errors.Is(err, paddock.ErrNotSupported):
-		return err
-	case ctx.Err() != nil: // ended by the caller (the runtime ends it when the command exits)
-		return fmt.Errorf("%w: %w", &paddock.WriteFailedError{Detail: "remote: no reply from " + s.a.cfg.Peer}, ctx.Err())
-	}
-	return &paddock.WriteFailedError{Detail: err.Error()}
-}
-
-func (s *proxyStream) WriteStdin(ctx context.Context, p []byte) error {
-	return stdinCall[*messages.WriteStdinReply](ctx, s, func(c *messages.CommandRef) proto.Message {
-		return &messages.WriteStdinRequest{Command: c, Data: p}
-	})
-}
-
-func (s *proxyStream) CloseStdin(ctx context.Context) error {
-	return stdinCall[*messages.CloseStdinReply](ctx, s, func(c *messages.CommandRef) proto.Message {
-		return &messages.CloseStdinRequest{Command: c}
-	})
-}
-
-func (s *proxyStream) Signal(ctx context.Context, sig paddock.Signal) error {
-	return stdinCall[*messages.SignalReply](ctx, s, func(c *messages.CommandRef) proto.Message {
-		return &messages.SignalRequest{Command: c, Signal: string(sig)}
-	})
-}
-
-func (s *proxyStream) Resize(ctx context.Context, size paddock.TermSize) error {
-	return stdinCall[*messages.ResizeReply](ctx, s, func(c *messages.CommandRef) proto.Message {
-		return &messages.ResizeRequest{Command: c, Size: wire.TermSizeMessage(&size)}
-	})
 }
 
 // Close detaches: the serving node's subscription stops, the command keeps
@@ -508,7 +483,7 @@ func (s *proxyStream) Close() error {
 		case s.wake <- struct{}{}:
 		default:
 		}
-		s.a.n.Engine.Send(s.pid, closeProxy{})
+		s.t.n.Engine.Send(s.pid, closeProxy{})
 	})
 	return nil
 }

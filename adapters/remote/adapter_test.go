@@ -17,9 +17,9 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/adapters/remote"
 	"github.com/paddockhq/paddock/conformance"
 	"github.com/paddockhq/paddock/fake"
-	"github.com/paddockhq/paddock/remote"
 	"github.com/stretchr/testify/require"
 )
 
@@ -62,9 +62,7 @@ func newPair(t *testing.T, lease time.Duration, tweaks ...func(*actors.Config)) 
 	ca := newAuthority(t)
 	p := &pair{serving: startNode(t, ca.mutual(ca.node(t))), driving: startNode(t, ca.mutual(ca.node(t)))}
 	p.serve(t, lease, tweaks...)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	a, err := remote.NewAdapter(ctx, p.driving, remote.AdapterConfig{Peer: p.serving.Addr(), Provider: paddock.ProviderFake, Lease: lease})
+	a, err := remote.New(remote.Config{Node: p.driving, Peer: p.serving.Addr(), Provider: paddock.ProviderFake, Lease: lease})
 	require.NoError(t, err)
 	t.Cleanup(a.Close)
 	p.adapter = a
@@ -107,7 +105,8 @@ func (p *pair) driveRuntime(t *testing.T) *actors.Runtime {
 
 // collect reads a stream's frames to the end: stdout and stderr, and the
 // terminal frames.
-func collect(t *testing.T, s *actors.FrameStream, within time.Duration) (stdout, stderr []byte, terminals []messages.Frame) {
+func collect(t *testing.T, st paddock.Stream, within time.Duration) (stdout, stderr []byte, terminals []messages.Frame) {
+	s := st.(*actors.FrameStream) // the runtime's streams are FrameStreams
 	t.Helper()
 	timeout := time.After(within)
 	for {
@@ -137,7 +136,7 @@ func TestLostBatchesAreReplayed(t *testing.T) {
 	t.Parallel()
 	p := newPair(t, 3*time.Second)
 	rt := p.driveRuntime(t)
-	h, err := rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	h, err := rt.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 
 	args := []string{}
@@ -166,7 +165,7 @@ func TestLostBatchesAreReplayed(t *testing.T) {
 		}
 		return false
 	})
-	s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", args...), paddock.SpawnOpts{Detachable: true})
+	s, err := rt.Adapter(h.Provider).Spawn(ctx, h, paddock.NewCmd("emit", args...), paddock.SpawnOpts{Detachable: true})
 	require.NoError(t, err)
 	stdout, stderr, terminals := collect(t, s, 2*time.Minute)
 	require.Len(t, terminals, 1, "one terminal frame")
@@ -186,13 +185,13 @@ func TestSilentServingNodeIsLost(t *testing.T) {
 	lease := 3 * time.Second
 	p := newPair(t, lease)
 	rt := p.driveRuntime(t)
-	h, err := rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	h, err := rt.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
-	var streams []*actors.FrameStream
+	var streams []paddock.Stream
 	for range 3 {
-		s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:hello", "stay"), paddock.SpawnOpts{Detachable: true})
+		s, err := rt.Adapter(h.Provider).Spawn(ctx, h, paddock.NewCmd("emit", "out:hello", "stay"), paddock.SpawnOpts{Detachable: true})
 		require.NoError(t, err)
-		f := <-s.C()
+		f := <-s.(*actors.FrameStream).C()
 		require.IsType(t, &messages.Stdout{}, f)
 		streams = append(streams, s)
 	}
@@ -215,14 +214,14 @@ func TestSilentOwnerNodeIsDetached(t *testing.T) {
 	lease := 3 * time.Second
 	p := newPair(t, lease)
 	rt := p.driveRuntime(t)
-	h, err := rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	h, err := rt.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
-	s, err := rt.Spawn(ctx, h, paddock.NewCmd("emit", "out:hello", "stay"), paddock.SpawnOpts{Detachable: true})
+	s, err := rt.Adapter(h.Provider).Spawn(ctx, h, paddock.NewCmd("emit", "out:hello", "stay"), paddock.SpawnOpts{Detachable: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	require.IsType(t, &messages.Stdout{}, <-s.C())
+	require.IsType(t, &messages.Stdout{}, <-s.(*actors.FrameStream).C())
 	sh := paddock.Handle{Provider: paddock.ProviderFake, Name: "box"}
-	sessions, err := p.rt.ListSessions(ctx, sh)
+	sessions, err := p.rt.Adapter(sh.Provider).ListSessions(ctx, sh)
 	require.NoError(t, err)
 	require.Len(t, sessions, 1)
 	require.Equal(t, 1, p.liveCommands(t), "the serving node's subscription")
@@ -232,9 +231,9 @@ func TestSilentOwnerNodeIsDetached(t *testing.T) {
 	require.Eventually(t, func() bool { return p.liveCommands(t) == 0 }, 2*lease, 10*time.Millisecond,
 		"the serving node detached the silent owner's subscription")
 	assert.LessOrEqual(t, time.Since(silent), lease, "detached within the lease")
-	again, err := p.rt.Attach(ctx, sh, sessions[0].ID, paddock.AttachOpts{})
+	again, err := p.rt.Adapter(sh.Provider).Attach(ctx, sh, sessions[0].ID, paddock.AttachOpts{})
 	require.NoError(t, err, "still attachable")
-	f := <-again.C()
+	f := <-again.(*actors.FrameStream).C()
 	require.IsType(t, &messages.Stdout{}, f)
 	assert.Equal(t, "hello", string(f.(*messages.Stdout).GetData()))
 	require.NoError(t, again.Close())

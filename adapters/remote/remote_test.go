@@ -12,10 +12,10 @@ import (
 	hremote "github.com/anthdm/hollywood/remote"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/adapters/remote"
+	"github.com/paddockhq/paddock/adapters/remote/remotetest"
 	"github.com/paddockhq/paddock/fake"
 	"github.com/paddockhq/paddock/messages"
-	"github.com/paddockhq/paddock/remote"
-	"github.com/paddockhq/paddock/remote/remotetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -53,7 +53,7 @@ func freeAddr(t *testing.T) string {
 
 func startNode(t *testing.T, tlsConfig *tls.Config) *remote.Node {
 	t.Helper()
-	n, err := remote.Start(remote.Config{Addr: freeAddr(t), TLS: tlsConfig})
+	n, err := remote.StartNode(remote.NodeConfig{Addr: freeAddr(t), TLS: tlsConfig})
 	require.NoError(t, err)
 	t.Cleanup(n.Stop)
 	return n
@@ -99,20 +99,20 @@ func TestConfigRefusesAnythingButMutualTLS(t *testing.T) {
 	skip.InsecureSkipVerify = true
 	cases := []struct {
 		name string
-		cfg  remote.Config
+		cfg  remote.NodeConfig
 	}{
-		{"plaintext", remote.Config{Addr: "127.0.0.1:4000"}},
-		{"no client certificates asked", remote.Config{Addr: "127.0.0.1:4000", TLS: oneWay}},
-		{"no authority for clients", remote.Config{Addr: "127.0.0.1:4000", TLS: noCAs}},
-		{"no certificate of its own", remote.Config{Addr: "127.0.0.1:4000", TLS: noCert}},
-		{"verification off", remote.Config{Addr: "127.0.0.1:4000", TLS: skip}},
-		{"an address peers cannot answer", remote.Config{Addr: ":4000", TLS: good}},
-		{"the unspecified address", remote.Config{Addr: "0.0.0.0:4000", TLS: good}},
-		{"no port", remote.Config{Addr: "127.0.0.1", TLS: good}},
-		{"a negative buffer", remote.Config{Addr: "127.0.0.1:4000", TLS: good, BufferSize: -1}},
+		{"plaintext", remote.NodeConfig{Addr: "127.0.0.1:4000"}},
+		{"no client certificates asked", remote.NodeConfig{Addr: "127.0.0.1:4000", TLS: oneWay}},
+		{"no authority for clients", remote.NodeConfig{Addr: "127.0.0.1:4000", TLS: noCAs}},
+		{"no certificate of its own", remote.NodeConfig{Addr: "127.0.0.1:4000", TLS: noCert}},
+		{"verification off", remote.NodeConfig{Addr: "127.0.0.1:4000", TLS: skip}},
+		{"an address peers cannot answer", remote.NodeConfig{Addr: ":4000", TLS: good}},
+		{"the unspecified address", remote.NodeConfig{Addr: "0.0.0.0:4000", TLS: good}},
+		{"no port", remote.NodeConfig{Addr: "127.0.0.1", TLS: good}},
+		{"a negative buffer", remote.NodeConfig{Addr: "127.0.0.1:4000", TLS: good, BufferSize: -1}},
 	}
 	for _, c := range cases {
-		_, err := remote.Start(c.cfg)
+		_, err := remote.StartNode(c.cfg)
 		require.ErrorIs(t, err, paddock.ErrInvalid, c.name)
 	}
 }
@@ -157,7 +157,7 @@ func TestNodesAuthenticateEachOther(t *testing.T) {
 	reply, ok := res.(*messages.CreateReply)
 	require.True(t, ok, "%T", res)
 	assert.Nil(t, reply.GetFailure())
-	_, err = rt.Get(ctx, paddock.Handle{Provider: paddock.ProviderFake, Name: "box"})
+	_, err = rt.Adapter(paddock.ProviderFake).Get(ctx, paddock.Handle{Provider: paddock.ProviderFake, Name: "box"})
 	require.NoError(t, err, "the authenticated peer's create reached the runtime")
 
 	rogueCA := newAuthority(t)
@@ -179,7 +179,7 @@ func TestNodesAuthenticateEachOther(t *testing.T) {
 		require.Error(t, err, "%s: no answer", name)
 		require.Eventually(t, func() bool { return hellos.Load() > before }, time.Minute, 10*time.Millisecond,
 			"%s: its connection reached the serving node", name)
-		_, err = rt.Get(ctx, paddock.Handle{Provider: paddock.ProviderFake, Name: "intruder"})
+		_, err = rt.Adapter(paddock.ProviderFake).Get(ctx, paddock.Handle{Provider: paddock.ProviderFake, Name: "intruder"})
 		assert.ErrorIs(t, err, paddock.ErrNotFound, "%s: the handshake refused it, so no request reached the runtime", name)
 	}
 }

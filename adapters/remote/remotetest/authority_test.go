@@ -7,7 +7,7 @@ import (
 	"net"
 	"testing"
 
-	"github.com/paddockhq/paddock/remote/remotetest"
+	"github.com/paddockhq/paddock/adapters/remote/remotetest"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )

@@ -14,8 +14,8 @@ import (
 	hremote "github.com/anthdm/hollywood/remote"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/adapters/remote"
 	"github.com/paddockhq/paddock/messages"
-	"github.com/paddockhq/paddock/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -66,7 +66,7 @@ func TestLinkWindowBoundsBytesInFlight(t *testing.T) {
 	t.Parallel()
 	const window = 256 << 10
 	p := newPair(t, 0, func(c *actors.Config) { c.LinkWindow = window })
-	h, err := p.rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	h, err := p.rt.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	chunk := strings.Repeat("x", 100<<10)
 	args := []string{}
@@ -112,10 +112,10 @@ func TestLinkWindowBoundsBytesInFlight(t *testing.T) {
 func TestMessageLimits(t *testing.T) {
 	t.Parallel()
 	p := newPair(t, 0)
-	h, err := p.rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	h, err := p.rt.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	big := bytes.Repeat([]byte("y"), remote.DefaultMaxMessage+1)
-	require.NoError(t, p.rt.WriteFile(ctx, h, "/big", 0o644, bytes.NewReader(big)))
+	require.NoError(t, p.rt.Adapter(h.Provider).WriteFile(ctx, h, "/big", 0o644, bytes.NewReader(big)))
 
 	_, err = p.adapter.ReadFile(ctx, h, "/big")
 	require.ErrorIs(t, err, paddock.ErrInvalid, "a reply over the limit crosses as its own failure")
@@ -123,7 +123,7 @@ func TestMessageLimits(t *testing.T) {
 
 	err = p.adapter.WriteFile(ctx, h, "/copy", 0o644, bytes.NewReader(big))
 	require.ErrorIs(t, err, paddock.ErrInvalid, "a file over the limit is refused before it is sent")
-	_, err = p.rt.ReadFile(ctx, h, "/copy")
+	_, err = p.rt.Adapter(h.Provider).ReadFile(ctx, h, "/copy")
 	require.ErrorIs(t, err, paddock.ErrNotFound, "nothing was written")
 
 	before := p.driving.Dropped()
@@ -137,7 +137,7 @@ func TestMessageLimits(t *testing.T) {
 func TestRoguePeerReceivesNoFrame(t *testing.T) {
 	t.Parallel()
 	p := newPair(t, 0)
-	h, err := p.rt.Create(ctx, paddock.ProviderFake, "box", paddock.CreateOpts{})
+	h, err := p.rt.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
 	rogueCA := newAuthority(t)
 	r := hremote.New(freeAddr(t), hremote.NewConfig().WithTLS(rogueCA.mutual(rogueCA.node(t))))
@@ -154,7 +154,7 @@ func TestRoguePeerReceivesNoFrame(t *testing.T) {
 	before := p.serving.Dropped()
 	s, _, err := p.rt.SpawnTo(ctx, rogue, h, paddock.NewCmd("emit", "out:secret", "stay"), paddock.SpawnOpts{Detachable: true}, 0)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.rt.StopCommand(ctx, s) })
+	t.Cleanup(func() { _ = p.rt.Controls(s).Stop(ctx) })
 	require.Eventually(t, func() bool { return p.serving.Dropped() > before }, 30*time.Second, 5*time.Millisecond,
 		"the serving node could not deliver to the rogue peer")
 	assert.Zero(t, received.Load(), "no frame reached it")
