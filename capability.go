@@ -14,7 +14,7 @@ type Capability string
 const (
 	CapSuspend               Capability = "suspend"                 // idle parking keeps the disk at negligible cost
 	CapNetworkPolicy         Capability = "network_policy"          // a deny-capable egress policy can be applied
-	CapCheckpoint            Capability = "checkpoint"              // CreateCheckpoint / RestoreCheckpoint work now
+	CapCheckpoint            Capability = "checkpoint"              // checkpoints can be created, restored and listed now
 	CapCreateCheckpointOnce  Capability = "create_checkpoint_once"  // bounded checkpoint creation tied to an operation id
 	CapAttach                Capability = "attach"                  // detachable sessions with replay from byte zero
 	CapTTY                   Capability = "tty"                     // PTY allocation on spawn

@@ -238,7 +238,7 @@ const (
 	MaxPreviewTTL     = 24 * time.Hour
 )
 
-// ExposeOpts are the options of Expose.
+// ExposeOpts are the options of exposing a port as a preview.
 type ExposeOpts struct {
 	TTL time.Duration // how long the token is valid: 0 = 10 minutes; at most 24 hours
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Service is an adapter's side of previews: it mints the Preview values
-// Expose answers, revokes them, makes bootstrap links, and serves the proxy
+// Service is an adapter's side of previews: it mints the Preview values an
+// exposed port is answered with, revokes them, makes bootstrap links, and serves the proxy
 // that checks their tokens. Adapters share it so previews behave the same
 // on every provider that offers them.
 type Service struct {
@@ -21,7 +21,8 @@ type Service struct {
 // ServiceConfig configures a Service.
 type ServiceConfig struct {
 	// BaseURL is where the caller mounts Handler() (the URL of the server,
-	// without the /preview/ prefix); Expose is invalid until it is set.
+	// without the /preview/ prefix); exposing a port is invalid until it
+	// is set.
 	BaseURL string
 	// Key signs tokens (at least 32 bytes); nil = a random key, so tokens
 	// do not outlive the process.
@@ -52,7 +53,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 // base URL.
 func (s *Service) Handler() http.Handler { return s.proxy }
 
-// Mint validates an Expose of port on sandbox and returns its preview: a
+// Mint validates exposing port on sandbox and returns its preview: a
 // URL under the base URL and a token bound to the sandbox and port, valid
 // for the TTL, sent only as a header. Without a base URL it is invalid
 // (previews are not configured; hint names the setting).
