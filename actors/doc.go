@@ -5,7 +5,7 @@
 //
 // Start a runtime over a registry of adapters and call it from plain Go:
 //
-//	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"local": local.New()}})
+//	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"local": a}})
 //	h, err := rt.Adapter("local").Create(ctx, "agent-1", paddock.CreateOpts{})
 //	res, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("sh", "-c", "echo hi"), paddock.ExecOpts{})
 //	s, err := rt.Adapter(h.Provider).Spawn(ctx, h, cmd, paddock.SpawnOpts{Stdin: true}) // frames on s.C()

@@ -27,7 +27,7 @@ func Example() {
 // over HTTP.
 func ExampleRun() {
 	_ = func(t *testing.T) {
-		a, err := local.New(local.WithRoot(t.TempDir()))
+		a, err := local.New(local.Config{Root: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,6 @@ package daytona
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/paddockhq/paddock"
@@ -63,73 +62,32 @@ type Config struct {
 	Transport http.RoundTripper
 }
 
-// errNoKey is the answer of every call without a configured key.
-var errNoKey = &paddock.DeniedError{Detail: "daytona: no API key configured"}
-
-// Adapter speaks to Daytona. It is safe for concurrent use. No client
-// follows a redirect.
-type Adapter struct {
-	cfg       Config
-	log       zerolog.Logger
-	rest      *httpx.REST  // control-plane calls
-	client    *http.Client // ordinary calls, bounded by Timeout
-	streaming *http.Client // log follows and file bodies: no overall timeout
-	poll      time.Duration
-}
-
-// New returns an adapter for cfg.
-func New(cfg Config) *Adapter {
+// New returns an adapter for cfg; a base URL that is not an absolute
+// http(s) URL, a negative duration or invalid exec limits are an
+// *paddock.InvalidError.
+func New(cfg Config) (*Adapter, error) {
 	if cfg.APIURL == "" {
 		cfg.APIURL = DefaultAPIURL
 	}
-	if cfg.Timeout <= 0 {
+	if err := httpx.CheckConfig(paddock.ProviderDaytona, cfg.APIURL, map[string]time.Duration{
+		"Timeout": cfg.Timeout, "StartTimeout": cfg.StartTimeout, "MaxAge": cfg.MaxAge}, cfg.Exec); err != nil {
+		return nil, err
+	}
+	if cfg.AutoStopMinutes < 0 || cfg.AutoArchiveMinutes < 0 {
+		return nil, &paddock.InvalidError{Detail: "daytona config: AutoStopMinutes and AutoArchiveMinutes must not be negative"}
+	}
+	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	if cfg.StartTimeout <= 0 {
+	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = DefaultStartTimeout
 	}
-	if cfg.AutoArchiveMinutes <= 0 {
+	if cfg.AutoArchiveMinutes == 0 {
 		cfg.AutoArchiveMinutes = DefaultAutoArchive
 	}
-	cfg.AutoStopMinutes = max(cfg.AutoStopMinutes, 0)
-	transport := cfg.Transport
-	if transport == nil {
-		transport = http.DefaultTransport.(*http.Transport).Clone()
-	}
-	a := &Adapter{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		client:    &http.Client{Transport: transport, Timeout: cfg.Timeout, CheckRedirect: httpx.NoRedirects},
-		streaming: &http.Client{Transport: transport, CheckRedirect: httpx.NoRedirects},
-		poll:      100 * time.Millisecond,
-	}
+	clients := httpx.NewClients(cfg.Transport, cfg.Timeout)
+	a := &Adapter{cfg: cfg, log: cfg.Logger, client: clients.Ordinary, streaming: clients.Streaming, poll: 100 * time.Millisecond}
 	a.rest = &httpx.REST{Provider: paddock.ProviderDaytona, BaseURL: cfg.APIURL, MaxBody: maxBody, Log: cfg.Logger,
 		Authorize: a.authorize}
-	return a
+	return a, nil
 }
-
-// authorize sets the credential of a request to either plane.
-func (a *Adapter) authorize(req *http.Request) error {
-	if a.cfg.APIKey.IsZero() {
-		return errNoKey
-	}
-	key := a.cfg.APIKey.Reveal()
-	req.Header.Set("Authorization", "Bearer "+key)
-	if a.cfg.OrganizationID != "" && isJWT(key) {
-		req.Header.Set("X-Daytona-Organization-ID", a.cfg.OrganizationID)
-	}
-	return nil
-}
-
-// isJWT reports whether a credential is a JWT (three dot-separated
-// base64url parts, a JSON header first) rather than an API key.
-func isJWT(s string) bool {
-	return strings.HasPrefix(s, "eyJ") && strings.Count(s, ".") == 2
-}
-
-// String names the adapter and its API URL; no printed form of an adapter
-// shows its key.
-func (a Adapter) String() string { return "daytona.Adapter(" + a.cfg.APIURL + ")" }
-
-// GoString is String, for %#v.
-func (a Adapter) GoString() string { return a.String() }

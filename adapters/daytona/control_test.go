@@ -25,7 +25,7 @@ func newAdapter(t testing.TB, srv *daytonatest.Server, edit ...func(*daytona.Con
 	for _, e := range edit {
 		e(&cfg)
 	}
-	return daytona.New(cfg)
+	return build(t, cfg)
 }
 
 // lastBody decodes the body of the last request of route.
@@ -302,14 +302,14 @@ func TestNetworkPolicy(t *testing.T) {
 func TestKeys(t *testing.T) {
 	t.Parallel()
 	srv := daytonatest.NewServer(t)
-	a := daytona.New(daytona.Config{APIURL: srv.APIURL()})
+	a := build(t, daytona.Config{APIURL: srv.APIURL()})
 	_, err := a.Create(ctx, "box", paddock.CreateOpts{})
 	require.ErrorIs(t, err, paddock.ErrDenied)
 	assert.Empty(t, srv.Requests(), "nothing is sent without a key")
 
 	key := srv.Key()
 	cfg := daytona.Config{APIKey: paddock.NewSecret(key), APIURL: srv.APIURL()}
-	a = daytona.New(cfg)
+	a = build(t, cfg)
 	for _, s := range []string{fmt.Sprintf("%v %+v %#v %s", a, a, a, a), fmt.Sprintf("%v %+v %#v", cfg, cfg, cfg)} {
 		assert.NotContains(t, s, key)
 	}
@@ -318,13 +318,13 @@ func TestKeys(t *testing.T) {
 	assert.NotContains(t, string(b), key)
 
 	wrong := captured.Secret("dtn_wrong_" + key[4:16])
-	w := daytona.New(daytona.Config{APIKey: paddock.NewSecret(wrong), APIURL: srv.APIURL(), Logger: testLogger()})
+	w := build(t, daytona.Config{APIKey: paddock.NewSecret(wrong), APIURL: srv.APIURL(), Logger: testLogger()})
 	_, err = w.Get(ctx, w.BuildHandle("box"))
 	captured.Err(err)
 	require.ErrorIs(t, err, paddock.ErrDenied)
 
 	jwt := captured.Secret("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl")
-	j := daytona.New(daytona.Config{APIKey: paddock.NewSecret(jwt), APIURL: srv.APIURL(), OrganizationID: "org-1", Logger: testLogger()})
+	j := build(t, daytona.Config{APIKey: paddock.NewSecret(jwt), APIURL: srv.APIURL(), OrganizationID: "org-1", Logger: testLogger()})
 	_, err = j.Get(ctx, j.BuildHandle("box"))
 	captured.Err(err)
 	reqs := srv.Requests()

@@ -9,7 +9,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/daytona"
 	"github.com/paddockhq/paddock/adapters/daytona/daytonatest"
-	"github.com/paddockhq/paddock/adapters/internal/livetest"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/paddockhq/paddock/conformance"
 	"github.com/stretchr/testify/require"
 )
@@ -48,13 +48,15 @@ func TestLiveLeases(t *testing.T) {
 
 // leaseSetup is RunLeases on the Daytona API at url with key.
 func leaseSetup(t *testing.T, url, key string) conformance.LeaseSetup {
-	raw := livetest.Caller(t, url, "Authorization", "Bearer "+key)
+	raw := adaptertest.Caller(t, url, "Authorization", "Bearer "+key)
 	call := func(method, path, body string) int { status, _ := raw(method, path, body); return status }
 	return conformance.LeaseSetup{
 		ChildEnv: []string{leaseURLEnv + "=" + url, leaseKeyEnv + "=" + key},
 		Adapter: func(t *testing.T) paddock.Adapter {
-			return daytona.New(daytona.Config{APIKey: paddock.NewSecret(key), APIURL: url, Logger: testLogger(),
+			a, err := daytona.New(daytona.Config{APIKey: paddock.NewSecret(key), APIURL: url, Logger: testLogger(),
 				Timeout: 2 * time.Minute, StartTimeout: 2 * time.Minute})
+			require.NoError(t, err)
+			return a
 		},
 		Foreign: func(t *testing.T, name string) func() bool {
 			require.Equal(t, http.StatusOK, call(http.MethodPost, "/sandbox", `{"name":"`+name+`","labels":{"team":"ops"}}`))

@@ -3,8 +3,10 @@ package daytona_test
 import (
 	"testing"
 
+	"github.com/paddockhq/paddock/adapters/daytona"
 	"github.com/paddockhq/paddock/adapters/internal/secretscan"
 	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/require"
 )
 
 // captured holds every log line of every adapter the tests build, and the
@@ -16,3 +18,11 @@ var captured = secretscan.New()
 func testLogger() zerolog.Logger { return captured.Logger() }
 
 func TestMain(m *testing.M) { captured.Main(m, "API key") }
+
+// build is daytona.New, failing the test on an error.
+func build(t testing.TB, cfg daytona.Config) *daytona.Adapter {
+	t.Helper()
+	a, err := daytona.New(cfg)
+	require.NoError(t, err)
+	return a
+}

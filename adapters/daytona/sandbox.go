@@ -48,31 +48,6 @@ var startingStates = map[string]bool{"starting": true, "restoring": true, "resum
 // failed reports a state a sandbox does not leave by itself.
 func failed(state string) bool { return state == "error" || state == "build_failed" }
 
-var _ interface {
-	paddock.Adapter
-	paddock.PolicyApplier
-} = (*Adapter)(nil)
-
-// Capabilities are what Daytona offers through this adapter: suspend
-// (stop/start), network policy, attach (sessions) and the file
-// operations. No signals (the toolbox has no route that sends one). No
-// terminal, so no resize: the daemon's PTY route starts a shell, not a
-// given command (the command would be typed into it, its line echoed and
-// the exit the shell's), and Daytona's own SDK dials a PTY route the
-// recorded daemon does not serve, so there is no one protocol to follow.
-// No watch: the recorded daemon has no route for it.
-func (a *Adapter) Capabilities() paddock.CapabilitySet {
-	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapFiles)
-}
-
-// Provider returns "daytona".
-func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderDaytona }
-
-// BuildHandle returns {daytona, name}.
-func (a *Adapter) BuildHandle(name string) paddock.Handle {
-	return paddock.Handle{Provider: paddock.ProviderDaytona, Name: name}
-}
-
 // sandboxPath is /sandbox/<idOrName> plus more segments.
 func sandboxPath(idOrName string, more ...string) string {
 	p := "/sandbox/" + httpx.Escape(idOrName)

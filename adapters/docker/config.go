@@ -1,13 +1,10 @@
 package docker
 
 import (
-	"context"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/internal/procid"
@@ -90,26 +87,6 @@ type Config struct {
 	Logger zerolog.Logger
 }
 
-// Adapter runs sandboxes as hardened containers on a Docker engine. It is
-// safe for concurrent use; Close releases the engine client (sandboxes
-// outlive it).
-type Adapter struct {
-	cfg      Config
-	log      zerolog.Logger
-	engine   *client.Client
-	owner    string
-	previews *preview.Service
-	runtime  struct {
-		once         sync.Once // the warning that runc stands in for runsc
-		mu           sync.Mutex
-		known, runsc bool // whether the engine has runsc, once asked
-	}
-	checkedImages sync.Map // image -> true: its scratch mounts passed the self-check
-	stamps        stamper
-	bg            sync.WaitGroup // background stamps
-	gates         sync.Map       // sandbox name -> *sync.RWMutex (see execGate)
-}
-
 // New connects to the engine (lazily: nothing is sent until the first
 // call) with API version negotiation, so an older engine is spoken to in
 // its own version.
@@ -172,37 +149,6 @@ func New(cfg Config) (*Adapter, error) {
 		return nil, &paddock.InvalidError{Detail: "docker: " + err.Error()}
 	}
 	return a, nil
-}
-
-// Close waits for background work and releases the engine client.
-func (a *Adapter) Close() error {
-	a.stamps.mu.Lock()
-	a.stamps.closed = true
-	a.stamps.mu.Unlock()
-	a.bg.Wait()
-	return a.engine.Close()
-}
-
-// String names the adapter by its engine address.
-func (a *Adapter) String() string { return "docker.Adapter(" + a.engine.DaemonHost() + ")" }
-
-// Ping reports whether the engine answers.
-func (a *Adapter) Ping(ctx context.Context) error {
-	_, err := a.engine.Ping(ctx, client.PingOptions{})
-	return engineError("ping", err)
-}
-
-// ImageReady reports whether the configured image is on the engine: nil,
-// or invalid saying how to get it (the default image: how to build it).
-func (a *Adapter) ImageReady(ctx context.Context) error {
-	_, err := a.engine.ImageInspect(ctx, a.cfg.Image)
-	switch {
-	case err == nil:
-		return nil
-	case cerrdefs.IsNotFound(err):
-		return noImage(a.cfg.Image)
-	}
-	return engineError("image inspect", err)
 }
 
 // checkUser refuses root and anything not numeric uid[:gid] (a name

@@ -13,38 +13,6 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
-var _ interface {
-	paddock.Adapter
-	paddock.CreateNewer
-	paddock.DestroyOncer
-	paddock.SessionTerminator
-	paddock.Exposer
-} = (*Adapter)(nil)
-
-// Provider returns "docker".
-func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderDocker }
-
-// Capabilities: suspend (pause), attach, tty, named spawn, session
-// termination in both modes, create-new, destroy-once, expose, the file
-// operations, signals and terminal resize; watch when Config.Watch says the
-// image has paddock-watch. No
-// network policy (egress is loopback only, or unrestricted when asked at
-// creation), no public URL, no checkpoints.
-func (a *Adapter) Capabilities() paddock.CapabilitySet {
-	caps := paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapAttach, paddock.CapTTY, paddock.CapNamedSpawn,
-		paddock.CapTerminateSession, paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce,
-		paddock.CapExpose, paddock.CapFiles, paddock.CapSignal, paddock.CapResize)
-	if a.cfg.Watch {
-		caps = caps.With(paddock.CapWatch)
-	}
-	return caps
-}
-
-// BuildHandle returns {docker, name}.
-func (a *Adapter) BuildHandle(name string) paddock.Handle {
-	return paddock.Handle{Provider: paddock.ProviderDocker, Name: name}
-}
-
 // inspect reads a sandbox's container; one not made by Paddock is refused
 // (never adopted).
 func (a *Adapter) inspect(ctx context.Context, name string) (client.ContainerInspectResult, error) {

@@ -13,63 +13,6 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
-// Spawn starts cmd as a detachable session and streams it. Without a TTY
-// the session is journaled in the sandbox's scratch space (Attach replays
-// it from byte zero, live or finished); a named spawn whose name is live
-// returns that session, replayed, instead of starting another. With a TTY
-// the command runs on the exec's terminal: listed and terminable, not
-// journaled, so it cannot be re-attached.
-func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
-	if err := paddock.ValidateSpawn(a, cmd, opts); err != nil {
-		return nil, err
-	}
-	created := strconv.FormatInt(time.Now().UnixNano(), 10)
-	id := randomID()
-	if opts.TTY {
-		if opts.Name != "" {
-			return nil, &paddock.InvalidError{Detail: paddock.DetailSpawnOptions + ": docker names only journaled (non-TTY) sessions"}
-		}
-		size := paddock.TermSize{Cols: 80, Rows: 24}
-		if opts.Size != nil {
-			size = *opts.Size
-		}
-		args := append([]string{sessionBase, id, created, strconv.Itoa(size.Rows), strconv.Itoa(size.Cols)}, cmd.Argv()...)
-		x, err := a.startExec(ctx, h.Name, execSpec{cmd: sh(scriptTTY, args...),
-			env: envOf(cmd), dir: cmd.Dir, stdin: opts.Stdin, tty: true, size: size})
-		if err != nil {
-			return nil, err
-		}
-		if err := a.resize(ctx, x.id, size); err != nil {
-			x.close()
-			return nil, err
-		}
-		st := a.newStream(h, id, true, x)
-		st.stdinOK = opts.Stdin
-		a.touch(h)
-		return st, nil
-	}
-	stdin := "0"
-	if opts.Stdin {
-		stdin = "1"
-	}
-	args := append([]string{sessionBase, id, opts.Name, stdin, created}, cmd.Argv()...)
-	x, err := a.startExec(ctx, h.Name, execSpec{cmd: sh(scriptSession, args...), env: envOf(cmd), dir: cmd.Dir})
-	if err != nil {
-		return nil, err
-	}
-	// The exec goes on as the session's runner: the line it prints says
-	// the session started, and the attachment is let go after it.
-	line, failure, err := firstLine(ctx, x)
-	if err != nil {
-		return nil, err
-	}
-	verb, got, _ := strings.Cut(strings.TrimSpace(line), " ")
-	if (verb != "started" && verb != "existing") || paddock.ValidateSessionID(got) != nil {
-		return nil, &paddock.UnavailableError{Detail: "docker: starting the session failed: " + short(failure+line)}
-	}
-	return a.follow(ctx, h, got)
-}
-
 // follow subscribes to a journaled session from byte zero.
 func (a *Adapter) follow(ctx context.Context, h paddock.Handle, id string) (paddock.Stream, error) {
 	x, err := a.startExec(ctx, h.Name, execSpec{cmd: sh(scriptFollow, sessionBase+"/s/"+id)})

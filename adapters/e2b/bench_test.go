@@ -53,7 +53,7 @@ func BenchmarkStdout(b *testing.B) {
 		tAdapter += time.Since(start)
 
 		start = time.Now()
-		streambench.Expect(b, streambench.Runtime(b, rt, h, cmd), benchBytes)
+		streambench.Expect(b, streambench.Adapter(b, rt.Adapter(h.Provider), h, cmd), benchBytes)
 		tRuntime += time.Since(start)
 	}
 	streambench.Report(b, benchBytes, tRaw, tAdapter, tRuntime)

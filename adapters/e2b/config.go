@@ -67,23 +67,21 @@ type Config struct {
 	Transport http.RoundTripper
 }
 
-// errNoKey is the answer of every call without a configured key.
-var errNoKey = &paddock.DeniedError{Detail: "e2b: no API key configured"}
-
-// Adapter speaks to E2B. It is safe for concurrent use. No client follows
-// a redirect.
-type Adapter struct {
-	cfg       Config
-	log       zerolog.Logger
-	rest      *httpx.REST  // control-plane calls
-	client    *http.Client // ordinary calls, bounded by Timeout
-	streaming *http.Client // process streams and file bodies: no overall timeout
-}
-
-// New returns an adapter for cfg.
-func New(cfg Config) *Adapter {
+// New returns an adapter for cfg; a base URL that is not an absolute
+// http(s) URL, a negative duration or invalid exec limits are an
+// *paddock.InvalidError.
+func New(cfg Config) (*Adapter, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
+	}
+	if err := httpx.CheckConfig(paddock.ProviderE2B, cfg.BaseURL, map[string]time.Duration{
+		"Timeout": cfg.Timeout, "TTL": cfg.TTL, "MaxAge": cfg.MaxAge}, cfg.Exec); err != nil {
+		return nil, err
+	}
+	if cfg.EnvdURL != "" {
+		if err := httpx.CheckConfig(paddock.ProviderE2B, cfg.EnvdURL, nil, paddock.ExecLimits{}); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Template == "" {
 		cfg.Template = DefaultTemplate
@@ -91,16 +89,13 @@ func New(cfg Config) *Adapter {
 	if cfg.User == "" {
 		cfg.User = DefaultUser
 	}
-	if cfg.Timeout <= 0 {
+	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	if cfg.TTL <= 0 {
+	if cfg.TTL == 0 {
 		cfg.TTL = DefaultTTL
 	}
-	transport := cfg.Transport
-	if transport == nil {
-		transport = http.DefaultTransport.(*http.Transport).Clone()
-	}
+	clients := httpx.NewClients(cfg.Transport, cfg.Timeout)
 	key := cfg.APIKey
 	return &Adapter{
 		cfg: cfg,
@@ -115,14 +110,7 @@ func New(cfg Config) *Adapter {
 				return nil
 			},
 		},
-		client:    &http.Client{Transport: transport, Timeout: cfg.Timeout, CheckRedirect: httpx.NoRedirects},
-		streaming: &http.Client{Transport: transport, CheckRedirect: httpx.NoRedirects},
-	}
+		client:    clients.Ordinary,
+		streaming: clients.Streaming,
+	}, nil
 }
-
-// String names the adapter and its base URL; no printed form of an
-// adapter shows its key.
-func (a Adapter) String() string { return "e2b.Adapter(" + a.cfg.BaseURL + ")" }
-
-// GoString is String, for %#v.
-func (a Adapter) GoString() string { return a.String() }

@@ -24,7 +24,7 @@ func newAdapter(t testing.TB, srv *e2btest.Server, edit ...func(*e2b.Config)) *e
 	for _, e := range edit {
 		e(&cfg)
 	}
-	return e2b.New(cfg)
+	return build(t, cfg)
 }
 
 // bodyOf decodes the JSON body of the i-th request of route.
@@ -392,14 +392,14 @@ func TestListAllNamesPagesAndRefusesPartialViews(t *testing.T) {
 func TestAKeyIsNeededAndNeverShown(t *testing.T) {
 	t.Parallel()
 	srv := e2btest.NewServer(t)
-	a := e2b.New(e2b.Config{BaseURL: srv.URL()})
+	a := build(t, e2b.Config{BaseURL: srv.URL()})
 	_, err := a.Create(ctx, "box", paddock.CreateOpts{})
 	require.ErrorIs(t, err, paddock.ErrDenied)
 	assert.Empty(t, srv.Requests(), "nothing is sent without a key")
 
 	key := srv.Key()
 	cfg := e2b.Config{APIKey: paddock.NewSecret(key), BaseURL: srv.URL()}
-	a = e2b.New(cfg)
+	a = build(t, cfg)
 	for _, s := range []string{fmt.Sprintf("%v %+v %#v %s", a, a, a, a), fmt.Sprintf("%v %+v %#v", cfg, cfg, cfg)} {
 		assert.NotContains(t, s, key)
 	}
@@ -410,7 +410,7 @@ func TestAKeyIsNeededAndNeverShown(t *testing.T) {
 	// A wrong key is refused, and neither it nor the right one shows in
 	// the error or in a debug log of the call.
 	wrong := captured.Secret("e2b_wrong_" + key[4:20])
-	w := e2b.New(e2b.Config{APIKey: paddock.NewSecret(wrong), BaseURL: srv.URL(), EnvdURL: srv.URL(), Logger: testLogger()})
+	w := build(t, e2b.Config{APIKey: paddock.NewSecret(wrong), BaseURL: srv.URL(), EnvdURL: srv.URL(), Logger: testLogger()})
 	_, err = w.Create(ctx, "box", paddock.CreateOpts{})
 	captured.Err(err)
 	require.ErrorIs(t, err, paddock.ErrDenied)

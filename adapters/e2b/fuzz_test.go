@@ -54,7 +54,7 @@ func FuzzProcessStream(f *testing.F) {
 		f.Add([]byte(strings.Join(seed, "")))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		a := e2b.New(e2b.Config{APIKey: paddock.NewSecret("e2b_fuzz"), BaseURL: "http://control.invalid", EnvdURL: "http://envd.invalid",
+		a := build(t, e2b.Config{APIKey: paddock.NewSecret("e2b_fuzz"), BaseURL: "http://control.invalid", EnvdURL: "http://envd.invalid",
 			Transport: cannedEnvd(body)})
 		c, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

@@ -10,7 +10,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/e2b"
 	"github.com/paddockhq/paddock/adapters/e2b/e2btest"
-	"github.com/paddockhq/paddock/adapters/internal/livetest"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/paddockhq/paddock/conformance"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,11 +51,13 @@ func TestLiveLeases(t *testing.T) {
 // leaseSetup is RunLeases on the E2B API at url (envd at envdURL, "" =
 // each sandbox's own host) with key.
 func leaseSetup(t *testing.T, url, envdURL, key string) conformance.LeaseSetup {
-	call := livetest.Caller(t, url, "X-API-Key", key)
+	call := adaptertest.Caller(t, url, "X-API-Key", key)
 	return conformance.LeaseSetup{
 		ChildEnv: []string{leaseURLEnv + "=" + url, leaseKeyEnv + "=" + key},
 		Adapter: func(t *testing.T) paddock.Adapter {
-			return e2b.New(e2b.Config{APIKey: paddock.NewSecret(key), BaseURL: url, EnvdURL: envdURL, Logger: testLogger(), Timeout: 2 * time.Minute})
+			a, err := e2b.New(e2b.Config{APIKey: paddock.NewSecret(key), BaseURL: url, EnvdURL: envdURL, Logger: testLogger(), Timeout: 2 * time.Minute})
+			require.NoError(t, err)
+			return a
 		},
 		Foreign: func(t *testing.T, name string) func() bool {
 			status, body := call(http.MethodPost, "/sandboxes", `{"templateID":"base","timeout":600,"metadata":{"team":"ops"}}`)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/paddockhq/paddock/adapters/e2b"
 	"github.com/paddockhq/paddock/adapters/internal/secretscan"
 	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/require"
 )
 
 var ctx = context.Background()
@@ -19,3 +21,11 @@ var captured = secretscan.New()
 func testLogger() zerolog.Logger { return captured.Logger() }
 
 func TestMain(m *testing.M) { captured.Main(m, "API key") }
+
+// build is e2b.New, failing the test on an error.
+func build(t testing.TB, cfg e2b.Config) *e2b.Adapter {
+	t.Helper()
+	a, err := e2b.New(cfg)
+	require.NoError(t, err)
+	return a
+}

@@ -39,28 +39,6 @@ type listed struct {
 	raw        json.RawMessage
 }
 
-var _ interface {
-	paddock.Adapter
-	paddock.PolicyApplier
-	paddock.Heartbeater
-} = (*Adapter)(nil)
-
-// Provider returns "e2b".
-func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderE2B }
-
-// Capabilities are what E2B offers through this adapter: suspend (pause),
-// network policy, attach (through journals), a terminal on spawn that
-// resizes, the file operations and watch (envd's WatchDir). No signals:
-// envd sends only TERM and KILL.
-func (a *Adapter) Capabilities() paddock.CapabilitySet {
-	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapTTY, paddock.CapFiles, paddock.CapResize, paddock.CapWatch)
-}
-
-// BuildHandle returns {e2b, name}.
-func (a *Adapter) BuildHandle(name string) paddock.Handle {
-	return paddock.Handle{Provider: paddock.ProviderE2B, Name: name}
-}
-
 // sandboxPath is /sandboxes/<id> plus more segments.
 func sandboxPath(id string, more ...string) string {
 	p := "/sandboxes/" + httpx.Escape(id)

@@ -352,3 +352,36 @@ func (a *Adapter) startProcess(ctx context.Context, id string, cmd paddock.Cmd, 
 	s.pid = ev.GetStart().GetPid()
 	return s, nil
 }
+
+// Spawn starts cmd and returns its stream once its pid is known, so stdin
+// can be written at once. Closing the stream kills the process, unless it
+// is detachable: that one runs under its journal, tagged with its session
+// id, and goes on. A TTY spawn runs on a terminal of the size asked for
+// (80x24 by default; Resize changes it): its output is
+// stdout, its input goes to the terminal, and CloseStdin types ^D.
+func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
+	if err := paddock.ValidateSpawn(a, cmd, opts); err != nil {
+		return nil, err
+	}
+	if opts.Detachable && opts.TTY {
+		return nil, &paddock.InvalidError{Detail: "e2b: a detachable spawn is journaled through pipes, so it cannot have a terminal too"}
+	}
+	if !opts.Detachable && !textOnly(cmd) {
+		return nil, &paddock.InvalidError{Detail: paddock.DetailCommand + ": E2B carries arguments as UTF-8 text; spawn it detachable to pass other bytes"}
+	}
+	id, err := a.running(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	session := ""
+	if opts.Detachable {
+		session = newSessionID()
+		cmd = journalCmd(session, cmd)
+	}
+	st, err := a.startProcess(ctx, id, cmd, launch{stdin: opts.Stdin, tty: opts.TTY, size: opts.Size, tag: session})
+	if err != nil {
+		return nil, err
+	}
+	st.kill, st.session = !opts.Detachable, session
+	return st, nil
+}

@@ -47,7 +47,7 @@ func TestSessionsSurviveARuntimeRestart(t *testing.T) {
 			require.NoError(t, child.Process.Signal(syscall.SIGKILL))
 			_ = child.Wait()
 
-			a := newLocal(t, local.WithRoot(root), opt)
+			a := newLocal(t, withRoot(root), opt)
 			h := a.BuildHandle("survivor")
 			sessions, err := a.ListSessions(ctx, h)
 			require.NoError(t, err)
@@ -109,7 +109,7 @@ func TestTTY(t *testing.T) {
 func TestGetDistinguishesAbsenceFromTrouble(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	a := newLocal(t, local.WithRoot(filepath.Join(dir, "root")))
+	a := newLocal(t, withRoot(filepath.Join(dir, "root")))
 	_, err := a.Get(ctx, a.BuildHandle("never"))
 	require.ErrorIs(t, err, paddock.ErrNotFound, "no root yet: nothing exists")
 	h := box(t, a, "present")
@@ -125,7 +125,7 @@ func TestGetDistinguishesAbsenceFromTrouble(t *testing.T) {
 	require.Equal(t, fresh.InstanceID, info.ID, "CreateNew's instance id")
 
 	// A root that cannot be read is trouble, never absence.
-	broken := newLocal(t, local.WithRoot(filepath.Join(dir, "root", "present", "meta.json")))
+	broken := newLocal(t, withRoot(filepath.Join(dir, "root", "present", "meta.json")))
 	_, err = broken.Get(ctx, h)
 	require.ErrorIs(t, err, paddock.ErrUnavailable)
 	require.NotErrorIs(t, err, paddock.ErrNotFound)
@@ -236,7 +236,7 @@ func TestNamedSpawnStartsOneSession(t *testing.T) {
 
 func TestFinishedSessionsArePruned(t *testing.T) {
 	t.Parallel()
-	a := newLocal(t, local.WithFinishedSessions(3))
+	a := newLocal(t, withFinishedSessions(3))
 	h := box(t, a, "busy")
 	for i := 0; i < 6; i++ {
 		out, _ := execOut(t, a, h, "true") // exec keeps no session
@@ -279,7 +279,7 @@ func TestStdinSemantics(t *testing.T) {
 // touch the marker file.
 func TestExecTimeoutKillsTheCommand(t *testing.T) {
 	t.Parallel()
-	a := newLocal(t, local.WithIsolation(local.IsolationNone))
+	a := newLocal(t, withIsolation(local.IsolationNone))
 	name := "slow-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	killMarked(t, name)
 	h := box(t, a, name)

@@ -41,14 +41,11 @@ func BenchmarkStream(b *testing.B) {
 }
 
 // benchModes are the isolation modes the benchmarks compare.
-func benchModes() map[string]local.Option {
-	return map[string]local.Option{
-		"unisolated": local.WithIsolation(local.IsolationNone),
-		"auto":       local.WithIsolation(local.IsolationAuto),
-	}
+func benchModes() map[string]local.Isolation {
+	return map[string]local.Isolation{"unisolated": local.IsolationNone, "auto": local.IsolationAuto}
 }
 
-func benchStream(b *testing.B, argv []string, opt local.Option) {
+func benchStream(b *testing.B, argv []string, opt local.Isolation) {
 	r, err := perf.LocalStdout(argv, b.N, opt)
 	if err != nil {
 		b.Fatal(err)
@@ -72,8 +69,8 @@ func BenchmarkTurns(b *testing.B) {
 	}
 }
 
-func benchTurns(b *testing.B, turns int, opt local.Option) {
-	rt := startRuntime(b, newLocal(b, opt))
+func benchTurns(b *testing.B, turns int, opt local.Isolation) {
+	rt := startRuntime(b, newLocal(b, withIsolation(opt)))
 	fixtures := conformance.ShellFixtures()
 	var through, plain conformance.LoadReport
 	for range b.N {

@@ -15,21 +15,21 @@ import (
 )
 
 // newLocal returns an adapter over a fresh root, closed when the test ends.
-func newLocal(t testing.TB, opts ...local.Option) *local.Adapter {
+func newLocal(t testing.TB, opts ...option) *local.Adapter {
 	t.Helper()
-	a, err := local.New(append([]local.Option{local.WithRoot(t.TempDir())}, opts...)...)
+	a, err := local.New(config(append([]option{withRoot(t.TempDir())}, opts...)...))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, a.Close()) })
 	return a
 }
 
 // isolationModes are the modes every conformance run covers.
-func isolationModes(t *testing.T) map[string]local.Option {
-	modes := map[string]local.Option{"unisolated": local.WithIsolation(local.IsolationNone)}
-	probe, err := local.New(local.WithRoot(t.TempDir()))
+func isolationModes(t *testing.T) map[string]option {
+	modes := map[string]option{"unisolated": withIsolation(local.IsolationNone)}
+	probe, err := local.New(config(withRoot(t.TempDir())))
 	require.NoError(t, err)
 	if ok, why := probe.Isolated(); ok {
-		modes["namespaces"] = local.WithIsolation(local.IsolationNamespaces)
+		modes["namespaces"] = withIsolation(local.IsolationNamespaces)
 	} else {
 		t.Logf("namespace isolation is unavailable here (%s); only the unisolated mode runs", why)
 	}
@@ -68,15 +68,15 @@ func TestConformanceThroughTheRuntime(t *testing.T) {
 // newPreviewLocal returns an adapter whose preview proxy is served on a
 // loopback server (the preview base URL points at it), with the init
 // program built for the tests (the load case starts 500 sandboxes).
-func newPreviewLocal(t testing.TB, opts ...local.Option) *local.Adapter {
+func newPreviewLocal(t testing.TB, opts ...option) *local.Adapter {
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	// The suite's load case starves every reader on a 2-core machine: a
 	// drain past the default 5 s limit there is load, not a leftover
 	// holder (those are tested on their own, with the default).
-	a := newLocal(t, append([]local.Option{local.WithPreviewBaseURL(srv.URL), local.WithDrainLimit(30 * time.Second),
-		local.WithInitProgram(initProgram(t))}, opts...)...)
+	a := newLocal(t, append([]option{withPreviewBaseURL(srv.URL), withDrainLimit(30 * time.Second),
+		withInitProgram(initProgram(t))}, opts...)...)
 	mux.Handle("/preview/", a.Previews())
 	return a
 }

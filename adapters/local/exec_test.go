@@ -33,7 +33,7 @@ func TestExecLimits(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			a := newLocal(t, local.WithExecLimits(tc.limits))
+			a := newLocal(t, withExecLimits(tc.limits))
 			h := box(t, a, "limits")
 			start := time.Now()
 			_, err := a.Exec(ctx, h, paddock.NewCmd("sleep", "60"), paddock.ExecOpts{Timeout: tc.requested})
@@ -57,7 +57,7 @@ func TestExecLimits(t *testing.T) {
 	})
 	t.Run("invalid limits are refused by New", func(t *testing.T) {
 		t.Parallel()
-		_, err := local.New(local.WithRoot(t.TempDir()), local.WithExecLimits(paddock.ExecLimits{DefaultTimeout: time.Hour, MaxTimeout: time.Minute}))
+		_, err := local.New(config(withRoot(t.TempDir()), withExecLimits(paddock.ExecLimits{DefaultTimeout: time.Hour, MaxTimeout: time.Minute})))
 		require.ErrorIs(t, err, paddock.ErrInvalid)
 	})
 }

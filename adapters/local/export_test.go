@@ -4,7 +4,6 @@ package local
 
 import (
 	"github.com/paddockhq/paddock"
-	"github.com/paddockhq/paddock/adapters/internal/drain"
 )
 
 // CountProcesses counts the live processes of a session (test hook).
@@ -35,12 +34,7 @@ func CountMembers(rec SessionRecord) int { return len(rec.members()) }
 
 // WithUnkillableHolders makes the processes holding a command's output
 // survive being killed (test hook: a process stuck in the kernel).
-func WithUnkillableHolders() Option {
-	return func(a *Adapter) {
-		a.drain.Kill = func(int, drain.Object) error { return nil }
-		a.noCgroups = true // a cgroup's kill would not reach it either
-	}
-}
+func WithUnkillableHolders(c *Config) { c.unkillable = true }
 
 // Running reports whether pid is a live process (not a zombie).
 func Running(pid int) bool {

@@ -10,17 +10,8 @@ import (
 	"github.com/paddockhq/paddock/preview"
 )
 
-// WithPreviewBaseURL is where the caller mounts Previews() (the URL of
-// that server, without /preview/): Expose answers URLs under it. Without
-// it, Expose is invalid (previews are not configured).
-func WithPreviewBaseURL(url string) Option { return func(a *Adapter) { a.previewBase = url } }
-
-// WithPreviewKey signs preview tokens (at least 32 bytes); default a random
-// key, so tokens do not outlive the adapter.
-func WithPreviewKey(key []byte) Option { return func(a *Adapter) { a.previewKey = key } }
-
 // Previews is the preview proxy: mount it on the caller's server at
-// /preview/ (WithPreviewBaseURL says where). It reaches a port on the
+// /preview/ (Config.PreviewBaseURL says where). It reaches a port on the
 // sandbox's own loopback: inside its network namespace when isolated.
 func (a *Adapter) Previews() http.Handler { return a.previews.Handler() }
 
@@ -35,7 +26,7 @@ func (a *Adapter) PreviewBootstrap(h paddock.Handle, p paddock.Preview) (string,
 // token, bound to this sandbox and port, valid for the TTL, sent only as a
 // header.
 func (a *Adapter) Expose(_ context.Context, h paddock.Handle, port int, opts paddock.ExposeOpts) (paddock.Preview, error) {
-	p, err := a.previews.Mint(h.Name, port, opts, "WithPreviewBaseURL")
+	p, err := a.previews.Mint(h.Name, port, opts, "Config.PreviewBaseURL")
 	if err != nil {
 		return paddock.Preview{}, err
 	}

@@ -65,7 +65,7 @@ func TestInitProgram(t *testing.T) {
 	path := initProgram(t)
 	for mode, opt := range isolationModes(t) {
 		t.Run(mode, func(t *testing.T) {
-			a := newLocal(t, opt, local.WithInitProgram(path))
+			a := newLocal(t, opt, withInitProgram(path))
 			h := box(t, a, "own-init")
 			out, code := execOut(t, a, h, "echo hello")
 			assert.Equal(t, "hello\n", out)
@@ -81,7 +81,7 @@ func TestInitProgram(t *testing.T) {
 
 func TestInitProgramMustExist(t *testing.T) {
 	t.Parallel()
-	_, err := local.New(local.WithRoot(t.TempDir()), local.WithInitProgram(filepath.Join(t.TempDir(), "missing")))
+	_, err := local.New(config(withRoot(t.TempDir()), withInitProgram(filepath.Join(t.TempDir(), "missing"))))
 	var invalid *paddock.InvalidError
 	require.ErrorAs(t, err, &invalid)
 	assert.Contains(t, invalid.Detail, "init program")

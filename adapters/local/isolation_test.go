@@ -16,8 +16,8 @@ import (
 
 // isolated returns an adapter that requires namespaces, or fails the test
 // where the host cannot provide them (CI runs as root, where it can).
-func isolated(t *testing.T, opts ...local.Option) *local.Adapter {
-	a := newLocal(t, append([]local.Option{local.WithIsolation(local.IsolationNamespaces)}, opts...)...)
+func isolated(t *testing.T, opts ...option) *local.Adapter {
+	a := newLocal(t, append([]option{withIsolation(local.IsolationNamespaces)}, opts...)...)
 	ok, why := a.Isolated()
 	require.True(t, ok, "namespace isolation unavailable: %s", why)
 	return a
@@ -55,7 +55,7 @@ func TestIsolatedCommandsSeeTheirOwnWorld(t *testing.T) {
 
 func TestUnisolatedSaysSo(t *testing.T) {
 	t.Parallel()
-	a := newLocal(t, local.WithIsolation(local.IsolationNone))
+	a := newLocal(t, withIsolation(local.IsolationNone))
 	h := box(t, a, "plain")
 	info, err := a.Get(ctx, h)
 	require.NoError(t, err)
@@ -66,7 +66,7 @@ func TestUnisolatedSaysSo(t *testing.T) {
 func TestForkBombIsStoppedByTheProcessLimit(t *testing.T) {
 	t.Parallel()
 	const limit = 64
-	a := isolated(t, local.WithProcessLimit(limit))
+	a := isolated(t, withProcessLimit(limit))
 	h := box(t, a, "bomb")
 	// Every process of this bomb waits for its children, and bash retries a
 	// failed fork, so without a limit it would grow until the host gave out.

@@ -26,7 +26,7 @@ func TestLeases(t *testing.T) {
 	conformance.RunLeases(t, conformance.LeaseSetup{
 		ChildEnv: []string{leaseRootEnv + "=" + root},
 		Adapter: func(t *testing.T) paddock.Adapter {
-			a, err := local.New(local.WithRoot(root))
+			a, err := local.New(config(withRoot(root)))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = a.Close() })
 			return a
@@ -45,7 +45,7 @@ func TestLeases(t *testing.T) {
 
 func TestReapPastMaxAge(t *testing.T) {
 	t.Parallel()
-	a, err := local.New(local.WithRoot(t.TempDir()), local.WithMaxAge(time.Second))
+	a, err := local.New(config(withRoot(t.TempDir()), withMaxAge(time.Second)))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = a.Close() })
 	conformance.RunMaxAge(t, a, time.Second)

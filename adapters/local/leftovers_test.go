@@ -53,7 +53,7 @@ func TestALeftoverHoldingTheOutputIsKilledAndTheOutputKept(t *testing.T) {
 			// The drain limit (how long a killed leftover may keep the
 			// output) is not what this tests: on a loaded machine the kill
 			// can take seconds to land.
-			a := newLocal(t, opt, local.WithDrainLimit(time.Minute))
+			a := newLocal(t, opt, withDrainLimit(time.Minute))
 			h := box(t, a, "leftover")
 
 			evs := events(t, sh(t, a, h, script, paddock.SpawnOpts{}), time.Minute)
@@ -79,7 +79,7 @@ func TestALeftoverHoldingTheOutputIsKilledAndTheOutputKept(t *testing.T) {
 // once, without waiting for the grace.
 func TestADaemonThatClosedTheOutputIsLeftAlone(t *testing.T) {
 	t.Parallel()
-	a := newLocal(t, local.WithIsolation(local.IsolationNone), local.WithExitGrace(time.Hour))
+	a := newLocal(t, withIsolation(local.IsolationNone), withExitGrace(time.Hour))
 	h := box(t, a, "daemon")
 	evs := events(t, sh(t, a, h, `setsid sleep 1000 >/dev/null 2>&1 </dev/null & echo pid $!`, paddock.SpawnOpts{}), 10*time.Second)
 	require.Equal(t, "exit:0", terminal(evs), "the command did not wait for the hour's grace")
@@ -93,8 +93,8 @@ func TestADaemonThatClosedTheOutputIsLeftAlone(t *testing.T) {
 // exit that passes for a whole output, and so does its replay.
 func TestAnOutputThatCannotBeDrainedIsReportedTruncated(t *testing.T) {
 	t.Parallel()
-	a := newLocal(t, local.WithIsolation(local.IsolationNone), local.WithUnkillableHolders(),
-		local.WithExitGrace(time.Millisecond), local.WithDrainLimit(50*time.Millisecond))
+	a := newLocal(t, withIsolation(local.IsolationNone), local.WithUnkillableHolders,
+		withExitGrace(time.Millisecond), withDrainLimit(50*time.Millisecond))
 	h := box(t, a, "stuck")
 	const script = escaped + `echo $! >> leftovers.pid`
 	t.Cleanup(func() { // every run's leftover survived "being killed": kill it now
@@ -137,7 +137,7 @@ func TestAnOutputThatCannotBeDrainedIsReportedTruncated(t *testing.T) {
 // command's group holds its output, and that process is killed too.
 func TestExecTimeoutEndsALeftoverHoldingTheOutput(t *testing.T) {
 	t.Parallel()
-	a := newLocal(t, local.WithIsolation(local.IsolationNone))
+	a := newLocal(t, withIsolation(local.IsolationNone))
 	h := box(t, a, "timeout")
 	pidFile := a.HostPath(h, "/leftover.pid")
 	start := time.Now()
@@ -157,7 +157,7 @@ func TestExecTimeoutEndsALeftoverHoldingTheOutput(t *testing.T) {
 // grace ends the grace: the exec answers on time, not after the grace.
 func TestExecDeadlineCutsTheGraceShort(t *testing.T) {
 	t.Parallel()
-	a := newLocal(t, local.WithIsolation(local.IsolationNone), local.WithExitGrace(time.Hour))
+	a := newLocal(t, withIsolation(local.IsolationNone), withExitGrace(time.Hour))
 	h := box(t, a, "grace")
 	start := time.Now()
 	_, err := a.Exec(ctx, h, paddock.NewCmd("sh", "-c", escaped+`echo $! > leftover.pid`),
@@ -175,18 +175,18 @@ func TestExecDeadlineCutsTheGraceShort(t *testing.T) {
 func TestDrainOptionsAreValidated(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct {
-		opt   local.Option
+		opt   option
 		valid bool
 	}{
-		"no grace":       {local.WithExitGrace(0), true},
-		"negative grace": {local.WithExitGrace(-time.Millisecond), false},
-		"zero limit":     {local.WithDrainLimit(0), false},
-		"negative limit": {local.WithDrainLimit(-time.Second), false},
-		"a limit":        {local.WithDrainLimit(time.Millisecond), true},
+		"no grace":       {withExitGrace(0), true},
+		"negative grace": {withExitGrace(-time.Millisecond), false},
+		"zero limit":     {withDrainLimit(0), true}, // the default
+		"negative limit": {withDrainLimit(-time.Second), false},
+		"a limit":        {withDrainLimit(time.Millisecond), true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			a, err := local.New(local.WithRoot(t.TempDir()), tc.opt)
+			a, err := local.New(config(withRoot(t.TempDir()), tc.opt))
 			if tc.valid {
 				require.NoError(t, err)
 				require.NoError(t, a.Close())

@@ -161,7 +161,7 @@ func TestNothingOfASandboxSurvives(t *testing.T) {
 					programEnd(t, mode, name)
 					return
 				}
-				a, err := local.New(local.WithRoot(t.TempDir()), opt)
+				a, err := local.New(config(withRoot(t.TempDir()), opt))
 				require.NoError(t, err)
 				closed := false
 				t.Cleanup(func() {
@@ -222,7 +222,7 @@ func programEnd(t *testing.T, mode, name string) {
 
 // daemonsHelper is the program programEnd kills.
 func daemonsHelper() int {
-	a, err := local.New(local.WithRoot(os.Getenv("HELPER_ROOT")), local.WithIsolation(local.Isolation(os.Getenv("HELPER_ISOLATION"))))
+	a, err := local.New(config(withRoot(os.Getenv("HELPER_ROOT")), withIsolation(local.Isolation(os.Getenv("HELPER_ISOLATION")))))
 	if err != nil {
 		fmt.Println("new:", err)
 		return 1

@@ -82,7 +82,7 @@ func runHelper(name string) int {
 // the environment it runs one command to completion and starts one that
 // keeps running, prints both session ids, then waits to be killed.
 func runtimeHelper() int {
-	a, err := local.New(local.WithRoot(os.Getenv("HELPER_ROOT")), local.WithIsolation(local.Isolation(os.Getenv("HELPER_ISOLATION"))))
+	a, err := local.New(config(withRoot(os.Getenv("HELPER_ROOT")), withIsolation(local.Isolation(os.Getenv("HELPER_ISOLATION")))))
 	if err != nil {
 		fmt.Println("new:", err)
 		return 1

@@ -25,7 +25,7 @@ func TestTheJournalStopsAtItsCap(t *testing.T) {
 	for mode, opt := range isolationModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
-			a := newLocal(t, opt, local.WithSessionOutputLimit(limit))
+			a := newLocal(t, opt, withSessionOutputLimit(limit))
 			h := box(t, a, "chatty")
 			st := sh(t, a, h, "yes", paddock.SpawnOpts{})
 			live := events(t, st, time.Minute)
@@ -60,7 +60,7 @@ func TestTheJournalStopsAtItsCap(t *testing.T) {
 // Through the runtime the owner gets the limit as a typed error frame.
 func TestTheJournalCapReachesTheOwner(t *testing.T) {
 	t.Parallel()
-	a := newLocal(t, local.WithIsolation(local.IsolationNone), local.WithSessionOutputLimit(256<<10))
+	a := newLocal(t, withIsolation(local.IsolationNone), withSessionOutputLimit(256<<10))
 	rt := startRuntime(t, a)
 	h, err := rt.Adapter(paddock.ProviderLocal).Create(ctx, "chatty", paddock.CreateOpts{})
 	require.NoError(t, err)

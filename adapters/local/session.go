@@ -2,6 +2,7 @@ package local
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -285,4 +286,96 @@ func (a *Adapter) JournalBytes() int64 {
 		}
 	}
 	return total
+}
+
+// ListSessions lists every session of the sandbox, finished ones included,
+// oldest first.
+func (a *Adapter) ListSessions(_ context.Context, h paddock.Handle) ([]paddock.Session, error) {
+	if _, err := a.readMeta(h.Name); err != nil {
+		return nil, err
+	}
+	root := filepath.Join(a.dirOf(h.Name), sessionsDir)
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, unavailable("listing sessions", err)
+	}
+	out := make([]paddock.Session, 0, len(entries))
+	for _, e := range entries {
+		rec, err := readRecord(filepath.Join(root, e.Name()))
+		if err != nil {
+			continue // starting, or pruned meanwhile
+		}
+		sess := paddock.Session{ID: rec.ID, Name: rec.Name, Command: rec.Command, CreatedAt: rec.CreatedAt, TTY: rec.TTY}
+		if info, err := os.Stat(filepath.Join(root, e.Name(), journalFile)); err == nil {
+			sess.LastActivityAt = info.ModTime().UTC()
+		}
+		out = append(out, sess)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// Attach subscribes to a session: its journal from byte zero, then live
+// output, or its recorded end. A session left live by a runtime that is
+// gone is recovered first (its processes killed, its end recorded as
+// closed_before_exit).
+func (a *Adapter) Attach(_ context.Context, h paddock.Handle, sessionID string, opts paddock.AttachOpts) (paddock.Stream, error) {
+	if err := paddock.ValidateAttach(a, sessionID); err != nil {
+		return nil, err
+	}
+	if _, err := a.readMeta(h.Name); err != nil {
+		return nil, err
+	}
+	sbDir := a.dirOf(h.Name)
+	a.mu.Lock()
+	s := a.sessions[sbDir+"/"+sessionID]
+	a.mu.Unlock()
+	if s != nil {
+		return subscribe(s, s.dir, sessionID, opts.Stdin)
+	}
+	dir := filepath.Join(sbDir, sessionsDir, sessionID)
+	rec, err := readRecord(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, paddock.ErrNotFound
+	}
+	if err != nil {
+		return nil, unavailable("reading the session", err)
+	}
+	a.recover(dir, rec)
+	return subscribe(nil, dir, sessionID, opts.Stdin)
+}
+
+// TerminateSession stops one session. Graceful: SIGTERM to its process
+// group, up to the timeout, then SIGKILL (to its cgroup leaf too, as root);
+// force: SIGKILL at once. It succeeds only once every process of the
+// session is confirmed gone. A finished session keeps its result; an
+// unknown one is gone (graceful) or uncertain (force).
+func (a *Adapter) TerminateSession(ctx context.Context, h paddock.Handle, id string, opts paddock.TerminateOpts) error {
+	opts, err := paddock.ValidateTermination(id, opts)
+	if err != nil {
+		return err
+	}
+	sbDir := a.dirOf(h.Name)
+	a.mu.Lock()
+	s := a.sessions[sbDir+"/"+id]
+	a.mu.Unlock()
+	if s != nil {
+		return a.terminateLive(ctx, s, opts)
+	}
+	dir := filepath.Join(sbDir, sessionsDir, id)
+	rec, err := readRecord(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if opts.Mode == paddock.TerminateForce {
+			return paddock.ErrTerminationUnconfirmed
+		}
+		return nil
+	}
+	if err != nil {
+		return &paddock.UnavailableError{Detail: paddock.DetailTerminationUnconfirmed}
+	}
+	if _, err := os.Stat(filepath.Join(dir, doneFile)); err == nil {
+		return nil // finished: it keeps its result
+	}
+	a.recover(dir, rec) // its runtime is gone: kill and record
+	return terminateRecord(ctx, rec, opts)
 }

@@ -296,3 +296,38 @@ func (s *session) isDone() bool {
 	defer s.mu.Unlock()
 	return s.done
 }
+
+// Spawn starts cmd as a detachable session journaled on disk and returns
+// its first subscriber. With opts.Name set and a live session of that name
+// in the sandbox, it attaches to that session instead.
+func (a *Adapter) Spawn(_ context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
+	if err := paddock.ValidateSpawn(a, cmd, opts); err != nil {
+		return nil, err
+	}
+	m, err := a.readMeta(h.Name)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := a.spec(m, cmd, opts.Stdin || opts.Name != "", opts.TTY)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Size != nil {
+		spec.size = *opts.Size
+	}
+	sbDir := a.dirOf(h.Name)
+	if opts.Name != "" {
+		unlock := a.lockName(sbDir + "/" + opts.Name)
+		defer unlock()
+		for _, s := range a.live(sbDir) {
+			if s.rec.Name == opts.Name && !s.isDone() {
+				return subscribe(s, s.dir, s.rec.ID, true)
+			}
+		}
+	}
+	s, err := a.startSession(sbDir, m, opts.Name, cmd, spec)
+	if err != nil {
+		return nil, err
+	}
+	return subscribe(s, s.dir, s.rec.ID, opts.Stdin || opts.Name != "")
+}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
-	"github.com/paddockhq/paddock/adapters/local"
 	"github.com/paddockhq/paddock/internal/heavy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,7 +42,7 @@ func TestVolumeGigabyteThroughSpawn(t *testing.T) {
 		require.GreaterOrEqual(t, wantBytes, int64(1<<30), "just over 1 GiB")
 	}
 
-	a := newLocal(t, local.WithSessionOutputLimit(2<<30)) // over the default cap
+	a := newLocal(t, withSessionOutputLimit(2<<30)) // over the default cap
 	h := box(t, a, "big")
 	start := time.Now()
 	st, err := a.Spawn(ctx, h, paddock.NewCmd("seq", "1", lines), paddock.SpawnOpts{})

@@ -2,8 +2,6 @@ package local
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -15,41 +13,6 @@ import (
 
 // confirmPoll is how often termination checks that processes are gone.
 const confirmPoll = 5 * time.Millisecond
-
-// TerminateSession stops one session. Graceful: SIGTERM to its process
-// group, up to the timeout, then SIGKILL (to its cgroup leaf too, as root);
-// force: SIGKILL at once. It succeeds only once every process of the
-// session is confirmed gone. A finished session keeps its result; an
-// unknown one is gone (graceful) or uncertain (force).
-func (a *Adapter) TerminateSession(ctx context.Context, h paddock.Handle, id string, opts paddock.TerminateOpts) error {
-	opts, err := paddock.ValidateTermination(id, opts)
-	if err != nil {
-		return err
-	}
-	sbDir := a.dirOf(h.Name)
-	a.mu.Lock()
-	s := a.sessions[sbDir+"/"+id]
-	a.mu.Unlock()
-	if s != nil {
-		return a.terminateLive(ctx, s, opts)
-	}
-	dir := filepath.Join(sbDir, sessionsDir, id)
-	rec, err := readRecord(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		if opts.Mode == paddock.TerminateForce {
-			return paddock.ErrTerminationUnconfirmed
-		}
-		return nil
-	}
-	if err != nil {
-		return &paddock.UnavailableError{Detail: paddock.DetailTerminationUnconfirmed}
-	}
-	if _, err := os.Stat(filepath.Join(dir, doneFile)); err == nil {
-		return nil // finished: it keeps its result
-	}
-	a.recover(dir, rec) // its runtime is gone: kill and record
-	return terminateRecord(ctx, rec, opts)
-}
 
 // terminateLive ends a session this adapter supervises and waits for its
 // terminal record and for every process to be gone.

@@ -13,7 +13,7 @@ import (
 // On Windows the adapter refuses at once, saying why.
 func TestNewIsNotSupported(t *testing.T) {
 	t.Parallel()
-	_, err := local.New(local.WithRoot(t.TempDir()))
+	_, err := local.New(config(withRoot(t.TempDir())))
 	require.ErrorIs(t, err, paddock.ErrNotSupported)
 	require.Contains(t, err.Error(), "Unix")
 }

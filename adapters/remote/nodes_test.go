@@ -143,7 +143,7 @@ func serveRole() error {
 	provider := paddock.Provider(os.Getenv(providerEnv))
 	switch provider {
 	case paddock.ProviderLocal:
-		l, err := local.New(local.WithRoot(os.Getenv(rootEnv)), local.WithIsolation(local.IsolationNone))
+		l, err := local.New(local.Config{Root: os.Getenv(rootEnv), Isolation: local.IsolationNone})
 		if err != nil {
 			return err
 		}

@@ -143,7 +143,7 @@ func TestCreateNewValidation(t *testing.T) {
 	}
 	t.Run("no token, after validation", func(t *testing.T) {
 		srv := newServer(t)
-		a := sprites.New(sprites.Config{BaseURL: srv.URL()})
+		a := build(t, sprites.Config{BaseURL: srv.URL()})
 		_, err := a.CreateNew(ctxFor(t, 5*time.Second), "box", paddock.CreateNewOpts{Timeout: ms(0)})
 		requireOutcome(t, invalidCreate, err)
 		_, err = a.CreateNew(ctxFor(t, 5*time.Second), "box", paddock.CreateNewOpts{})
@@ -274,7 +274,7 @@ func TestDestroyOnceValidation(t *testing.T) {
 	}
 	t.Run("no token", func(t *testing.T) {
 		srv := newServer(t)
-		err := sprites.New(sprites.Config{BaseURL: srv.URL()}).DestroyOnce(ctxFor(t, 5*time.Second),
+		err := build(t, sprites.Config{BaseURL: srv.URL()}).DestroyOnce(ctxFor(t, 5*time.Second),
 			paddock.Handle{Provider: paddock.ProviderSprites, Name: "box"}, paddock.DestroyOnceOpts{})
 		requireOutcome(t, noToken, err)
 		requireRequests(t, srv)
@@ -399,7 +399,7 @@ func TestCheckpointOnceValidation(t *testing.T) {
 	})
 	t.Run("no token", func(t *testing.T) {
 		srv := newServer(t)
-		a := sprites.New(sprites.Config{BaseURL: srv.URL(), CheckpointCreation: true})
+		a := build(t, sprites.Config{BaseURL: srv.URL(), CheckpointCreation: true})
 		_, err := a.CreateCheckpointOnce(ctxFor(t, 5*time.Second), a.BuildHandle("box"), paddock.CheckpointOnceOpts{OperationID: op})
 		requireOutcome(t, noToken, err)
 		requireRequests(t, srv)
@@ -560,7 +560,7 @@ func TestTerminateValidation(t *testing.T) {
 	}
 	t.Run("no token", func(t *testing.T) {
 		srv := newServer(t)
-		a := sprites.New(sprites.Config{BaseURL: srv.URL()})
+		a := build(t, sprites.Config{BaseURL: srv.URL()})
 		err := a.TerminateSession(ctxFor(t, 5*time.Second), a.BuildHandle("box"), "20", paddock.TerminateOpts{})
 		requireOutcome(t, noToken, err)
 		requireRequests(t, srv)

@@ -110,3 +110,63 @@ func (a *Adapter) RestoreCheckpoint(ctx context.Context, h paddock.Handle, check
 func (a *Adapter) stream(ctx context.Context, method, path string, body any) (int, http.Header, []byte, error) {
 	return a.rest.Call(ctx, a.streaming, method, path, nil, body)
 }
+
+// CreateCheckpointOnce makes one bounded checkpoint tied to an operation id
+// (docs/contract.md#bounded-sprites): a POST whose NDJSON answer must complete cleanly, then one
+// listing GET that must show exactly one checkpoint with the operation's
+// comment; one deadline and one 64 KiB budget cover both. The work runs
+// detached from the caller's cancellation under its own deadline, so a
+// caller that goes away cannot leave a request running past it.
+func (a *Adapter) CreateCheckpointOnce(ctx context.Context, h paddock.Handle, opts paddock.CheckpointOnceOpts) (string, error) {
+	opts, err := opts.Validate()
+	if err != nil {
+		return "", err
+	}
+	if !a.cfg.CheckpointCreation {
+		return "", paddock.ErrNotSupported
+	}
+	if a.cfg.Token.IsZero() {
+		return "", errNoToken
+	}
+	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), *opts.Timeout)
+	type result struct {
+		id  string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer cancel()
+		id, err := a.checkpointOnce(work, h.Name, paddock.CheckpointComment(opts.OperationID))
+		done <- result{id, err}
+	}()
+	select {
+	case r := <-done:
+		return r.id, r.err
+	case <-ctx.Done():
+		// The caller left; the request still ends by its own deadline.
+		return "", &paddock.UnavailableError{Detail: paddock.DetailCheckpointUnconfirmed}
+	}
+}
+
+func (a *Adapter) checkpointOnce(ctx context.Context, name, comment string) (string, error) {
+	budget := httpx.NewBudget(checkpointBudget)
+	status, data, answered, err := a.boundedDo(ctx, http.MethodPost, spritePath(name, "checkpoint"), nil, map[string]string{"comment": comment}, budget)
+	if err != nil {
+		return "", boundedFailure(ctx, answered, err, paddock.DetailCheckpointTimeout, paddock.DetailCheckpointTransportFailed, paddock.DetailCheckpointUnconfirmed)
+	}
+	if status != http.StatusOK || !checkpointStreamComplete(data) {
+		return "", paddock.ErrCheckpointUnconfirmed
+	}
+	status, data, answered, err = a.boundedDo(ctx, http.MethodGet, spritePath(name, "checkpoints"), nil, nil, budget)
+	if err != nil {
+		return "", boundedFailure(ctx, answered, err, paddock.DetailCheckpointTimeout, paddock.DetailCheckpointTransportFailed, paddock.DetailCheckpointUnconfirmed)
+	}
+	if status != http.StatusOK {
+		return "", paddock.ErrCheckpointUnconfirmed
+	}
+	id, ok := matchCheckpoint(data, comment)
+	if !ok {
+		return "", paddock.ErrCheckpointUnconfirmed
+	}
+	return id, nil
+}

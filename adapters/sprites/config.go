@@ -59,43 +59,37 @@ type Config struct {
 	Transport http.RoundTripper
 }
 
-// Adapter speaks to Sprites. It is safe for concurrent use. No client
-// follows a redirect: the API sends none, and a 3xx is invalid.
-type Adapter struct {
-	cfg       Config
-	log       zerolog.Logger
-	rest      *httpx.REST  // ordinary calls: authorisation, answers, logging
-	client    *http.Client // ordinary calls
-	policy    *http.Client // the policy call: longer timeout, no pooled connections
-	bound     *http.Client // bounded operations: deadline per call, a connection per request
-	streaming *http.Client // streamed bodies (files, NDJSON): no overall timeout
-	keep      keepalive    // exec sockets
-}
-
-// New returns an adapter for cfg.
-func New(cfg Config) *Adapter {
+// New returns an adapter for cfg; a base URL that is not an absolute
+// http(s) URL, a negative duration or count, or invalid exec limits are an
+// *paddock.InvalidError.
+func New(cfg Config) (*Adapter, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
 	}
-	if cfg.Timeout <= 0 {
+	if err := httpx.CheckConfig(paddock.ProviderSprites, cfg.BaseURL, map[string]time.Duration{
+		"Timeout": cfg.Timeout, "PolicyTimeout": cfg.PolicyTimeout, "MaxRunAfterDisconnect": cfg.MaxRunAfterDisconnect,
+		"MaxAge": cfg.MaxAge}, cfg.Exec); err != nil {
+		return nil, err
+	}
+	if cfg.WakeAttempts < 0 {
+		return nil, &paddock.InvalidError{Detail: "sprites config: WakeAttempts is negative"}
+	}
+	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	if cfg.PolicyTimeout <= 0 {
+	if cfg.PolicyTimeout == 0 {
 		cfg.PolicyTimeout = DefaultPolicyTimeout
 	}
-	if cfg.WakeAttempts <= 0 {
+	if cfg.WakeAttempts == 0 {
 		cfg.WakeAttempts = DefaultWakeAttempts
 	}
 	if cfg.PublicURLs == nil {
 		yes := true
 		cfg.PublicURLs = &yes
 	}
-	transport := cfg.Transport
-	if transport == nil {
-		transport = http.DefaultTransport.(*http.Transport).Clone()
-	}
-	policyTransport, boundTransport := transport, transport
-	if t, ok := transport.(*http.Transport); ok {
+	clients := httpx.NewClients(cfg.Transport, cfg.Timeout)
+	policyTransport, boundTransport := clients.Transport, clients.Transport
+	if t, ok := clients.Transport.(*http.Transport); ok {
 		p := t.Clone()
 		p.DisableKeepAlives = true // a late reply must never be read by the next call
 		policyTransport = p
@@ -111,17 +105,10 @@ func New(cfg Config) *Adapter {
 		cfg:       cfg,
 		log:       cfg.Logger,
 		rest:      newREST(cfg),
-		client:    &http.Client{Transport: transport, Timeout: cfg.Timeout, CheckRedirect: httpx.NoRedirects},
+		client:    clients.Ordinary,
 		policy:    &http.Client{Transport: policyTransport, Timeout: cfg.PolicyTimeout, CheckRedirect: httpx.NoRedirects},
 		bound:     &http.Client{Transport: boundTransport, CheckRedirect: httpx.NoRedirects},
-		streaming: &http.Client{Transport: transport, CheckRedirect: httpx.NoRedirects},
+		streaming: clients.Streaming,
 		keep:      keepalive{ping: pingInterval, wait: pongWait},
-	}
+	}, nil
 }
-
-// String names the adapter and its base URL; no printed form of an adapter
-// shows its token.
-func (a Adapter) String() string { return "sprites.Adapter(" + a.cfg.BaseURL + ")" }
-
-// GoString is String, for %#v.
-func (a Adapter) GoString() string { return a.String() }

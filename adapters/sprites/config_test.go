@@ -17,7 +17,7 @@ func TestTheTokenNeverShows(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	cfg := sprites.Config{Token: paddock.NewSecret(srv.Token()), BaseURL: srv.URL(), Logger: testLogger()}
-	a := sprites.New(cfg)
+	a := build(t, cfg)
 	js, err := json.Marshal(cfg)
 	require.NoError(t, err)
 	for _, s := range []string{fmt.Sprintf("%v", cfg), fmt.Sprintf("%+v", cfg), fmt.Sprintf("%#v", cfg), string(js),
@@ -32,7 +32,7 @@ func TestTheTokenNeverShows(t *testing.T) {
 	captured.Err(err)
 	_, err = a.CreateNew(ctx, "x", paddock.CreateNewOpts{})
 	captured.Err(err)
-	dead := sprites.New(sprites.Config{Token: paddock.NewSecret(srv.Token()), BaseURL: "http://127.0.0.1:1", Logger: testLogger()})
+	dead := build(t, sprites.Config{Token: paddock.NewSecret(srv.Token()), BaseURL: "http://127.0.0.1:1", Logger: testLogger()})
 	_, err = dead.Get(ctx, dead.BuildHandle("x"))
 	requireKind(t, err, paddock.ErrUnavailable)
 	_, err = dead.Exec(ctx, dead.BuildHandle("x"), paddock.NewCmd("true"), paddock.ExecOpts{})
@@ -45,7 +45,7 @@ func TestTheTokenNeverShows(t *testing.T) {
 // first use, never a panic, and sends nothing.
 func TestConfigDefaults(t *testing.T) {
 	t.Parallel()
-	a := sprites.New(sprites.Config{})
+	a := build(t, sprites.Config{})
 	require.Equal(t, paddock.ProviderSprites, a.Provider())
 	caps := a.Capabilities()
 	for _, c := range []paddock.Capability{paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapTTY,

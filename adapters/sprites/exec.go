@@ -2,7 +2,6 @@ package sprites
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -141,25 +140,6 @@ func (a *Adapter) start(ctx context.Context, sprite, path string, q url.Values, 
 	return st, nil
 }
 
-// Spawn starts cmd as a detachable session (it runs on after a local Close
-// for MaxRunAfterDisconnect; 0 = until it ends) and returns once the
-// session exists. Named spawn is not offered.
-func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
-	if err := paddock.ValidateSpawn(a, cmd, opts); err != nil {
-		return nil, err // a named spawn among them: Sprites does not offer it
-	}
-	return a.start(ctx, h.Name, spritePath(h.Name, "exec"), execQuery(cmd, opts.TTY, opts.Stdin, opts.Size, a.cfg.MaxRunAfterDisconnect), opts.TTY)
-}
-
-// Attach rejoins a live session: session info, the scrollback, then live
-// output. An unknown or finished session is not_found.
-func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string, opts paddock.AttachOpts) (paddock.Stream, error) {
-	if err := paddock.ValidateAttach(a, sessionID); err != nil {
-		return nil, err
-	}
-	return a.start(ctx, h.Name, spritePath(h.Name, "exec", httpx.Escape(sessionID)), url.Values{"stdin": {strconv.FormatBool(opts.Stdin)}}, false)
-}
-
 // Exec runs cmd to completion over one WebSocket: stdout and stderr apart
 // (or merged in arrival order) under the output cap; a nonzero exit is
 // data; a socket that ends without an exit is closed_before_exit, its
@@ -201,41 +181,4 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 			return paddock.ExecResult{}, err
 		}
 	}
-}
-
-// sessionEntry is one element of the session list.
-type sessionEntry struct {
-	ID           json.RawMessage `json:"id"`
-	Command      string          `json:"command"`
-	Created      time.Time       `json:"created"`
-	LastActivity time.Time       `json:"last_activity"`
-	TTY          bool            `json:"tty"`
-}
-
-// ListSessions lists the sprite's live sessions (Sprites drops a session
-// from its list once it ends). The object form is read, and a bare array
-// is accepted.
-func (a *Adapter) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock.Session, error) {
-	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodGet, spritePath(h.Name, "exec"), nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	if status != http.StatusOK {
-		return nil, statusError(status, header, data)
-	}
-	var entries []sessionEntry
-	var wrapped struct {
-		Sessions []sessionEntry `json:"sessions"`
-	}
-	if json.Unmarshal(data, &wrapped) == nil && wrapped.Sessions != nil {
-		entries = wrapped.Sessions
-	} else if err := json.Unmarshal(data, &entries); err != nil {
-		return nil, &paddock.ProviderError{Provider: paddock.ProviderSprites, Detail: "malformed session list"}
-	}
-	out := make([]paddock.Session, 0, len(entries))
-	for _, e := range entries {
-		out = append(out, paddock.Session{ID: jsonID(e.ID), Command: e.Command, CreatedAt: e.Created,
-			LastActivityAt: e.LastActivity, TTY: e.TTY})
-	}
-	return out, nil
 }

@@ -29,7 +29,7 @@ func newAdapter(t testing.TB, srv *spritestest.Server, edit ...func(*sprites.Con
 	for _, e := range edit {
 		e(&cfg)
 	}
-	return sprites.New(cfg)
+	return build(t, cfg)
 }
 
 // withCheckpoints turns checkpoint creation on.

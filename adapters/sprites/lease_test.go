@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
-	"github.com/paddockhq/paddock/adapters/internal/livetest"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/paddockhq/paddock/adapters/sprites"
 	"github.com/paddockhq/paddock/conformance"
 	"github.com/stretchr/testify/require"
@@ -47,12 +47,14 @@ func TestLiveLeases(t *testing.T) {
 
 // leaseSetup is RunLeases on the Sprites API at url with token.
 func leaseSetup(t *testing.T, url, token string) conformance.LeaseSetup {
-	raw := livetest.Caller(t, url, "Authorization", "Bearer "+token)
+	raw := adaptertest.Caller(t, url, "Authorization", "Bearer "+token)
 	call := func(method, path, body string) int { status, _ := raw(method, path, body); return status }
 	return conformance.LeaseSetup{
 		ChildEnv: []string{leaseURLEnv + "=" + url, leaseTokenEnv + "=" + token},
 		Adapter: func(t *testing.T) paddock.Adapter {
-			return sprites.New(sprites.Config{Token: paddock.NewSecret(token), BaseURL: url, Logger: testLogger()})
+			a, err := sprites.New(sprites.Config{Token: paddock.NewSecret(token), BaseURL: url, Logger: testLogger()})
+			require.NoError(t, err)
+			return a
 		},
 		Foreign: func(t *testing.T, name string) func() bool {
 			require.Equal(t, http.StatusCreated, call(http.MethodPost, "/v1/sprites", `{"name":"`+name+`","labels":["team=ops"]}`))

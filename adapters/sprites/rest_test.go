@@ -41,9 +41,9 @@ func TestAuthIsRequiredEverywhere(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	srv.AddSprite("box")
-	wrong := sprites.New(sprites.Config{Token: paddock.NewSecret(captured.Secret("wrong-token-" + srv.Token()[:8])),
+	wrong := build(t, sprites.Config{Token: paddock.NewSecret(captured.Secret("wrong-token-" + srv.Token()[:8])),
 		BaseURL: srv.URL(), Logger: testLogger(), CheckpointCreation: true})
-	none := sprites.New(sprites.Config{BaseURL: srv.URL(), CheckpointCreation: true})
+	none := build(t, sprites.Config{BaseURL: srv.URL(), CheckpointCreation: true})
 	h := wrong.BuildHandle("box")
 	ctx := ctxFor(t, 20*time.Second)
 	calls := map[string]func(a *sprites.Adapter) error{

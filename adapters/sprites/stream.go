@@ -252,3 +252,13 @@ func (st *stream) Close() error {
 
 // SessionID is the provider's session id.
 func (st *stream) SessionID() string { return st.sessionID }
+
+// Spawn starts cmd as a detachable session (it runs on after a local Close
+// for MaxRunAfterDisconnect; 0 = until it ends) and returns once the
+// session exists. Named spawn is not offered.
+func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
+	if err := paddock.ValidateSpawn(a, cmd, opts); err != nil {
+		return nil, err // a named spawn among them: Sprites does not offer it
+	}
+	return a.start(ctx, h.Name, spritePath(h.Name, "exec"), execQuery(cmd, opts.TTY, opts.Stdin, opts.Size, a.cfg.MaxRunAfterDisconnect), opts.TTY)
+}

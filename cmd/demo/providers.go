@@ -27,11 +27,7 @@ import (
 // with E2B_BASE_URL, E2B_TEMPLATE and E2B_USER optional; Daytona:
 // DAYTONA_API_KEY, with DAYTONA_API_URL and DAYTONA_SNAPSHOT optional).
 func registry(localRoot string, log zerolog.Logger, getenv func(string) string) (paddock.Registry, func(), error) {
-	opts := []local.Option{local.WithLogger(log)}
-	if localRoot != "" {
-		opts = append(opts, local.WithRoot(localRoot))
-	}
-	l, err := local.New(opts...)
+	l, err := local.New(local.Config{Root: localRoot, Logger: log})
 	if err != nil {
 		return nil, nil, fmt.Errorf("local provider: %w", err)
 	}
@@ -39,18 +35,33 @@ func registry(localRoot string, log zerolog.Logger, getenv func(string) string) 
 		paddock.ProviderLocal: l,
 		paddock.ProviderFake:  fake.New(),
 	}
+	hosted := map[paddock.Provider]func() (paddock.Adapter, error){}
 	if token := getenv("SPRITES_TOKEN"); token != "" {
 		checkpoints, _ := strconv.ParseBool(getenv("SPRITES_CHECKPOINTS"))
-		reg[paddock.ProviderSprites] = sprites.New(sprites.Config{Token: paddock.NewSecret(token),
-			BaseURL: getenv("SPRITES_BASE_URL"), CheckpointCreation: checkpoints, Logger: log})
+		hosted[paddock.ProviderSprites] = func() (paddock.Adapter, error) {
+			return sprites.New(sprites.Config{Token: paddock.NewSecret(token), BaseURL: getenv("SPRITES_BASE_URL"),
+				CheckpointCreation: checkpoints, Logger: log})
+		}
 	}
 	if key := getenv("E2B_API_KEY"); key != "" {
-		reg[paddock.ProviderE2B] = e2b.New(e2b.Config{APIKey: paddock.NewSecret(key), BaseURL: getenv("E2B_BASE_URL"),
-			Template: getenv("E2B_TEMPLATE"), User: getenv("E2B_USER"), Logger: log})
+		hosted[paddock.ProviderE2B] = func() (paddock.Adapter, error) {
+			return e2b.New(e2b.Config{APIKey: paddock.NewSecret(key), BaseURL: getenv("E2B_BASE_URL"),
+				Template: getenv("E2B_TEMPLATE"), User: getenv("E2B_USER"), Logger: log})
+		}
 	}
 	if key := getenv("DAYTONA_API_KEY"); key != "" {
-		reg[paddock.ProviderDaytona] = daytona.New(daytona.Config{APIKey: paddock.NewSecret(key), APIURL: getenv("DAYTONA_API_URL"),
-			Snapshot: getenv("DAYTONA_SNAPSHOT"), Logger: log})
+		hosted[paddock.ProviderDaytona] = func() (paddock.Adapter, error) {
+			return daytona.New(daytona.Config{APIKey: paddock.NewSecret(key), APIURL: getenv("DAYTONA_API_URL"),
+				Snapshot: getenv("DAYTONA_SNAPSHOT"), Logger: log})
+		}
+	}
+	for p, build := range hosted {
+		a, err := build()
+		if err != nil {
+			_ = l.Close()
+			return nil, nil, fmt.Errorf("%s provider: %w", p, err)
+		}
+		reg[p] = a
 	}
 	closers := []func(){func() { _ = l.Close() }}
 	if d := dockerProvider(getenv, log); d != nil {

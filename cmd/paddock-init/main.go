@@ -1,5 +1,5 @@
 // Command paddock-init is the init of the local adapter's sandboxes as a
-// program of its own, for local.WithInitProgram: the adapter starts it once
+// program of its own, for local.Config.InitProgram: the adapter starts it once
 // per sandbox, and it starts that sandbox's commands. Build it from the
 // same Paddock version as the program that embeds the adapter:
 //
@@ -17,6 +17,6 @@ import (
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "paddock-init: the init of the local adapter's sandboxes; the adapter starts it (local.WithInitProgram), not you")
+	fmt.Fprintln(os.Stderr, "paddock-init: the init of the local adapter's sandboxes; the adapter starts it (local.Config.InitProgram), not you")
 	os.Exit(2)
 }

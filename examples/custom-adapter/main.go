@@ -36,7 +36,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(root)
-	inner, err := local.New(local.WithRoot(root))
+	inner, err := local.New(local.Config{Root: root})
 	if err != nil {
 		return err
 	}

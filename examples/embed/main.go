@@ -35,7 +35,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(root)
-	adapter, err := local.New(local.WithRoot(root))
+	adapter, err := local.New(local.Config{Root: root})
 	if err != nil {
 		return err
 	}

@@ -155,7 +155,7 @@ func open(ctx context.Context, provider, base string, key []byte) (exposer, stri
 	if err != nil {
 		return nil, "", nil, err
 	}
-	l, err := local.New(local.WithRoot(root), local.WithPreviewBaseURL(base), local.WithPreviewKey(key))
+	l, err := local.New(local.Config{Root: root, PreviewBaseURL: base, PreviewKey: key})
 	if err != nil {
 		_ = os.RemoveAll(root)
 		return nil, "", nil, err

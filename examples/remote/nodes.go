@@ -27,7 +27,7 @@ func Serve(ctx context.Context, addr, certs, root string, ready func()) error {
 		return err
 	}
 	defer node.Stop()
-	adapter, err := local.New(local.WithRoot(root))
+	adapter, err := local.New(local.Config{Root: root})
 	if err != nil {
 		return err
 	}

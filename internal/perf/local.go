@@ -14,18 +14,18 @@ import (
 )
 
 // Isolation modes of the local figures.
-var (
-	Unisolated = local.WithIsolation(local.IsolationNone)
-	Isolated   = local.WithIsolation(local.IsolationAuto) // namespaces where the machine allows them
+const (
+	Unisolated = local.IsolationNone
+	Isolated   = local.IsolationAuto // namespaces where the machine allows them
 )
 
 // newLocal makes a local adapter on a fresh root; done removes it.
-func newLocal(mode local.Option) (*local.Adapter, func(), error) {
+func newLocal(mode local.Isolation) (*local.Adapter, func(), error) {
 	root, err := os.MkdirTemp("", "paddock-perf")
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := local.New(local.WithRoot(root), mode)
+	a, err := local.New(local.Config{Root: root, Isolation: mode})
 	if err != nil {
 		_ = os.RemoveAll(root)
 		return nil, nil, err
@@ -39,7 +39,7 @@ type LocalStdoutRates struct{ OSExec, Runtime float64 }
 // LocalStdout reads argv's stdout through the runtime on the local
 // adapter (journal, command actor, channel) and with plain os/exec,
 // alternating, runs times each; the byte counts must agree.
-func LocalStdout(argv []string, runs int, mode local.Option) (LocalStdoutRates, error) {
+func LocalStdout(argv []string, runs int, mode local.Isolation) (LocalStdoutRates, error) {
 	a, done, err := newLocal(mode)
 	if err != nil {
 		return LocalStdoutRates{}, err
@@ -108,7 +108,7 @@ type ExecTrueTimes struct {
 
 // ExecTrue times Exec of `true` in one sandbox three ways, interleaved:
 // plain os/exec, the adapter's own Exec, and the runtime's.
-func ExecTrue(iterations int, mode local.Option) (ExecTrueTimes, error) {
+func ExecTrue(iterations int, mode local.Isolation) (ExecTrueTimes, error) {
 	a, done, err := newLocal(mode)
 	if err != nil {
 		return ExecTrueTimes{}, err
@@ -156,7 +156,7 @@ func (t ExecTrueTimes) Goal() (us float64, text string) {
 }
 
 // ExecTrueFigure is ExecTrue as a figure.
-func ExecTrueFigure(iterations int, mode local.Option) (Figure, error) {
+func ExecTrueFigure(iterations int, mode local.Isolation) (Figure, error) {
 	t, err := ExecTrue(iterations, mode)
 	if err != nil {
 		return Figure{}, err

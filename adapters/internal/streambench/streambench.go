@@ -1,6 +1,7 @@
 // Package streambench is what the hosted adapters' stdout benchmarks
-// share: reading a command's stdout through an adapter's stream and
-// through the runtime, and reporting MB/s next to a raw baseline.
+// share: reading a command's stdout through an adapter's stream (the
+// adapter's own, or the runtime's Adapter), and reporting MB/s next to a
+// raw baseline.
 package streambench
 
 import (
@@ -9,8 +10,6 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
-	"github.com/paddockhq/paddock/actors"
-	"github.com/paddockhq/paddock/messages"
 )
 
 // Adapter spawns cmd through a, reads its stream to the exit, and answers
@@ -38,23 +37,6 @@ func Adapter(b *testing.B, a paddock.Adapter, h paddock.Handle, cmd paddock.Cmd)
 			b.Fatalf("ended with %v", ev)
 		}
 	}
-}
-
-// Runtime spawns cmd through rt and answers the stdout bytes of its
-// frames.
-func Runtime(b *testing.B, rt *actors.Runtime, h paddock.Handle, cmd paddock.Cmd) int {
-	b.Helper()
-	fs, err := rt.Adapter(h.Provider).Spawn(context.Background(), h, cmd, paddock.SpawnOpts{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	n := 0
-	for f := range fs.(*actors.FrameStream).C() {
-		if out, ok := f.(*messages.Stdout); ok {
-			n += len(out.GetData())
-		}
-	}
-	return n
 }
 
 // Report reports the MB/s of each side, size bytes per iteration, and the

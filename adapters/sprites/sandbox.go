@@ -3,8 +3,6 @@ package sprites
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"io/fs"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -26,39 +24,6 @@ type spriteObject struct {
 	URL       string   `json:"url"`
 	CreatedAt string   `json:"created_at"` // RFC 3339; read leniently, never failing a Get
 	Labels    []string `json:"labels"`
-}
-
-var _ interface {
-	paddock.Adapter
-	paddock.CreateNewer
-	paddock.DestroyOncer
-	paddock.CheckpointOncer
-	paddock.Checkpointer
-	paddock.PolicyApplier
-	paddock.PublicURLer
-	paddock.SessionTerminator
-} = (*Adapter)(nil)
-
-// Provider returns "sprites".
-func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderSprites }
-
-// Capabilities are every capability Sprites offers; the checkpoint ones only
-// while CheckpointCreation is on.
-func (a *Adapter) Capabilities() paddock.CapabilitySet {
-	caps := paddock.NewCapabilitySet(
-		paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapTTY, paddock.CapPublicURL,
-		paddock.CapTerminateSession, paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce,
-		paddock.CapFiles, paddock.CapSignal, paddock.CapResize,
-	)
-	if a.cfg.CheckpointCreation {
-		caps = caps.With(paddock.CapCheckpoint, paddock.CapCreateCheckpointOnce)
-	}
-	return caps
-}
-
-// BuildHandle returns {sprites, name}.
-func (a *Adapter) BuildHandle(name string) paddock.Handle {
-	return paddock.Handle{Provider: paddock.ProviderSprites, Name: name}
 }
 
 // createBody reads the creation parameters: wait_for_capacity (true or
@@ -294,49 +259,89 @@ func (a *Adapter) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p pa
 	return nil
 }
 
-// WriteFile streams r to path, creating parent directories.
-func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, path string, mode fs.FileMode, r io.Reader) error {
-	if err := paddock.ValidatePath(path); err != nil {
-		return err
-	}
-	if mode.Perm() == 0 {
-		mode = 0o644
-	}
-	q := url.Values{"path": {path}, "workingDir": {"/"}, "mode": {"0" + strconv.FormatUint(uint64(mode.Perm()), 8)}, "mkdirParents": {"true"}}
-	req, err := a.rest.NewRequest(ctx, http.MethodPut, spritePath(h.Name, "fs", "write"), q, r)
+// CreateNew makes one creation attempt that never adopts
+// (docs/contract.md#bounded-sprites):
+// one POST carrying the URL setting, within the timeout and a 64 KiB
+// budget, no retries, no redirects. 409 is already_exists; a 2xx must echo
+// the name and carry an id of 1..256 bytes; any other status is judged by
+// the status alone (no provider prose).
+func (a *Adapter) CreateNew(ctx context.Context, name string, opts paddock.CreateNewOpts) (paddock.Handle, error) {
+	opts, err := opts.Validate()
 	if err != nil {
-		return err
+		return paddock.Handle{}, err
 	}
-	req.Header.Set("Content-Type", "application/octet-stream")
-	res, err := a.streaming.Do(req)
+	if err := paddock.ValidateSandboxName(name); err != nil {
+		return paddock.Handle{}, err
+	}
+	if a.cfg.Token.IsZero() {
+		return paddock.Handle{}, errNoToken
+	}
+	ctx, cancel := context.WithTimeout(ctx, *opts.Timeout)
+	defer cancel()
+	auth := "sprite"
+	if *a.cfg.PublicURLs {
+		auth = "public"
+	}
+	body := map[string]any{"name": name, "wait_for_capacity": opts.WaitForCapacity, "url_settings": map[string]string{"auth": auth}}
+	if !opts.Lease.IsZero() {
+		body["labels"] = a.createLabels(opts.Lease)
+	}
+	status, data, answered, err := a.boundedDo(ctx, http.MethodPost, "/v1/sprites", nil, body, httpx.NewBudget(createBudget))
 	if err != nil {
-		return httpx.Transport(err)
+		return paddock.Handle{}, boundedFailure(ctx, answered, err, paddock.DetailCreateTimeout, paddock.DetailCreateTransportFailed, paddock.DetailCreateUnconfirmed)
 	}
-	defer res.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(res.Body, maxBody))
-	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusCreated {
-		return statusError(res.StatusCode, res.Header, data)
+	switch {
+	case status == http.StatusConflict:
+		return paddock.Handle{}, paddock.ErrAlreadyExists
+	case status < 200 || status > 299:
+		return paddock.Handle{}, httpx.Status(status, nil, nil, "")
 	}
-	return nil
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(data, &obj) != nil || obj == nil {
+		return paddock.Handle{}, paddock.ErrCreateUnconfirmed
+	}
+	gotName, nameOK := stringField(obj, "name")
+	id, idOK := stringField(obj, "id")
+	if !nameOK || gotName != name || !idOK || len(id) < 1 || len(id) > 256 {
+		return paddock.Handle{}, paddock.ErrCreateUnconfirmed
+	}
+	h := a.BuildHandle(name)
+	h.InstanceID = id
+	return h, nil
 }
 
-// ReadFile streams the file at path; a missing file is not_found.
-func (a *Adapter) ReadFile(ctx context.Context, h paddock.Handle, path string) (io.ReadCloser, error) {
-	if err := paddock.ValidatePath(path); err != nil {
-		return nil, err
-	}
-	req, err := a.rest.NewRequest(ctx, http.MethodGet, spritePath(h.Name, "fs", "read"), url.Values{"path": {path}, "workingDir": {"/"}}, nil)
+// DestroyOnce makes one bounded deletion attempt
+// (docs/contract.md#bounded-sprites): a DELETE;
+// a 404 is done; a 2xx is confirmed only by one GET of the same path
+// answering 404; every other answer (and any answer to the GET but 404)
+// is delete_unconfirmed, with no second DELETE.
+func (a *Adapter) DestroyOnce(ctx context.Context, h paddock.Handle, opts paddock.DestroyOnceOpts) error {
+	opts, err := opts.Validate()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	res, err := a.streaming.Do(req)
+	if a.cfg.Token.IsZero() {
+		return errNoToken
+	}
+	ctx, cancel := context.WithTimeout(ctx, *opts.Timeout)
+	defer cancel()
+	path := spritePath(h.Name)
+	status, _, answered, err := a.boundedDo(ctx, http.MethodDelete, path, nil, nil, httpx.NewBudget(deleteBudget))
 	if err != nil {
-		return nil, httpx.Transport(err)
+		return boundedFailure(ctx, answered, err, paddock.DetailDeleteTimeout, paddock.DetailDeleteTransportFailed, paddock.DetailDeleteUnconfirmed)
 	}
-	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusPartialContent {
-		defer res.Body.Close()
-		data, _ := io.ReadAll(io.LimitReader(res.Body, maxBody))
-		return nil, statusError(res.StatusCode, res.Header, data)
+	switch {
+	case status == http.StatusNotFound:
+		return nil
+	case status < 200 || status > 299:
+		return paddock.ErrDeleteUnconfirmed
 	}
-	return res.Body, nil
+	status, _, answered, err = a.boundedDo(ctx, http.MethodGet, path, nil, nil, httpx.NewBudget(deleteBudget))
+	if err != nil {
+		return boundedFailure(ctx, answered, err, paddock.DetailDeleteTimeout, paddock.DetailDeleteTransportFailed, paddock.DetailDeleteUnconfirmed)
+	}
+	if status != http.StatusNotFound {
+		return paddock.ErrDeleteUnconfirmed
+	}
+	return nil
 }

@@ -1,0 +1,98 @@
+package docker
+
+import (
+	"context"
+	"sync"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/preview"
+	"github.com/rs/zerolog"
+)
+
+// The optional interfaces the adapter implements.
+var _ interface {
+	paddock.Adapter
+	paddock.CreateNewer
+	paddock.DestroyOncer
+	paddock.SessionTerminator
+	paddock.Exposer
+	paddock.FileManager
+	paddock.DirWatcher
+} = (*Adapter)(nil)
+
+// Adapter runs sandboxes as hardened containers on a Docker engine. It is
+// safe for concurrent use; Close releases the engine client (sandboxes
+// outlive it).
+type Adapter struct {
+	cfg      Config
+	log      zerolog.Logger
+	engine   *client.Client
+	owner    string
+	previews *preview.Service
+	runtime  struct {
+		once         sync.Once // the warning that runc stands in for runsc
+		mu           sync.Mutex
+		known, runsc bool // whether the engine has runsc, once asked
+	}
+	checkedImages sync.Map // image -> true: its scratch mounts passed the self-check
+	stamps        stamper
+	bg            sync.WaitGroup // background stamps
+	gates         sync.Map       // sandbox name -> *sync.RWMutex (see execGate)
+}
+
+// Close waits for background work and releases the engine client.
+func (a *Adapter) Close() error {
+	a.stamps.mu.Lock()
+	a.stamps.closed = true
+	a.stamps.mu.Unlock()
+	a.bg.Wait()
+	return a.engine.Close()
+}
+
+// String names the adapter by its engine address.
+func (a *Adapter) String() string { return "docker.Adapter(" + a.engine.DaemonHost() + ")" }
+
+// Ping reports whether the engine answers.
+func (a *Adapter) Ping(ctx context.Context) error {
+	_, err := a.engine.Ping(ctx, client.PingOptions{})
+	return engineError("ping", err)
+}
+
+// ImageReady reports whether the configured image is on the engine: nil,
+// or invalid saying how to get it (the default image: how to build it).
+func (a *Adapter) ImageReady(ctx context.Context) error {
+	_, err := a.engine.ImageInspect(ctx, a.cfg.Image)
+	switch {
+	case err == nil:
+		return nil
+	case cerrdefs.IsNotFound(err):
+		return noImage(a.cfg.Image)
+	}
+	return engineError("image inspect", err)
+}
+
+// Provider returns "docker".
+func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderDocker }
+
+// Capabilities: suspend (pause), attach, tty, named spawn, session
+// termination in both modes, create-new, destroy-once, expose, the file
+// operations, signals and terminal resize; watch when Config.Watch says the
+// image has paddock-watch. No
+// network policy (egress is loopback only, or unrestricted when asked at
+// creation), no public URL, no checkpoints.
+func (a *Adapter) Capabilities() paddock.CapabilitySet {
+	caps := paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapAttach, paddock.CapTTY, paddock.CapNamedSpawn,
+		paddock.CapTerminateSession, paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce,
+		paddock.CapExpose, paddock.CapFiles, paddock.CapSignal, paddock.CapResize)
+	if a.cfg.Watch {
+		caps = caps.With(paddock.CapWatch)
+	}
+	return caps
+}
+
+// BuildHandle returns {docker, name}.
+func (a *Adapter) BuildHandle(name string) paddock.Handle {
+	return paddock.Handle{Provider: paddock.ProviderDocker, Name: name}
+}
