@@ -11,6 +11,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/docker"
+	"github.com/paddockhq/paddock/adapters/docker/dockertest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -217,8 +218,8 @@ func TestOrdinaryImagesAreUsable(t *testing.T) {
 	for _, tc := range []struct {
 		image, modes string
 	}{
-		{distroImage, "1000 1777\n1000 755\n"}, // the image's own modes, the sandbox user's mounts
-		{testBase, "1000 1777\n1000 777\n"},    // the mounts' modes
+		{dockertest.DistroImage, "1000 1777\n1000 755\n"}, // the image's own modes, the sandbox user's mounts
+		{dockertest.BareImage, "1000 1777\n1000 777\n"},   // the mounts' modes
 	} {
 		t.Run(tc.image, func(t *testing.T) {
 			a := newAdapter(t, func(c *docker.Config) { c.Image = tc.image; c.Watch = false })

@@ -4,6 +4,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/paddockhq/paddock/adapters/docker/dockertest"
 	"github.com/paddockhq/paddock/internal/perf"
 )
 
@@ -16,7 +17,7 @@ func BenchmarkLatency(b *testing.B) {
 		b.Skip("the docker CLI is the baseline and is not installed")
 	}
 	a := newAdapter(b)
-	image := requireEngine(b)
+	image := dockertest.Image(b)
 	l, err := perf.DockerLatency(a, image, "bench", b.N)
 	if err != nil {
 		b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/docker"
+	"github.com/paddockhq/paddock/adapters/docker/dockertest"
 	"github.com/paddockhq/paddock/conformance"
 	"github.com/stretchr/testify/require"
 )
@@ -59,7 +60,7 @@ func TestConformance(t *testing.T) {
 // with. It has no paddock-watch, so it is proven without watch.
 func TestConformanceOnADistroShapedImage(t *testing.T) {
 	t.Parallel()
-	a := newPreviewAdapter(t, func(c *docker.Config) { c.Image = distroImage; c.Watch = false })
+	a := newPreviewAdapter(t, func(c *docker.Config) { c.Image = dockertest.DistroImage; c.Watch = false })
 	cfg := suiteConfig(a)
 	cfg.Except = []string{conformance.LoadCase} // the image changes nothing of it
 	conformance.Run(t, cfg)

@@ -8,12 +8,13 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/docker"
+	"github.com/paddockhq/paddock/adapters/docker/dockertest"
 )
 
 // runHelper plays a runtime that crashes: it creates the sandbox named in
 // HELPER_SANDBOX, prints "ready", and waits to be killed.
 func runHelper() int {
-	a, err := docker.New(docker.Config{Image: os.Getenv(imageEnv), Runtime: docker.RuntimeRunc, MemoryMB: 128, DiskMB: 32})
+	a, err := docker.New(docker.Config{Image: os.Getenv(dockertest.ImageEnv), Runtime: docker.RuntimeRunc, MemoryMB: 128, DiskMB: 32})
 	if err != nil {
 		fmt.Println("new:", err)
 		return 1

@@ -8,6 +8,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/docker/dockertest"
 	"github.com/paddockhq/paddock/conformance"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,7 +19,7 @@ func TestLeases(t *testing.T) {
 	conformance.RunLeases(t, conformance.LeaseSetup{
 		Adapter: func(t *testing.T) paddock.Adapter { return newAdapter(t) },
 		Foreign: func(t *testing.T, name string) func() bool {
-			image := requireEngine(t)
+			image := dockertest.Image(t)
 			cli, err := client.New(client.FromEnv)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = cli.Close() })

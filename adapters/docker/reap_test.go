@@ -12,6 +12,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/docker"
+	"github.com/paddockhq/paddock/adapters/docker/dockertest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,7 +21,7 @@ import (
 func crashedOwner(t *testing.T, name string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"=1", "HELPER_SANDBOX="+name, imageEnv+"="+requireEngine(t))
+	cmd.Env = append(os.Environ(), helperEnv+"=1", "HELPER_SANDBOX="+name, dockertest.ImageEnv+"="+dockertest.Image(t))
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/docker"
+	"github.com/paddockhq/paddock/adapters/docker/dockertest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -68,7 +69,7 @@ func TestRunsc(t *testing.T) {
 func TestRunscOnADistroShapedImage(t *testing.T) {
 	t.Parallel()
 	a := newAdapter(t, func(c *docker.Config) {
-		c.Runtime, c.MaxProcesses, c.Image, c.Watch = docker.RuntimeRunsc, 1024, distroImage, false
+		c.Runtime, c.MaxProcesses, c.Image, c.Watch = docker.RuntimeRunsc, 1024, dockertest.DistroImage, false
 	})
 	h := runscSandbox(t, a, "gvisor-distro")
 	out, code := execOut(t, a, h, "sh", "-c", `touch /tmp/a /workspace/b "$HOME/.c" && echo writable; stat -c '%u' /tmp /workspace`)

@@ -12,6 +12,7 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/docker"
+	"github.com/paddockhq/paddock/adapters/docker/dockertest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -50,7 +51,7 @@ func TestContainerIsHardened(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "hardened", info.Name)
 	require.Equal(t, res.Container.ID, info.ID, "the container's id")
-	require.Equal(t, requireEngine(t), info.Image)
+	require.Equal(t, dockertest.Image(t), info.Image)
 	require.WithinDuration(t, time.Now(), info.CreatedAt, time.Minute)
 	hc := res.Container.HostConfig
 	require.True(t, hc.ReadonlyRootfs)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/local"
+	"github.com/paddockhq/paddock/adapters/local/localtest"
 
 	"go.uber.org/goleak"
 )
@@ -26,7 +27,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runHelper(h))
 	}
 	code := m.Run()
-	removeInitProgram()
+	localtest.Cleanup()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)

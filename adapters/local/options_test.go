@@ -1,10 +1,12 @@
 package local_test
 
 import (
+	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/local"
+	"github.com/paddockhq/paddock/adapters/local/localtest"
 )
 
 // option edits the configuration of an adapter under test.
@@ -33,4 +35,13 @@ func withSessionOutputLimit(n int64) option {
 }
 func withExecLimits(l paddock.ExecLimits) option {
 	return func(c *local.Config) { c.Exec = l }
+}
+
+// isolationModes are the modes this host runs, as options.
+func isolationModes(t testing.TB) map[string]option {
+	modes := map[string]option{}
+	for name, i := range localtest.Modes(t) {
+		modes[name] = withIsolation(i)
+	}
+	return modes
 }
