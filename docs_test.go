@@ -53,3 +53,52 @@ func TestCitationsResolveInsideTheRepository(t *testing.T) {
 	}))
 	assert.Positive(t, cited, "the code cites the contract")
 }
+
+// Every document the code or the documents name is in the repository: a
+// path ending in .md resolves from the file that names it or from the
+// root, and nothing points at the design notes or specs kept outside it.
+func TestDocumentsNamedAreInTheRepository(t *testing.T) {
+	t.Parallel()
+	ref := regexp.MustCompile(`(?:\.\./|\./|[A-Za-z0-9_.-]+/)*[A-Za-z0-9_-]+\.md\b`)
+	outside := regexp.MustCompile(`\.\./shared|hollywood-notes|spec/providers|design/(architecture|style)`)
+	named := 0
+	names := map[string]bool{} // every file name in the tree: a bare name is one of them
+	require.NoError(t, filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			names[d.Name()] = true
+		}
+		return err
+	}))
+	require.NoError(t, filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != ".") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !(strings.HasSuffix(path, ".go") || strings.HasSuffix(path, ".md")) || strings.HasSuffix(path, ".pb.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if outside.MatchString(line) && path != "docs_test.go" {
+				assert.Failf(t, "a document outside the repository", "%s:%d: %s", path, i+1, strings.TrimSpace(line))
+			}
+			if strings.Contains(line, "://") {
+				continue // a URL names a page elsewhere on purpose
+			}
+			for _, m := range ref.FindAllString(line, -1) {
+				named++
+				_, errHere := os.Stat(filepath.Join(filepath.Dir(path), m))
+				_, errRoot := os.Stat(m)
+				bare := !strings.Contains(m, "/") && names[m]
+				assert.True(t, errHere == nil || errRoot == nil || bare, "%s:%d names %s, which is not in the repository", path, i+1, m)
+			}
+		}
+		return nil
+	}))
+	assert.Positive(t, named, "the files name documents")
+}

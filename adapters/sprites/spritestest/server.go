@@ -2,7 +2,7 @@
 // attach over WebSocket with real processes (or the scripted drop command)
 // behind them, sessions that outlive a disconnect and replay on attach,
 // kill, checkpoints, network policy, URL settings and files. It follows the
-// provider's protocol (shared/spec/providers/sprites.md), not any adapter,
+// provider's protocol as Sprites documents and serves it, not any adapter,
 // and can inject the failures that protocol allows, per route and call.
 //
 //	srv := spritestest.NewServer(t)
