@@ -377,6 +377,25 @@ const (
 	DetailException     = "exception"
 )
 
+// DetailTokens returns every detail token of the contract, the closed set
+// a detail's leading token comes from (docs/contract.md#details): what
+// metrics may use as a label value.
+func DetailTokens() []string {
+	return []string{
+		DetailCreateTimeout, DetailCreateOptions, DetailDeleteTimeout, DetailDeleteOptions,
+		DetailTerminationRequest, DetailCheckpointTimeout, DetailCheckpointOperationID,
+		DetailCheckpointOptions, DetailCommand, DetailExecOptions, DetailSpawnOptions,
+		DetailSessionID, DetailNetworkPolicy, DetailExposeOptions, DetailSandboxName,
+		DetailPath, DetailBackoffOptions, DetailSignal, DetailTermSize,
+		DetailExecOutputLimit, DetailSessionOutputLimit, DetailCreateUnconfirmed,
+		DetailCreateTransportFailed, DetailDeleteUnconfirmed, DetailDeleteTransportFailed,
+		DetailTerminationUnconfirmed, DetailTerminationTransportFailed, DetailTerminationTimeout,
+		DetailCheckpointUnconfirmed, DetailCheckpointTransportFailed, DetailExecTimeout,
+		DetailClosedBeforeExit, DetailOutputTruncated, DetailStartTimeout,
+		DetailWatchOverflow, DetailTimeout, DetailException,
+	}
+}
+
 // Detail sentinels for the answers callers most often test for with errors.Is.
 var (
 	ErrClosedBeforeExit        error = &UnavailableError{Detail: DetailClosedBeforeExit}

@@ -4,7 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	gotoken "go/token"
 	"io"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,4 +139,30 @@ func TestErrorMessages(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) { assert.Equal(t, tc.want, tc.err.Error()) })
 	}
+}
+
+// DetailTokens is the one list of the detail tokens: it holds every
+// Detail constant errors.go declares, once, and nothing else.
+func TestDetailTokensListsEveryDetailConstant(t *testing.T) {
+	t.Parallel()
+	f, err := parser.ParseFile(gotoken.NewFileSet(), "errors.go", nil, 0)
+	require.NoError(t, err)
+	var declared []string
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != gotoken.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			for i, n := range s.(*ast.ValueSpec).Names {
+				if lit, ok := s.(*ast.ValueSpec).Values[i].(*ast.BasicLit); ok && strings.HasPrefix(n.Name, "Detail") {
+					v, err := strconv.Unquote(lit.Value)
+					require.NoError(t, err)
+					declared = append(declared, v)
+				}
+			}
+		}
+	}
+	require.NotEmpty(t, declared)
+	assert.ElementsMatch(t, declared, paddock.DetailTokens())
 }

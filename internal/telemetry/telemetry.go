@@ -10,6 +10,7 @@ package telemetry
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -274,28 +275,6 @@ func (s *Stream) Done() {
 	}
 }
 
-// details are the contract's detail tokens: the only details that become
-// label values.
-var details = map[string]bool{}
-
-func init() {
-	for _, d := range []string{
-		paddock.DetailCreateTimeout, paddock.DetailCreateOptions, paddock.DetailDeleteTimeout, paddock.DetailDeleteOptions,
-		paddock.DetailTerminationRequest, paddock.DetailCheckpointTimeout, paddock.DetailCheckpointOperationID,
-		paddock.DetailCheckpointOptions, paddock.DetailCommand, paddock.DetailExecOptions, paddock.DetailSpawnOptions,
-		paddock.DetailSessionID, paddock.DetailNetworkPolicy, paddock.DetailExposeOptions, paddock.DetailSandboxName,
-		paddock.DetailPath, paddock.DetailBackoffOptions, paddock.DetailSignal, paddock.DetailTermSize,
-		paddock.DetailExecOutputLimit, paddock.DetailSessionOutputLimit, paddock.DetailCreateUnconfirmed,
-		paddock.DetailCreateTransportFailed, paddock.DetailDeleteUnconfirmed, paddock.DetailDeleteTransportFailed,
-		paddock.DetailTerminationUnconfirmed, paddock.DetailTerminationTransportFailed, paddock.DetailTerminationTimeout,
-		paddock.DetailCheckpointUnconfirmed, paddock.DetailCheckpointTransportFailed, paddock.DetailExecTimeout,
-		paddock.DetailClosedBeforeExit, paddock.DetailOutputTruncated, paddock.DetailStartTimeout,
-		paddock.DetailWatchOverflow, paddock.DetailTimeout, paddock.DetailException,
-	} {
-		details[d] = true
-	}
-}
-
 // DetailToken is detail's label value: its leading contract token (the
 // text before ": "), "" for none, "other" for anything else.
 func DetailToken(detail string) string {
@@ -303,7 +282,7 @@ func DetailToken(detail string) string {
 		return ""
 	}
 	token, _, _ := strings.Cut(detail, ":")
-	if details[token] {
+	if slices.Contains(paddock.DetailTokens(), token) {
 		return token
 	}
 	return "other"
