@@ -97,7 +97,7 @@ func TestStartExecValidatesThenAnswersASpentBudget(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			dl, _, err := paddock.StartExec(tc.cmd, tc.opts, paddock.ExecLimits{}, nil)
+			dl, _, err := paddock.StartExec(context.Background(), tc.cmd, tc.opts, paddock.ExecLimits{}, nil)
 			if tc.want == nil {
 				require.NoError(t, err)
 				assert.Equal(t, tc.opts.Timeout != nil, dl.Finite())

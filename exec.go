@@ -1,6 +1,9 @@
 package paddock
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // DefaultExecMaxOutput is the output cap of an Exec that sets none: 64 MiB
 // of stdout and stderr together.
@@ -103,24 +106,93 @@ func ValidateExec(cmd Cmd, opts ExecOpts) error {
 	return opts.Validate()
 }
 
-// StartExec validates an Exec request and fixes its one deadline now, under
-// the adapter's limits (clock nil = the system clock). A budget that is
-// already spent (a zero timeout) answers the timeout error at once, before
-// anything is started or even looked up (docs/contract.md#exec-deadlines).
-// Invalid limits make the request invalid. The returned ExecOutput
-// collects the output under the request's cap.
-func StartExec(cmd Cmd, opts ExecOpts, limits ExecLimits, clock Clock) (ExecDeadline, *ExecOutput, error) {
+// StartExec validates an Exec request and fixes its one deadline
+// (docs/contract.md#exec-deadlines): the one ctx carries, when the caller
+// fixed it already (the runtime does, on its clock, under the adapter's
+// limits: WithExecDeadline), else one fixed now under limits (clock nil =
+// the system clock). A budget that is already spent (a zero timeout)
+// answers the timeout error at once, before anything is started or even
+// looked up. Invalid limits make the request invalid. The returned
+// ExecOutput collects the output under the request's cap.
+func StartExec(ctx context.Context, cmd Cmd, opts ExecOpts, limits ExecLimits, clock Clock) (ExecDeadline, *ExecOutput, error) {
 	if err := ValidateExec(cmd, opts); err != nil {
 		return ExecDeadline{}, nil, err
 	}
 	if err := limits.Validate(); err != nil {
 		return ExecDeadline{}, nil, err
 	}
-	dl := StartExecDeadline(limits.Timeout(opts.Timeout), clock)
+	dl, fixed := ctx.Value(execDeadlineKey{}).(ExecDeadline)
+	if !fixed {
+		dl = StartExecDeadline(limits.Timeout(opts.Timeout), clock)
+	}
 	if dl.Finite() && dl.Expired() {
 		return dl, nil, dl.Err()
 	}
 	return dl, &ExecOutput{merge: opts.StderrToStdout, room: opts.OutputCap(), timeout: dl.timeout}, nil
+}
+
+// execDeadlineKey is the context key of a deadline fixed by the caller.
+type execDeadlineKey struct{}
+
+// WithExecDeadline returns ctx carrying dl, so that the Exec called with it
+// runs under dl rather than fix a deadline of its own: the deadline is
+// worked out once, by whoever admitted the request first.
+func WithExecDeadline(ctx context.Context, dl ExecDeadline) context.Context {
+	return context.WithValue(ctx, execDeadlineKey{}, dl)
+}
+
+// ExecLimiter is implemented by adapters whose Exec runs under limits of
+// their own, so that the runtime fixes each exec's deadline under them.
+type ExecLimiter interface {
+	ExecLimits() ExecLimits
+}
+
+// LimitsOf are a's exec limits: none unless it is an ExecLimiter.
+func LimitsOf(a Adapter) ExecLimits {
+	if l, ok := a.(ExecLimiter); ok {
+		return l.ExecLimits()
+	}
+	return ExecLimits{}
+}
+
+// EventSource is what CollectExec reads: a Stream, or an adapter's own
+// reader of a command's output shaped like one.
+type EventSource interface {
+	Next(ctx context.Context) (Event, error)
+}
+
+// CollectExec reads src to its terminal event under the exec's one
+// deadline and its output cap, and answers the result: the exit the source
+// reports (an exit read once the deadline passed is the deadline's error),
+// the source's error event, ErrExecOutputLimit past the cap, or the
+// deadline's error when the source failed because the deadline passed.
+// fail maps any other failure of Next to the taxonomy (nil: as it is).
+// ctx should end with the deadline (dl.Context); the caller closes src,
+// which must stop the command when it has not ended.
+func CollectExec(ctx context.Context, src EventSource, dl ExecDeadline, out *ExecOutput, fail func(error) error) (ExecResult, error) {
+	for {
+		ev, err := src.Next(ctx)
+		switch {
+		case err != nil && dl.Finite() && dl.Expired():
+			return ExecResult{}, dl.Err()
+		case err != nil && fail != nil:
+			return ExecResult{}, fail(err)
+		case err != nil:
+			return ExecResult{}, err
+		}
+		switch ev.Kind {
+		case EventExit:
+			if dl.Finite() && dl.Expired() {
+				return ExecResult{}, dl.Err()
+			}
+			return out.Result(ev.Code), nil
+		case EventError:
+			return ExecResult{}, ev.Err
+		}
+		if err := out.Add(ev.Kind, ev.Data); err != nil {
+			return ExecResult{}, err
+		}
+	}
 }
 
 // ExecOutput collects an Exec's output under its cap: stdout and stderr

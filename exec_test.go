@@ -2,10 +2,14 @@ package paddock_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"io"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/clocktest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -56,7 +60,7 @@ func TestExecLimitsValidate(t *testing.T) {
 			}
 			require.ErrorIs(t, err, paddock.ErrInvalid)
 			assert.Contains(t, err.Error(), paddock.DetailExecOptions)
-			_, _, err = paddock.StartExec(paddock.NewCmd("true"), paddock.ExecOpts{}, tc.limits, nil)
+			_, _, err = paddock.StartExec(context.Background(), paddock.NewCmd("true"), paddock.ExecOpts{}, tc.limits, nil)
 			require.ErrorIs(t, err, paddock.ErrInvalid, "an exec under invalid limits is invalid")
 		})
 	}
@@ -65,7 +69,7 @@ func TestExecLimitsValidate(t *testing.T) {
 func TestStartExecAppliesTheLimits(t *testing.T) {
 	t.Parallel()
 	limits := paddock.ExecLimits{MaxTimeout: time.Minute}
-	dl, out, err := paddock.StartExec(paddock.NewCmd("true"), paddock.ExecOpts{Timeout: paddock.Duration(time.Hour)}, limits, nil)
+	dl, out, err := paddock.StartExec(context.Background(), paddock.NewCmd("true"), paddock.ExecOpts{Timeout: paddock.Duration(time.Hour)}, limits, nil)
 	require.NoError(t, err)
 	assert.True(t, dl.Finite())
 	assert.LessOrEqual(t, dl.Remaining(), time.Minute, "the deadline is the ceiling's")
@@ -88,7 +92,7 @@ func TestExecOutput(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			_, o, e := paddock.StartExec(paddock.NewCmd("true"), tc.opts, paddock.ExecLimits{}, nil)
+			_, o, e := paddock.StartExec(context.Background(), paddock.NewCmd("true"), tc.opts, paddock.ExecLimits{}, nil)
 			require.NoError(t, e)
 			for _, step := range []struct {
 				kind paddock.EventKind
@@ -122,7 +126,7 @@ func TestExecOutputCap(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			_, o, err := paddock.StartExec(paddock.NewCmd("true"), paddock.ExecOpts{MaxOutput: tc.maxOut}, paddock.ExecLimits{}, nil)
+			_, o, err := paddock.StartExec(context.Background(), paddock.NewCmd("true"), paddock.ExecOpts{MaxOutput: tc.maxOut}, paddock.ExecLimits{}, nil)
 			require.NoError(t, err)
 			var addErr error
 			for i, n := range tc.chunks {
@@ -162,4 +166,89 @@ func TestExecOptsValidate(t *testing.T) {
 	require.ErrorIs(t, paddock.ExecOpts{MaxOutput: -1}.Validate(), paddock.ErrInvalid)
 	assert.Equal(t, int64(paddock.DefaultExecMaxOutput), paddock.ExecOpts{}.OutputCap())
 	assert.Equal(t, int64(5), paddock.ExecOpts{MaxOutput: 5}.OutputCap())
+}
+
+// events is an EventSource answering its events, then err.
+type events struct {
+	list []paddock.Event
+	err  error
+	at   func() // called before each Next (moves a clock)
+}
+
+func (e *events) Next(context.Context) (paddock.Event, error) {
+	if e.at != nil {
+		e.at()
+	}
+	if len(e.list) == 0 {
+		return paddock.Event{}, e.err
+	}
+	ev := e.list[0]
+	e.list = e.list[1:]
+	return ev, nil
+}
+
+func TestCollectExec(t *testing.T) {
+	t.Parallel()
+	broken := errors.New("socket reset")
+	mapped := &paddock.UnavailableError{Detail: "mapped"}
+	cases := map[string]struct {
+		events  []paddock.Event
+		err     error
+		cap     int64
+		late    bool // the clock passes the deadline while the source is read
+		want    paddock.ExecResult
+		wantErr error
+	}{
+		"output then the exit": {events: []paddock.Event{paddock.Stdout([]byte("a")), paddock.Stderr([]byte("b")), paddock.Exit(3)},
+			want: paddock.ExecResult{Stdout: []byte("a"), Stderr: []byte("b"), ExitCode: 3}},
+		"an error event is the answer": {events: []paddock.Event{paddock.Stdout([]byte("a")), paddock.Failed(paddock.ErrClosedBeforeExit)},
+			wantErr: paddock.ErrClosedBeforeExit},
+		"past the cap":                   {events: []paddock.Event{paddock.Stdout([]byte("abcd")), paddock.Exit(0)}, cap: 3, wantErr: paddock.ErrExecOutputLimit},
+		"a failed read is mapped":        {events: nil, err: broken, wantErr: mapped},
+		"an exit after the deadline":     {events: []paddock.Event{paddock.Exit(0)}, late: true, wantErr: paddock.ErrUnavailable},
+		"a read failed by the deadline":  {err: broken, late: true, wantErr: paddock.ErrUnavailable},
+		"a source that ends without one": {err: io.EOF, wantErr: mapped},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			clock := clocktest.Frozen()
+			dl, out, err := paddock.StartExec(context.Background(), paddock.NewCmd("x"), paddock.ExecOpts{Timeout: paddock.Duration(time.Minute), MaxOutput: tc.cap}, paddock.ExecLimits{}, clock)
+			require.NoError(t, err)
+			src := &events{list: tc.events, err: tc.err}
+			if tc.late {
+				src.at = func() { clock.Advance(2 * time.Minute) }
+			}
+			res, err := paddock.CollectExec(context.Background(), src, dl, out, func(error) error { return mapped })
+			if tc.wantErr != nil {
+				require.ErrorIs(t, err, tc.wantErr)
+				if tc.late {
+					var et *paddock.ExecTimeoutError
+					require.ErrorAs(t, err, &et, "the deadline's own error")
+					assert.Equal(t, time.Minute, et.Timeout)
+				}
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want.Stdout, res.Stdout)
+			assert.Equal(t, tc.want.Stderr, res.Stderr)
+			assert.Equal(t, tc.want.ExitCode, res.ExitCode)
+		})
+	}
+}
+
+// A deadline the caller fixed travels in the context: StartExec uses it
+// rather than fix another.
+func TestStartExecTakesTheCallersDeadline(t *testing.T) {
+	t.Parallel()
+	clock := clocktest.Frozen()
+	fixed := paddock.StartExecDeadline(paddock.Duration(time.Minute), clock)
+	clock.Advance(45 * time.Second)
+	dl, _, err := paddock.StartExec(paddock.WithExecDeadline(context.Background(), fixed), paddock.NewCmd("x"), paddock.ExecOpts{Timeout: paddock.Duration(time.Hour)}, paddock.ExecLimits{}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 15*time.Second, dl.Remaining(), "the caller's minute, on the caller's clock")
+	clock.Advance(time.Minute)
+	_, _, err = paddock.StartExec(paddock.WithExecDeadline(context.Background(), fixed), paddock.NewCmd("x"), paddock.ExecOpts{}, paddock.ExecLimits{}, nil)
+	var et *paddock.ExecTimeoutError
+	require.ErrorAs(t, err, &et, "a spent budget starts nothing")
 }

@@ -154,3 +154,46 @@ func TestRuntimeHoldsAdaptersToTheOutputCap(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, paddock.ExecResult{Stdout: []byte("0123456789"), Timeout: paddock.Duration(time.Minute)}, res)
 }
+
+// limited is a fake with exec limits of its own whose Exec reports the
+// deadline it runs under, as every adapter fixes it: paddock.StartExec with
+// the system clock.
+type limited struct {
+	*fake.Adapter
+	limits paddock.ExecLimits
+	clock  *clocktest.Manual
+	seen   chan time.Duration
+}
+
+func (a *limited) ExecLimits() paddock.ExecLimits { return a.limits }
+
+func (a *limited) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o paddock.ExecOpts) (paddock.ExecResult, error) {
+	a.clock.Advance(20 * time.Minute) // time the runtime's clock sees pass before the adapter starts
+	dl, out, err := paddock.StartExec(ctx, cmd, o, a.limits, nil)
+	if err != nil {
+		return paddock.ExecResult{}, err
+	}
+	a.seen <- dl.Remaining()
+	return out.Result(0), nil
+}
+
+// The exec deadline is worked out once: by the runtime, on its clock,
+// under the adapter's limits; the adapter runs under that one, not one of
+// its own on the system clock.
+func TestTheExecDeadlineIsFixedOnceOnTheRuntimesClock(t *testing.T) {
+	t.Parallel()
+	a := &limited{Adapter: fake.New(), limits: paddock.ExecLimits{MaxTimeout: time.Hour}, clock: clocktest.Frozen(), seen: make(chan time.Duration, 1)}
+	t.Cleanup(a.Reset)
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"fake": a}, Clock: a.clock})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
+	c := rt.Adapter("fake")
+	h, err := c.Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+
+	res, err := c.Exec(ctx, h, paddock.NewCmd("emit"), paddock.ExecOpts{}) // no timeout: the adapter's ceiling
+	require.NoError(t, err)
+	assert.Equal(t, 40*time.Minute, <-a.seen, "the hour the runtime fixed, less the 20 minutes its clock moved")
+	require.NotNil(t, res.Timeout)
+	assert.Equal(t, time.Hour, *res.Timeout, "the result says the ceiling it ran under")
+}

@@ -272,9 +272,11 @@ func (r *root) capabilities(c *actor.Context, m *messages.CapabilitiesRequest) {
 	c.Send(c.Sender(), reply)
 }
 
-// exec validates the request and fixes its one deadline now, answering
-// a budget already spent (a zero timeout) without dispatching anything;
-// the sandbox actor runs the adapter's Exec under that deadline.
+// exec validates the request and fixes its one deadline now, on the
+// runtime's clock under the adapter's limits, answering a budget already
+// spent (a zero timeout) without dispatching anything; the sandbox actor
+// runs the adapter's Exec under that deadline, which the adapter takes
+// from its context instead of fixing one of its own.
 func (r *root) exec(c *actor.Context, m *messages.ExecRequest) {
 	h := m.GetHandle()
 	p, name := paddock.Provider(h.GetProvider()), h.GetName()
@@ -286,7 +288,7 @@ func (r *root) exec(c *actor.Context, m *messages.ExecRequest) {
 		r.fail(c, m, p, name, err)
 		return
 	}
-	dl, _, err := paddock.StartExec(wire.CmdFromMessage(m.GetCmd()), wire.ExecOptsFromMessage(m), paddock.ExecLimits{}, r.rt.cfg.Clock)
+	dl, _, err := paddock.StartExec(context.Background(), wire.CmdFromMessage(m.GetCmd()), wire.ExecOptsFromMessage(m), paddock.LimitsOf(a), r.rt.cfg.Clock)
 	if err != nil {
 		r.fail(c, m, p, name, err)
 		return

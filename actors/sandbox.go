@@ -430,7 +430,7 @@ const requestReplyKind = "response"
 func (s *sandboxActor) exec(cl opCall, m *messages.ExecRequest) (*messages.ExecReply, error) {
 	cmd, opts := wire.CmdFromMessage(m.GetCmd()), wire.ExecOptsFromMessage(m)
 	if cl.deadline == nil { // not admitted by the root: fix the deadline now
-		dl, _, err := paddock.StartExec(cmd, opts, paddock.ExecLimits{}, s.rt.cfg.Clock)
+		dl, _, err := paddock.StartExec(cl.ctx, cmd, opts, paddock.LimitsOf(s.a), s.rt.cfg.Clock)
 		if err != nil {
 			return nil, err
 		}
@@ -440,7 +440,7 @@ func (s *sandboxActor) exec(cl opCall, m *messages.ExecRequest) (*messages.ExecR
 	if dl.Finite() && dl.Expired() {
 		return nil, dl.Err()
 	}
-	ctx, cancel := dl.Context(cl.ctx)
+	ctx, cancel := dl.Context(paddock.WithExecDeadline(cl.ctx, dl))
 	defer cancel()
 	res, err := s.a.Exec(ctx, cl.h, cmd, opts)
 	switch {

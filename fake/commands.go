@@ -13,8 +13,8 @@ import (
 // instruction, and closed_before_exit for a drop. A timeout of zero answers
 // the timeout error before anything else; any other timeout is moot, since
 // evaluation is instantaneous.
-func (a *Adapter) Exec(_ context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	_, out, err := paddock.StartExec(cmd, opts, paddock.ExecLimits{}, nil)
+func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
+	_, out, err := paddock.StartExec(ctx, cmd, opts, paddock.ExecLimits{}, nil)
 	if err != nil {
 		return paddock.ExecResult{}, err
 	}

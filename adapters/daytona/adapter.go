@@ -13,6 +13,7 @@ import (
 // The optional interfaces the adapter implements.
 var _ interface {
 	paddock.Adapter
+	paddock.ExecLimiter
 	paddock.PolicyApplier
 	paddock.FileManager
 } = (*Adapter)(nil)

@@ -42,7 +42,7 @@ exit $__c`
 // deadline: the daemon kills it at the timeout too. Output is held up to
 // the cap; the exit code is the command's own.
 func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	dl, out, err := paddock.StartExec(cmd, opts, a.cfg.Exec, nil)
+	dl, out, err := paddock.StartExec(ctx, cmd, opts, a.cfg.Exec, nil)
 	if err != nil {
 		return paddock.ExecResult{}, err
 	}
@@ -143,3 +143,7 @@ func execError(dl paddock.ExecDeadline, err error) error {
 	}
 	return err
 }
+
+// ExecLimits are the bounds of Exec's timeouts the adapter was configured
+// with, under which the runtime fixes each exec's deadline.
+func (a *Adapter) ExecLimits() paddock.ExecLimits { return a.cfg.Exec }

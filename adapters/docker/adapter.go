@@ -14,6 +14,7 @@ import (
 // The optional interfaces the adapter implements.
 var _ interface {
 	paddock.Adapter
+	paddock.ExecLimiter
 	paddock.CreateNewer
 	paddock.DestroyOncer
 	paddock.SessionTerminator

@@ -34,7 +34,7 @@ func envOf(cmd paddock.Cmd) []string {
 // its timeout or its output cap the command is killed inside the sandbox,
 // every process it started with it, not only abandoned.
 func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	dl, out, err := paddock.StartExec(cmd, opts, a.cfg.Exec, nil)
+	dl, out, err := paddock.StartExec(ctx, cmd, opts, a.cfg.Exec, nil)
 	if err != nil {
 		return paddock.ExecResult{}, err
 	}
@@ -48,37 +48,56 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 		}
 		return paddock.ExecResult{}, err
 	}
-	defer x.close()
 	defer a.touch(h)
+	src := &execOutput{a: a, sandbox: h.Name, token: token, x: x, buf: make([]byte, 32<<10)}
+	defer src.close()
 	stop := context.AfterFunc(runCtx, x.close)
 	defer stop()
-	buf := make([]byte, 32<<10)
-	for {
-		stream, data, err := x.next(buf)
-		if over := out.Add(muxKind(stream), data); over != nil {
-			a.killExec(h.Name, token)
-			return paddock.ExecResult{}, over
+	return paddock.CollectExec(runCtx, src, dl, out, nil)
+}
+
+// execOutput is an exec's attached output as CollectExec reads it: its
+// chunks, then the exit the engine recorded.
+type execOutput struct {
+	a       *Adapter
+	sandbox string
+	token   string // names the exec's processes, for the kill
+	x       *attached
+	buf     []byte // reused: CollectExec copies each chunk before the next read
+	pending error  // a read's error, answered after the data that came with it
+	ended   bool   // the output ended: nothing to kill
+}
+
+func (e *execOutput) Next(ctx context.Context) (paddock.Event, error) {
+	for e.pending == nil {
+		stream, data, err := e.x.next(e.buf)
+		e.pending = err
+		if len(data) > 0 {
+			return paddock.Event{Kind: muxKind(stream), Data: data}, nil
 		}
-		if err == nil {
-			continue
-		}
-		if runCtx.Err() != nil {
-			a.killExec(h.Name, token)
-			if dl.Finite() && dl.Expired() {
-				return paddock.ExecResult{}, dl.Err()
-			}
-			return paddock.ExecResult{}, ctxError(runCtx)
-		}
-		if !errors.Is(err, io.EOF) {
-			return paddock.ExecResult{}, &paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit}
-		}
-		break
 	}
-	code, err := a.finished(h.Name, x.id)
+	err := e.pending
+	if ctx.Err() != nil {
+		return paddock.Event{}, ctxError(ctx) // close kills what the deadline cut short
+	}
+	e.ended = true // whatever the engine says now, the command is not ours to kill
+	if !errors.Is(err, io.EOF) {
+		return paddock.Event{}, &paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit}
+	}
+	code, err := e.a.finished(e.sandbox, e.x.id)
 	if err != nil {
-		return paddock.ExecResult{}, err
+		return paddock.Event{}, err
 	}
-	return out.Result(code), nil
+	return paddock.Exit(code), nil
+}
+
+// close closes the attachment, and kills the exec's processes unless its
+// output ended (cut by its deadline, or past its output cap).
+func (e *execOutput) close() {
+	e.x.close()
+	if !e.ended {
+		e.a.killExec(e.sandbox, e.token)
+	}
 }
 
 // finished is the exit code of an exec whose stream ended, provided the
@@ -106,3 +125,7 @@ func (a *Adapter) killExec(sandbox, token string) {
 		a.log.Warn().Str("sandbox", sandbox).Str("error", err.Error()).Msg("docker: killing a timed-out command failed")
 	}
 }
+
+// ExecLimits are the bounds of Exec's timeouts the adapter was configured
+// with, under which the runtime fixes each exec's deadline.
+func (a *Adapter) ExecLimits() paddock.ExecLimits { return a.cfg.Exec }

@@ -11,6 +11,7 @@ import (
 // The optional interfaces the adapter implements.
 var _ interface {
 	paddock.Adapter
+	paddock.ExecLimiter
 	paddock.PolicyApplier
 	paddock.Heartbeater
 	paddock.FileManager

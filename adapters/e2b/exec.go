@@ -10,7 +10,7 @@ import (
 // process is killed (on E2B it would outlive its request) and the timeout
 // answered. Output is held up to the cap.
 func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	dl, out, err := paddock.StartExec(cmd, opts, a.cfg.Exec, nil)
+	dl, out, err := paddock.StartExec(ctx, cmd, opts, a.cfg.Exec, nil)
 	if err != nil {
 		return paddock.ExecResult{}, err
 	}
@@ -28,31 +28,17 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 		return paddock.ExecResult{}, a.execError(dl, err)
 	}
 	st.kill = true
-	defer st.Close()
-	for {
-		ev, err := st.Next(ctx)
-		if err != nil {
-			return paddock.ExecResult{}, a.execError(dl, err)
-		}
-		switch ev.Kind {
-		case paddock.EventExit:
-			if dl.Finite() && dl.Expired() {
-				return paddock.ExecResult{}, dl.Err() // an exit read after the deadline is the timeout
-			}
-			return out.Result(ev.Code), nil
-		case paddock.EventError:
-			return paddock.ExecResult{}, ev.Err
-		}
-		if err := out.Add(ev.Kind, ev.Data); err != nil {
-			return paddock.ExecResult{}, err // Close kills the process
-		}
-	}
+	defer st.Close() // kills the process unless it ended
+	return paddock.CollectExec(ctx, st, dl, out, nil)
 }
 
-// execError is the deadline's error once it passed, else err.
 func (a *Adapter) execError(dl paddock.ExecDeadline, err error) error {
 	if dl.Finite() && dl.Expired() {
 		return dl.Err()
 	}
 	return err
 }
+
+// ExecLimits are the bounds of Exec's timeouts the adapter was configured
+// with, under which the runtime fixes each exec's deadline.
+func (a *Adapter) ExecLimits() paddock.ExecLimits { return a.cfg.Exec }

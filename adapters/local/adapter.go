@@ -59,6 +59,7 @@ func (a *Adapter) Root() string { return a.root }
 // Compile-time checks of the interfaces the adapter implements.
 var (
 	_ paddock.Adapter           = (*Adapter)(nil)
+	_ paddock.ExecLimiter       = (*Adapter)(nil)
 	_ paddock.CreateNewer       = (*Adapter)(nil)
 	_ paddock.DestroyOncer      = (*Adapter)(nil)
 	_ paddock.SessionTerminator = (*Adapter)(nil)

@@ -12,7 +12,7 @@ import (
 // timeout limits. On the deadline, or past the cap, the command's
 // processes are killed, not merely abandoned.
 func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	dl, out, err := paddock.StartExec(cmd, opts, a.execLimits, nil)
+	dl, out, err := paddock.StartExec(ctx, cmd, opts, a.execLimits, nil)
 	if err != nil {
 		return paddock.ExecResult{}, err
 	}
@@ -92,3 +92,7 @@ func outputKind(rec byte) paddock.EventKind {
 	}
 	return paddock.EventStdout
 }
+
+// ExecLimits are the bounds of Exec's timeouts the adapter was configured
+// with, under which the runtime fixes each exec's deadline.
+func (a *Adapter) ExecLimits() paddock.ExecLimits { return a.execLimits }

@@ -146,7 +146,7 @@ func (a *Adapter) start(ctx context.Context, sprite, path string, q url.Values, 
 // output discarded. Past the timeout or the cap the socket is closed, and
 // Sprites ends the command execMaxRun later.
 func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.ExecOpts) (paddock.ExecResult, error) {
-	dl, out, err := paddock.StartExec(cmd, opts, a.cfg.Exec, nil)
+	dl, out, err := paddock.StartExec(ctx, cmd, opts, a.cfg.Exec, nil)
 	if err != nil {
 		return paddock.ExecResult{}, err
 	}
@@ -160,25 +160,9 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 		return paddock.ExecResult{}, err
 	}
 	defer st.Close()
-	for {
-		ev, err := st.Next(ctx)
-		if err != nil {
-			if dl.Finite() && dl.Expired() {
-				return paddock.ExecResult{}, dl.Err()
-			}
-			return paddock.ExecResult{}, httpx.Transport(err)
-		}
-		switch ev.Kind {
-		case paddock.EventExit:
-			if dl.Finite() && dl.Expired() {
-				return paddock.ExecResult{}, dl.Err()
-			}
-			return out.Result(ev.Code), nil
-		case paddock.EventError:
-			return paddock.ExecResult{}, ev.Err
-		}
-		if err := out.Add(ev.Kind, ev.Data); err != nil {
-			return paddock.ExecResult{}, err
-		}
-	}
+	return paddock.CollectExec(ctx, st, dl, out, httpx.Transport)
 }
+
+// ExecLimits are the bounds of Exec's timeouts the adapter was configured
+// with, under which the runtime fixes each exec's deadline.
+func (a *Adapter) ExecLimits() paddock.ExecLimits { return a.cfg.Exec }
