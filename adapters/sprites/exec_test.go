@@ -803,7 +803,7 @@ func TestExecAfterRestoreWaitsOutTheRestart(t *testing.T) {
 }
 
 // Config.Exec clamps an hour's request to its ceiling, visibly; invalid
-// limits make every exec invalid before anything is sent.
+// limits are refused by New, before anything is sent.
 func TestExecLimits(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
@@ -818,9 +818,8 @@ func TestExecLimits(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, paddock.ExecResult{Stdout: []byte("out\n"), Stderr: []byte("err\n"), Timeout: paddock.Duration(2 * time.Second)}, res)
 
-	bad := newAdapter(t, srv, func(c *sprites.Config) { c.Exec = paddock.ExecLimits{MaxTimeout: -1} })
 	before := len(srv.Requests())
-	_, err = bad.Exec(ctx, h, paddock.NewCmd("true"), paddock.ExecOpts{})
+	_, err = sprites.New(sprites.Config{Token: paddock.NewSecret(srv.Token()), BaseURL: srv.URL(), Exec: paddock.ExecLimits{MaxTimeout: -1}})
 	require.ErrorIs(t, err, paddock.ErrInvalid)
 	require.Len(t, srv.Requests(), before, "nothing was sent")
 }

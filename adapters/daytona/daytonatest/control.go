@@ -158,7 +158,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 	sb := &sandbox{id: id, name: name, snapshot: snapshot, labels: orEmpty(req.Labels), env: orEmpty(req.Env),
 		createdAt: now, updatedAt: now, autoStop: orDefault(req.AutoStop, 15), autoArchive: orDefault(req.AutoArchive, 10080),
 		autoDelete: orDefault(req.AutoDelete, -1)}
-	sb.dir, sb.sessions = filepath.Join(s.root, id), map[string]*session{}
+	sb.dir, sb.sessions = filepath.Join(s.Root(), id), map[string]*session{}
 	sb.space = stubfs.NewSpace(sb.dir, s.mapped)
 	if err := os.MkdirAll(sb.resolve(home), 0o755); err != nil {
 		apiError(w, r, http.StatusInternalServerError, "creating the sandbox failed")

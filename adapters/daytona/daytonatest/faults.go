@@ -5,31 +5,21 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/paddockhq/paddock/adapters/internal/stubfault"
+	"github.com/paddockhq/paddock/adapters/internal/stubserver"
 )
 
 // Fault replaces the next answer of a route. Fail queues faults per route;
 // each is used once, in order.
-type Fault = stubfault.Fault
+type Fault = stubserver.Fault
 
 // PrivateDetail is the message of the default fault body.
-const PrivateDetail = stubfault.PrivateDetail
+const PrivateDetail = stubserver.PrivateDetail
 
-// Fail queues f for the next request matching route, e.g.
-// "POST /api/sandbox" or "POST /api/sandbox/{idOrName}/stop".
-func (s *Server) Fail(route string, f Fault) { s.faults.Add(route, f) }
-
-// applyFault answers r with the route's next fault, if one is queued; it
-// reports whether the route must not run.
-func (s *Server) applyFault(route string, w http.ResponseWriter, r *http.Request) bool {
-	return s.faults.Answer(route, stubfault.Server{
-		DefaultBody: func(status int) string {
-			return `{"path":"` + r.URL.Path + `","timestamp":"` + time.Now().UTC().Format(time.RFC3339) + `","statusCode":` +
-				strconv.Itoa(status) + `,"error":"` + http.StatusText(status) + `","message":"` + PrivateDetail + `"}`
-		},
-		ContentType: stubfault.JSONOrText("application/json; charset=utf-8"),
-		ClientGone:  func() {},
-	}, w, r)
+// faultBody is Daytona's error body holding private detail, for a fault
+// that sets no body.
+func faultBody(r *http.Request, status int) string {
+	return `{"path":"` + r.URL.Path + `","timestamp":"` + time.Now().UTC().Format(time.RFC3339) + `","statusCode":` +
+		strconv.Itoa(status) + `,"error":"` + http.StatusText(status) + `","message":"` + PrivateDetail + `"}`
 }
 
 // Status returns a fault answering status with Daytona's error body

@@ -101,7 +101,7 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, ss *session, c *
 			}
 			closeNormal()
 			return
-		case <-s.closing:
+		case <-s.Closing():
 			return
 		case <-r.Context().Done():
 			return

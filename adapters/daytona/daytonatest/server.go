@@ -7,48 +7,38 @@
 package daytonatest
 
 import (
-	"crypto/rand"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/paddockhq/paddock/adapters/internal/stubfault"
 	"github.com/paddockhq/paddock/adapters/internal/stubfs"
+	"github.com/paddockhq/paddock/adapters/internal/stubserver"
 )
 
 // Request is one request the server received.
-type Request = stubfault.Request
+type Request = stubserver.Request
 
 // Server is a loopback Daytona. Use NewServer.
 type Server struct {
-	ts  *httptest.Server
+	stubserver.Base
 	key string
 
 	mu         sync.Mutex
 	sandboxes  map[string]*sandbox // by id, deleted ones until they are destroyed
 	order      []string            // ids in creation order
-	log        stubfault.Log
-	faults     stubfault.Queue
 	snapshots  map[string]bool
 	transition time.Duration // how long starting, stopping and the like take
 	destroying time.Duration // how long a deleted sandbox stays visible by id
 	held       map[string]bool
-	closed     bool
-	closing    chan struct{} // closed by Close: long requests end
-	root       string        // the sandboxes' filesystems
-	mapped     bool          // processes see a sandbox's own /home and /tmp (stubfs.Probe)
+	mapped     bool // processes see a sandbox's own /home and /tmp (stubfs.Probe)
 	toolboxMux http.Handler
-	wg         sync.WaitGroup // command runners
-	idlePolls  int            // follow polls of nothing before the exit code is checked
-	frameSize  int            // the largest follow frame
-	cutFollows int            // follows to close right after their replay
-	noExits    int            // commands whose exit code never appears
+	idlePolls  int // follow polls of nothing before the exit code is checked
+	frameSize  int // the largest follow frame
+	cutFollows int // follows to close right after their replay
+	noExits    int // commands whose exit code never appears
 }
 
 // Option configures NewServer.
@@ -115,32 +105,23 @@ func WithSnapshots(names ...string) Option {
 // NewServer starts a server on 127.0.0.1, closed when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	s := &Server{key: "dtn_" + randomHex(24), sandboxes: map[string]*sandbox{}, held: map[string]bool{},
-		snapshots: map[string]bool{"default": true, "paddock-test": true}, closing: make(chan struct{}),
+	s := &Server{key: "dtn_" + stubserver.RandomHex(24), sandboxes: map[string]*sandbox{}, held: map[string]bool{},
+		snapshots: map[string]bool{"default": true, "paddock-test": true},
 		idlePolls: defaultIdlePoll, frameSize: followFrame}
 	for _, o := range opts {
 		o(s)
 	}
-	dir, err := os.MkdirTemp("", "daytonatest-")
-	if err != nil {
-		t.Fatalf("daytonatest: %v", err)
-	}
-	s.root = dir
-	s.mapped = stubfs.Probe(dir)
-	s.toolboxMux = s.toolboxHandler()
-	// Started after s.ts is set: handlers read s.ts (its URL), and the
-	// start orders that write before every request.
-	s.ts = httptest.NewUnstartedServer(s.routes())
-	s.ts.Start()
-	t.Cleanup(s.Close)
+	s.Start(t, "daytonatest", stubserver.Style{DefaultBody: faultBody, ContentType: stubserver.JSONOrText("application/json; charset=utf-8")},
+		func() http.Handler {
+			s.mapped = stubfs.Probe(s.Root())
+			s.toolboxMux = s.toolboxHandler()
+			return s.routes()
+		}, s.dropAll)
 	return s
 }
 
-// URL is the server's base URL.
-func (s *Server) URL() string { return s.ts.URL }
-
 // APIURL is the control plane's base, what an adapter's API URL is.
-func (s *Server) APIURL() string { return s.ts.URL + "/api" }
+func (s *Server) APIURL() string { return s.URL() + "/api" }
 
 // Key is the API key the server accepts.
 func (s *Server) Key() string { return s.key }
@@ -148,15 +129,9 @@ func (s *Server) Key() string { return s.key }
 // String names the server by its URL (never its key).
 func (s *Server) String() string { return "daytonatest.Server(" + s.URL() + ")" }
 
-// Close stops the server.
-func (s *Server) Close() {
+// dropAll ends every sandbox's sessions, as the server closes.
+func (s *Server) dropAll() {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.closed = true
-	close(s.closing)
 	var all []*sandbox
 	for _, sb := range s.sandboxes {
 		all = append(all, sb)
@@ -165,17 +140,7 @@ func (s *Server) Close() {
 	for _, sb := range all {
 		sb.dropSessions()
 	}
-	s.ts.CloseClientConnections()
-	s.ts.Close()
-	s.wg.Wait()
-	_ = os.RemoveAll(s.root)
 }
-
-// Requests returns every request received so far, in order.
-func (s *Server) Requests() []Request { return s.log.All() }
-
-// Count returns how many requests matched route.
-func (s *Server) Count(route string) int { return s.log.Count(route) }
 
 // routes serves the control plane under /api.
 func (s *Server) routes() http.Handler {
@@ -200,21 +165,19 @@ func (s *Server) routes() http.Handler {
 	return mux
 }
 
-// serve wraps a route: it records the request, checks the key, and applies
-// a queued fault before the route's own behaviour.
+// serve wraps a route: it records the request, checks the key, and
+// applies a queued fault before the route's own behaviour.
 func (s *Server) serve(route string, h func(http.ResponseWriter, *http.Request, []byte)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		s.log.Record(route, r, body)
-		if r.Header.Get("Authorization") != "Bearer "+s.key {
-			apiError(w, r, http.StatusUnauthorized, "Unauthorized")
-			return
-		}
-		if s.applyFault(route, w, r) {
-			return
-		}
-		h(w, r, body)
+	return s.Route(route, true, s.authorized, h)
+}
+
+// authorized checks the key, answering Daytona's 401 without it.
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if r.Header.Get("Authorization") != "Bearer "+s.key {
+		apiError(w, r, http.StatusUnauthorized, "Unauthorized")
+		return false
 	}
+	return true
 }
 
 // apiError answers Daytona's control-plane error body.
@@ -229,21 +192,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// randomHex is n random hex digits.
-func randomHex(n int) string {
-	b := make([]byte, (n+1)/2)
-	_, _ = rand.Read(b)
-	const digits = "0123456789abcdef"
-	out := make([]byte, 0, len(b)*2)
-	for _, c := range b {
-		out = append(out, digits[c>>4], digits[c&15])
-	}
-	return string(out[:n])
-}
-
 // newID is a sandbox id shaped like Daytona's (a UUID).
 func newID() string {
-	h := randomHex(32)
+	h := stubserver.RandomHex(32)
 	return h[:8] + "-" + h[8:12] + "-4" + h[13:16] + "-a" + h[17:20] + "-" + h[20:]
 }
 

@@ -38,7 +38,7 @@ func (s *Server) toolboxHandler() http.Handler {
 	handle := func(pattern string, h http.HandlerFunc) {
 		route := toolboxRoute(pattern)
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			if s.applyFault(route, w, r) {
+			if s.Fault(route, -1, w, r) {
 				return
 			}
 			h(w, r)
@@ -89,7 +89,7 @@ func (s *Server) toolbox(w http.ResponseWriter, r *http.Request) {
 	if pattern := s.matchToolbox(r, rest); pattern != "" {
 		route = toolboxRoute(pattern)
 	}
-	s.log.Record(route, r, body)
+	s.Record(route, r, body)
 	if r.Header.Get("Authorization") != "Bearer "+s.key {
 		apiError(w, r, http.StatusUnauthorized, "Unauthorized")
 		return
@@ -234,7 +234,7 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) {
 		<-done
 		toolboxError(w, r, http.StatusRequestTimeout, "REQUEST_TIMEOUT", "request timeout: command execution timeout")
 		return
-	case <-s.closing:
+	case <-s.Closing():
 		_ = stubproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 		return
@@ -452,11 +452,7 @@ func (s *Server) sessionExec(w http.ResponseWriter, r *http.Request) {
 	ss.commands[c.id] = c
 	ss.mu.Unlock()
 	async := req.RunAsync || req.Async
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.run(sandboxOf(r), ss, c, async)
-	}()
+	s.Go(func() { s.run(sandboxOf(r), ss, c, async) })
 	if async {
 		writeJSON(w, http.StatusAccepted, map[string]any{"cmdId": c.id, "output": nil, "stdout": nil, "stderr": nil, "exitCode": nil})
 		return

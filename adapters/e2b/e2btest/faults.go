@@ -6,15 +6,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/paddockhq/paddock/adapters/internal/stubfault"
+	"github.com/paddockhq/paddock/adapters/internal/stubserver"
 )
 
 // Fault replaces the next answer of a route. Fail queues faults per route;
 // each is used once, in order.
-type Fault = stubfault.Fault
+type Fault = stubserver.Fault
 
 // PrivateDetail is the message of the default fault body.
-const PrivateDetail = stubfault.PrivateDetail
+const PrivateDetail = stubserver.PrivateDetail
 
 // Fail queues f for the next request matching route, e.g. "POST /sandboxes"
 // or "DELETE /sandboxes/{id}".
@@ -23,11 +23,11 @@ func (s *Server) Fail(route string, f Fault) { s.faults.Add(route, f) }
 // applyFault answers r with the route's next fault, if one is queued; it
 // reports whether the route must not run.
 func (s *Server) applyFault(route string, w http.ResponseWriter, r *http.Request) bool {
-	return s.faults.Answer(route, stubfault.Server{
+	return s.faults.Answer(route, stubserver.Server{
 		DefaultBody: func(status int) string {
 			return `{"code":` + strconv.Itoa(status) + `,"message":"` + PrivateDetail + `"}`
 		},
-		ContentType: stubfault.JSONOrText("application/json"),
+		ContentType: stubserver.JSONOrText("application/json"),
 		ClientGone:  func() {},
 	}, w, r)
 }

@@ -28,7 +28,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paddockhq/paddock/adapters/internal/stubfault"
+	"github.com/paddockhq/paddock/adapters/internal/stubserver"
 	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 )
 
@@ -36,7 +36,7 @@ import (
 const EnvdVersion = "0.6.13"
 
 // Request is one request the server received.
-type Request = stubfault.Request
+type Request = stubserver.Request
 
 // Server is a loopback E2B. Use NewServer.
 type Server struct {
@@ -48,8 +48,8 @@ type Server struct {
 	mu        sync.Mutex
 	now       time.Time // the manual clock's time
 	sandboxes map[string]*sandbox
-	log       stubfault.Log
-	faults    stubfault.Queue
+	log       stubserver.Log
+	faults    stubserver.Queue
 	maxTTL    time.Duration
 	envdMux   http.Handler
 	mapped    bool // processes see the sandbox's own /tmp and /home (stubfs.Probe)

@@ -6,15 +6,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paddockhq/paddock/adapters/internal/stubfault"
+	"github.com/paddockhq/paddock/adapters/internal/stubserver"
 )
 
 // Fault replaces the next answer of a route. Fail queues faults per route;
 // each is used once, in order.
-type Fault = stubfault.Fault
+type Fault = stubserver.Fault
 
 // PrivateDetail is the text of the default fault body.
-const PrivateDetail = stubfault.PrivateDetail
+const PrivateDetail = stubserver.PrivateDetail
 
 // Fail queues f for the next request matching route, e.g. "POST /v1/sprites"
 // or "DELETE /v1/sprites/{name}". Exec upgrades are "WS /v1/sprites/{name}/exec".
@@ -27,7 +27,7 @@ func (s *Server) applyFault(route string, i int, w http.ResponseWriter, r *http.
 	if !ok {
 		return false
 	}
-	return f.Apply(stubfault.Server{
+	return f.Apply(stubserver.Server{
 		DefaultBody: func(int) string { return `{"error":"` + PrivateDetail + `"}` },
 		ContentType: contentType,
 		ClientGone:  func() { s.clientGone(i) },

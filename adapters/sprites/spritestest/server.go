@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paddockhq/paddock/adapters/internal/stubfault"
+	"github.com/paddockhq/paddock/adapters/internal/stubserver"
 )
 
 // SpriteVersion is the Sprite-Version header the server sends.
@@ -53,7 +53,7 @@ type Server struct {
 	mu       sync.Mutex
 	sprites  map[string]*sprite
 	requests []Request
-	faults   stubfault.Queue
+	faults   stubserver.Queue
 	scripts  []Script
 	nextPID  int
 	closed   bool

@@ -1,7 +1,4 @@
-// Package stubfault is what the loopback provider servers (spritestest,
-// e2btest) share to fail on purpose: a Fault replaces one answer of a
-// route, and a Queue hands each route's faults out once, in order.
-package stubfault
+package stubserver
 
 import (
 	"net"

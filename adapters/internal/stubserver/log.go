@@ -1,4 +1,4 @@
-package stubfault
+package stubserver
 
 import (
 	"net/http"
@@ -7,12 +7,16 @@ import (
 
 // Request is one request a loopback server received.
 type Request struct {
-	Route  string // the matched pattern, e.g. "POST /sandboxes"
-	Method string
-	Path   string
-	Query  string
-	Body   string
-	Header http.Header
+	Route   string // the matched pattern, e.g. "POST /sandboxes"
+	Method  string
+	Path    string // decoded
+	RawPath string // as sent, percent-encoded
+	Query   string
+	Body    string
+	Header  http.Header
+	// ClientGone: the client closed the connection while a fault stalled
+	// the answer.
+	ClientGone bool
 }
 
 // Log records a server's requests, in order; safe for concurrent use.
@@ -57,12 +61,20 @@ func (l *Log) MostInFlight(route string) int {
 	return l.most[route]
 }
 
-// Record adds r, matched as route, with its body.
-func (l *Log) Record(route string, r *http.Request, body []byte) {
+// Record adds r, matched as route, with its body, and answers its index.
+func (l *Log) Record(route string, r *http.Request, body []byte) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.reqs = append(l.reqs, Request{Route: route, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-		Body: string(body), Header: r.Header.Clone()})
+	l.reqs = append(l.reqs, Request{Route: route, Method: r.Method, Path: r.URL.Path, RawPath: r.URL.EscapedPath(),
+		Query: r.URL.RawQuery, Body: string(body), Header: r.Header.Clone()})
+	return len(l.reqs) - 1
+}
+
+// Gone marks request i as one whose client left while it was answered.
+func (l *Log) Gone(i int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reqs[i].ClientGone = true
 }
 
 // All returns every request so far, in order.

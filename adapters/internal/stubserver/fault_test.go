@@ -1,4 +1,4 @@
-package stubfault_test
+package stubserver_test
 
 import (
 	"io"
@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/paddockhq/paddock/adapters/internal/stubfault"
+	"github.com/paddockhq/paddock/adapters/internal/stubserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -18,11 +18,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // status lets the route run.
 func TestQueueAndApply(t *testing.T) {
 	t.Parallel()
-	var q stubfault.Queue
-	q.Add("GET /a", stubfault.Fault{})
-	q.Add("GET /a", stubfault.Fault{Status: http.StatusTeapot})
-	q.Add("GET /a", stubfault.Fault{Status: http.StatusOK, Body: "x", DeclaredLength: 10})
-	srv := stubfault.Server{
+	var q stubserver.Queue
+	q.Add("GET /a", stubserver.Fault{})
+	q.Add("GET /a", stubserver.Fault{Status: http.StatusTeapot})
+	q.Add("GET /a", stubserver.Fault{Status: http.StatusOK, Body: "x", DeclaredLength: 10})
+	srv := stubserver.Server{
 		DefaultBody: func(status int) string { return "default" },
 		ContentType: func(string) string { return "text/plain" },
 		ClientGone:  func() {},
@@ -59,14 +59,16 @@ func TestQueueAndApply(t *testing.T) {
 
 func TestLog(t *testing.T) {
 	t.Parallel()
-	var l stubfault.Log
+	var l stubserver.Log
 	r := httptest.NewRequest(http.MethodPost, "/a/b?x=1", nil)
 	r.Header.Set("X-Key", "v")
-	l.Record("POST /a/{b}", r, []byte("body"))
-	l.Record("GET /c", httptest.NewRequest(http.MethodGet, "/c", nil), nil)
+	assert.Equal(t, 0, l.Record("POST /a/{b}", r, []byte("body")))
+	assert.Equal(t, 1, l.Record("GET /c", httptest.NewRequest(http.MethodGet, "/c", nil), nil))
+	l.Gone(1)
 	all := l.All()
 	require.Len(t, all, 2)
-	assert.Equal(t, stubfault.Request{Route: "POST /a/{b}", Method: "POST", Path: "/a/b", Query: "x=1", Body: "body", Header: r.Header}, all[0])
+	assert.Equal(t, stubserver.Request{Route: "POST /a/{b}", Method: "POST", Path: "/a/b", RawPath: "/a/b", Query: "x=1", Body: "body", Header: r.Header}, all[0])
+	assert.True(t, all[1].ClientGone)
 	assert.Equal(t, 1, l.Count("GET /c"))
 	assert.Zero(t, l.Count("GET /d"))
 	r.Header.Set("X-Key", "changed")
@@ -75,7 +77,7 @@ func TestLog(t *testing.T) {
 
 func TestJSONOrText(t *testing.T) {
 	t.Parallel()
-	label := stubfault.JSONOrText("application/json")
+	label := stubserver.JSONOrText("application/json")
 	assert.Equal(t, "application/json", label(` {"a":1}`))
 	assert.Equal(t, "application/json", label(`[1]`))
 	assert.Equal(t, "text/plain; charset=utf-8", label("gone"))
@@ -84,7 +86,7 @@ func TestJSONOrText(t *testing.T) {
 // The log counts the most requests of a route answered at once.
 func TestMostInFlight(t *testing.T) {
 	t.Parallel()
-	var l stubfault.Log
+	var l stubserver.Log
 	a := l.Begin("POST /x")
 	b := l.Begin("POST /x")
 	other := l.Begin("GET /y")
