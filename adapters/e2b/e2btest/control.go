@@ -176,7 +176,7 @@ func (s *Server) create(w http.ResponseWriter, _ *http.Request, body []byte) {
 		}
 	}
 	id := "i" + randomID(20)
-	dir := filepath.Join(s.root, id)
+	dir := filepath.Join(s.Root(), id)
 	if err := errors.Join(os.MkdirAll(filepath.Join(dir, "home", "user"), 0o755), os.MkdirAll(filepath.Join(dir, "tmp"), 0o1777)); err != nil {
 		apiError(w, http.StatusInternalServerError, "creating the sandbox failed")
 		return

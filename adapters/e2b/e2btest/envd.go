@@ -54,7 +54,7 @@ func (s *Server) envdHandler() http.Handler {
 func (s *Server) envd(w http.ResponseWriter, r *http.Request, id string) {
 	body, r := peekBody(r)
 	route := "ENVD " + r.URL.Path
-	s.record(route, r, body)
+	s.Record(route, r, body)
 	s.mu.Lock()
 	sb := s.sandboxes[id]
 	running := sb != nil && sb.state == "running"
@@ -63,7 +63,7 @@ func (s *Server) envd(w http.ResponseWriter, r *http.Request, id string) {
 		writeJSON(w, http.StatusBadGateway, map[string]any{"sandboxId": id, "message": "The sandbox was not found", "code": 502})
 		return
 	}
-	if s.applyFault(route, w, r) {
+	if s.Fault(route, -1, w, r) {
 		return
 	}
 	if sb.token != "" && r.Header.Get("X-Access-Token") != sb.token {

@@ -16,20 +16,10 @@ type Fault = stubserver.Fault
 // PrivateDetail is the message of the default fault body.
 const PrivateDetail = stubserver.PrivateDetail
 
-// Fail queues f for the next request matching route, e.g. "POST /sandboxes"
-// or "DELETE /sandboxes/{id}".
-func (s *Server) Fail(route string, f Fault) { s.faults.Add(route, f) }
-
-// applyFault answers r with the route's next fault, if one is queued; it
-// reports whether the route must not run.
-func (s *Server) applyFault(route string, w http.ResponseWriter, r *http.Request) bool {
-	return s.faults.Answer(route, stubserver.Server{
-		DefaultBody: func(status int) string {
-			return `{"code":` + strconv.Itoa(status) + `,"message":"` + PrivateDetail + `"}`
-		},
-		ContentType: stubserver.JSONOrText("application/json"),
-		ClientGone:  func() {},
-	}, w, r)
+// faultBody is E2B's error body holding private detail, for a fault that
+// sets no body.
+func faultBody(_ *http.Request, status int) string {
+	return `{"code":` + strconv.Itoa(status) + `,"message":"` + PrivateDetail + `"}`
 }
 
 // Status returns a fault answering status with E2B's error body holding

@@ -259,7 +259,7 @@ func (f fsService) WatchDir(ctx context.Context, req *connect.Request[filesystem
 	defer stop()
 	go func() {
 		select {
-		case <-f.s.closing:
+		case <-f.s.Closing():
 			n.close()
 		case <-n.done:
 		}

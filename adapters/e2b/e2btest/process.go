@@ -365,11 +365,7 @@ func (sb *sandbox) running(p *process, outputs ...output) {
 	sb.procs.mu.Lock()
 	sb.procs.byPID[p.pid] = p
 	sb.procs.mu.Unlock()
-	sb.s.wg.Add(1)
-	go func() {
-		defer sb.s.wg.Done()
-		p.run(outputs...)
-	}()
+	sb.s.Go(func() { p.run(outputs...) })
 }
 
 // The data events of each output.

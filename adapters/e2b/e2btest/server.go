@@ -20,16 +20,13 @@ package e2btest
 import (
 	"crypto/rand"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/paddockhq/paddock/adapters/internal/stubserver"
 	"github.com/paddockhq/paddock/adapters/internal/stubfs"
+	"github.com/paddockhq/paddock/adapters/internal/stubserver"
 )
 
 // EnvdVersion is the envd version sandboxes report.
@@ -40,22 +37,16 @@ type Request = stubserver.Request
 
 // Server is a loopback E2B. Use NewServer.
 type Server struct {
-	t    testing.TB
-	ts   *httptest.Server
-	key  string
-	root string
+	stubserver.Base
+	t   testing.TB
+	key string
 
 	mu        sync.Mutex
 	now       time.Time // the manual clock's time
 	sandboxes map[string]*sandbox
-	log       stubserver.Log
-	faults    stubserver.Queue
 	maxTTL    time.Duration
 	envdMux   http.Handler
 	mapped    bool // processes see the sandbox's own /tmp and /home (stubfs.Probe)
-	closed    bool
-	closing   chan struct{}  // closed by Close: long streams end
-	wg        sync.WaitGroup // process pumps
 	watches   watchers
 }
 
@@ -72,28 +63,18 @@ func WithKey(key string) Option { return func(s *Server) { s.key = key } }
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	s := &Server{t: t, key: "e2b_" + randomID(32), now: time.Now().UTC().Truncate(time.Second),
-		sandboxes: map[string]*sandbox{}, maxTTL: 24 * time.Hour, closing: make(chan struct{}),
-		watches: watchers{byID: map[string]*watcher{}}}
+		sandboxes: map[string]*sandbox{}, maxTTL: 24 * time.Hour, watches: watchers{byID: map[string]*watcher{}}}
 	for _, o := range opts {
 		o(s)
 	}
-	dir, err := os.MkdirTemp("", "e2btest-")
-	if err != nil {
-		t.Fatalf("e2btest: %v", err)
-	}
-	s.root = dir
-	s.envdMux = s.envdHandler()
-	s.mapped = stubfs.Probe(s.root)
-	// Started after s.ts is set: handlers read s.ts (its URL), and the
-	// start orders that write before every request.
-	s.ts = httptest.NewUnstartedServer(s.routes())
-	s.ts.Start()
-	t.Cleanup(s.Close)
+	s.Start(t, "e2btest", stubserver.Style{DefaultBody: faultBody, ContentType: stubserver.JSONOrText("application/json")},
+		func() http.Handler {
+			s.envdMux = s.envdHandler()
+			s.mapped = stubfs.Probe(s.Root())
+			return s.routes()
+		}, s.killAll)
 	return s
 }
-
-// URL is the server's base URL, for both planes.
-func (s *Server) URL() string { return s.ts.URL }
 
 // Key is the API key the server accepts.
 func (s *Server) Key() string { return s.key }
@@ -101,15 +82,9 @@ func (s *Server) Key() string { return s.key }
 // String names the server by its URL (never its key).
 func (s *Server) String() string { return "e2btest.Server(" + s.URL() + ")" }
 
-// Close stops every process and the server.
-func (s *Server) Close() {
+// killAll stops every sandbox's processes, as the server closes.
+func (s *Server) killAll() {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.closed = true
-	close(s.closing)
 	var all []*sandbox
 	for _, sb := range s.sandboxes {
 		all = append(all, sb)
@@ -118,27 +93,7 @@ func (s *Server) Close() {
 	for _, sb := range all {
 		sb.killAll()
 	}
-	s.ts.CloseClientConnections()
-	s.ts.Close()
-	s.wg.Wait()
-	_ = os.RemoveAll(s.root)
 }
-
-// Requests returns every request received so far, in order.
-func (s *Server) Requests() []Request { return s.log.All() }
-
-// Count returns how many requests matched route.
-func (s *Server) Count(route string) int { return s.log.Count(route) }
-
-// MostInFlight is the most requests of route the server answered at once
-// (a stalled one counts until it is answered).
-func (s *Server) MostInFlight(route string) int { return s.log.MostInFlight(route) }
-
-// InFlight is how many requests of route the server is answering now.
-func (s *Server) InFlight(route string) int { return s.log.InFlight(route) }
-
-// record logs one request.
-func (s *Server) record(route string, r *http.Request, body []byte) { s.log.Record(route, r, body) }
 
 // routes serves both planes: a request that names a sandbox (the routing
 // header, or a 49983-<id> host) goes to that sandbox's envd, any other to
@@ -174,19 +129,16 @@ func (s *Server) routes() http.Handler {
 // serve wraps a control-plane route: it records the request, checks the
 // key, and applies a queued fault before the route's own behaviour.
 func (s *Server) serve(route string, h func(w http.ResponseWriter, r *http.Request, body []byte)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		s.record(route, r, body)
-		defer s.log.Begin(route)()
-		if r.Header.Get("X-API-Key") != s.key {
-			apiError(w, http.StatusUnauthorized, "Invalid API key, it must start with 'e2b_' prefix")
-			return
-		}
-		if s.applyFault(route, w, r) {
-			return
-		}
-		h(w, r, body)
+	return s.Route(route, true, s.authorized, h)
+}
+
+// authorized checks the key, answering E2B's 401 without it.
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if r.Header.Get("X-API-Key") != s.key {
+		apiError(w, http.StatusUnauthorized, "Invalid API key, it must start with 'e2b_' prefix")
+		return false
 	}
+	return true
 }
 
 // apiError answers E2B's error body: the status again as code, and a

@@ -82,7 +82,7 @@ func (c *client) writeLoop() {
 		case <-c.wake:
 		case <-c.gone:
 			return
-		case <-c.s.done:
+		case <-c.s.Closing():
 			return
 		}
 	}
@@ -96,7 +96,7 @@ func (c *client) endAfterExit() {
 	case <-time.After(c.s.exitHold):
 	case <-c.gone:
 		return
-	case <-c.s.done:
+	case <-c.s.Closing():
 		return
 	}
 	if c.tty && !c.owner {
@@ -111,7 +111,7 @@ func (c *client) closeWith(code int) {
 	select {
 	case <-c.gone:
 	case <-time.After(time.Second):
-	case <-c.s.done:
+	case <-c.s.Closing():
 	}
 }
 
@@ -179,18 +179,6 @@ func (s *Server) upgrade(w http.ResponseWriter, r *http.Request) (*websocket.Con
 	}
 	conn, err := upgrader.Upgrade(w, r, h)
 	return conn, err == nil
-}
-
-// track counts a socket handler so Close can wait for it; false when the
-// server is closing.
-func (s *Server) track() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
-	s.wg.Add(1)
-	return true
 }
 
 // execRoute serves GET /v1/sprites/{name}/exec: a WebSocket upgrade starts
@@ -268,10 +256,11 @@ func (s *Server) execSocket(w http.ResponseWriter, r *http.Request, _ []byte) {
 // socket upgrades the request and serves the connection, counted so that
 // Close waits for it.
 func (s *Server) socket(w http.ResponseWriter, r *http.Request, serve func(*websocket.Conn)) {
-	if !s.track() {
+	done, ok := s.Track()
+	if !ok {
 		return
 	}
-	defer s.wg.Done()
+	defer done()
 	conn, ok := s.upgrade(w, r)
 	if !ok {
 		return
@@ -284,7 +273,7 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request, serve func(*webs
 func (s *Server) stream(conn *websocket.Conn, ss *session) {
 	c := newClient(s, conn)
 	ss.subscribe(c)
-	s.goSession(func() { c.readLoop(ss) })
+	s.Go(func() { c.readLoop(ss) })
 	c.writeLoop()
 }
 
@@ -493,7 +482,7 @@ func (s *Server) runScript(conn *websocket.Conn, id string, sc Script) {
 	if sc.End == EndHang {
 		conn.SetPingHandler(func(string) error { return nil }) // a silent server
 	}
-	s.goSession(func() { c.readLoop(nil) })
+	s.Go(func() { c.readLoop(nil) })
 	write := func(f Frame) bool {
 		kind := websocket.BinaryMessage
 		if f.Text {
@@ -528,7 +517,7 @@ func (s *Server) runScript(conn *websocket.Conn, id string, sc Script) {
 		select {
 		case <-c.gone:
 		case <-time.After(time.Second):
-		case <-s.done:
+		case <-s.Closing():
 		}
 		return
 	}
@@ -551,7 +540,7 @@ func (s *Server) runScript(conn *websocket.Conn, id string, sc Script) {
 	case EndHang:
 		select {
 		case <-c.gone:
-		case <-s.done:
+		case <-s.Closing():
 		}
 	}
 }

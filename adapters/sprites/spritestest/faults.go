@@ -16,23 +16,9 @@ type Fault = stubserver.Fault
 // PrivateDetail is the text of the default fault body.
 const PrivateDetail = stubserver.PrivateDetail
 
-// Fail queues f for the next request matching route, e.g. "POST /v1/sprites"
-// or "DELETE /v1/sprites/{name}". Exec upgrades are "WS /v1/sprites/{name}/exec".
-func (s *Server) Fail(route string, f Fault) { s.faults.Add(route, f) }
-
-// applyFault answers r with the route's next fault, if one is queued; it
-// reports whether the route must not run.
-func (s *Server) applyFault(route string, i int, w http.ResponseWriter, r *http.Request) bool {
-	f, ok := s.faults.Take(route)
-	if !ok {
-		return false
-	}
-	return f.Apply(stubserver.Server{
-		DefaultBody: func(int) string { return `{"error":"` + PrivateDetail + `"}` },
-		ContentType: contentType,
-		ClientGone:  func() { s.clientGone(i) },
-	}, w, r)
-}
+// faultBody is Sprites' error body holding private detail, for a fault
+// that sets no body.
+func faultBody(*http.Request, int) string { return `{"error":"` + PrivateDetail + `"}` }
 
 func contentType(body string) string {
 	if strings.Contains(body, "\n{") || strings.HasPrefix(body, `{"type"`) {

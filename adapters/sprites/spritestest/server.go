@@ -11,13 +11,8 @@
 package spritestest
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -30,35 +25,21 @@ import (
 const SpriteVersion = "v0.0.1-rc46"
 
 // Request is one request the server received.
-type Request struct {
-	Route      string // e.g. "POST /v1/sprites/{name}/exec/{session}/kill"
-	Method     string
-	Path       string // decoded
-	RawPath    string // as sent, percent-encoded
-	Query      string
-	Body       string
-	ClientGone bool // the client closed the connection while the server stalled
-}
+type Request = stubserver.Request
 
 // Server is a loopback Sprites API. Use NewServer.
 type Server struct {
+	stubserver.Base
 	t        testing.TB
-	ts       *httptest.Server
 	token    string
 	exitHold time.Duration
 	warm     time.Duration
 	cold     time.Duration
-	root     string
 
-	mu       sync.Mutex
-	sprites  map[string]*sprite
-	requests []Request
-	faults   stubserver.Queue
-	scripts  []Script
-	nextPID  int
-	closed   bool
-	done     chan struct{}  // closed by Close
-	wg       sync.WaitGroup // socket handlers and session goroutines
+	mu      sync.Mutex
+	sprites map[string]*sprite
+	scripts []Script
+	nextPID int
 
 	coldStart    int    // exec upgrades each new sprite refuses with 503
 	capabilities string // X-Sprite-Capabilities of exec upgrades
@@ -93,40 +74,20 @@ func WithCapabilities(c string) Option { return func(s *Server) { s.capabilities
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	s := &Server{t: t, exitHold: 5 * time.Second, warm: 30 * time.Second, cold: 5 * time.Minute,
-		sprites: map[string]*sprite{}, nextPID: 19,
-		done: make(chan struct{}), capabilities: "signal"}
-	s.token = randomHex(16)
+		sprites: map[string]*sprite{}, nextPID: 19, capabilities: "signal", token: stubserver.RandomHex(32)}
 	for _, o := range opts {
 		o(s)
 	}
-	dir, err := os.MkdirTemp("", "spritestest-")
-	if err != nil {
-		t.Fatalf("spritestest: %v", err)
-	}
-	s.root = dir
-	// Started after s.ts is set: handlers read s.ts (its URL), and the
-	// start orders that write before every request.
-	s.ts = httptest.NewUnstartedServer(s.routes())
-	s.ts.Start()
-	t.Cleanup(s.Close)
+	s.Start(t, "spritestest", stubserver.Style{DefaultBody: faultBody, ContentType: contentType}, s.routes, s.shutdown)
 	return s
 }
-
-// URL is the server's base URL.
-func (s *Server) URL() string { return s.ts.URL }
 
 // Token is the bearer token the server accepts.
 func (s *Server) Token() string { return s.token }
 
-// Close stops every session and the server.
-func (s *Server) Close() {
+// shutdown stops every session, as the server closes.
+func (s *Server) shutdown() {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.closed = true
-	close(s.done)
 	var all []*session
 	for _, sp := range s.sprites {
 		for _, ss := range sp.sessions {
@@ -137,49 +98,17 @@ func (s *Server) Close() {
 	for _, ss := range all {
 		ss.shutdown()
 	}
-	s.ts.CloseClientConnections()
-	s.ts.Close()
-	s.wg.Wait()
-	_ = os.RemoveAll(s.root)
 }
 
-// Requests returns every request received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-// Count returns how many requests matched route.
-func (s *Server) Count(route string) int {
-	n := 0
-	for _, r := range s.Requests() {
-		if r.Route == route {
-			n++
-		}
-	}
-	return n
-}
-
-// record logs a request and returns its index.
-func (s *Server) record(route string, r *http.Request, body []byte) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = append(s.requests, Request{Route: route, Method: r.Method, Path: r.URL.Path, RawPath: r.URL.EscapedPath(), Query: r.URL.RawQuery, Body: string(body)})
-	return len(s.requests) - 1
-}
-
-func (s *Server) clientGone(i int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests[i].ClientGone = true
-}
-
-// authorised checks the bearer token.
+// authorised checks the bearer token; a sprite's routes answer with the
+// Sprite-Version header.
 func (s *Server) authorised(w http.ResponseWriter, r *http.Request) bool {
 	if r.Header.Get("Authorization") != "Bearer "+s.token {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "authentication failed"})
 		return false
+	}
+	if strings.HasPrefix(r.URL.Path, "/v1/sprites/") {
+		w.Header().Set("Sprite-Version", SpriteVersion)
 	}
 	return true
 }
@@ -223,38 +152,17 @@ func (s *Server) routes() http.Handler {
 	return mux
 }
 
-// serve wraps a route: it records the request, checks the token, and
-// applies a queued fault before the route's own behaviour.
+// serve wraps a route: it records the request (a file write's body
+// streams, unread), checks the token, and applies a queued fault before
+// the route's own behaviour.
 func (s *Server) serve(route string, h func(w http.ResponseWriter, r *http.Request, body []byte)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var body []byte
-		if r.Method != http.MethodPut || !strings.HasSuffix(route, "/fs/write") {
-			body, _ = io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		}
-		i := s.record(route, r, body)
-		if !s.authorised(w, r) {
-			return
-		}
-		if strings.HasPrefix(r.URL.Path, "/v1/sprites/") {
-			w.Header().Set("Sprite-Version", SpriteVersion)
-		}
-		if s.applyFault(route, i, w, r) {
-			return
-		}
-		h(w, r, body)
-	}
+	return s.Route(route, route != "PUT /v1/sprites/{name}/fs/write", s.authorised, h)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // String names the server by its URL (never its token).

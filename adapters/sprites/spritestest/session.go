@@ -195,7 +195,7 @@ func (s *Server) startSession(sp *sprite, id string, p execParams) *session {
 	sp.sessions[id] = ss
 	s.mu.Unlock()
 	if err != nil {
-		s.goSession(func() { ss.failStart(p.path, err) })
+		s.Go(func() { ss.failStart(p.path, err) })
 		return ss
 	}
 	cmd := exec.Command(resolved, p.argv[1:]...)
@@ -209,7 +209,7 @@ func (s *Server) startSession(sp *sprite, id string, p execParams) *session {
 		ptmx, err := pty.StartWithAttrs(cmd, &pty.Winsize{Rows: p.rows, Cols: p.cols},
 			stubproc.TerminalAttr(nil))
 		if err != nil {
-			s.goSession(func() { ss.failStart(p.path, err) })
+			s.Go(func() { ss.failStart(p.path, err) })
 			return ss
 		}
 		ss.mu.Lock()
@@ -218,8 +218,8 @@ func (s *Server) startSession(sp *sprite, id string, p execParams) *session {
 		// The terminal is the command's controlling one: its exit hangs the
 		// terminal up, so no leftover can hold the output (nothing is held).
 		done := make(chan struct{})
-		s.goSession(func() { defer close(done); ss.pump(ptmx, 0) })
-		s.goSession(func() { ss.wait(pipes{files: []*os.File{ptmx}, done: done}) })
+		s.Go(func() { defer close(done); ss.pump(ptmx, 0) })
+		s.Go(func() { ss.wait(pipes{files: []*os.File{ptmx}, done: done}) })
 		return ss
 	}
 	inR, inW, err1 := os.Pipe()
@@ -227,7 +227,7 @@ func (s *Server) startSession(sp *sprite, id string, p execParams) *session {
 	errR, errW, err3 := os.Pipe()
 	if err := errors.Join(err1, err2, err3); err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
-		s.goSession(func() { ss.failStart(p.path, err) })
+		s.Go(func() { ss.failStart(p.path, err) })
 		return ss
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
@@ -239,7 +239,7 @@ func (s *Server) startSession(sp *sprite, id string, p execParams) *session {
 	closeAll(inR, outW, errW)
 	if err != nil {
 		closeAll(inW, outR, errR)
-		s.goSession(func() { ss.failStart(p.path, err) })
+		s.Go(func() { ss.failStart(p.path, err) })
 		return ss
 	}
 	ss.mu.Lock()
@@ -250,11 +250,11 @@ func (s *Server) startSession(sp *sprite, id string, p execParams) *session {
 	}
 	var readers sync.WaitGroup
 	readers.Add(2)
-	s.goSession(func() { defer readers.Done(); ss.pump(outR, idStdout) })
-	s.goSession(func() { defer readers.Done(); ss.pump(errR, idStderr) })
+	s.Go(func() { defer readers.Done(); ss.pump(outR, idStdout) })
+	s.Go(func() { defer readers.Done(); ss.pump(errR, idStderr) })
 	done := make(chan struct{})
-	s.goSession(func() { readers.Wait(); close(done) })
-	s.goSession(func() { ss.wait(pipes{files: []*os.File{outR, errR}, held: held, done: done}) })
+	s.Go(func() { readers.Wait(); close(done) })
+	s.Go(func() { ss.wait(pipes{files: []*os.File{outR, errR}, held: held, done: done}) })
 	return ss
 }
 
@@ -278,15 +278,6 @@ func closeAll(files ...*os.File) {
 			_ = f.Close()
 		}
 	}
-}
-
-// goSession runs f as a server goroutine (Close waits for it).
-func (s *Server) goSession(f func()) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		f()
-	}()
 }
 
 // pipes are a session's output as the server reads it.

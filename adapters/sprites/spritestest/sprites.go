@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubserver"
 )
 
 // OrgSlug is the organisation every sprite belongs to.
@@ -110,7 +112,7 @@ func (s *Server) newSprite(name, auth string) (*sprite, error) {
 		labels:   []string{},
 		sessions: map[string]*session{}, coldStart: s.coldStart,
 		rules: json.RawMessage(`[]`)}
-	sp.dir = filepath.Join(s.root, sp.id)
+	sp.dir = filepath.Join(s.Root(), sp.id)
 	if err := os.MkdirAll(filepath.Join(sp.fsDir(), "home", "sprite"), 0o755); err != nil {
 		return nil, err
 	}
@@ -369,6 +371,6 @@ func (s *Server) Exists(name string) bool {
 func (sp *sprite) touch() { sp.lastActive = time.Now() }
 
 func uuid() string {
-	b := randomHex(16)
+	b := stubserver.RandomHex(32)
 	return b[0:8] + "-" + b[8:12] + "-" + b[12:16] + "-" + b[16:20] + "-" + b[20:32]
 }
