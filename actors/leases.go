@@ -85,7 +85,7 @@ func (rt *Runtime) startLeases() {
 	var leasers []paddock.Provider
 	for _, p := range rt.cfg.Adapters.Providers() {
 		if a, _ := rt.cfg.Adapters.Lookup(p); a != nil {
-			if _, ok := a.(paddock.Leaser); ok {
+			if _, ok := a.(paddock.LeaseKeeper); ok {
 				leasers = append(leasers, p)
 			}
 		}
@@ -124,7 +124,7 @@ func (rt *Runtime) adopt(p paddock.Provider, timeout time.Duration) bool {
 	defer cancel()
 	var names []string
 	err := rt.ownCall(ctx, p, func(ctx context.Context) (err error) {
-		names, err = a.(paddock.Leaser).Leased(ctx, rt.cfg.Identity)
+		names, err = paddock.Leased(ctx, a.(paddock.LeaseKeeper), rt.cfg.Identity)
 		return err
 	})
 	if err != nil {
@@ -149,7 +149,7 @@ func (rt *Runtime) renew(p paddock.Provider, timeout time.Duration) {
 		batch := names[:min(renewBatch, len(names))]
 		names = names[len(batch):]
 		ctx, cancel := context.WithTimeout(rt.opsCtx, timeout)
-		err := rt.ownCall(ctx, p, func(ctx context.Context) error { return a.(paddock.Leaser).RenewLeases(ctx, batch, rt.lease()) })
+		err := rt.ownCall(ctx, p, func(ctx context.Context) error { return a.(paddock.LeaseKeeper).RenewLeases(ctx, batch, rt.lease()) })
 		cancel()
 		if err != nil && rt.opsCtx.Err() == nil {
 			rt.log.Warn().Str("provider", string(p)).Int("sandboxes", len(batch)).Str("error", err.Error()).Msg("renewing leases")

@@ -18,7 +18,8 @@ import (
 )
 
 // leasingFake is the fake with leases: it records the lease of each
-// create, every renewal, and answers Leased from a fixed list.
+// create, every renewal and reclaim, and answers its facts from fixed
+// lists.
 type leasingFake struct {
 	*fake.Adapter
 	mu         sync.Mutex
@@ -26,7 +27,8 @@ type leasingFake struct {
 	renewals   [][]string
 	renewed    map[string]paddock.Lease
 	leased     map[string][]string // owner -> names
-	reapOpts   []paddock.ReapOpts
+	reapable   []paddock.SandboxFacts
+	reclaimed  []string
 	stopped    atomic.Bool // set once the runtime shut down: no call may follow
 	lateCalls  atomic.Int32
 	failLeased atomic.Int32 // how many Leased calls fail before one answers
@@ -63,20 +65,28 @@ func (f *leasingFake) RenewLeases(_ context.Context, names []string, lease paddo
 	return nil
 }
 
-func (f *leasingFake) Leased(_ context.Context, owner string) ([]string, error) {
+// SandboxFacts answers a sandbox per name of f.leased, held by its owner
+// with no end, and f.reapable.
+func (f *leasingFake) SandboxFacts(context.Context) ([]paddock.SandboxFacts, error) {
 	if f.failLeased.Add(-1) >= 0 {
 		return nil, paddock.ErrUnavailable
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Clone(f.leased[owner]), nil
+	var all []paddock.SandboxFacts
+	for owner, names := range f.leased {
+		for _, n := range names {
+			all = append(all, paddock.SandboxFacts{Name: n, Lease: paddock.Lease{Owner: owner}})
+		}
+	}
+	return append(all, f.reapable...), nil
 }
 
-func (f *leasingFake) Reap(_ context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
+func (f *leasingFake) Reclaim(_ context.Context, sf paddock.SandboxFacts) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.reapOpts = append(f.reapOpts, opts)
-	return paddock.ReapReport{Orphaned: []string{"gone"}, DryRun: opts.DryRun}, nil
+	f.reclaimed = append(f.reclaimed, sf.Name)
+	return nil
 }
 
 func (f *leasingFake) renewedSince(start int) (calls [][]string) {
@@ -195,19 +205,28 @@ func TestAdoptionAndLeasesOff(t *testing.T) {
 	assert.Equal(t, []string{"box"}, rt2.Held(paddock.ProviderFake), "no adoption without leases")
 }
 
-// Reap runs as the runtime's identity and passes a dry run through.
+// Reap runs as the runtime's identity (what it holds is never an orphan,
+// whatever owner the caller names) and passes a dry run through.
 func TestReapRunsAsTheRuntime(t *testing.T) {
 	t.Parallel()
 	f := newLeasingFake()
+	past := time.Now().Add(-time.Hour)
+	f.reapable = []paddock.SandboxFacts{
+		{Name: "gone", Created: past, Lease: paddock.Lease{Owner: "crashed", Until: past}},
+		{Name: "mine", Created: past, Lease: paddock.Lease{Owner: "reaper", Until: past}},
+	}
 	rt := startLeasing(t, f, actors.Config{Identity: "reaper"})
 	reports, err := rt.Reap(ctx, paddock.ReapOpts{DryRun: true, Owner: "someone else"})
 	require.NoError(t, err)
 	assert.Equal(t, paddock.ReapReport{Orphaned: []string{"gone"}, DryRun: true}, reports[paddock.ProviderFake])
+	f.mu.Lock()
+	assert.Empty(t, f.reclaimed, "a dry run changes nothing")
+	f.mu.Unlock()
 	_, err = rt.Reap(ctx, paddock.ReapOpts{})
 	require.NoError(t, err)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	assert.Equal(t, []paddock.ReapOpts{{Owner: "reaper", DryRun: true}, {Owner: "reaper"}}, f.reapOpts)
+	assert.Equal(t, []string{"gone"}, f.reclaimed)
 }
 
 // A renewal the provider answers rate_limited backs the whole provider

@@ -19,7 +19,7 @@ const reapTimeout = 5 * time.Minute
 func (rt *Runtime) startReapers(interval time.Duration) {
 	for _, p := range rt.cfg.Adapters.Providers() {
 		a, _ := rt.cfg.Adapters.Lookup(p)
-		reaper, ok := a.(paddock.Reaper)
+		reaper, ok := a.(paddock.LeaseKeeper)
 		if !ok {
 			continue
 		}
@@ -63,7 +63,7 @@ func (rt *Runtime) Reap(ctx context.Context, opts paddock.ReapOpts) (map[paddock
 	var errs []error
 	for _, p := range rt.cfg.Adapters.Providers() {
 		a, _ := rt.cfg.Adapters.Lookup(p)
-		if reaper, ok := a.(paddock.Reaper); ok {
+		if reaper, ok := a.(paddock.LeaseKeeper); ok {
 			report, err := rt.reapOne(ctx, p, reaper, opts)
 			if !opts.DryRun {
 				rt.logReap(p, report, nil) // counts and logs what was done
@@ -78,7 +78,7 @@ func (rt *Runtime) Reap(ctx context.Context, opts paddock.ReapOpts) (map[paddock
 }
 
 // reapOne runs provider p's reaper as one of the runtime's own calls.
-func (rt *Runtime) reapOne(ctx context.Context, p paddock.Provider, r paddock.Reaper, opts paddock.ReapOpts) (report paddock.ReapReport, err error) {
-	err = rt.ownCall(ctx, p, func(ctx context.Context) (err error) { report, err = r.Reap(ctx, opts); return err })
+func (rt *Runtime) reapOne(ctx context.Context, p paddock.Provider, k paddock.LeaseKeeper, opts paddock.ReapOpts) (report paddock.ReapReport, err error) {
+	err = rt.ownCall(ctx, p, func(ctx context.Context) (err error) { report, err = paddock.Reap(ctx, k, opts); return err })
 	return report, err
 }

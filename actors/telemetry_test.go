@@ -21,12 +21,21 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// reapingFake is the fake with a reaper that reports a fixed sweep.
+// reapingFake is the fake keeping leases, whose facts make a sweep stop
+// one sandbox and destroy two.
 type reapingFake struct{ *fake.Adapter }
 
-func (reapingFake) Reap(context.Context, paddock.ReapOpts) (paddock.ReapReport, error) {
-	return paddock.ReapReport{Stopped: []string{"idle"}, Destroyed: []string{"old-1", "old-2"}}, nil
+func (reapingFake) SandboxFacts(context.Context) ([]paddock.SandboxFacts, error) {
+	old := time.Now().Add(-2 * time.Hour)
+	return []paddock.SandboxFacts{
+		{Name: "idle", Created: old, Idle: time.Hour, Running: true},
+		{Name: "old-1", Created: old, MaxAge: time.Hour},
+		{Name: "old-2", Created: old, MaxAge: time.Hour},
+	}, nil
 }
+func (reapingFake) RenewLeases(context.Context, []string, paddock.Lease) error { return nil }
+func (reapingFake) Reclaim(context.Context, paddock.SandboxFacts) error        { return nil }
+func (reapingFake) StopIdle(context.Context, paddock.SandboxFacts) error       { return nil }
 
 // scrape gathers reg into "name{label=value,...}" -> value; a histogram
 // is its sample count, as name_count{...}.

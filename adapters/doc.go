@@ -16,7 +16,8 @@
 //	expose.go       Expose, Revoke, the previews
 //	checkpoints.go  CreateCheckpoint, RestoreCheckpoint, ListCheckpoints,
 //	                CreateCheckpointOnce
-//	lease.go        RenewLeases, Leased, Reap
+//	lease.go        the facts of leases (paddock.LeaseKeeper): SandboxFacts,
+//	                RenewLeases, Reclaim, StopIdle
 //	<p>test/        what a test needs of the provider: a loopback server
 //	                speaking its protocol, or the real engine found
 //

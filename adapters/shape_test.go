@@ -29,7 +29,7 @@ var roles = map[string]string{
 	"Expose": "expose.go", "Revoke": "expose.go",
 	"CreateCheckpoint": "checkpoints.go", "RestoreCheckpoint": "checkpoints.go", "ListCheckpoints": "checkpoints.go",
 	"CreateCheckpointOnce": "checkpoints.go",
-	"RenewLeases":          "lease.go", "Leased": "lease.go", "Reap": "lease.go",
+	"RenewLeases":          "lease.go", "SandboxFacts": "lease.go", "Reclaim": "lease.go", "StopIdle": "lease.go",
 }
 
 // forbidden are the packages no adapter imports: the runtime, and the

@@ -236,8 +236,8 @@ func randomSuffix() string {
 // then: a dry run first reports it and changes nothing.
 func RunMaxAge(t *testing.T, a paddock.Adapter, maxAge time.Duration) {
 	t.Helper()
-	reaper, ok := a.(paddock.Reaper)
-	require.True(t, ok, "the adapter reaps")
+	keeper, ok := a.(paddock.LeaseKeeper)
+	require.True(t, ok, "the adapter keeps leases and lifetime bounds")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	name := "max-age-" + randomSuffix()
@@ -247,7 +247,7 @@ func RunMaxAge(t *testing.T, a paddock.Adapter, maxAge time.Duration) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = a.Destroy(context.Background(), h) })
 	dry := func() paddock.ReapReport {
-		r, err := reaper.Reap(ctx, paddock.ReapOpts{DryRun: true})
+		r, err := paddock.Reap(ctx, keeper, paddock.ReapOpts{DryRun: true})
 		require.NoError(t, err)
 		return r
 	}
@@ -258,7 +258,7 @@ func RunMaxAge(t *testing.T, a paddock.Adapter, maxAge time.Duration) {
 		"past its maximum age, a live lease does not save it")
 	_, err = a.Get(ctx, h)
 	require.NoError(t, err, "the dry run changed nothing")
-	r, err := reaper.Reap(ctx, paddock.ReapOpts{})
+	r, err := paddock.Reap(ctx, keeper, paddock.ReapOpts{})
 	require.NoError(t, err)
 	assert.Contains(t, r.Destroyed, name)
 	assert.NotContains(t, r.Orphaned, name)

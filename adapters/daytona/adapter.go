@@ -14,6 +14,7 @@ import (
 var _ interface {
 	paddock.Adapter
 	paddock.ExecLimiter
+	paddock.LeaseKeeper
 	paddock.PolicyApplier
 	paddock.FileManager
 } = (*Adapter)(nil)

@@ -67,29 +67,19 @@ func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock
 		func(ctx context.Context, sb sandbox) error { return a.claim(ctx, &sb, lease) })
 }
 
-// facts reads what Reap and Leased need of our sandboxes: their labels.
-func (a *Adapter) facts(ctx context.Context) ([]reaping.Facts, error) {
-	var facts []reaping.Facts
+// SandboxFacts reads what a reap judges our sandboxes by: their labels.
+// Daytona stops an idle sandbox itself (its auto-stop interval), so a reap
+// stops none.
+func (a *Adapter) SandboxFacts(ctx context.Context) ([]paddock.SandboxFacts, error) {
+	var facts []paddock.SandboxFacts
 	err := a.eachSandbox(ctx, func(sb sandbox) {
-		facts = append(facts, reaping.Facts{Name: sb.Name, Created: reaping.ParseTime(sb.CreatedAt),
+		facts = append(facts, paddock.SandboxFacts{Name: sb.Name, Created: reaping.ParseTime(sb.CreatedAt),
 			MaxAge: reaping.ParseDuration(sb.Labels[labelMaxAge]), Lease: leaseOf(sb)})
 	})
 	return facts, err
 }
 
-// keeper is this adapter's Leased and Reap.
-func (a *Adapter) keeper() reaping.Keeper {
-	return reaping.Keeper{Facts: a.facts, Destroy: func(ctx context.Context, name string) error { return a.Destroy(ctx, a.BuildHandle(name)) }}
-}
-
-// Leased lists our sandboxes whose lease names owner.
-func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
-	return a.keeper().Leased(ctx, owner)
-}
-
-// Reap destroys our sandboxes older than their maximum age, and, as
-// orphans, those whose lease lapsed and is not opts.Owner's. Daytona stops
-// an idle sandbox itself (its auto-stop interval), so Reap stops none.
-func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
-	return a.keeper().Reap(ctx, opts)
+// Reclaim destroys a sandbox a reap judged (docs/contract.md#leases).
+func (a *Adapter) Reclaim(ctx context.Context, f paddock.SandboxFacts) error {
+	return a.Destroy(ctx, a.BuildHandle(f.Name))
 }

@@ -15,6 +15,8 @@ import (
 var _ interface {
 	paddock.Adapter
 	paddock.ExecLimiter
+	paddock.LeaseKeeper
+	paddock.IdleStopper
 	paddock.CreateNewer
 	paddock.DestroyOncer
 	paddock.SessionTerminator

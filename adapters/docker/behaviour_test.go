@@ -192,7 +192,7 @@ func TestStoppedSandbox(t *testing.T) {
 	a := newAdapter(t)
 	h := sandbox(t, a, "stopped", map[string]string{"idle_timeout": "1ms", "max_age": "-1s"})
 	time.Sleep(1100 * time.Millisecond) // past the stamp throttle and the idle bound
-	report, err := a.Reap(ctxFor(t, time.Minute), paddock.ReapOpts{})
+	report, err := paddock.Reap(ctxFor(t, time.Minute), a, paddock.ReapOpts{})
 	require.NoError(t, err)
 	require.Contains(t, report.Stopped, h.Name)
 	info, err := a.Get(ctxFor(t, 10*time.Second), h)

@@ -38,7 +38,7 @@ func TestUnreachableEngineIsNotAbsence(t *testing.T) {
 	_, err = a.ListAllNames(ctx)
 	require.ErrorIs(t, err, paddock.ErrUnavailable)
 	require.ErrorIs(t, a.DestroyOnce(ctx, a.BuildHandle("any"), paddock.DestroyOnceOpts{}), paddock.ErrUnavailable)
-	_, err = a.Reap(ctx, paddock.ReapOpts{})
+	_, err = paddock.Reap(ctx, a, paddock.ReapOpts{})
 	require.ErrorIs(t, err, paddock.ErrUnavailable)
 	caps := a.Capabilities()
 	require.True(t, caps.Has(paddock.CapExpose) && caps.Has(paddock.CapNamedSpawn) && caps.Has(paddock.CapForceTerminateSession))

@@ -169,12 +169,29 @@ func (a *Adapter) managed(ctx context.Context) ([]container.Summary, error) {
 	return out, nil
 }
 
-// facts reads what Reap and Leased need of one sandbox: its labels, and
-// for a running one the state directory.
-func (a *Adapter) facts(ctx context.Context, c container.Summary) reaping.Facts {
+// SandboxFacts reads what a reap judges every Paddock sandbox on the
+// engine by: labels, and for a running one the state directory, read
+// renewWidth at a time. A sandbox whose state cannot be read this time is
+// left alone; one whose owner ran on this host and is gone is an orphan;
+// one this process holds never is.
+func (a *Adapter) SandboxFacts(ctx context.Context) ([]paddock.SandboxFacts, error) {
+	all, err := a.managed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	facts := make([]paddock.SandboxFacts, len(all))
+	err = reaping.Each(ctx, len(all), renewWidth, func(ctx context.Context, i int) error {
+		facts[i] = a.facts(ctx, all[i])
+		return nil
+	})
+	return facts, err
+}
+
+// facts reads one sandbox's facts.
+func (a *Adapter) facts(ctx context.Context, c container.Summary) paddock.SandboxFacts {
 	name := c.Labels[labelName]
-	f := reaping.Facts{
-		Name: name, Created: reaping.ParseTime(c.Labels[labelCreatedAt]),
+	f := paddock.SandboxFacts{
+		Name: name, ID: c.ID, Created: reaping.ParseTime(c.Labels[labelCreatedAt]),
 		MaxAge: reaping.ParseDuration(c.Labels[labelMaxAge]), Idle: reaping.ParseDuration(c.Labels[labelIdleTimeout]),
 		Running: c.State == container.StateRunning,
 	}
@@ -192,79 +209,34 @@ func (a *Adapter) facts(ctx context.Context, c container.Summary) reaping.Facts 
 	} else {
 		until = time.Time{} // a stopped sandbox's renewals are gone with its memory
 	}
-	if !until.IsZero() {
-		f.Lease = paddock.Lease{Owner: owner, Until: until}
-	} else {
-		f.Lease = paddock.Lease{Owner: owner}
+	if owner == a.owner {
+		until = time.Time{} // held by this process, which lives: never an orphan by lease
 	}
+	f.Lease = paddock.Lease{Owner: owner, Until: until}
 	if alive, known := procid.State(owner); known && !alive && owner != a.owner {
 		f.Orphan = true
 	}
 	return f
 }
 
-// keeper is this adapter's Leased and Reap: the facts come from labels and
-// state directories, and a destroy or a stop goes by the container id the
-// same listing found.
-func (a *Adapter) keeper() reaping.Keeper {
-	var mu sync.Mutex
-	ids := map[string]string{}
-	id := func(name string) string {
-		mu.Lock()
-		defer mu.Unlock()
-		return ids[name]
+// Reclaim removes the container a reap judged, by the id its listing
+// found (never a sandbox made under the name since).
+func (a *Adapter) Reclaim(ctx context.Context, f paddock.SandboxFacts) error {
+	if _, err := a.remove(ctx, f.Name, f.ID); err != nil && !cerrdefs.IsNotFound(err) {
+		return engineError("remove "+f.Name, err)
 	}
-	return reaping.Keeper{
-		Facts: func(ctx context.Context) ([]reaping.Facts, error) {
-			all, err := a.managed(ctx)
-			if err != nil {
-				return nil, err
-			}
-			facts := make([]reaping.Facts, len(all))
-			err = reaping.Each(ctx, len(all), renewWidth, func(ctx context.Context, i int) error {
-				facts[i] = a.facts(ctx, all[i])
-				mu.Lock()
-				ids[facts[i].Name] = all[i].ID
-				mu.Unlock()
-				return nil
-			})
-			return facts, err
-		},
-		Destroy: func(ctx context.Context, name string) error {
-			_, err := a.remove(ctx, name, id(name))
-			if err != nil && !cerrdefs.IsNotFound(err) {
-				return engineError("remove "+name, err)
-			}
-			return nil
-		},
-		Stop: func(ctx context.Context, name string) error {
-			zero := 0
-			gate := a.execGate(name) // as for a removal: no exec of ours starting in it
-			gate.Lock()
-			defer gate.Unlock()
-			if _, err := a.engine.ContainerStop(ctx, id(name), client.ContainerStopOptions{Timeout: &zero}); err != nil && !cerrdefs.IsNotFound(err) {
-				return engineError("stop "+name, err)
-			}
-			return nil
-		},
-	}
+	return nil
 }
 
-// Leased lists the Paddock sandboxes whose owner is owner.
-func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
-	return a.keeper().Leased(ctx, owner)
-}
-
-// Reap enforces the lifetime bounds and leases of every Paddock sandbox on
-// the engine (docs/contract.md#leases), from labels and the state
-// directory alone: one older than its maximum age is destroyed; one whose
-// lease lapsed, or whose owner ran on this host and is gone, is destroyed
-// as an orphan; a running one unused for its idle timeout is stopped. A
-// sandbox without a readable creation time is only stopped; one whose
-// state cannot be read this time is left alone.
-func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
-	if opts.Owner == "" {
-		opts.Owner = a.owner
+// StopIdle stops a sandbox a reap judged idle: no exec of ours starts in
+// it meanwhile.
+func (a *Adapter) StopIdle(ctx context.Context, f paddock.SandboxFacts) error {
+	zero := 0
+	gate := a.execGate(f.Name)
+	gate.Lock()
+	defer gate.Unlock()
+	if _, err := a.engine.ContainerStop(ctx, f.ID, client.ContainerStopOptions{Timeout: &zero}); err != nil && !cerrdefs.IsNotFound(err) {
+		return engineError("stop "+f.Name, err)
 	}
-	return a.keeper().Reap(ctx, opts)
+	return nil
 }

@@ -57,7 +57,7 @@ func TestReapSparesAStoppedSandboxByLease(t *testing.T) {
 	t.Cleanup(func() { _ = a.Destroy(context.Background(), running) })
 	require.NoError(t, a.Suspend(ctx, stopped))
 
-	report, err := a.Reap(ctx, paddock.ReapOpts{DryRun: true})
+	report, err := paddock.Reap(ctx, a, paddock.ReapOpts{DryRun: true})
 	require.NoError(t, err)
 	assert.Contains(t, report.Orphaned, running.Name, "a running sandbox whose lease lapsed is an orphan")
 	assert.NotContains(t, report.Orphaned, stopped.Name, "a suspended one keeps no renewals: never an orphan by lease")

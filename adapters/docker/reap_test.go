@@ -66,7 +66,7 @@ func TestReap(t *testing.T) {
 		require.Equal(t, 0, code)
 		time.Sleep(300 * time.Millisecond)
 	}
-	report, err := a.Reap(ctx, paddock.ReapOpts{})
+	report, err := paddock.Reap(ctx, a, paddock.ReapOpts{})
 	require.NoError(t, err)
 	t.Logf("reaped: %+v", report)
 	require.True(t, has(report.Stopped, idle.Name), "idle expiry stops")
@@ -123,7 +123,7 @@ func TestRuntimeReapsOnSchedule(t *testing.T) {
 func TestReapLeavesOthersAlone(t *testing.T) {
 	a := newAdapter(t, func(c *docker.Config) { c.Owner = "elsewhere/1/1" })
 	h := sandbox(t, a, "foreign-owner", map[string]string{"idle_timeout": "-1s", "max_age": "-1s"})
-	report, err := a.Reap(ctxFor(t, time.Minute), paddock.ReapOpts{})
+	report, err := paddock.Reap(ctxFor(t, time.Minute), a, paddock.ReapOpts{})
 	require.NoError(t, err)
 	require.False(t, has(report.Orphaned, h.Name), "an owner on another host cannot be judged")
 	require.False(t, strings.Contains(strings.Join(report.Destroyed, ","), h.Name))

@@ -12,6 +12,7 @@ import (
 var _ interface {
 	paddock.Adapter
 	paddock.ExecLimiter
+	paddock.LeaseKeeper
 	paddock.PolicyApplier
 	paddock.Heartbeater
 	paddock.FileManager

@@ -141,17 +141,19 @@ func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock
 		})
 }
 
-// leases reads what Reap and Leased need of every sandbox of ours: the
-// listing, and the lease file of each running one.
-func (a *Adapter) leases(ctx context.Context) ([]reaping.Facts, error) {
+// SandboxFacts reads what a reap judges our sandboxes by: the listing,
+// and the lease file of each running one. A paused sandbox is judged by
+// the owner it was created for; E2B parks an idle sandbox itself (its TTL,
+// with auto-pause), so a reap stops none.
+func (a *Adapter) SandboxFacts(ctx context.Context) ([]paddock.SandboxFacts, error) {
 	var all []listed
 	if err := a.eachOurs(ctx, func(l listed) { all = append(all, l) }); err != nil {
 		return nil, err
 	}
-	facts := make([]reaping.Facts, len(all)) // each call below writes its own element
+	facts := make([]paddock.SandboxFacts, len(all)) // each call below writes its own element
 	err := reaping.Each(ctx, len(all), leaseWidth, func(ctx context.Context, i int) error {
 		l := all[i]
-		f := reaping.Facts{Name: l.Metadata[metaName], Created: reaping.ParseTime(l.Metadata[metaCreatedAt]), MaxAge: reaping.ParseDuration(l.Metadata[metaMaxAge])}
+		f := paddock.SandboxFacts{Name: l.Metadata[metaName], Created: reaping.ParseTime(l.Metadata[metaCreatedAt]), MaxAge: reaping.ParseDuration(l.Metadata[metaMaxAge])}
 		if f.Created.IsZero() {
 			f.Created = reaping.ParseTime(l.StartedAt)
 		}
@@ -176,21 +178,7 @@ func (a *Adapter) leases(ctx context.Context) ([]reaping.Facts, error) {
 	return facts, err
 }
 
-// keeper is this adapter's Leased and Reap.
-func (a *Adapter) keeper() reaping.Keeper {
-	return reaping.Keeper{Facts: a.leases, Destroy: func(ctx context.Context, name string) error { return a.Destroy(ctx, a.BuildHandle(name)) }}
-}
-
-// Leased lists our sandboxes whose lease names owner (a paused one by the
-// owner it was created for).
-func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
-	return a.keeper().Leased(ctx, owner)
-}
-
-// Reap destroys our sandboxes older than their maximum age, and, as
-// orphans, running ones whose lease lapsed and is not opts.Owner's. E2B
-// parks an idle sandbox itself (its TTL, with auto-pause), so Reap stops
-// none.
-func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
-	return a.keeper().Reap(ctx, opts)
+// Reclaim destroys a sandbox a reap judged (docs/contract.md#leases).
+func (a *Adapter) Reclaim(ctx context.Context, f paddock.SandboxFacts) error {
+	return a.Destroy(ctx, a.BuildHandle(f.Name))
 }

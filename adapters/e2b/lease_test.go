@@ -91,18 +91,18 @@ func TestReapOnPausedSandboxes(t *testing.T) {
 	_, err = a.Create(ctx, "running-orphan", paddock.CreateOpts{Lease: lapsed})
 	require.NoError(t, err)
 
-	report, err := a.Reap(ctx, paddock.ReapOpts{DryRun: true})
+	report, err := paddock.Reap(ctx, a, paddock.ReapOpts{DryRun: true})
 	require.NoError(t, err)
 	if time.Since(created) < 10*time.Second { // past it, both are rightly destroyed instead
 		assert.Equal(t, []string{"running-orphan"}, report.Orphaned, "the running one's lease lapsed; the paused one's cannot be read")
 		assert.Empty(t, report.Destroyed)
 	}
 	require.Eventually(t, func() bool {
-		report, err = a.Reap(ctx, paddock.ReapOpts{DryRun: true})
+		report, err = paddock.Reap(ctx, a, paddock.ReapOpts{DryRun: true})
 		return err == nil && len(report.Destroyed) == 2
 	}, time.Minute, 50*time.Millisecond, "both pass their maximum age")
 	assert.ElementsMatch(t, []string{"paused-orphan", "running-orphan"}, report.Destroyed)
-	report, err = a.Reap(ctx, paddock.ReapOpts{})
+	report, err = paddock.Reap(ctx, a, paddock.ReapOpts{})
 	require.NoError(t, err)
 	assert.Len(t, report.Destroyed, 2)
 	_, err = a.Get(ctx, paused)
@@ -119,10 +119,10 @@ func TestReapNeverGuessesAnUnreadableLease(t *testing.T) {
 	_, err := a.Create(ctx, "unreadable", paddock.CreateOpts{Lease: lapsed})
 	require.NoError(t, err)
 	srv.Fail("ENVD /files", e2btest.Status(http.StatusBadGateway))
-	report, err := a.Reap(ctx, paddock.ReapOpts{})
+	report, err := paddock.Reap(ctx, a, paddock.ReapOpts{})
 	require.NoError(t, err)
 	assert.Empty(t, report.Orphaned, "envd answered 502: the lease is unknown")
-	report, err = a.Reap(ctx, paddock.ReapOpts{DryRun: true})
+	report, err = paddock.Reap(ctx, a, paddock.ReapOpts{DryRun: true})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"unreadable"}, report.Orphaned, "read (absent: never renewed), the creation-time lease lapsed")
 }

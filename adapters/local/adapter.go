@@ -60,6 +60,7 @@ func (a *Adapter) Root() string { return a.root }
 var (
 	_ paddock.Adapter           = (*Adapter)(nil)
 	_ paddock.ExecLimiter       = (*Adapter)(nil)
+	_ paddock.LeaseKeeper       = (*Adapter)(nil)
 	_ paddock.CreateNewer       = (*Adapter)(nil)
 	_ paddock.DestroyOncer      = (*Adapter)(nil)
 	_ paddock.SessionTerminator = (*Adapter)(nil)

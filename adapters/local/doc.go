@@ -19,14 +19,14 @@
 // record (stream and chunk boundaries kept; repetitive output compressed),
 // so Attach replays from byte zero and then tails, and a later runtime can
 // still attach to finished sessions and read their exit codes. A session's
-// journal is capped (WithSessionOutputLimit): a session that reaches the
+// journal is capped (Config.SessionOutputLimit): a session that reaches the
 // cap is stopped, and every subscriber gets its output up to the cap, then
 // session_output_limit. When a command's leader exits, its output is read
 // to the end before the exit is recorded: processes it left that still
-// hold the output open get a short grace (WithExitGrace), then they are
+// hold the output open get a short grace (Config.ExitGrace), then they are
 // killed, and what they had written is still read. Processes that let go
 // of the output (a daemon writing to a log) are left running in the
-// sandbox. A holder that outlives the kill (WithDrainLimit) ends the
+// sandbox. A holder that outlives the kill (Config.DrainLimit) ends the
 // command with output_truncated, never with an exit that would pass for a
 // whole output.
 //
@@ -54,7 +54,7 @@
 // filesystem and user. For untrusted code use the docker adapter with
 // gVisor.
 //
-// Previews (WithPreviewBaseURL, Previews): Expose mints a signed,
+// Previews (Config.PreviewBaseURL, Previews): Expose mints a signed,
 // expiring, revocable preview of a port, and the preview proxy reaches that
 // port on the sandbox's own loopback (inside its network namespace when
 // isolated).

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/paddockhq/paddock"
-	"github.com/paddockhq/paddock/adapters/internal/reaping"
 )
 
 // writeLease records lease in the sandbox's lease file; a zero lease
@@ -71,32 +70,21 @@ func (a *Adapter) everyLease() ([]leased, error) {
 	return out, nil
 }
 
-// facts reads what Reap and Leased need of every sandbox under the root.
-func (a *Adapter) facts(context.Context) ([]reaping.Facts, error) {
+// SandboxFacts reads what a reap judges the sandboxes under the root by.
+// Local sandboxes carry no idle timeout.
+func (a *Adapter) SandboxFacts(context.Context) ([]paddock.SandboxFacts, error) {
 	all, err := a.everyLease()
 	if err != nil {
 		return nil, err
 	}
-	facts := make([]reaping.Facts, 0, len(all))
+	facts := make([]paddock.SandboxFacts, 0, len(all))
 	for _, l := range all {
-		facts = append(facts, reaping.Facts{Name: l.meta.Name, Created: l.meta.CreatedAt, MaxAge: l.meta.MaxAge, Lease: l.lease})
+		facts = append(facts, paddock.SandboxFacts{Name: l.meta.Name, Created: l.meta.CreatedAt, MaxAge: l.meta.MaxAge, Lease: l.lease})
 	}
 	return facts, nil
 }
 
-// keeper is this adapter's Leased and Reap.
-func (a *Adapter) keeper() reaping.Keeper {
-	return reaping.Keeper{Facts: a.facts, Destroy: func(ctx context.Context, name string) error { return a.Destroy(ctx, a.BuildHandle(name)) }}
-}
-
-// Leased lists the sandboxes whose lease names owner.
-func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
-	return a.keeper().Leased(ctx, owner)
-}
-
-// Reap destroys the sandboxes older than their maximum age (WithMaxAge),
-// and, as orphans, those whose lease lapsed and is not opts.Owner's
-// (docs/contract.md#leases). Local sandboxes carry no idle timeout.
-func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
-	return a.keeper().Reap(ctx, opts)
+// Reclaim destroys a sandbox a reap judged (docs/contract.md#leases).
+func (a *Adapter) Reclaim(ctx context.Context, f paddock.SandboxFacts) error {
+	return a.Destroy(ctx, a.BuildHandle(f.Name))
 }

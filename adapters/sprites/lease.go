@@ -83,12 +83,14 @@ func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock
 		func(ctx context.Context, s spriteObject) error { return a.claim(ctx, s, lease) })
 }
 
-// facts reads what Reap and Leased need of every sprite: its labels.
-func (a *Adapter) facts(ctx context.Context) ([]reaping.Facts, error) {
-	var facts []reaping.Facts
+// SandboxFacts reads what a reap judges every sprite by: its labels. A
+// sprite without a lease is never touched; Sprites parks idle sprites
+// itself, so a reap stops none.
+func (a *Adapter) SandboxFacts(ctx context.Context) ([]paddock.SandboxFacts, error) {
+	var facts []paddock.SandboxFacts
 	err := a.eachSprite(ctx, func(s spriteObject) {
 		created, _ := time.Parse(time.RFC3339, s.CreatedAt)
-		f := reaping.Facts{Name: s.Name, Created: created, Lease: leaseOf(s)}
+		f := paddock.SandboxFacts{Name: s.Name, Created: created, Lease: leaseOf(s)}
 		for _, label := range s.Labels {
 			if v, ok := strings.CutPrefix(label, labelMaxAge); ok {
 				f.MaxAge = reaping.ParseDuration(v)
@@ -99,20 +101,7 @@ func (a *Adapter) facts(ctx context.Context) ([]reaping.Facts, error) {
 	return facts, err
 }
 
-// keeper is this adapter's Leased and Reap.
-func (a *Adapter) keeper() reaping.Keeper {
-	return reaping.Keeper{Facts: a.facts, Destroy: func(ctx context.Context, name string) error { return a.Destroy(ctx, a.BuildHandle(name)) }}
-}
-
-// Leased lists the sprites whose lease names owner.
-func (a *Adapter) Leased(ctx context.Context, owner string) ([]string, error) {
-	return a.keeper().Leased(ctx, owner)
-}
-
-// Reap destroys the sprites created with a lease that are older than their
-// maximum age, and, as orphans, those whose lease lapsed and is not
-// opts.Owner's; a sprite without a lease is never touched. Sprites parks
-// idle sprites itself, so Reap stops none.
-func (a *Adapter) Reap(ctx context.Context, opts paddock.ReapOpts) (paddock.ReapReport, error) {
-	return a.keeper().Reap(ctx, opts)
+// Reclaim destroys a sandbox a reap judged (docs/contract.md#leases).
+func (a *Adapter) Reclaim(ctx context.Context, f paddock.SandboxFacts) error {
+	return a.Destroy(ctx, a.BuildHandle(f.Name))
 }
