@@ -173,3 +173,12 @@ func MakeDir(ctx context.Context, a Adapter, h Handle, p string, opts MakeDirOpt
 	}
 	return f.MakeDir(ctx, h, p, opts)
 }
+
+// FilePerm is the permission bits WriteFile gives a file written with
+// mode: mode's own, or 0644 when it has none.
+func FilePerm(mode fs.FileMode) fs.FileMode {
+	if mode.Perm() == 0 {
+		return 0o644
+	}
+	return mode.Perm()
+}

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math/rand/v2"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -363,4 +366,158 @@ func TestPreviews(t *testing.T) {
 	assert.NotEqual(t, p.Token.Reveal(), p2.Token.Reveal(), "every token is unique")
 	_, err = a.Expose(ctx, h, 0, paddock.ExposeOpts{})
 	require.ErrorIs(t, err, paddock.ErrInvalid)
+}
+
+// The fake registered under each hosted provider's slot: every call
+// dispatches through the registry on the tag the caller passes
+// (docs/contract.md#registry). The runtime's facade repeats this test through its own
+// dispatch.
+func TestFakeUnderHostedProviderSlots(t *testing.T) {
+	t.Parallel()
+	for _, p := range []paddock.Provider{paddock.ProviderSprites, paddock.ProviderE2B, paddock.ProviderDaytona} {
+		t.Run(string(p), func(t *testing.T) {
+			f := fake.New()
+			t.Cleanup(f.Reset)
+			reg := paddock.Registry{p: f}
+			dispatch := func(tag paddock.Provider) paddock.Adapter {
+				a, err := reg.Lookup(tag)
+				require.NoError(t, err)
+				return a
+			}
+
+			h, err := dispatch(p).Create(ctx, "box", paddock.CreateOpts{})
+			require.NoError(t, err)
+			assert.Equal(t, paddock.ProviderFake, h.Provider, "the fake tags its own handles")
+			h.Provider = p // the caller re-tags; dispatch follows the tag
+
+			res, err := dispatch(h.Provider).Exec(ctx, h, paddock.NewCmd("emit", "out:out", "err:err", "exit:4"), paddock.ExecOpts{StderrToStdout: true})
+			require.NoError(t, err)
+			assert.Equal(t, "outerr", string(res.Stdout))
+			assert.Equal(t, 4, res.ExitCode)
+
+			st, err := dispatch(h.Provider).Spawn(ctx, h, paddock.NewCmd("emit", "stay"), paddock.SpawnOpts{Stdin: true})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = st.Close() })
+			require.NoError(t, st.WriteStdin(ctx, []byte("in"+"put")))
+			assert.Equal(t, []string{"stdout:echo:input"}, text([]paddock.Event{next(t, st)}))
+			require.NoError(t, st.CloseStdin(ctx))
+			assert.Equal(t, []string{"exit:0"}, text(drain(t, st)))
+
+			runner, err := dispatch(h.Provider).Spawn(ctx, h, paddock.NewCmd("runner", "stay"), paddock.SpawnOpts{Stdin: true})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = runner.Close() })
+			sessions, err := dispatch(h.Provider).ListSessions(ctx, h)
+			require.NoError(t, err)
+			var id string
+			for _, s := range sessions {
+				if s.Command == "runner stay" {
+					id = s.ID
+				}
+			}
+			require.NotEmpty(t, id, "the session is found by its command line")
+			att, err := dispatch(h.Provider).Attach(ctx, h, id, paddock.AttachOpts{Stdin: true})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = att.Close() })
+			require.NoError(t, runner.CloseStdin(ctx))
+			assert.Equal(t, []string{"exit:0"}, text(drain(t, runner)))
+			assert.Equal(t, []string{"exit:0"}, text(drain(t, att)), "both subscriptions get the exit")
+
+			_, err = paddock.CreateCheckpoint(ctx, dispatch(h.Provider), h, paddock.CheckpointOpts{})
+			require.ErrorIs(t, err, paddock.ErrNotSupported)
+			require.ErrorIs(t, paddock.RestoreCheckpoint(ctx, dispatch(h.Provider), h, "cp"), paddock.ErrNotSupported)
+			assert.Equal(t, "/w/x", paddock.HostPath(dispatch(h.Provider), h, "/w/x"), "HostPath is the identity")
+
+			require.NoError(t, dispatch(h.Provider).Destroy(ctx, h))
+			_, err = dispatch(h.Provider).Get(ctx, h)
+			require.ErrorIs(t, err, paddock.ErrNotFound)
+
+			var unknown *paddock.UnknownProviderError
+			_, err = reg.Lookup("nope")
+			require.ErrorAs(t, err, &unknown, "an unknown tag fails loudly")
+			assert.Equal(t, []paddock.Provider{p}, unknown.Configured)
+		})
+	}
+}
+
+func TestTwoHundredConcurrentSpawns(t *testing.T) {
+	t.Parallel()
+	a := world(t)
+	h := box(t, a, "box")
+	const n = 200
+	var wg sync.WaitGroup
+	got := make([][]string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := strconv.Itoa(i)
+			st, err := a.Spawn(ctx, h, paddock.NewCmd("emit", "out:"+id+"-a", "err:"+id+"-b", "out:"+id+"-c", "exit:"+strconv.Itoa(i%256)), paddock.SpawnOpts{})
+			if !assert.NoError(t, err) {
+				return
+			}
+			defer st.Close()
+			got[i] = text(drain(t, st))
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		id := strconv.Itoa(i)
+		assert.Equal(t, []string{"stdout:" + id + "-a", "stderr:" + id + "-b", "stdout:" + id + "-c", "exit:" + strconv.Itoa(i%256)}, got[i],
+			"spawn %d receives exactly its own frames and one terminal", i)
+	}
+	sessions, err := a.ListSessions(ctx, h)
+	require.NoError(t, err)
+	assert.Len(t, sessions, n)
+}
+
+// TestAttachRacingLiveOutput attaches while another goroutine drives live
+// output, 1,000 times: every attacher must see the whole history exactly
+// once, in order, with no gap and no duplicate at the replay / tail seam.
+func TestAttachRacingLiveOutput(t *testing.T) {
+	t.Parallel()
+	a := world(t)
+	h := box(t, a, "box")
+	const iterations, lines = 1000, 20
+	want := []string{"stdout:ready"}
+	for j := range lines {
+		want = append(want, fmt.Sprintf("stdout:echo:%d", j))
+	}
+	want = append(want, "exit:0")
+	rnd := rand.New(rand.NewPCG(3, 4))
+
+	for i := range iterations {
+		st, err := a.Spawn(ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Stdin: true})
+		require.NoError(t, err)
+		attachAfter := rnd.IntN(lines + 1)
+		attached := make(chan paddock.Stream, 1)
+		go func() {
+			defer close(attached)
+			for j := range lines {
+				if j == attachAfter {
+					att, err := a.Attach(ctx, h, st.SessionID(), paddock.AttachOpts{})
+					if !assert.NoError(t, err) {
+						return
+					}
+					attached <- att
+				}
+				if !assert.NoError(t, st.WriteStdin(ctx, []byte(strconv.Itoa(j)))) {
+					return
+				}
+			}
+			if attachAfter == lines {
+				att, err := a.Attach(ctx, h, st.SessionID(), paddock.AttachOpts{})
+				if assert.NoError(t, err) {
+					attached <- att
+				}
+			}
+			assert.NoError(t, st.CloseStdin(ctx))
+		}()
+		original := text(drain(t, st))
+		att, ok := <-attached
+		require.True(t, ok, "iteration %d: no attacher", i)
+		require.Equal(t, want, original, "iteration %d: the original", i)
+		require.Equal(t, want, text(drain(t, att)), "iteration %d: the attacher (attached before write %d)", i, attachAfter)
+		require.NoError(t, att.Close())
+		require.NoError(t, st.Close())
+	}
 }

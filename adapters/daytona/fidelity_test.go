@@ -8,6 +8,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/daytona"
 	"github.com/paddockhq/paddock/adapters/daytona/daytonatest"
+	"github.com/paddockhq/paddock/adapters/internal/fidelity"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -138,4 +139,10 @@ func TestListingShapes(t *testing.T) {
 	names, err := a.ListAllNames(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"legacy"}, names)
+}
+
+// Every test FIDELITY.md names exists, in this package or daytonatest.
+func TestFidelityTableNamesRealTests(t *testing.T) {
+	t.Parallel()
+	fidelity.RequireNamedTestsExist(t, "FIDELITY.md", 30, "*_test.go", "daytonatest/*_test.go")
 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"strconv"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
@@ -25,34 +24,13 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, p string, mod
 	if err != nil {
 		return err
 	}
-	upload := httpx.NewMultipart("file", path.Base(p), r)
-	req, err := tb.rest.NewRequest(ctx, http.MethodPost, "/files/upload", url.Values{"path": {p}}, upload.Body)
-	if err != nil {
-		upload.Done()
-		return err
-	}
-	req.Header.Set("Content-Type", upload.ContentType)
-	res, err := a.streaming.Do(req)
-	upload.Done() // r is never read after WriteFile returns
-	if err != nil {
-		return httpx.Transport(err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(res.Body, maxBody))
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return tb.rest.StatusError(res.StatusCode, res.Header, body)
-	}
-	if mode.Perm() == 0o644 {
-		return nil
-	}
-	res2, err := a.Exec(ctx, h, paddock.NewCmd("chmod", strconv.FormatUint(uint64(mode.Perm()), 8), p), paddock.ExecOpts{})
+	err = tb.rest.Upload(a.streaming, path.Base(p), r, func(body io.Reader) (*http.Request, error) {
+		return tb.rest.NewRequest(ctx, http.MethodPost, "/files/upload", url.Values{"path": {p}}, body)
+	})
 	if err != nil {
 		return err
 	}
-	if res2.ExitCode != 0 {
-		return &paddock.UnavailableError{Detail: "daytona: chmod of the written file failed: " + string(res2.Stderr)}
-	}
-	return nil
+	return httpx.SetMode(ctx, a, h, p, mode)
 }
 
 // ReadFile streams the file at path; ErrNotFound when it is absent, a
@@ -69,20 +47,5 @@ func (a *Adapter) ReadFile(ctx context.Context, h paddock.Handle, p string) (io.
 	if err != nil {
 		return nil, err
 	}
-	res, err := a.streaming.Do(req)
-	if err != nil {
-		return nil, httpx.Transport(err)
-	}
-	if res.StatusCode == http.StatusOK {
-		return res.Body, nil
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(res.Body, maxBody))
-	switch res.StatusCode {
-	case http.StatusNotFound:
-		return nil, paddock.ErrNotFound
-	case http.StatusBadRequest:
-		return nil, &paddock.InvalidError{Detail: paddock.DetailPath + ": not a file", Status: res.StatusCode}
-	}
-	return nil, tb.rest.StatusError(res.StatusCode, res.Header, body)
+	return tb.rest.Download(a.streaming, req)
 }

@@ -2,11 +2,16 @@ package docker_test
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/docker"
@@ -77,4 +82,127 @@ func TestConformanceThroughTheRuntime(t *testing.T) {
 		require.NoError(t, rt.Shutdown(ctx))
 	})
 	conformance.RunRuntime(t, rt, paddock.ProviderDocker, suiteConfig(nil))
+}
+
+// wsServer answers a WebSocket handshake and sends one text frame, with
+// only busybox: the accept key by sha1sum and base64.
+const wsServer = `key=
+while read -r line; do
+  line=$(printf '%s' "$line" | tr -d '\r')
+  [ -z "$line" ] && break
+  case "$(printf '%s' "$line" | tr A-Z a-z)" in sec-websocket-key:*) key=${line#*: };; esac
+done
+acc=$(printf '%s' "${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11" | sha1sum | cut -c1-40 | sed 's/../\\x&/g')
+acc=$(printf "$acc" | base64)
+printf 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n' "$acc"
+printf '\201\022hello from sandbox'
+sleep 1
+`
+
+func status(t *testing.T, method, u string, auth string, cookies ...*http.Cookie) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, u, nil)
+	require.NoError(t, err)
+	if auth != "" {
+		req.Header.Set("Authorization", "Bearer "+auth)
+	}
+	for _, c := range cookies {
+		req.AddCookie(c)
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// Previews reach servers inside a sandbox that has no network, only with
+// a valid header token (or the bootstrap cookie), and stop at once when
+// revoked or expired.
+func TestExposeReachesANoNetworkSandbox(t *testing.T) {
+	t.Parallel()
+	a := newPreviewAdapter(t)
+	h := sandbox(t, a, "previews", nil)
+	ctx := ctxFor(t, 2*time.Minute)
+	require.NoError(t, a.WriteFile(ctx, h, "/workspace/www/index.html", 0o644, strings.NewReader("hello preview\n")))
+	require.NoError(t, a.WriteFile(ctx, h, "/workspace/ws.sh", 0o644, strings.NewReader(wsServer)))
+	for _, cmd := range []paddock.Cmd{
+		paddock.NewCmd("httpd", "-f", "-p", "127.0.0.1:8080", "-h", "/workspace/www"),
+		paddock.NewCmd("nc", "-ll", "-p", "8081", "-e", "sh", "/workspace/ws.sh"),
+	} {
+		st, err := a.Spawn(ctx, h, cmd, paddock.SpawnOpts{})
+		require.NoError(t, err)
+		require.NoError(t, st.Close()) // the servers run on, detached
+	}
+	require.Eventually(t, func() bool {
+		out, code := execOut(t, a, h, "wget", "-q", "-O", "-", "http://127.0.0.1:8080/")
+		return code == 0 && out == "hello preview\n"
+	}, time.Minute, 100*time.Millisecond)
+	out, _ := execOut(t, a, h, "ls", "/sys/class/net")
+	require.Equal(t, "lo\n", out, "no network but loopback")
+
+	p, err := paddock.Expose(ctx, a, h, 8080, paddock.ExposeOpts{TTL: time.Minute})
+	require.NoError(t, err)
+	require.NotContains(t, p.URL, p.Token.Reveal())
+	code, body := status(t, http.MethodGet, p.URL, p.Token.Reveal())
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "hello preview\n", body)
+
+	other, err := paddock.Expose(ctx, a, h, 8081, paddock.ExposeOpts{TTL: time.Minute})
+	require.NoError(t, err)
+	short, err := paddock.Expose(ctx, a, h, 8080, paddock.ExposeOpts{TTL: time.Second})
+	require.NoError(t, err)
+	time.Sleep(1100 * time.Millisecond)
+	for name, c := range map[string]struct{ url, token string }{
+		"no token":             {p.URL, ""},
+		"the token in a query": {p.URL + "?token=" + url.QueryEscape(p.Token.Reveal()), ""},
+		"a wrong port":         {strings.Replace(p.URL, "/8080/", "/8081/", 1), p.Token.Reveal()},
+		"another port's token": {p.URL, other.Token.Reveal()},
+		"an expired token":     {short.URL, short.Token.Reveal()},
+		"another sandbox":      {strings.Replace(p.URL, "/previews/", "/others/", 1), p.Token.Reveal()},
+	} {
+		code, body := status(t, http.MethodGet, c.url, c.token)
+		require.Equal(t, http.StatusUnauthorized, code, name)
+		require.NotContains(t, body, "hello", name)
+	}
+
+	require.NoError(t, paddock.Revoke(ctx, a, h, p))
+	code, _ = status(t, http.MethodGet, p.URL, p.Token.Reveal())
+	require.Equal(t, http.StatusUnauthorized, code, "revoked at once")
+	require.ErrorIs(t, paddock.Revoke(ctx, a, a.BuildHandle("others"), other), paddock.ErrInvalid)
+
+	t.Run("the bootstrap cookie carries a WebSocket upgrade", func(t *testing.T) {
+		link, err := a.PreviewBootstrap(h, other)
+		require.NoError(t, err)
+		base, err := url.Parse(other.URL)
+		require.NoError(t, err)
+		jar, _ := cookiejar.New(nil)
+		browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		res, err := browser.Get(base.Scheme + "://" + base.Host + link)
+		require.NoError(t, err)
+		_ = res.Body.Close()
+		require.Equal(t, http.StatusSeeOther, res.StatusCode)
+		cookies := jar.Cookies(base)
+		require.Len(t, cookies, 1)
+		require.True(t, res.Cookies()[0].HttpOnly)
+
+		wsURL := "ws" + strings.TrimPrefix(other.URL, "http") + "socket"
+		conn, _, err := websocket.DefaultDialer.Dial(wsURL, http.Header{"Cookie": {cookies[0].Name + "=" + cookies[0].Value}})
+		require.NoError(t, err)
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		kind, msg, err := conn.ReadMessage()
+		require.NoError(t, err)
+		require.Equal(t, websocket.TextMessage, kind)
+		require.Equal(t, "hello from sandbox", string(msg))
+		require.NoError(t, conn.Close())
+
+		_, res, err = websocket.DefaultDialer.Dial(wsURL, nil)
+		require.Error(t, err)
+		require.Equal(t, http.StatusUnauthorized, res.StatusCode, "without the cookie")
+	})
+
+	_, err = paddock.Expose(ctx, a, a.BuildHandle("never-made"), 8080, paddock.ExposeOpts{})
+	require.ErrorIs(t, err, paddock.ErrNotFound)
+	_, err = paddock.Expose(ctx, newAdapter(t), h, 8080, paddock.ExposeOpts{})
+	require.ErrorIs(t, err, paddock.ErrInvalid, "no preview base URL: nothing would serve it")
 }

@@ -18,10 +18,7 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, path string, 
 	if err := paddock.ValidatePath(path); err != nil {
 		return err
 	}
-	if mode.Perm() == 0 {
-		mode = 0o644
-	}
-	out, err := a.run(ctx, h.Name, execSpec{cmd: sh(scriptWriteFile, path, "0"+strconv.FormatUint(uint64(mode.Perm()), 8))}, r)
+	out, err := a.run(ctx, h.Name, execSpec{cmd: sh(scriptWriteFile, path, "0"+strconv.FormatUint(uint64(paddock.FilePerm(mode)), 8))}, r)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/docker"
 	"github.com/paddockhq/paddock/adapters/docker/dockertest"
 	"go.uber.org/goleak"
@@ -59,4 +60,23 @@ func ctxFor(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// runHelper plays a runtime that crashes: it creates the sandbox named in
+// HELPER_SANDBOX, prints "ready", and waits to be killed.
+func runHelper() int {
+	a, err := docker.New(docker.Config{Image: os.Getenv(dockertest.ImageEnv), Runtime: docker.RuntimeRunc, MemoryMB: 128, DiskMB: 32})
+	if err != nil {
+		fmt.Println("new:", err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := a.Create(ctx, os.Getenv("HELPER_SANDBOX"), paddock.CreateOpts{}); err != nil {
+		fmt.Println("create:", err)
+		return 1
+	}
+	fmt.Println("ready")
+	time.Sleep(time.Hour)
+	return 0
 }

@@ -2,6 +2,7 @@ package e2b_test
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -57,3 +58,21 @@ func TestConformanceThroughTheRuntime(t *testing.T) {
 // slowMachine gives ordinary calls two minutes: under load a loaded CI
 // machine answers slowly, and a timeout there is not what the suite tests.
 func slowMachine(c *e2b.Config) { c.Timeout = 2 * time.Minute }
+
+// TestLive runs the conformance suite against the real E2B service with
+// the key in E2B_API_KEY. It creates and kills sandboxes named
+// paddock-live-<run>-<n>.
+func TestLive(t *testing.T) {
+	t.Parallel()
+	conformance.RunLive(t, conformance.Live{
+		Credential: "E2B_API_KEY", Optional: []string{"E2B_BASE_URL", "E2B_TEMPLATE", "E2B_USER"}, TurnsEnv: "E2B_LOAD_TURNS", Turns: 5,
+		Adapter: func(key string) (paddock.Adapter, error) {
+			return e2b.New(e2b.Config{APIKey: paddock.NewSecret(captured.Secret(key)), BaseURL: os.Getenv("E2B_BASE_URL"),
+				Template: os.Getenv("E2B_TEMPLATE"), User: os.Getenv("E2B_USER"), Logger: testLogger()})
+		},
+		SpawnOptions: paddock.SpawnOpts{Detachable: true},
+		Configure: func(c *conformance.Config) {
+			c.Fixtures.SpawnDrop = conformance.WrapperDrop() // a command that kills its journal's wrapper
+		},
+	})
+}

@@ -1,19 +1,27 @@
 package e2b_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/e2b"
 	"github.com/paddockhq/paddock/adapters/e2b/e2btest"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
+	"github.com/paddockhq/paddock/conformance"
+	"github.com/paddockhq/paddock/internal/clocktest"
+	"github.com/paddockhq/paddock/messages"
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -418,4 +426,299 @@ func TestAKeyIsNeededAndNeverShown(t *testing.T) {
 	require.Equal(t, wrong, reqs[len(reqs)-1].Header.Get("X-API-Key"), "the key travels in its header only")
 	assert.Zero(t, captured.Leaks(), "so far, no key in any log line or error")
 	assert.Positive(t, captured.Lines(), "the adapters did log")
+}
+
+// startAdmitted runs the E2B adapter on srv under a runtime with limits,
+// and without leases: its adoption and renewals are calls of its own that
+// would take the faults these tests queue for their callers.
+func startAdmitted(t *testing.T, srv *e2btest.Server, limits actors.Admission) *actors.Runtime {
+	t.Helper()
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderE2B: newAdapter(t, srv)}, ReapInterval: -1, Lease: -1,
+		Admission: map[paddock.Provider]actors.Admission{paddock.ProviderE2B: limits}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Shutdown(context.Background())) })
+	return rt
+}
+
+// A limit of 3 concurrent creates, measured at the server: 20 parallel
+// creates never have more than 3 creation requests in flight there, and
+// all succeed. The first three are held at the server until all three
+// arrived (the limit is reached, whatever the machine's speed); the rest
+// are answered after a short stall.
+func TestAdmissionLimitsCreatesAtTheServer(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	rt := startAdmitted(t, srv, actors.Admission{MaxCreates: 3, Wait: 2 * time.Minute})
+	release := make(chan struct{})
+	for i := range 20 {
+		f := e2btest.Fault{Delay: 100 * time.Millisecond} // then answered normally
+		if i < 3 {
+			f = e2btest.Fault{Hold: release}
+		}
+		srv.Fail("POST /sandboxes", f)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := rt.Adapter(paddock.ProviderE2B).Create(context.Background(), fmt.Sprintf("box-%d", i), paddock.CreateOpts{})
+			errs <- err
+		}()
+	}
+	require.Eventually(t, func() bool { return srv.InFlight("POST /sandboxes") == 3 }, time.Minute, time.Millisecond)
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 20, srv.Count("POST /sandboxes"))
+	assert.Equal(t, 3, srv.MostInFlight("POST /sandboxes"), "never more than 3 creation requests at the server, and the limit was used")
+}
+
+// A burst of the provider's 429s slows every caller of it: after E2B
+// answered 429 with Retry-After 1, other calls are refused rate_limited
+// without reaching the server until the second is over, then reach it.
+func TestAdmissionBacksOffAfterTheProvidersRateLimit(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	rt := startAdmitted(t, srv, actors.Admission{})
+	h, err := rt.Adapter(paddock.ProviderE2B).Create(context.Background(), "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	srv.Fail("GET /v2/sandboxes", e2btest.RateLimited(1))
+	_, err = rt.Adapter(h.Provider).Get(context.Background(), h)
+	require.ErrorIs(t, err, paddock.ErrRateLimited, "E2B's own 429")
+	limitedAt := time.Now()
+	before := srv.Count("GET /v2/sandboxes")
+	for i := range 5 {
+		if time.Since(limitedAt) > 800*time.Millisecond {
+			break // a slow machine: the back-off may be over before the next call
+		}
+		_, err := rt.Adapter(h.Provider).Get(context.Background(), h)
+		require.ErrorIs(t, err, paddock.ErrRateLimited, "caller %d during the back-off", i)
+	}
+	assert.Equal(t, before, srv.Count("GET /v2/sandboxes"), "no call reached E2B during the back-off")
+	require.Eventually(t, func() bool {
+		_, err := rt.Adapter(h.Provider).Get(context.Background(), h)
+		return err == nil
+	}, time.Minute, 50*time.Millisecond)
+	assert.Greater(t, srv.Count("GET /v2/sandboxes"), before, "after the hint the calls reach E2B again")
+}
+
+const timeoutRoute = "POST /sandboxes/{id}/timeout"
+
+// A heartbeat sets the TTL from now; a paused sandbox is left alone (no
+// call); a refused heartbeat is the provider's error.
+func TestHeartbeat(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	a := newAdapter(t, srv, func(c *e2b.Config) { c.TTL = 12 * time.Minute })
+	assert.Equal(t, 2*time.Minute, a.HeartbeatInterval(), "five heartbeats fit in a TTL")
+	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	id := srv.Sandboxes()[0]
+	assert.Equal(t, srv.Now().Add(12*time.Minute), srv.EndAt(id))
+	srv.Advance(11 * time.Minute)
+	require.NoError(t, a.Heartbeat(ctx, h))
+	assert.Equal(t, srv.Now().Add(12*time.Minute), srv.EndAt(id), "the TTL runs from the heartbeat")
+	assert.JSONEq(t, `{"timeout":720}`, string(srv.Requests()[len(srv.Requests())-1].Body))
+	srv.Advance(11 * time.Minute)
+	assert.Equal(t, "running", srv.State(id), "kept alive past its first TTL")
+	srv.Advance(2 * time.Minute)
+	assert.Equal(t, "paused", srv.State(id), "without heartbeats the TTL pauses it")
+
+	before := srv.Count(timeoutRoute)
+	require.NoError(t, a.Heartbeat(ctx, h))
+	assert.Equal(t, before, srv.Count(timeoutRoute), "a paused sandbox gets no heartbeat")
+	assert.Equal(t, "paused", srv.State(id))
+
+	_, err = a.Resume(ctx, h)
+	require.NoError(t, err)
+	srv.Fail(timeoutRoute, e2btest.Status(http.StatusServiceUnavailable))
+	require.ErrorIs(t, a.Heartbeat(ctx, h), paddock.ErrUnavailable)
+	require.ErrorIs(t, a.Heartbeat(ctx, a.BuildHandle("absent")), paddock.ErrNotFound)
+}
+
+// Through the runtime, a sandbox running a command is kept alive across
+// many TTLs by heartbeats on the runtime's clock (a manual one here, moved
+// with the server's); once the command ends and nothing uses the sandbox,
+// the heartbeats stop and the TTL pauses it.
+func TestTheRuntimeKeepsABusySandboxAlive(t *testing.T) {
+	t.Parallel()
+	const ttl = 6 * time.Minute
+	srv := e2btest.NewServer(t)
+	clock := clocktest.Frozen()
+	a := newAdapter(t, srv, func(c *e2b.Config) { c.TTL = ttl })
+	every := a.HeartbeatInterval()
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderE2B: a}, Clock: clock, Logger: zerolog.New(zerolog.NewTestWriter(t))})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		require.NoError(t, rt.Shutdown(ctx))
+	})
+	h, err := rt.Adapter(paddock.ProviderE2B).Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	id := srv.Sandboxes()[0]
+	s, err := rt.Adapter(h.Provider).Spawn(ctx, h, paddock.NewCmd("cat"), paddock.SpawnOpts{Stdin: true})
+	require.NoError(t, err)
+
+	// pass moves the server's clock one interval and the runtime's until
+	// the due heartbeat lands (a tick that finds the previous heartbeat
+	// still in flight rightly skips, so one more may be needed); idle, it
+	// moves both once.
+	pass := func(wantBeat bool) {
+		t.Helper()
+		srv.Advance(every)
+		before := srv.Count(timeoutRoute)
+		require.Eventually(t, func() bool {
+			if wantBeat && srv.Count(timeoutRoute) > before {
+				return true
+			}
+			if clock.Pending() == 1 {
+				clock.Tick(every)
+				return !wantBeat
+			}
+			return false
+		}, time.Minute, time.Millisecond) // a bound for a starved machine: it returns as soon as the beat lands
+	}
+	for range 3 * ttl / every { // three TTLs with a command running
+		pass(true)
+		require.Equal(t, "running", srv.State(id), "the busy sandbox never expires")
+	}
+	require.NoError(t, s.WriteStdin(ctx, []byte("alive\n")))
+	require.NoError(t, s.CloseStdin(ctx))
+	var out []byte
+	for f := range s.(*actors.FrameStream).C() {
+		if d, ok := stdoutOf(f); ok {
+			out = append(out, d...)
+		}
+	}
+	assert.Equal(t, "alive\n", string(out), "the command outlived three TTLs")
+
+	// Idle now: the heartbeats stop within a few intervals and the TTL
+	// pauses the sandbox.
+	for i := 0; srv.State(id) != "paused"; i++ {
+		require.Less(t, i, 3*int(ttl/every), "an idle sandbox lives out its TTL")
+		pass(false)
+	}
+}
+
+// stdoutOf is the data of a stdout frame.
+func stdoutOf(f messages.Frame) ([]byte, bool) {
+	out, ok := f.(*messages.Stdout)
+	return out.GetData(), ok
+}
+
+// The service RunLeases' child processes reach.
+const (
+	leaseURLEnv = "PADDOCK_E2B_LEASE_URL"
+	leaseKeyEnv = "PADDOCK_E2B_LEASE_KEY"
+)
+
+func TestLeases(t *testing.T) {
+	t.Parallel()
+	url, key := os.Getenv(leaseURLEnv), os.Getenv(leaseKeyEnv)
+	if url == "" {
+		srv := e2btest.NewServer(t)
+		url, key = srv.URL(), srv.Key()
+	}
+	conformance.RunLeases(t, leaseSetup(t, url, url, key))
+}
+
+// TestLiveLeases runs RunLeases against the real E2B service with the key
+// in E2B_API_KEY (E2B_BASE_URL optional).
+func TestLiveLeases(t *testing.T) {
+	t.Parallel()
+	key := os.Getenv("E2B_API_KEY")
+	if key == "" {
+		t.Skip("live E2B lease test skipped: set E2B_API_KEY (and optionally E2B_BASE_URL) to run it against the real service")
+	}
+	captured.Secret(key)
+	url := os.Getenv("E2B_BASE_URL")
+	if url == "" {
+		url = e2b.DefaultBaseURL
+	}
+	conformance.RunLeases(t, leaseSetup(t, url, "", key))
+}
+
+// leaseSetup is RunLeases on the E2B API at url (envd at envdURL, "" =
+// each sandbox's own host) with key.
+func leaseSetup(t *testing.T, url, envdURL, key string) conformance.LeaseSetup {
+	call := adaptertest.Caller(t, url, "X-API-Key", key)
+	return conformance.LeaseSetup{
+		ChildEnv: []string{leaseURLEnv + "=" + url, leaseKeyEnv + "=" + key},
+		Adapter: func(t *testing.T) paddock.Adapter {
+			a, err := e2b.New(e2b.Config{APIKey: paddock.NewSecret(key), BaseURL: url, EnvdURL: envdURL, Logger: testLogger(), Timeout: 2 * time.Minute})
+			require.NoError(t, err)
+			return a
+		},
+		Foreign: func(t *testing.T, name string) func() bool {
+			status, body := call(http.MethodPost, "/sandboxes", `{"templateID":"base","timeout":600,"metadata":{"team":"ops"}}`)
+			require.Equal(t, http.StatusCreated, status, string(body))
+			var got struct {
+				SandboxID string `json:"sandboxID"`
+			}
+			require.NoError(t, json.Unmarshal(body, &got))
+			t.Cleanup(func() { call(http.MethodDelete, "/sandboxes/"+got.SandboxID, "") })
+			return func() bool {
+				status, _ := call(http.MethodGet, "/sandboxes/"+got.SandboxID, "")
+				return status == http.StatusOK
+			}
+		},
+	}
+}
+
+// A paused sandbox cannot carry a renewed lease, so it is never an orphan;
+// its maximum age still bounds it. A running one whose lease lapsed is.
+func TestReapOnPausedSandboxes(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	// The maximum age must outlast the creates and the first reap: CI's
+	// loaded machine once took over 2 s for them.
+	a := newAdapter(t, srv, func(c *e2b.Config) { c.MaxAge = 10 * time.Second })
+	lapsed := paddock.Lease{Owner: "gone", Until: time.Now().Add(-time.Minute)}
+	created := time.Now()
+	paused, err := a.Create(ctx, "paused-orphan", paddock.CreateOpts{Lease: lapsed})
+	require.NoError(t, err)
+	require.NoError(t, a.Suspend(ctx, paused))
+	_, err = a.Create(ctx, "running-orphan", paddock.CreateOpts{Lease: lapsed})
+	require.NoError(t, err)
+
+	report, err := paddock.Reap(ctx, a, paddock.ReapOpts{DryRun: true})
+	require.NoError(t, err)
+	if time.Since(created) < 10*time.Second { // past it, both are rightly destroyed instead
+		assert.Equal(t, []string{"running-orphan"}, report.Orphaned, "the running one's lease lapsed; the paused one's cannot be read")
+		assert.Empty(t, report.Destroyed)
+	}
+	require.Eventually(t, func() bool {
+		report, err = paddock.Reap(ctx, a, paddock.ReapOpts{DryRun: true})
+		return err == nil && len(report.Destroyed) == 2
+	}, time.Minute, 50*time.Millisecond, "both pass their maximum age")
+	assert.ElementsMatch(t, []string{"paused-orphan", "running-orphan"}, report.Destroyed)
+	report, err = paddock.Reap(ctx, a, paddock.ReapOpts{})
+	require.NoError(t, err)
+	assert.Len(t, report.Destroyed, 2)
+	_, err = a.Get(ctx, paused)
+	require.ErrorIs(t, err, paddock.ErrNotFound)
+}
+
+// A lease file that cannot be read this time is no evidence: the sandbox
+// is not an orphan on a guess, whatever its creation-time lease says.
+func TestReapNeverGuessesAnUnreadableLease(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	a := newAdapter(t, srv)
+	lapsed := paddock.Lease{Owner: "gone", Until: time.Now().Add(-time.Minute)}
+	_, err := a.Create(ctx, "unreadable", paddock.CreateOpts{Lease: lapsed})
+	require.NoError(t, err)
+	srv.Fail("ENVD /files", e2btest.Status(http.StatusBadGateway))
+	report, err := paddock.Reap(ctx, a, paddock.ReapOpts{})
+	require.NoError(t, err)
+	assert.Empty(t, report.Orphaned, "envd answered 502: the lease is unknown")
+	report, err = paddock.Reap(ctx, a, paddock.ReapOpts{DryRun: true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"unreadable"}, report.Orphaned, "read (absent: never renewed), the creation-time lease lapsed")
 }

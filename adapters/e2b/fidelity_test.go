@@ -13,6 +13,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/e2b"
 	"github.com/paddockhq/paddock/adapters/e2b/e2btest"
+	"github.com/paddockhq/paddock/adapters/internal/fidelity"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -303,4 +304,11 @@ func readUntil(t *testing.T, st paddock.Stream, want string) {
 		out += string(ev.Data)
 	}
 	require.Equal(t, want, out)
+}
+
+// Every test FIDELITY.md names exists, in this package, e2btest, or the
+// runtime's.
+func TestFidelityTableNamesRealTests(t *testing.T) {
+	t.Parallel()
+	fidelity.RequireNamedTestsExist(t, "FIDELITY.md", 40, "*_test.go", "e2btest/*_test.go", "../../actors/*_test.go")
 }

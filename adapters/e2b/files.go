@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"strconv"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
@@ -41,34 +40,13 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, p string, mod
 	if err != nil {
 		return err
 	}
-	upload := httpx.NewMultipart("file", path.Base(p), r)
-	req, err := a.filesRequest(ctx, http.MethodPost, id, p, upload.Body)
-	if err != nil {
-		upload.Done()
-		return err
-	}
-	req.Header.Set("Content-Type", upload.ContentType)
-	res, err := a.streaming.Do(req)
-	upload.Done() // r is never read after WriteFile returns
-	if err != nil {
-		return httpx.Transport(err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(res.Body, maxBody))
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return a.rest.StatusError(res.StatusCode, res.Header, body)
-	}
-	if mode.Perm() == 0o644 {
-		return nil // what envd gives every file it writes
-	}
-	res2, err := a.Exec(ctx, h, paddock.NewCmd("chmod", strconv.FormatUint(uint64(mode.Perm()), 8), p), paddock.ExecOpts{})
+	err = a.rest.Upload(a.streaming, path.Base(p), r, func(body io.Reader) (*http.Request, error) {
+		return a.filesRequest(ctx, http.MethodPost, id, p, body)
+	})
 	if err != nil {
 		return err
 	}
-	if res2.ExitCode != 0 {
-		return &paddock.UnavailableError{Detail: "e2b: chmod of the written file failed: " + string(res2.Stderr)}
-	}
-	return nil
+	return httpx.SetMode(ctx, a, h, p, mode)
 }
 
 // ReadFile streams the file at path; ErrNotFound when it is absent.
@@ -84,17 +62,5 @@ func (a *Adapter) ReadFile(ctx context.Context, h paddock.Handle, p string) (io.
 	if err != nil {
 		return nil, err
 	}
-	res, err := a.streaming.Do(req)
-	if err != nil {
-		return nil, httpx.Transport(err)
-	}
-	if res.StatusCode != http.StatusOK {
-		defer res.Body.Close()
-		body, _ := io.ReadAll(io.LimitReader(res.Body, maxBody))
-		if res.StatusCode == http.StatusBadRequest {
-			return nil, &paddock.InvalidError{Detail: paddock.DetailPath + ": not a file", Status: res.StatusCode}
-		}
-		return nil, a.rest.StatusError(res.StatusCode, res.Header, body)
-	}
-	return res.Body, nil
+	return a.rest.Download(a.streaming, req)
 }

@@ -123,10 +123,7 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, p string, mod
 			return fileError(err)
 		}
 	}
-	if mode.Perm() == 0 {
-		mode = 0o644
-	}
-	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode.Perm())
+	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, paddock.FilePerm(mode))
 	if err != nil {
 		return fileError(err)
 	}

@@ -17,10 +17,7 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, path string, 
 	if err := paddock.ValidatePath(path); err != nil {
 		return err
 	}
-	if mode.Perm() == 0 {
-		mode = 0o644
-	}
-	q := url.Values{"path": {path}, "workingDir": {"/"}, "mode": {"0" + strconv.FormatUint(uint64(mode.Perm()), 8)}, "mkdirParents": {"true"}}
+	q := url.Values{"path": {path}, "workingDir": {"/"}, "mode": {"0" + strconv.FormatUint(uint64(paddock.FilePerm(mode)), 8)}, "mkdirParents": {"true"}}
 	req, err := a.rest.NewRequest(ctx, http.MethodPut, spritePath(h.Name, "fs", "write"), q, r)
 	if err != nil {
 		return err

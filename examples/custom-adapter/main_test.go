@@ -1,29 +1,27 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"fmt"
+	"os"
 	"testing"
-	"time"
 
-	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func TestCustomAdapter(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var out bytes.Buffer
-	require.NoError(t, run(ctx, &out))
-	require.Equal(t, `audited/box: "hello from audited\n" exit 0
-offers attach: true offers files: false
-list a directory: not_supported: true
-audit log:
-  create box
-  exec box
-  destroy box
-`, out.String())
+// The example runs end to end and prints what its README promises.
+func Example() {
+	if err := run(context.Background(), os.Stdout); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// audited/box: "hello from audited\n" exit 0
+	// offers attach: true offers files: false
+	// list a directory: not_supported: true
+	// audit log:
+	//   create box
+	//   exec box
+	//   destroy box
 }

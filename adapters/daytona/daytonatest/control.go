@@ -233,73 +233,77 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, _ []byte) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// start is POST …/start, with Daytona's guards: a started sandbox is a
-// no-op, an errored one 400, one in transition 409.
-func (s *Server) start(w http.ResponseWriter, r *http.Request, _ []byte) {
+// stateConflict is Daytona's answer to a change while another is under
+// way.
+const stateConflict = "Sandbox state change in progress"
+
+// change serves a state change of the sandbox r names: next begins it,
+// or refuses with a status and Daytona's message, under the server's lock;
+// the answer is the sandbox.
+func (s *Server) change(w http.ResponseWriter, r *http.Request, next func(sb *sandbox) (status int, msg string)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sb := s.live(w, r)
-	switch {
-	case sb == nil:
+	if sb == nil {
 		return
-	case sb.state == "error" || sb.state == "build_failed":
-		apiError(w, r, http.StatusBadRequest, "Sandbox is in an errored state")
-		return
-	case sb.state == "started" && !busy(sb):
-	case busy(sb) && sb.state != "archiving":
-		apiError(w, r, http.StatusConflict, "Sandbox state change in progress")
-		return
-	case sb.state == "stopped":
-		s.begin(sb, "starting", "started", s.transition)
-	case sb.state == "archived" || sb.state == "archiving":
-		s.begin(sb, "restoring", "started", s.transition)
-	case sb.state == "paused":
-		s.begin(sb, "resuming", "started", s.transition)
-	default:
-		apiError(w, r, http.StatusBadRequest, "Sandbox is not in valid state")
+	}
+	if status, msg := next(sb); status != 0 {
+		apiError(w, r, status, msg)
 		return
 	}
 	writeJSON(w, http.StatusOK, s.dto(sb))
+}
+
+// start is POST …/start, with Daytona's guards: a started sandbox is a
+// no-op, an errored one 400, one in transition 409.
+func (s *Server) start(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.change(w, r, func(sb *sandbox) (int, string) {
+		switch {
+		case sb.state == "error" || sb.state == "build_failed":
+			return http.StatusBadRequest, "Sandbox is in an errored state"
+		case sb.state == "started" && !busy(sb):
+		case busy(sb) && sb.state != "archiving":
+			return http.StatusConflict, stateConflict
+		case sb.state == "stopped":
+			s.begin(sb, "starting", "started", s.transition)
+		case sb.state == "archived" || sb.state == "archiving":
+			s.begin(sb, "restoring", "started", s.transition)
+		case sb.state == "paused":
+			s.begin(sb, "resuming", "started", s.transition)
+		default:
+			return http.StatusBadRequest, "Sandbox is not in valid state"
+		}
+		return 0, ""
+	})
 }
 
 // stop is POST …/stop: not idempotent (a stopped sandbox is 400).
 func (s *Server) stop(w http.ResponseWriter, r *http.Request, _ []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sb := s.live(w, r)
-	switch {
-	case sb == nil:
-		return
-	case busy(sb):
-		apiError(w, r, http.StatusConflict, "Sandbox state change in progress")
-		return
-	case sb.state == "started" || sb.state == "paused":
-		sb.dropSessions() // the daemon stops: its sessions are forgotten
-		s.begin(sb, "stopping", "stopped", s.transition)
-	default:
-		apiError(w, r, http.StatusBadRequest, "Sandbox is not in a stoppable state")
-		return
-	}
-	writeJSON(w, http.StatusOK, s.dto(sb))
+	s.change(w, r, func(sb *sandbox) (int, string) {
+		switch {
+		case busy(sb):
+			return http.StatusConflict, stateConflict
+		case sb.state == "started" || sb.state == "paused":
+			sb.dropSessions() // the daemon stops: its sessions are forgotten
+			s.begin(sb, "stopping", "stopped", s.transition)
+			return 0, ""
+		}
+		return http.StatusBadRequest, "Sandbox is not in a stoppable state"
+	})
 }
 
 // archive is POST …/archive: only a stopped sandbox.
 func (s *Server) archive(w http.ResponseWriter, r *http.Request, _ []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sb := s.live(w, r)
-	switch {
-	case sb == nil:
-		return
-	case busy(sb):
-		apiError(w, r, http.StatusConflict, "Sandbox state change in progress")
-		return
-	case sb.state != "stopped":
-		apiError(w, r, http.StatusBadRequest, "Sandbox is not stopped")
-		return
-	}
-	s.begin(sb, "archiving", "archived", s.transition)
-	writeJSON(w, http.StatusOK, s.dto(sb))
+	s.change(w, r, func(sb *sandbox) (int, string) {
+		switch {
+		case busy(sb):
+			return http.StatusConflict, stateConflict
+		case sb.state != "stopped":
+			return http.StatusBadRequest, "Sandbox is not stopped"
+		}
+		s.begin(sb, "archiving", "archived", s.transition)
+		return 0, ""
+	})
 }
 
 // list is GET /api/sandbox: the labels filter (a JSON object), limit

@@ -1,11 +1,18 @@
 package e2b_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +20,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/e2b"
 	"github.com/paddockhq/paddock/adapters/e2b/e2btest"
+	"github.com/paddockhq/paddock/adapters/internal/filecheck"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -313,3 +321,254 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 	t.Cleanup(cancel)
 	return c
 }
+
+// The file operations on envd's Filesystem service keep the contract
+// where envd differs: Remove of an absent path is not_found and of a
+// directory with entries invalid (envd's Remove is quiet and recursive);
+// MakeDir without Parents needs the parent (envd's makes them) and sets
+// the mode asked for; a link is described as a link, with the target envd
+// resolves.
+func TestFileOperationsOverEnvd(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	a := newAdapter(t, srv)
+	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	c := ctxFor(t, 2*time.Minute) // one budget for the whole sequence: CI's load once took it past 30 s
+
+	require.ErrorIs(t, paddock.MakeDir(c, a, h, "/home/user/none/d", paddock.MakeDirOpts{}), paddock.ErrNotFound)
+	require.NoError(t, paddock.MakeDir(c, a, h, "/home/user/d", paddock.MakeDirOpts{Mode: 0o700}))
+	info, err := paddock.Stat(c, a, h, "/home/user/d")
+	require.NoError(t, err)
+	require.Equal(t, paddock.FileDir, info.Type)
+	require.Equal(t, fs.FileMode(0o700), info.Mode)
+	require.NoError(t, a.WriteFile(c, h, "/home/user/d/f.txt", 0o644, strings.NewReader("hello")))
+	require.ErrorIs(t, paddock.MakeDir(c, a, h, "/home/user/d/f.txt", paddock.MakeDirOpts{Parents: true}), paddock.ErrAlreadyExists,
+		"a file is in the way")
+
+	res, err := a.Exec(c, h, paddock.NewCmd("ln", "-s", "/home/user/d/f.txt", "/home/user/d/link"), paddock.ExecOpts{})
+	require.NoError(t, err)
+	require.Zero(t, res.ExitCode, string(res.Stderr))
+	entries, err := paddock.ListDir(c, a, h, "/home/user/d")
+	require.NoError(t, err)
+	require.Len(t, entries, 2)
+	require.Equal(t, "f.txt", entries[0].Name)
+	require.EqualValues(t, 5, entries[0].Size)
+	require.Equal(t, paddock.FileSymlink, entries[1].Type)
+	require.Equal(t, "/home/user/d/f.txt", entries[1].Target)
+
+	require.ErrorIs(t, paddock.Remove(c, a, h, "/home/user/d", paddock.RemoveOpts{}), paddock.ErrInvalid)
+	require.ErrorIs(t, paddock.Remove(c, a, h, "/home/user/absent", paddock.RemoveOpts{}), paddock.ErrNotFound)
+	require.NoError(t, paddock.Rename(c, a, h, "/home/user/d", "/home/user/e"))
+	require.NoError(t, paddock.Remove(c, a, h, "/home/user/e", paddock.RemoveOpts{Recursive: true}))
+	_, err = paddock.Stat(c, a, h, "/home/user/e/f.txt")
+	require.ErrorIs(t, err, paddock.ErrNotFound)
+}
+
+// A 256 MiB file goes up and comes back streamed both ways: the bytes are
+// the same, and the heap of the whole process (adapter and e2btest
+// together) never grows by 32 MiB. Not parallel: the heap is shared.
+func TestFilesStreamBothWaysInBoundedMemory(t *testing.T) {
+	const size = 256 << 20
+	srv := e2btest.NewServer(t)
+	a := newAdapter(t, srv)
+	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	res, err := filecheck.RoundTrip(size,
+		func(r io.Reader) error { return a.WriteFile(ctxFor(t, 5*time.Minute), h, "/tmp/big.bin", 0o644, r) },
+		func() (io.ReadCloser, error) { return a.ReadFile(ctxFor(t, 5*time.Minute), h, "/tmp/big.bin") })
+	require.NoError(t, err)
+	assert.Equal(t, int64(size), res.Read)
+	assert.True(t, res.Same, "the same bytes came back")
+	t.Logf("256 MiB round trip: heap in use grew by at most %.1f MiB", float64(res.HeapGrowth)/(1<<20))
+	assert.Less(t, res.HeapGrowth, int64(32<<20), "streamed, never held whole")
+}
+
+// A TTY spawn runs on an 80x24 terminal (envd's pty start): the command
+// sees a terminal, typed input is echoed, CloseStdin types ^D, and the
+// exit code comes back. A detachable spawn cannot have one (its journal
+// is pipes).
+func TestTTYSpawn(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	a := newAdapter(t, srv)
+	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	require.True(t, a.Capabilities().Has(paddock.CapTTY))
+
+	script := `test -t 0 && test -t 1 && echo "tty $(stty size)"; read line; echo "got $line"; cat; exit 7`
+	st, err := a.Spawn(ctxFor(t, 30*time.Second), h, paddock.NewCmd("sh", "-c", script), paddock.SpawnOpts{TTY: true, Stdin: true})
+	require.NoError(t, err)
+	defer st.Close()
+	require.NoError(t, st.WriteStdin(ctx, []byte("hello\n")))
+	require.NoError(t, st.CloseStdin(ctx), "^D ends cat")
+	var out strings.Builder
+	for {
+		ev, err := st.Next(ctxFor(t, 30*time.Second))
+		require.NoError(t, err)
+		require.NotEqual(t, paddock.EventStderr, ev.Kind, "a terminal has no separate stderr")
+		if ev.Kind == paddock.EventStdout {
+			out.WriteString(string(ev.Data))
+			continue
+		}
+		require.Equal(t, paddock.EventExit, ev.Kind, "%v", ev.Err)
+		assert.Equal(t, 7, ev.Code)
+		break
+	}
+	assert.Contains(t, out.String(), "tty 24 80\r\n", "the command runs on an 80x24 terminal")
+	assert.Contains(t, out.String(), "got hello\r\n", "input is typed into the terminal")
+
+	var start struct {
+		Pty json.RawMessage `json:"pty"`
+	}
+	for _, r := range srv.Requests() {
+		if r.Route == startRoute {
+			require.NoError(t, json.Unmarshal([]byte(r.Body[5:]), &start)) // past the envelope's head
+		}
+	}
+	assert.JSONEq(t, `{"size":{"cols":80,"rows":24}}`, string(start.Pty))
+
+	_, err = a.Spawn(ctx, h, paddock.NewCmd("true"), paddock.SpawnOpts{TTY: true, Detachable: true})
+	require.ErrorIs(t, err, paddock.ErrInvalid)
+}
+
+// The journal wrapper hands every byte of every argument to the command,
+// copies stdout and stderr into the session's files as they pass through,
+// and records the exit code last.
+func TestJournalWrapperIsExactAndRecordsTheExit(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	args := []string{"it's", "two words", "$HOME", `back\slash`, "new\nline", "\xff\xfe not utf-8", "", "trailing\n\n"}
+	script := `for a do printf '%s\0' "$a"; done; printf 'to stderr' >&2; exit 17`
+	cmd := e2b.JournalCmd("s-1", paddock.NewCmd("/bin/sh", append([]string{"-c", script, "sh"}, args...)...))
+	c := exec.Command(cmd.Path, cmd.Args...)
+	c.Env = append(os.Environ(), "HOME="+home)
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	err := c.Run()
+	var exitErr *exec.ExitError
+	require.ErrorAs(t, err, &exitErr)
+	assert.Equal(t, 17, exitErr.ExitCode(), "the wrapper exits with the command's code")
+
+	want := strings.Join(args, "\x00") + "\x00"
+	assert.Equal(t, want, stdout.String(), "every argument exactly")
+	assert.Equal(t, "to stderr", stderr.String())
+	dir := filepath.Join(home, e2b.JournalDir("s-1"))
+	out, err := os.ReadFile(filepath.Join(dir, "out"))
+	require.NoError(t, err)
+	assert.Equal(t, want, string(out), "the journal holds the same bytes")
+	errb, err := os.ReadFile(filepath.Join(dir, "err"))
+	require.NoError(t, err)
+	assert.Equal(t, "to stderr", string(errb))
+	record, err := os.ReadFile(filepath.Join(dir, "exit"))
+	require.NoError(t, err)
+	code, ok := e2b.ParseExit(record)
+	require.True(t, ok)
+	assert.Equal(t, 17, code)
+	line, err := os.ReadFile(filepath.Join(dir, "cmd"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(line), "/bin/sh -c "), string(line))
+	left, err := filepath.Glob(filepath.Join(dir, "*.fifo"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "no pipes left behind")
+}
+
+func TestParseExit(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]struct {
+		code int
+		ok   bool
+	}{
+		"17\n": {17, true}, "0\n": {0, true}, "255\n": {255, true},
+		"7": {0, false}, "bad\n": {0, false}, "": {0, false}, "-1\n": {0, false}, "256\n": {0, false}, "1\n2\n": {0, false},
+	} {
+		code, ok := e2b.ParseExit([]byte(in))
+		assert.Equal(t, want.ok, ok, "%q", in)
+		assert.Equal(t, want.code, code, "%q", in)
+	}
+}
+
+// FuzzParseExit: a journal's exit record is a code in 0..255 or nothing,
+// whatever the file holds, and every code reads back from its record.
+func FuzzParseExit(f *testing.F) {
+	for _, s := range []string{"17\n", "0\n", "255\n", "bad\n", "", "7", " 3\n", "-1\n", "1e3\n", "\xff\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		code, ok := e2b.ParseExit(b)
+		if !ok {
+			return
+		}
+		if code < 0 || code > 255 {
+			t.Fatalf("code %d from %q", code, b)
+		}
+		back, ok := e2b.ParseExit([]byte(strconv.Itoa(code) + "\n"))
+		if !ok || back != code {
+			t.Fatalf("the record of %d reads back as %d, %v", code, back, ok)
+		}
+	})
+}
+
+// FuzzProcessStream: whatever bytes envd's process stream carries, Exec
+// answers (never hangs, never panics) with an exit or an error of the
+// taxonomy, and never more output than the body held.
+func FuzzProcessStream(f *testing.F) {
+	for _, seed := range [][]string{
+		{started, he, llo, dropped, exit3, clean},
+		{started, he, clean},
+		{started, he},
+		{clean},
+		{started, e2btest.EndStream(`{"error":{"code":"unavailable","message":"gone"}}`)},
+		{started, e2btest.Envelope(0, 4096, `{"event":{}}`)},
+		{started, e2btest.Envelope(0x40, 2, `{}`), clean},
+		{started, e2btest.Message(`{"event":{"data":{"stderr":"%%%"}}}`), exit0, clean},
+		{started, e2btest.Message(`{"event":{"end":{"status":"signal: killed"}}}`), clean},
+		{started, exit3, late, exit0, clean},
+	} {
+		f.Add([]byte(strings.Join(seed, "")))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		a := build(t, e2b.Config{APIKey: paddock.NewSecret("e2b_fuzz"), BaseURL: "http://control.invalid", EnvdURL: "http://envd.invalid",
+			Transport: cannedEnvd(body)})
+		c, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		res, err := a.Exec(c, a.BuildHandle("box"), paddock.NewCmd("true"), paddock.ExecOpts{})
+		if c.Err() != nil {
+			t.Fatalf("Exec did not answer within 10s: %v", err)
+		}
+		if err != nil {
+			if paddock.KindOf(err) == "" {
+				t.Fatalf("an error outside the taxonomy: %v", err)
+			}
+			return
+		}
+		if n := len(res.Stdout) + len(res.Stderr); n > len(body) {
+			t.Fatalf("%d bytes of output from a %d-byte body", n, len(body))
+		}
+	})
+}
+
+// cannedEnvd answers the sandbox lookup with one running sandbox, every
+// process start with body, and any other envd call with {}.
+func cannedEnvd(body []byte) http.RoundTripper {
+	return roundTrip(func(r *http.Request) (*http.Response, error) {
+		if r.Body != nil {
+			_, _ = io.Copy(io.Discard, r.Body)
+		}
+		answer := func(status int, contentType, b string) *http.Response {
+			return &http.Response{StatusCode: status, Header: http.Header{"Content-Type": {contentType}},
+				Body: io.NopCloser(strings.NewReader(b)), Request: r}
+		}
+		switch {
+		case r.URL.Path == "/v2/sandboxes":
+			return answer(http.StatusOK, "application/json", `[{"sandboxID":"ifuzz","state":"running","metadata":{"paddock_name":"box","paddock":"1"}}]`), nil
+		case strings.HasSuffix(r.URL.Path, "/Start"):
+			return answer(http.StatusOK, "application/connect+json", string(body)), nil
+		}
+		return answer(http.StatusOK, "application/json", `{}`), nil
+	})
+}
+
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
