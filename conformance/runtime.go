@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"io"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/client"
+	"github.com/paddockhq/paddock/internal/pending"
 	"github.com/paddockhq/paddock/messages"
 )
 
@@ -81,81 +81,50 @@ func (a actorOwners) Open(ctx context.Context, q client.Request) (paddock.Stream
 	return st, r, nil
 }
 
-// ownedStream is a paddock.Stream fed by an owner actor.
+// ownedStream is a paddock.Stream fed by an owner actor, which credits
+// the command as frames arrive (the window bounds what it queues).
 type ownedStream struct {
 	client.Controls
-	rt      *actors.Runtime
-	owner   *actor.PID
-	cmd     *messages.CommandRef
-	session string
-
-	mu       sync.Mutex
-	frames   []messages.Frame
-	ready    chan struct{}
-	done     bool
-	closed   bool
+	rt       *actors.Runtime
+	owner    *actor.PID
+	cmd      *messages.CommandRef
+	session  string
+	frames   *pending.Queue[messages.Frame]
 	stopOnce sync.Once
 }
 
 func (a actorOwners) newOwned() *ownedStream {
-	st := &ownedStream{rt: a.rt, ready: make(chan struct{}, 1)}
+	st := &ownedStream{rt: a.rt, frames: pending.New(messages.IsTerminal)}
 	st.Controls = client.Controls{T: a.Transport, Ref: func(context.Context) (*messages.CommandRef, error) { return st.cmd, nil }}
 	credits := actors.NewCredits(a.rt.Window())
 	st.owner = a.rt.Engine().SpawnFunc(func(c *actor.Context) {
 		if f, ok := c.Message().(messages.Frame); ok {
-			st.push(f)
+			st.frames.Push(f)
 			credits.Consumed(c, f)
 		}
 	}, "conformance-owner")
 	return st
 }
 
-func (s *ownedStream) push(f messages.Frame) {
-	s.mu.Lock()
-	if !s.closed {
-		s.frames = append(s.frames, f)
-	}
-	s.mu.Unlock()
-	select {
-	case s.ready <- struct{}{}:
-	default:
-	}
-}
-
+// Next returns the next frame as its event; after the terminal one the
+// owner actor stops.
 func (s *ownedStream) Next(ctx context.Context) (paddock.Event, error) {
-	for {
-		s.mu.Lock()
-		if s.done || s.closed {
-			s.mu.Unlock()
-			return paddock.Event{}, io.EOF
-		}
-		if len(s.frames) > 0 {
-			f := s.frames[0]
-			s.frames = s.frames[1:]
-			ev := actors.EventOf(f)
-			s.done = ev.Kind.Terminal()
-			s.mu.Unlock()
-			if s.done {
-				s.stopOwner()
-			}
-			return ev, nil
-		}
-		s.mu.Unlock()
-		select {
-		case <-s.ready:
-		case <-ctx.Done():
-			return paddock.Event{}, ctx.Err()
-		}
+	f, err := s.frames.Next(ctx)
+	if err != nil {
+		return paddock.Event{}, err
 	}
+	ev := actors.EventOf(f)
+	if ev.Kind.Terminal() {
+		s.stopOwner()
+	}
+	return ev, nil
 }
 
 func (s *ownedStream) SessionID() string { return s.session }
 
 // Close detaches, then stops the owner actor.
 func (s *ownedStream) Close() error {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
+	s.frames.Close()
 	_ = s.Stop(context.Background())
 	s.stopOwner()
 	return nil

@@ -2,72 +2,31 @@ package fake
 
 import (
 	"context"
-	"io"
-	"sync"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/pending"
 )
 
-// stream is one subscription to a session: an unbounded in-memory queue of
-// the events meant for it.
+// stream is one subscription to a session: a queue of the events meant
+// for it, unbounded (a script's output is as long as its script).
 type stream struct {
 	sess      *session
 	sessionID string
-
-	mu       sync.Mutex
-	queue    []paddock.Event
-	finished bool          // the terminal event was handed out
-	closed   bool          // detached locally
-	ready    chan struct{} // poked on push and close (capacity 1)
+	queue     *pending.Queue[paddock.Event]
 }
 
 var _ paddock.Stream = (*stream)(nil)
 
 func newStream(s *session, sessionID string) *stream {
-	return &stream{sess: s, sessionID: sessionID, ready: make(chan struct{}, 1)}
+	return &stream{sess: s, sessionID: sessionID, queue: pending.New(func(ev paddock.Event) bool { return ev.Kind.Terminal() })}
 }
 
 // push queues ev; after Close it is dropped.
-func (st *stream) push(ev paddock.Event) {
-	st.mu.Lock()
-	if !st.closed {
-		st.queue = append(st.queue, ev)
-	}
-	st.mu.Unlock()
-	st.poke()
-}
-
-func (st *stream) poke() {
-	select {
-	case st.ready <- struct{}{}:
-	default:
-	}
-}
+func (st *stream) push(ev paddock.Event) { st.queue.Push(ev) }
 
 // Next returns the next queued event; io.EOF after the terminal event or
 // after Close.
-func (st *stream) Next(ctx context.Context) (paddock.Event, error) {
-	for {
-		st.mu.Lock()
-		if st.closed || st.finished {
-			st.mu.Unlock()
-			return paddock.Event{}, io.EOF
-		}
-		if len(st.queue) > 0 {
-			ev := st.queue[0]
-			st.queue = st.queue[1:]
-			st.finished = ev.Kind.Terminal()
-			st.mu.Unlock()
-			return ev, nil
-		}
-		st.mu.Unlock()
-		select {
-		case <-st.ready:
-		case <-ctx.Done():
-			return paddock.Event{}, ctx.Err()
-		}
-	}
-}
+func (st *stream) Next(ctx context.Context) (paddock.Event, error) { return st.queue.Next(ctx) }
 
 // WriteStdin delivers p while the command lives and this stream is
 // subscribed; otherwise ErrCommandExited.
@@ -82,11 +41,7 @@ func (st *stream) CloseStdin(context.Context) error { return st.sess.closeStdin(
 // Close detaches this stream; the command keeps running.
 func (st *stream) Close() error {
 	st.sess.unsubscribe(st)
-	st.mu.Lock()
-	st.closed = true
-	st.queue = nil
-	st.mu.Unlock()
-	st.poke()
+	st.queue.Close()
 	return nil
 }
 

@@ -3,13 +3,13 @@ package remote
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/client"
+	"github.com/paddockhq/paddock/internal/pending"
 	"github.com/paddockhq/paddock/internal/wire"
 	"github.com/paddockhq/paddock/messages"
 	"google.golang.org/protobuf/proto"
@@ -35,7 +35,7 @@ func (t *transport) Open(ctx context.Context, q client.Request) (paddock.Stream,
 		ctx, cancel = context.WithTimeout(ctx, t.cfg.Timeout)
 		defer cancel()
 	}
-	s := &proxyStream{t: t, wake: make(chan struct{}, 1), refSet: make(chan struct{})}
+	s := &proxyStream{t: t, refSet: make(chan struct{}), events: pending.New(func(p proxied) bool { return p.ev.Kind.Terminal() })}
 	s.Controls = client.Controls{T: t, Ref: s.current}
 	p := &proxy{t: t, s: s, open: q, ready: make(chan openResult, 1)}
 	switch q := q.(type) {
@@ -349,12 +349,11 @@ type proxyStream struct {
 	pid             *actor.PID
 	sessionID       string
 
+	events *pending.Queue[proxied] // what the proxy accepted, credited as the reader takes it
+
 	mu     sync.Mutex
-	events []proxied
-	wake   chan struct{}
 	ended  bool // the terminal event is queued
 	closed bool
-	eof    bool // the terminal event was handed out
 	ref    string
 	refSet chan struct{} // closed when ref is set or the stream ends
 
@@ -377,16 +376,12 @@ func (s *proxyStream) push(ev paddock.Event, ref string) {
 		s.mu.Unlock()
 		return
 	}
-	s.events = append(s.events, proxied{ev, ref})
+	s.events.Push(proxied{ev, ref})
 	if ev.Kind.Terminal() {
 		s.ended = true
 		s.release()
 	}
 	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
 }
 
 // setRef records the subscription stdin goes to ("" while re-attaching).
@@ -419,34 +414,17 @@ func (s *proxyStream) release() {
 	}
 }
 
-// Next returns the next event, io.EOF after the terminal one or a Close.
+// Next returns the next event, io.EOF after the terminal one or a Close;
+// taking an output event credits its command.
 func (s *proxyStream) Next(ctx context.Context) (paddock.Event, error) {
-	for {
-		s.mu.Lock()
-		if s.closed || s.eof {
-			s.mu.Unlock()
-			return paddock.Event{}, io.EOF
-		}
-		if len(s.events) > 0 {
-			e := s.events[0]
-			s.events[0] = proxied{}
-			s.events = s.events[1:]
-			if e.ev.Kind.Terminal() {
-				s.eof = true
-			}
-			s.mu.Unlock()
-			if !e.ev.Kind.Terminal() {
-				s.t.n.Engine.Send(s.pid, consumed{e.ref})
-			}
-			return e.ev, nil
-		}
-		s.mu.Unlock()
-		select {
-		case <-s.wake:
-		case <-ctx.Done():
-			return paddock.Event{}, ctx.Err()
-		}
+	e, err := s.events.Next(ctx)
+	if err != nil {
+		return paddock.Event{}, err
 	}
+	if !e.ev.Kind.Terminal() {
+		s.t.n.Engine.Send(s.pid, consumed{e.ref})
+	}
+	return e.ev, nil
 }
 
 // current waits for the subscription stdin goes to; ErrCommandExited once
@@ -476,13 +454,9 @@ func (s *proxyStream) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closed = true
-		s.events = nil
 		s.release()
 		s.mu.Unlock()
-		select {
-		case s.wake <- struct{}{}:
-		default:
-		}
+		s.events.Close()
 		s.t.n.Engine.Send(s.pid, closeProxy{})
 	})
 	return nil
