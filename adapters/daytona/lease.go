@@ -8,42 +8,11 @@ import (
 	"github.com/paddockhq/paddock/adapters/internal/reaping"
 )
 
-// Labels of a sandbox's lease (docs/contract.md#leases).
-const (
-	labelOwner      = "paddock.owner"       // the holding runtime's identity
-	labelLeaseUntil = "paddock.lease-until" // RFC 3339 (nanoseconds), UTC
-	labelMaxAge     = "paddock.max-age"     // Go duration
-)
-
-// renewWidth is how many sandboxes a renewal relabels at once.
-const renewWidth = 8
-
-// leaseLabels adds lease to labels (nothing for a zero lease).
-func leaseLabels(labels map[string]string, lease paddock.Lease) {
-	if lease.IsZero() {
-		return
-	}
-	labels[labelOwner] = lease.Owner
-	labels[labelLeaseUntil] = reaping.FormatTime(lease.Until)
-}
-
-// leaseOf reads a sandbox's lease from its labels.
-func leaseOf(sb sandbox) paddock.Lease {
-	if sb.Labels[labelOwner] == "" {
-		return paddock.Lease{}
-	}
-	return paddock.Lease{Owner: sb.Labels[labelOwner], Until: reaping.ParseTime(sb.Labels[labelLeaseUntil])}
-}
-
 // claim records lease on sb, keeping its other labels (Daytona replaces
 // the whole set). A sandbox gone meanwhile is not an error.
 func (a *Adapter) claim(ctx context.Context, sb *sandbox, lease paddock.Lease) error {
-	labels := make(map[string]string, len(sb.Labels)+2)
-	for k, v := range sb.Labels {
-		labels[k] = v
-	}
+	labels := reaping.Labels(sb.Labels, lease, 0)
 	labels[labelMarker] = "1"
-	leaseLabels(labels, lease)
 	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPut, sandboxPath(sb.ID)+"/labels", nil, map[string]any{"labels": labels})
 	switch {
 	case err != nil:
@@ -57,13 +26,13 @@ func (a *Adapter) claim(ctx context.Context, sb *sandbox, lease paddock.Lease) e
 }
 
 // RenewLeases records lease on each named sandbox of ours: one walk of the
-// listing, then a label update per sandbox, renewWidth at a time.
+// listing, then a label update per sandbox, reaping.RenewWidth at a time.
 func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock.Lease) error {
 	var all []sandbox
 	if err := a.eachSandbox(ctx, func(sb sandbox) { all = append(all, sb) }); err != nil {
 		return err
 	}
-	return reaping.Renew(ctx, all, func(sb sandbox) string { return sb.Name }, names, renewWidth,
+	return reaping.Renew(ctx, all, func(sb sandbox) string { return sb.Name }, names, reaping.RenewWidth,
 		func(ctx context.Context, sb sandbox) error { return a.claim(ctx, &sb, lease) })
 }
 
@@ -73,8 +42,8 @@ func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock
 func (a *Adapter) SandboxFacts(ctx context.Context) ([]paddock.SandboxFacts, error) {
 	var facts []paddock.SandboxFacts
 	err := a.eachSandbox(ctx, func(sb sandbox) {
-		facts = append(facts, paddock.SandboxFacts{Name: sb.Name, Created: reaping.ParseTime(sb.CreatedAt),
-			MaxAge: reaping.ParseDuration(sb.Labels[labelMaxAge]), Lease: leaseOf(sb)})
+		lease, maxAge := reaping.FromLabels(sb.Labels)
+		facts = append(facts, paddock.SandboxFacts{Name: sb.Name, Created: reaping.ParseTime(sb.CreatedAt), MaxAge: maxAge, Lease: lease})
 	})
 	return facts, err
 }

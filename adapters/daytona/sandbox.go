@@ -14,6 +14,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
+	"github.com/paddockhq/paddock/adapters/internal/reaping"
 )
 
 // The control plane. A sandbox is addressed by its name (Daytona resolves
@@ -167,10 +168,7 @@ func (a *Adapter) Create(ctx context.Context, name string, opts paddock.CreateOp
 	if err != nil {
 		return paddock.Handle{}, err
 	}
-	leaseLabels(body["labels"].(map[string]string), opts.Lease)
-	if a.cfg.MaxAge > 0 {
-		body["labels"].(map[string]string)[labelMaxAge] = a.cfg.MaxAge.String()
-	}
+	body["labels"] = reaping.Labels(body["labels"].(map[string]string), opts.Lease, a.cfg.MaxAge)
 	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, "/sandbox", nil, body)
 	if err != nil {
 		return paddock.Handle{}, err

@@ -7,7 +7,6 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock"
-	"github.com/paddockhq/paddock/preview"
 	"github.com/rs/zerolog"
 )
 
@@ -33,7 +32,7 @@ type Adapter struct {
 	log      zerolog.Logger
 	engine   *client.Client
 	owner    string
-	previews *preview.Service
+	exposure // the previews, through the proxy of a preview.Service
 	runtime  struct {
 		once         sync.Once // the warning that runc stands in for runsc
 		mu           sync.Mutex

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"time"
@@ -142,12 +143,17 @@ func New(cfg Config) (*Adapter, error) {
 	if a.owner == "" {
 		a.owner = procid.Self()
 	}
-	a.previews, err = preview.NewService(preview.ServiceConfig{BaseURL: cfg.PreviewBaseURL, Key: cfg.PreviewKey,
+	previews, err := preview.NewService(preview.ServiceConfig{BaseURL: cfg.PreviewBaseURL, Key: cfg.PreviewKey,
 		Dial: a.DialPort, Logger: cfg.Logger, Activity: func(name string) { a.touch(a.BuildHandle(name)) }})
 	if err != nil {
 		_ = engine.Close()
 		return nil, &paddock.InvalidError{Detail: "docker: " + err.Error()}
 	}
+	// Nothing opens in the sandbox for a preview: it keeps no network.
+	a.exposure = preview.NewExposure(previews, func(ctx context.Context, name string) error {
+		_, err := a.inspect(ctx, name)
+		return err
+	}, "Config.PreviewBaseURL")
 	return a, nil
 }
 

@@ -4,45 +4,17 @@ import (
 	"context"
 	"io"
 	"net"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
-	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/preview"
 )
 
-// Previews is the preview proxy: mount it on the caller's server at
-// /preview/ (PreviewBaseURL says where). It reaches a sandbox's port
+// exposure is the adapter's previews (Expose, Revoke, Previews,
+// PreviewBootstrap), served by its own proxy: it reaches a sandbox's port
 // through the engine, so previews work with no network at all.
-func (a *Adapter) Previews() http.Handler { return a.previews.Handler() }
-
-// PreviewBootstrap returns a single-use link (relative to PreviewBaseURL's
-// server) that sets p's token as an HttpOnly cookie and opens the preview:
-// for browsers, which cannot send the header.
-func (a *Adapter) PreviewBootstrap(h paddock.Handle, p paddock.Preview) (string, error) {
-	return a.previews.Bootstrap(h.Name, p)
-}
-
-// Expose mints a preview of port: a URL under PreviewBaseURL and a token,
-// bound to this sandbox and port, valid for the TTL, sent only as a header.
-// Nothing opens in the sandbox: it keeps no network.
-func (a *Adapter) Expose(ctx context.Context, h paddock.Handle, port int, opts paddock.ExposeOpts) (paddock.Preview, error) {
-	p, err := a.previews.Mint(h.Name, port, opts, "Config.PreviewBaseURL")
-	if err != nil {
-		return paddock.Preview{}, err
-	}
-	if _, err := a.inspect(ctx, h.Name); err != nil {
-		return paddock.Preview{}, err
-	}
-	return p, nil
-}
-
-// Revoke ends a preview at once (in this process's proxy; expiry bounds it
-// everywhere else).
-func (a *Adapter) Revoke(_ context.Context, h paddock.Handle, p paddock.Preview) error {
-	return a.previews.Revoke(h.Name, p)
-}
+type exposure = preview.Exposure
 
 // DialPort opens a connection to port on the sandbox's loopback through
 // one exec relaying stdin and stdout (nc inside the sandbox).

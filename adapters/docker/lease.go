@@ -125,10 +125,6 @@ func (a *Adapter) claim(ctx context.Context, name string, lease paddock.Lease) e
 	return nil
 }
 
-// renewWidth is how many sandboxes a renewal claims, or a reap reads, at
-// once.
-const renewWidth = 8
-
 // RenewLeases records lease on each named running Paddock sandbox; an
 // absent one is skipped. A stopped sandbox keeps no lease (its state
 // directory is memory): it is held by its maximum age alone.
@@ -143,7 +139,7 @@ func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock
 			running = append(running, c)
 		}
 	}
-	return reaping.Renew(ctx, running, func(c container.Summary) string { return c.Labels[labelName] }, names, renewWidth,
+	return reaping.Renew(ctx, running, func(c container.Summary) string { return c.Labels[labelName] }, names, reaping.RenewWidth,
 		func(ctx context.Context, c container.Summary) error {
 			err := a.claim(ctx, c.Labels[labelName], lease)
 			if errors.Is(err, paddock.ErrNotFound) {
@@ -171,7 +167,7 @@ func (a *Adapter) managed(ctx context.Context) ([]container.Summary, error) {
 
 // SandboxFacts reads what a reap judges every Paddock sandbox on the
 // engine by: labels, and for a running one the state directory, read
-// renewWidth at a time. A sandbox whose state cannot be read this time is
+// reaping.RenewWidth at a time. A sandbox whose state cannot be read this time is
 // left alone; one whose owner ran on this host and is gone is an orphan;
 // one this process holds never is.
 func (a *Adapter) SandboxFacts(ctx context.Context) ([]paddock.SandboxFacts, error) {
@@ -180,7 +176,7 @@ func (a *Adapter) SandboxFacts(ctx context.Context) ([]paddock.SandboxFacts, err
 		return nil, err
 	}
 	facts := make([]paddock.SandboxFacts, len(all))
-	err = reaping.Each(ctx, len(all), renewWidth, func(ctx context.Context, i int) error {
+	err = reaping.Each(ctx, len(all), reaping.RenewWidth, func(ctx context.Context, i int) error {
 		facts[i] = a.facts(ctx, all[i])
 		return nil
 	})

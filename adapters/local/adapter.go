@@ -9,7 +9,6 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/drain"
-	"github.com/paddockhq/paddock/preview"
 	"github.com/rs/zerolog"
 )
 
@@ -29,7 +28,7 @@ type Adapter struct {
 	initProgram  string        // "" = this program, re-executed
 	previewBase  string
 	previewKey   []byte // only until New made the signer
-	previews     *preview.Service
+	exposure            // the previews, through the proxy of a preview.Service
 
 	probe       sync.Once
 	isolated    bool   // the outcome of the probe

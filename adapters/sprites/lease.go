@@ -2,7 +2,9 @@ package sprites
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,57 +12,48 @@ import (
 	"github.com/paddockhq/paddock/adapters/internal/reaping"
 )
 
-// Label prefixes of a sprite's lease (docs/contract.md#leases): Sprites
-// labels are plain strings, so each carries its value after the prefix.
-const (
-	labelOwner      = "paddock.owner="       // the holding runtime's identity
-	labelLeaseUntil = "paddock.lease-until=" // RFC 3339 (nanoseconds), UTC
-	labelMaxAge     = "paddock.max-age="     // Go duration
-)
-
-// renewWidth is how many sprites a renewal relabels at once.
-const renewWidth = 8
+// Sprites labels are plain strings: each of the lease's carries its value
+// after the key and "=".
 
 // createLabels are the labels of a sprite created with lease.
 func (a *Adapter) createLabels(lease paddock.Lease) []string {
-	labels := withLease(nil, lease)
-	if a.cfg.MaxAge > 0 {
-		labels = append(labels, labelMaxAge+a.cfg.MaxAge.String())
-	}
-	return labels
+	return withLease(nil, lease, a.cfg.MaxAge)
 }
 
-// withLease is labels with its lease labels replaced by lease's.
-func withLease(labels []string, lease paddock.Lease) []string {
-	out := make([]string, 0, len(labels)+2)
+// withLease is labels with its lease labels replaced by lease's (and a
+// maximum age, when set).
+func withLease(labels []string, lease paddock.Lease, maxAge time.Duration) []string {
+	var out []string
+	kept := map[string]string{}
 	for _, l := range labels {
-		if !strings.HasPrefix(l, labelOwner) && !strings.HasPrefix(l, labelLeaseUntil) {
+		if k, v, ok := strings.Cut(l, "="); ok && strings.HasPrefix(k, "paddock.") {
+			kept[k] = v
+		} else {
 			out = append(out, l)
 		}
 	}
-	return append(out, labelOwner+lease.Owner, labelLeaseUntil+reaping.FormatTime(lease.Until))
+	recorded := reaping.Labels(kept, lease, maxAge)
+	for _, k := range slices.Sorted(maps.Keys(recorded)) {
+		out = append(out, k+"="+recorded[k])
+	}
+	return out
 }
 
-// leaseOf reads a sprite's lease from its labels; zero when it has none.
-func leaseOf(s spriteObject) paddock.Lease {
-	var l paddock.Lease
-	for _, label := range s.Labels {
-		if v, ok := strings.CutPrefix(label, labelOwner); ok {
-			l.Owner = v
-		} else if v, ok := strings.CutPrefix(label, labelLeaseUntil); ok {
-			l.Until = reaping.ParseTime(v)
+// leaseOf reads a sprite's lease and maximum age from its labels.
+func leaseOf(s spriteObject) (paddock.Lease, time.Duration) {
+	recorded := map[string]string{}
+	for _, l := range s.Labels {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			recorded[k] = v
 		}
 	}
-	if l.Owner == "" {
-		return paddock.Lease{}
-	}
-	return l
+	return reaping.FromLabels(recorded)
 }
 
 // claim records lease on s, keeping its other labels (an update replaces
 // the whole list). A sprite gone meanwhile is not an error.
 func (a *Adapter) claim(ctx context.Context, s spriteObject, lease paddock.Lease) error {
-	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPut, spritePath(s.Name), nil, map[string]any{"labels": withLease(s.Labels, lease)})
+	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPut, spritePath(s.Name), nil, map[string]any{"labels": withLease(s.Labels, lease, 0)})
 	switch {
 	case err != nil:
 		return err
@@ -73,13 +66,13 @@ func (a *Adapter) claim(ctx context.Context, s spriteObject, lease paddock.Lease
 }
 
 // RenewLeases records lease on each named sprite: one walk of the listing,
-// then an update per sprite, renewWidth at a time.
+// then an update per sprite, reaping.RenewWidth at a time.
 func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock.Lease) error {
 	var all []spriteObject
 	if err := a.eachSprite(ctx, func(s spriteObject) { all = append(all, s) }); err != nil {
 		return err
 	}
-	return reaping.Renew(ctx, all, func(s spriteObject) string { return s.Name }, names, renewWidth,
+	return reaping.Renew(ctx, all, func(s spriteObject) string { return s.Name }, names, reaping.RenewWidth,
 		func(ctx context.Context, s spriteObject) error { return a.claim(ctx, s, lease) })
 }
 
@@ -90,13 +83,8 @@ func (a *Adapter) SandboxFacts(ctx context.Context) ([]paddock.SandboxFacts, err
 	var facts []paddock.SandboxFacts
 	err := a.eachSprite(ctx, func(s spriteObject) {
 		created, _ := time.Parse(time.RFC3339, s.CreatedAt)
-		f := paddock.SandboxFacts{Name: s.Name, Created: created, Lease: leaseOf(s)}
-		for _, label := range s.Labels {
-			if v, ok := strings.CutPrefix(label, labelMaxAge); ok {
-				f.MaxAge = reaping.ParseDuration(v)
-			}
-		}
-		facts = append(facts, f)
+		lease, maxAge := leaseOf(s)
+		facts = append(facts, paddock.SandboxFacts{Name: s.Name, Created: created, Lease: lease, MaxAge: maxAge})
 	})
 	return facts, err
 }

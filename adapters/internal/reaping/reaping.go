@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/paddockhq/paddock"
 )
 
 // Renew calls claim on each listed sandbox whose name is in names, at
@@ -84,4 +86,45 @@ func Each(ctx context.Context, n, width int, fn func(ctx context.Context, i int)
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// The labels a lease and a maximum age are recorded in, by the providers
+// whose sandboxes carry labels (Daytona's as a map, Sprites' as key=value
+// strings).
+const (
+	LabelOwner      = "paddock.owner"       // the holding runtime's identity
+	LabelLeaseUntil = "paddock.lease-until" // RFC 3339 (nanoseconds), UTC
+	LabelMaxAge     = "paddock.max-age"     // Go duration
+)
+
+// RenewWidth is how many sandboxes a renewal relabels, or a reap reads,
+// at once.
+const RenewWidth = 8
+
+// Labels returns labels with the lease labels replaced by lease's (none
+// for a zero lease) and, when maxAge is set, the maximum age.
+func Labels(labels map[string]string, lease paddock.Lease, maxAge time.Duration) map[string]string {
+	out := make(map[string]string, len(labels)+3)
+	for k, v := range labels {
+		if k != LabelOwner && k != LabelLeaseUntil {
+			out[k] = v
+		}
+	}
+	if !lease.IsZero() {
+		out[LabelOwner], out[LabelLeaseUntil] = lease.Owner, FormatTime(lease.Until)
+	}
+	if maxAge > 0 {
+		out[LabelMaxAge] = maxAge.String()
+	}
+	return out
+}
+
+// FromLabels reads the lease (zero without an owner) and the maximum age
+// labels record.
+func FromLabels(labels map[string]string) (paddock.Lease, time.Duration) {
+	var lease paddock.Lease
+	if labels[LabelOwner] != "" {
+		lease = paddock.Lease{Owner: labels[LabelOwner], Until: ParseTime(labels[LabelLeaseUntil])}
+	}
+	return lease, ParseDuration(labels[LabelMaxAge])
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paddockhq/paddock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -75,4 +76,36 @@ func TestRenew(t *testing.T) {
 		})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"a", "c"}, claimed, "listed and named: claimed; named but not listed: skipped")
+}
+
+func TestLabelsRoundTripAndKeepTheOthers(t *testing.T) {
+	t.Parallel()
+	until := time.Date(2026, 12, 3, 15, 0, 0, 123, time.UTC)
+	held := paddock.Lease{Owner: "rt-1", Until: until}
+	cases := []struct {
+		name   string
+		in     map[string]string
+		lease  paddock.Lease
+		maxAge time.Duration
+		want   map[string]string
+	}{
+		{"a new lease and age", map[string]string{"team": "a"}, held, time.Hour,
+			map[string]string{"team": "a", LabelOwner: "rt-1", LabelLeaseUntil: FormatTime(until), LabelMaxAge: "1h0m0s"}},
+		{"a renewal keeps the age", map[string]string{LabelOwner: "old", LabelLeaseUntil: "x", LabelMaxAge: "2h0m0s"}, held, 0,
+			map[string]string{LabelOwner: "rt-1", LabelLeaseUntil: FormatTime(until), LabelMaxAge: "2h0m0s"}},
+		{"a zero lease drops the lease", map[string]string{LabelOwner: "old", LabelLeaseUntil: "x", "team": "a"}, paddock.Lease{}, 0,
+			map[string]string{"team": "a"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := Labels(tc.in, tc.lease, tc.maxAge)
+			require.Equal(t, tc.want, got)
+			lease, _ := FromLabels(got)
+			assert.Equal(t, tc.lease.Owner, lease.Owner)
+			assert.True(t, tc.lease.Until.Equal(lease.Until), "until %v read back as %v", tc.lease.Until, lease.Until)
+		})
+	}
+	_, age := FromLabels(map[string]string{LabelMaxAge: "90m"})
+	assert.Equal(t, 90*time.Minute, age)
 }
