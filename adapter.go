@@ -149,11 +149,8 @@ type HostPather interface {
 // CreateNew validates opts and calls a's CreateNew, or answers
 // ErrNotSupported when a has none (never Create instead).
 func CreateNew(ctx context.Context, a Adapter, name string, opts CreateNewOpts) (Handle, error) {
-	opts, err := opts.Validate()
+	opts, err := ValidateCreateNew(name, opts)
 	if err != nil {
-		return Handle{}, err
-	}
-	if err := ValidateSandboxName(name); err != nil {
 		return Handle{}, err
 	}
 	cn, ok := a.(CreateNewer)

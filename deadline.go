@@ -101,16 +101,16 @@ func ClockOrSystem(c Clock) Clock {
 // default" and a pointer to zero is an explicit (often invalid) zero.
 func Duration(d time.Duration) *time.Duration { return &d }
 
-// resolveBounded applies the contract's rule for a bounded timeout option:
+// boundedTimeout applies the contract's rule for a bounded timeout option:
 // absent (nil) takes def; present must be a whole number of milliseconds in
-// [1ms, max]. The second result is false when the value is out of bounds.
-func resolveBounded(d *time.Duration, def, max time.Duration) (time.Duration, bool) {
+// [1ms, max], else it is an *InvalidError with detail.
+func boundedTimeout(d *time.Duration, def, max time.Duration, detail string) (*time.Duration, error) {
 	if d == nil {
-		return def, true
+		return &def, nil
 	}
-	v := *d
+	v := *d // a copy: the options returned never alias the caller's
 	if v < time.Millisecond || v > max || v%time.Millisecond != 0 {
-		return 0, false
+		return d, &InvalidError{Detail: detail}
 	}
-	return v, true
+	return &v, nil
 }

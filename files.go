@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -100,6 +101,17 @@ func ListDir(ctx context.Context, a Adapter, h Handle, p string) ([]FileInfo, er
 		return nil, ErrNotSupported
 	}
 	return f.ListDir(ctx, h, p)
+}
+
+// Listing is how a FileManager answers ListDir from its provider's
+// entries: each entry's FileInfo, sorted by name.
+func Listing[E any](entries []E, info func(E) FileInfo) []FileInfo {
+	out := make([]FileInfo, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, info(e))
+	}
+	slices.SortFunc(out, func(x, y FileInfo) int { return strings.Compare(x.Name, y.Name) })
+	return out
 }
 
 // Stat validates the path and calls a's Stat when a advertises CapFiles;

@@ -97,12 +97,20 @@ type CreateNewOpts struct {
 // Validate validates o and returns it with defaults filled in. A bad timeout is
 // an *InvalidError with detail create_timeout.
 func (o CreateNewOpts) Validate() (CreateNewOpts, error) {
-	d, ok := resolveBounded(o.Timeout, DefaultCreateNewTimeout, MaxCreateNewTimeout)
-	if !ok {
-		return o, &InvalidError{Detail: DetailCreateTimeout}
+	var err error
+	o.Timeout, err = boundedTimeout(o.Timeout, DefaultCreateNewTimeout, MaxCreateNewTimeout, DetailCreateTimeout)
+	return o, err
+}
+
+// ValidateCreateNew validates a CreateNew call in the contract's order
+// (the options, then the name) and returns the options with defaults
+// filled in.
+func ValidateCreateNew(name string, o CreateNewOpts) (CreateNewOpts, error) {
+	o, err := o.Validate()
+	if err != nil {
+		return o, err
 	}
-	o.Timeout = &d
-	return o, nil
+	return o, ValidateSandboxName(name)
 }
 
 // Bounds of DestroyOnceOpts.Timeout.
@@ -122,12 +130,9 @@ type DestroyOnceOpts struct {
 // Validate validates o and returns it with defaults filled in. A bad timeout is
 // an *InvalidError with detail delete_timeout.
 func (o DestroyOnceOpts) Validate() (DestroyOnceOpts, error) {
-	d, ok := resolveBounded(o.Timeout, DefaultDestroyOnceTimeout, MaxDestroyOnceTimeout)
-	if !ok {
-		return o, &InvalidError{Detail: DetailDeleteTimeout}
-	}
-	o.Timeout = &d
-	return o, nil
+	var err error
+	o.Timeout, err = boundedTimeout(o.Timeout, DefaultDestroyOnceTimeout, MaxDestroyOnceTimeout, DetailDeleteTimeout)
+	return o, err
 }
 
 // NetworkPolicy is a sandbox's complete egress allow list. An empty (or nil)
@@ -202,14 +207,13 @@ type CheckpointOnceOpts struct {
 // operation id) and returns it with defaults filled in. Errors are
 // *InvalidError with detail checkpoint_timeout or checkpoint_operation_id.
 func (o CheckpointOnceOpts) Validate() (CheckpointOnceOpts, error) {
-	d, ok := resolveBounded(o.Timeout, DefaultCheckpointOnceTimeout, MaxCheckpointOnceTimeout)
-	if !ok {
-		return o, &InvalidError{Detail: DetailCheckpointTimeout}
+	var err error
+	if o.Timeout, err = boundedTimeout(o.Timeout, DefaultCheckpointOnceTimeout, MaxCheckpointOnceTimeout, DetailCheckpointTimeout); err != nil {
+		return o, err
 	}
 	if err := ValidateOperationID(o.OperationID); err != nil {
 		return o, err
 	}
-	o.Timeout = &d
 	return o, nil
 }
 

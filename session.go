@@ -56,9 +56,9 @@ func ValidateTermination(sessionID string, o TerminateOpts) (TerminateOpts, erro
 	if ValidateSessionID(sessionID) != nil {
 		return o, &InvalidError{Detail: DetailTerminationRequest}
 	}
-	d, ok := resolveBounded(o.Timeout, DefaultTerminateTimeout, MaxTerminateTimeout)
-	if !ok {
-		return o, &InvalidError{Detail: DetailTerminationRequest}
+	var err error
+	if o.Timeout, err = boundedTimeout(o.Timeout, DefaultTerminateTimeout, MaxTerminateTimeout, DetailTerminationRequest); err != nil {
+		return o, err
 	}
 	switch o.Mode {
 	case "":
@@ -67,7 +67,6 @@ func ValidateTermination(sessionID string, o TerminateOpts) (TerminateOpts, erro
 	default:
 		return o, &InvalidError{Detail: DetailTerminationRequest}
 	}
-	o.Timeout = &d
 	return o, nil
 }
 

@@ -128,15 +128,13 @@ func (a *Adapter) ListDir(_ context.Context, h paddock.Handle, p string) ([]padd
 	if !sb.isDir(p) {
 		return nil, paddock.ErrNotFound
 	}
-	out := []paddock.FileInfo{}
+	var children []string
 	for _, k := range sb.under(p) {
 		if pathpkg.Dir(k) == p {
-			fi, _ := sb.info(k)
-			out = append(out, fi)
+			children = append(children, k)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return paddock.Listing(children, func(k string) paddock.FileInfo { fi, _ := sb.info(k); return fi }), nil
 }
 
 // Stat describes one file or directory.

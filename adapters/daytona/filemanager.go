@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"sort"
 	"strconv"
 	"time"
 
@@ -92,12 +91,7 @@ func (tb *toolbox) list(ctx context.Context, dir string) ([]paddock.FileInfo, er
 	if err := tb.call(ctx, http.MethodGet, "/files", url.Values{"path": {dir}}, &entries); err != nil {
 		return nil, err
 	}
-	infos := make([]paddock.FileInfo, 0, len(entries))
-	for _, e := range entries {
-		infos = append(infos, e.info(dir))
-	}
-	sort.Slice(infos, func(i, j int) bool { return infos[i].Name < infos[j].Name })
-	return infos, nil
+	return paddock.Listing(entries, func(e fileInfo) paddock.FileInfo { return e.info(dir) }), nil
 }
 
 // Stat describes one file.

@@ -225,17 +225,12 @@ func errorMessage(data []byte) string {
 // lookup answers the sandbox called name; ErrNotFound when there is none
 // (or the name is another sandbox's id).
 func (a *Adapter) lookup(ctx context.Context, name string) (*sandbox, error) {
-	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodGet, sandboxPath(name), nil, nil)
-	switch {
-	case err != nil:
+	var raw json.RawMessage
+	if err := a.rest.Found(ctx, a.client, http.MethodGet, sandboxPath(name), nil, nil, &raw); err != nil {
 		return nil, err
-	case status == http.StatusNotFound:
-		return nil, paddock.ErrNotFound
-	case status != http.StatusOK:
-		return nil, a.rest.StatusError(status, header, data)
 	}
-	var sb sandbox
-	if err := a.rest.Decode(data, &sb); err != nil {
+	sb := sandbox{raw: raw}
+	if err := a.rest.Decode(raw, &sb); err != nil {
 		return nil, err
 	}
 	if sb.ID == "" {
@@ -244,7 +239,6 @@ func (a *Adapter) lookup(ctx context.Context, name string) (*sandbox, error) {
 	if sb.Name != name {
 		return nil, paddock.ErrNotFound // the name resolved as another sandbox's id
 	}
-	sb.raw = data
 	return &sb, nil
 }
 
@@ -518,16 +512,7 @@ func (a *Adapter) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p pa
 	if len(p.Allow) > 0 {
 		body = map[string]any{"networkBlockAll": false, "networkAllowList": "", "domainAllowList": strings.Join(p.Allow, ",")}
 	}
-	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, sandboxPath(h.Name, "network-settings"), nil, body)
-	switch {
-	case err != nil:
-		return err
-	case status == http.StatusNotFound:
-		return paddock.ErrNotFound
-	case status < 200 || status > 299:
-		return a.rest.StatusError(status, header, data)
-	}
-	return nil
+	return a.rest.Found(ctx, a.client, http.MethodPost, sandboxPath(h.Name, "network-settings"), nil, body, nil)
 }
 
 // toolboxURL is the base of the sandbox's toolbox: its proxy URL and id,

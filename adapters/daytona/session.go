@@ -82,17 +82,8 @@ func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string
 	if err != nil {
 		return nil, err
 	}
-	status, header, data, err := tb.rest.Call(ctx, a.client, http.MethodGet, "/process/session/"+sessionID, nil, nil)
-	switch {
-	case err != nil:
-		return nil, err
-	case status == http.StatusNotFound:
-		return nil, paddock.ErrNotFound
-	case status != http.StatusOK:
-		return nil, tb.rest.StatusError(status, header, data)
-	}
 	var v sessionView
-	if err := decodeJSON(data, &v); err != nil {
+	if err := tb.rest.Found(ctx, a.client, http.MethodGet, "/process/session/"+sessionID, nil, nil, &v); err != nil {
 		return nil, err
 	}
 	id, _, ok := v.command()

@@ -345,19 +345,10 @@ func (s *stream) ended(readErr error) {
 func (s *stream) exitCode() (int, bool, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.a.cfg.Timeout)
 	defer cancel()
-	status, header, data, err := s.tb.rest.Call(ctx, s.a.client, http.MethodGet, "/process/session/"+s.sessName+"/command/"+s.cmd, nil, nil)
-	switch {
-	case err != nil:
-		return 0, false, err
-	case status == http.StatusNotFound:
-		return 0, false, paddock.ErrNotFound
-	case status != http.StatusOK:
-		return 0, false, s.tb.rest.StatusError(status, header, data)
-	}
 	var rec struct {
 		ExitCode *int `json:"exitCode"`
 	}
-	if err := decodeJSON(data, &rec); err != nil {
+	if err := s.tb.rest.Found(ctx, s.a.client, http.MethodGet, "/process/session/"+s.sessName+"/command/"+s.cmd, nil, nil, &rec); err != nil {
 		return 0, false, err
 	}
 	if rec.ExitCode == nil {

@@ -192,11 +192,8 @@ func (a *Adapter) create(ctx context.Context, name string, s spec) (paddock.Hand
 // CreateNew makes one creation attempt that never adopts: an existing name
 // is already_exists; the handle carries the container id.
 func (a *Adapter) CreateNew(ctx context.Context, name string, opts paddock.CreateNewOpts) (paddock.Handle, error) {
-	opts, err := opts.Validate()
+	opts, err := paddock.ValidateCreateNew(name, opts)
 	if err != nil {
-		return paddock.Handle{}, err
-	}
-	if err := paddock.ValidateSandboxName(name); err != nil {
 		return paddock.Handle{}, err
 	}
 	s, err := a.resolveSpec(nil)

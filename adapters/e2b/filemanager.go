@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"path"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -62,12 +61,7 @@ func (a *Adapter) ListDir(ctx context.Context, h paddock.Handle, dir string) ([]
 	if err != nil {
 		return nil, fileError(err)
 	}
-	infos := make([]paddock.FileInfo, 0, len(res.Msg.GetEntries()))
-	for _, e := range res.Msg.GetEntries() {
-		infos = append(infos, infoOf(e, dir))
-	}
-	sort.Slice(infos, func(i, j int) bool { return infos[i].Name < infos[j].Name })
-	return infos, nil
+	return paddock.Listing(res.Msg.GetEntries(), func(e *filesystempb.EntryInfo) paddock.FileInfo { return infoOf(e, dir) }), nil
 }
 
 // Stat describes one file.

@@ -189,14 +189,19 @@ func (s *stream) CloseStdin(ctx context.Context) error {
 	return s.closeStdin(ctx)
 }
 
-// writeStdin writes p to the process's stdin: a process gone has exited,
-// envd's refusal of the write is write_failed.
+// writeStdin writes p to the process's stdin.
 func (p process) writeStdin(ctx context.Context, b []byte) error {
 	in := &processpb.ProcessInput{Input: &processpb.ProcessInput_Stdin{Stdin: b}}
 	if p.tty {
 		in.Input = &processpb.ProcessInput_Pty{Pty: b}
 	}
 	_, err := p.a.processes(p.sandbox, false).SendInput(ctx, connect.NewRequest(&processpb.SendInputRequest{Process: pidOf(p.pid), Input: in}))
+	return controlError(err)
+}
+
+// controlError is envd's answer to input or a resize of a running
+// process: a process gone has exited, envd's refusal is write_failed.
+func controlError(err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -263,15 +268,7 @@ func (s *stream) Resize(ctx context.Context, size paddock.TermSize) error {
 		return &paddock.InvalidError{Detail: paddock.DetailTermSize + ": the command has no terminal"}
 	}
 	_, err := s.a.processes(s.sandbox, false).Update(ctx, connect.NewRequest(&processpb.UpdateRequest{Process: pidOf(s.pid), Pty: ptyOf(size)}))
-	switch {
-	case err == nil:
-		return nil
-	case connect.CodeOf(err) == connect.CodeNotFound:
-		return paddock.ErrCommandExited
-	case connect.CodeOf(err) == connect.CodeInternal:
-		return &paddock.WriteFailedError{Detail: connectMessage(err)}
-	}
-	return envdError(err)
+	return controlError(err)
 }
 
 // signal sends sig to the process; one already gone is fine.

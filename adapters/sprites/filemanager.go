@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -85,12 +84,7 @@ func (a *Adapter) ListDir(ctx context.Context, h paddock.Handle, dir string) ([]
 	if len(entries) == 1 && !entries[0].IsDir && path.Clean(entries[0].Path) == dir {
 		return nil, &paddock.InvalidError{Detail: paddock.DetailPath + ": not a directory"}
 	}
-	infos := make([]paddock.FileInfo, 0, len(entries))
-	for _, e := range entries {
-		infos = append(infos, e.info(dir))
-	}
-	sort.Slice(infos, func(i, j int) bool { return infos[i].Name < infos[j].Name })
-	return infos, nil
+	return paddock.Listing(entries, func(e fsEntry) paddock.FileInfo { return e.info(dir) }), nil
 }
 
 // Stat describes one file, found in its parent's listing (a listing of a

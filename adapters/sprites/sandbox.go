@@ -266,11 +266,8 @@ func (a *Adapter) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p pa
 // the name and carry an id of 1..256 bytes; any other status is judged by
 // the status alone (no provider prose).
 func (a *Adapter) CreateNew(ctx context.Context, name string, opts paddock.CreateNewOpts) (paddock.Handle, error) {
-	opts, err := opts.Validate()
+	opts, err := paddock.ValidateCreateNew(name, opts)
 	if err != nil {
-		return paddock.Handle{}, err
-	}
-	if err := paddock.ValidateSandboxName(name); err != nil {
 		return paddock.Handle{}, err
 	}
 	if a.cfg.Token.IsZero() {

@@ -69,6 +69,16 @@ func (s *Server) begin(sb *sandbox, via, to string, d time.Duration) {
 // busy reports a transition under way.
 func busy(sb *sandbox) bool { return sb.next != "" || (sb.state != sb.desired && sb.desired != "") }
 
+// with runs f on the sandbox idOrName names, under the server's lock, if
+// there is one.
+func (s *Server) with(idOrName string, f func(sb *sandbox)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb := s.find(idOrName); sb != nil {
+		f(sb)
+	}
+}
+
 // find resolves an id first, then a name (the caller holds s.mu); deleted
 // sandboxes answer by id only, until destroyed.
 func (s *Server) find(idOrName string) *sandbox {
@@ -481,24 +491,16 @@ func (s *Server) Sandboxes() []string {
 }
 
 // ID is the id of the sandbox called name, or "".
-func (s *Server) ID(name string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sb := s.find(name); sb != nil {
-		return sb.id
-	}
-	return ""
+func (s *Server) ID(name string) (v string) {
+	s.with(name, func(sb *sandbox) { v = sb.id })
+	return v
 }
 
 // State is the state of the sandbox with this id or name, or "" when
 // there is none.
-func (s *Server) State(idOrName string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sb := s.find(idOrName); sb != nil {
-		return sb.state
-	}
-	return ""
+func (s *Server) State(idOrName string) (v string) {
+	s.with(idOrName, func(sb *sandbox) { v = sb.state })
+	return v
 }
 
 // SetState forces a sandbox's state (error, build_failed, ...); a
@@ -521,20 +523,16 @@ func (s *Server) SetState(idOrName, state, reason string) {
 // Hold freezes the sandbox's transitions (it stays starting, stopping,
 // ...) until Release.
 func (s *Server) Hold(idOrName string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sb := s.find(idOrName); sb != nil {
+	s.with(idOrName, func(sb *sandbox) {
 		s.held[sb.id] = true
-	}
+	})
 }
 
 // Release lets a held sandbox's transition end.
 func (s *Server) Release(idOrName string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sb := s.find(idOrName); sb != nil {
+	s.with(idOrName, func(sb *sandbox) {
 		delete(s.held, sb.id)
-	}
+	})
 }
 
 // Network is the sandbox's stored policy: block-all, the CIDR list and

@@ -130,45 +130,27 @@ func (s *Server) Key() string { return s.key }
 func (s *Server) String() string { return "daytonatest.Server(" + s.URL() + ")" }
 
 // dropAll ends every sandbox's sessions, as the server closes.
-func (s *Server) dropAll() {
-	s.mu.Lock()
-	var all []*sandbox
-	for _, sb := range s.sandboxes {
-		all = append(all, sb)
-	}
-	s.mu.Unlock()
-	for _, sb := range all {
-		sb.dropSessions()
-	}
-}
+func (s *Server) dropAll() { stubserver.Each(&s.mu, s.sandboxes, (*sandbox).dropSessions) }
 
 // routes serves the control plane under /api.
 func (s *Server) routes() http.Handler {
-	mux := http.NewServeMux()
-	handle := func(pattern string, h func(http.ResponseWriter, *http.Request, []byte)) {
-		mux.HandleFunc(pattern, s.serve(pattern, h))
-	}
-	handle("POST /api/sandbox", s.create)
-	handle("GET /api/sandbox", s.list)
-	handle("GET /api/sandbox/{idOrName}", s.get)
-	handle("DELETE /api/sandbox/{idOrName}", s.delete)
-	handle("POST /api/sandbox/{idOrName}/start", s.start)
-	handle("POST /api/sandbox/{idOrName}/stop", s.stop)
-	handle("POST /api/sandbox/{idOrName}/archive", s.archive)
-	handle("POST /api/sandbox/{idOrName}/network-settings", s.network)
-	handle("PUT /api/sandbox/{idOrName}/labels", s.replaceLabels)
-	handle("GET /api/sandbox/{idOrName}/toolbox-proxy-url", s.toolboxProxyURL)
-	mux.HandleFunc("/toolbox/{id}/{rest...}", s.toolbox)
-	handle("/", func(w http.ResponseWriter, r *http.Request, _ []byte) {
-		apiError(w, r, http.StatusNotFound, "Cannot "+r.Method+" "+r.URL.Path)
+	mux := s.Mux(s.authorized, stubserver.Routes{
+		"POST /api/sandbox":                             s.create,
+		"GET /api/sandbox":                              s.list,
+		"GET /api/sandbox/{idOrName}":                   s.get,
+		"DELETE /api/sandbox/{idOrName}":                s.delete,
+		"POST /api/sandbox/{idOrName}/start":            s.start,
+		"POST /api/sandbox/{idOrName}/stop":             s.stop,
+		"POST /api/sandbox/{idOrName}/archive":          s.archive,
+		"POST /api/sandbox/{idOrName}/network-settings": s.network,
+		"PUT /api/sandbox/{idOrName}/labels":            s.replaceLabels,
+		"GET /api/sandbox/{idOrName}/toolbox-proxy-url": s.toolboxProxyURL,
+		"/": func(w http.ResponseWriter, r *http.Request, _ []byte) {
+			apiError(w, r, http.StatusNotFound, "Cannot "+r.Method+" "+r.URL.Path)
+		},
 	})
+	mux.HandleFunc("/toolbox/{id}/{rest...}", s.toolbox)
 	return mux
-}
-
-// serve wraps a route: it records the request, checks the key, and
-// applies a queued fault before the route's own behaviour.
-func (s *Server) serve(route string, h func(http.ResponseWriter, *http.Request, []byte)) http.HandlerFunc {
-	return s.Route(route, true, s.authorized, h)
 }
 
 // authorized checks the key, answering Daytona's 401 without it.

@@ -42,25 +42,26 @@ type sandbox struct {
 // templates are the templates the server knows.
 var templates = map[string]bool{"base": true}
 
-// Owner is the user /files last wrote path (absolute, inside sandbox id)
-// as, or "".
-func (s *Server) Owner(id, path string) string {
+// with runs f on sandbox id, under the server's lock, if it exists.
+func (s *Server) with(id string, f func(sb *sandbox)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sb := s.sandboxes[id]; sb != nil {
-		return sb.owners[path]
+		f(sb)
 	}
-	return ""
+}
+
+// Owner is the user /files last wrote path (absolute, inside sandbox id)
+// as, or "".
+func (s *Server) Owner(id, path string) (v string) {
+	s.with(id, func(sb *sandbox) { v = sb.owners[path] })
+	return v
 }
 
 // AccessToken is the envd access token of secure sandbox id, or "".
-func (s *Server) AccessToken(id string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sb := s.sandboxes[id]; sb != nil {
-		return sb.token
-	}
-	return ""
+func (s *Server) AccessToken(id string) (v string) {
+	s.with(id, func(sb *sandbox) { v = sb.token })
+	return v
 }
 
 // Sandboxes answers the ids of the live sandboxes (running or paused).
@@ -77,23 +78,15 @@ func (s *Server) Sandboxes() []string {
 
 // State answers a sandbox's state ("running", "paused"), or "" when it
 // does not exist.
-func (s *Server) State(id string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sb := s.sandboxes[id]; sb != nil {
-		return sb.state
-	}
-	return ""
+func (s *Server) State(id string) (v string) {
+	s.with(id, func(sb *sandbox) { v = sb.state })
+	return v
 }
 
 // EndAt answers when a sandbox's TTL runs out.
-func (s *Server) EndAt(id string) time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sb := s.sandboxes[id]; sb != nil {
-		return sb.endAt
-	}
-	return time.Time{}
+func (s *Server) EndAt(id string) (v time.Time) {
+	s.with(id, func(sb *sandbox) { v = sb.endAt })
+	return v
 }
 
 // Now answers the server's clock.
@@ -540,13 +533,9 @@ func (s *Server) network(w http.ResponseWriter, r *http.Request, body []byte) {
 }
 
 // Network answers the last network policy body a sandbox was given.
-func (s *Server) Network(id string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sb := s.sandboxes[id]; sb != nil {
-		return string(sb.network)
-	}
-	return ""
+func (s *Server) Network(id string) (v string) {
+	s.with(id, func(sb *sandbox) { v = string(sb.network) })
+	return v
 }
 
 // Egress reports whether sandbox id may reach host under its stored

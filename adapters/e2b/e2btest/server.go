@@ -83,39 +83,27 @@ func (s *Server) Key() string { return s.key }
 func (s *Server) String() string { return "e2btest.Server(" + s.URL() + ")" }
 
 // killAll stops every sandbox's processes, as the server closes.
-func (s *Server) killAll() {
-	s.mu.Lock()
-	var all []*sandbox
-	for _, sb := range s.sandboxes {
-		all = append(all, sb)
-	}
-	s.mu.Unlock()
-	for _, sb := range all {
-		sb.killAll()
-	}
-}
+func (s *Server) killAll() { stubserver.Each(&s.mu, s.sandboxes, (*sandbox).killAll) }
 
 // routes serves both planes: a request that names a sandbox (the routing
 // header, or a 49983-<id> host) goes to that sandbox's envd, any other to
 // the control plane.
 func (s *Server) routes() http.Handler {
-	control := http.NewServeMux()
-	handle := func(pattern string, h func(http.ResponseWriter, *http.Request, []byte)) {
-		control.HandleFunc(pattern, s.serve(pattern, h))
-	}
-	handle("POST /sandboxes", s.create)
-	handle("POST /v2/sandboxes", s.create) // the current JS SDK's form
-	handle("GET /v2/sandboxes", s.list)
-	handle("GET /sandboxes", s.listLegacy)
-	handle("GET /sandboxes/{id}", s.get)
-	handle("DELETE /sandboxes/{id}", s.kill)
-	handle("POST /sandboxes/{id}/timeout", s.setTimeout)
-	handle("POST /sandboxes/{id}/pause", s.pause)
-	handle("POST /sandboxes/{id}/connect", s.connect)
-	handle("POST /v2/sandboxes/{id}/connect", s.connect)
-	handle("PUT /sandboxes/{id}/network", s.network)
-	handle("/", func(w http.ResponseWriter, _ *http.Request, _ []byte) {
-		apiError(w, http.StatusNotFound, "not found")
+	control := s.Mux(s.authorized, stubserver.Routes{
+		"POST /sandboxes":                 s.create,
+		"POST /v2/sandboxes":              s.create, // the current JS SDK's form
+		"GET /v2/sandboxes":               s.list,
+		"GET /sandboxes":                  s.listLegacy,
+		"GET /sandboxes/{id}":             s.get,
+		"DELETE /sandboxes/{id}":          s.kill,
+		"POST /sandboxes/{id}/timeout":    s.setTimeout,
+		"POST /sandboxes/{id}/pause":      s.pause,
+		"POST /sandboxes/{id}/connect":    s.connect,
+		"POST /v2/sandboxes/{id}/connect": s.connect,
+		"PUT /sandboxes/{id}/network":     s.network,
+		"/": func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+			apiError(w, http.StatusNotFound, "not found")
+		},
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if id := envdTarget(r); id != "" {
@@ -126,11 +114,6 @@ func (s *Server) routes() http.Handler {
 	})
 }
 
-// serve wraps a control-plane route: it records the request, checks the
-// key, and applies a queued fault before the route's own behaviour.
-func (s *Server) serve(route string, h func(w http.ResponseWriter, r *http.Request, body []byte)) http.HandlerFunc {
-	return s.Route(route, true, s.authorized, h)
-}
 
 // authorized checks the key, answering E2B's 401 without it.
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {

@@ -105,6 +105,21 @@ func (r *REST) JSON(ctx context.Context, client *http.Client, method, path strin
 	return r.Decode(data, out)
 }
 
+// Found is JSON for a call about one thing that may not exist: a 404 is
+// paddock.ErrNotFound.
+func (r *REST) Found(ctx context.Context, client *http.Client, method, path string, query url.Values, body, out any) error {
+	status, header, data, err := r.Call(ctx, client, method, path, query, body)
+	switch {
+	case err != nil:
+		return err
+	case status == http.StatusNotFound:
+		return paddock.ErrNotFound
+	case status < 200 || status > 299:
+		return r.StatusError(status, header, data)
+	}
+	return r.Decode(data, out)
+}
+
 // Decode reads a JSON answer into out (nil: nothing to read); a malformed
 // answer is the provider's error.
 func (r *REST) Decode(data []byte, out any) error {

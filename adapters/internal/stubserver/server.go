@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -165,7 +166,7 @@ type Guard func(w http.ResponseWriter, r *http.Request) bool
 // none when body is false, for a route that streams it), records the
 // request, counts it in flight while it is answered, passes it through
 // guard, then answers a queued fault instead of the route's behaviour.
-func (b *Base) Route(route string, body bool, guard Guard, h func(w http.ResponseWriter, r *http.Request, body []byte)) http.HandlerFunc {
+func (b *Base) Route(route string, body bool, guard Guard, h Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var data []byte
 		if body {
@@ -180,6 +181,37 @@ func (b *Base) Route(route string, body bool, guard Guard, h func(w http.Respons
 			return
 		}
 		h(w, r, data)
+	}
+}
+
+// Handler is a route's behaviour, given the request's body as Route read
+// it.
+type Handler func(w http.ResponseWriter, r *http.Request, body []byte)
+
+// Routes maps route names, which are ServeMux patterns, to behaviours.
+type Routes map[string]Handler
+
+// Mux serves routes, each through Route behind guard; the routes named in
+// streamed get their body unread, to stream it.
+func (b *Base) Mux(guard Guard, routes Routes, streamed ...string) *http.ServeMux {
+	mux := http.NewServeMux()
+	for pattern, h := range routes {
+		mux.HandleFunc(pattern, b.Route(pattern, !slices.Contains(streamed, pattern), guard, h))
+	}
+	return mux
+}
+
+// Each runs f on each value of m, read under mu; f runs with mu unlocked
+// (to stop what a sandbox runs as the server closes).
+func Each[K comparable, V any](mu *sync.Mutex, m map[K]V, f func(V)) {
+	mu.Lock()
+	all := make([]V, 0, len(m))
+	for _, v := range m {
+		all = append(all, v)
+	}
+	mu.Unlock()
+	for _, v := range all {
+		f(v)
 	}
 }
 

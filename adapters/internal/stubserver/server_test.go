@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/paddockhq/paddock/adapters/internal/stubserver"
@@ -72,4 +73,41 @@ func TestBase(t *testing.T) {
 	assert.False(t, ok, "a closed server takes no more work")
 	_, err = os.Stat(b.Root())
 	assert.True(t, os.IsNotExist(err), "the directory is gone")
+}
+
+// Mux serves every route of its table through Route: a streamed route
+// gets its body unread, the others the body read for them.
+func TestMuxReadsTheBodyUnlessStreamed(t *testing.T) {
+	t.Parallel()
+	var b stubserver.Base
+	echo := func(w http.ResponseWriter, r *http.Request, body []byte) {
+		rest, _ := io.ReadAll(r.Body)
+		_, _ = w.Write([]byte("read " + string(body) + "; left " + string(rest)))
+	}
+	b.Start(t, "stubmux", stubserver.Style{}, func() http.Handler {
+		return b.Mux(nil, stubserver.Routes{"PUT /read": echo, "PUT /stream": echo}, "PUT /stream")
+	}, nil)
+	for route, want := range map[string]string{"/read": "read hi; left ", "/stream": "read ; left hi"} {
+		req, err := http.NewRequest(http.MethodPut, b.URL()+route, strings.NewReader("hi"))
+		require.NoError(t, err)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		got, _ := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		assert.Equal(t, want, string(got), route)
+		assert.Equal(t, 1, b.Count("PUT "+route), "recorded under its pattern")
+	}
+}
+
+func TestEachRunsUnlocked(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	m := map[string]int{"a": 1, "b": 2}
+	sum := 0
+	stubserver.Each(&mu, m, func(v int) {
+		require.True(t, mu.TryLock(), "f runs with the lock free")
+		mu.Unlock()
+		sum += v
+	})
+	assert.Equal(t, 3, sum)
 }

@@ -74,10 +74,8 @@ func (s *Server) createCheckpoint(w http.ResponseWriter, r *http.Request, body [
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid request body"})
 		return
 	}
-	s.mu.Lock()
-	sp, ok := s.lookup(w, r)
+	sp, ok := s.lock(w, r)
 	if !ok {
-		s.mu.Unlock()
 		return
 	}
 	next := fmt.Sprintf("v%d", len(sp.checkpoints))
@@ -99,12 +97,11 @@ func (s *Server) createCheckpoint(w http.ResponseWriter, r *http.Request, body [
 // listCheckpoints is GET /v1/sprites/{name}/checkpoints: "Current" first,
 // then newest first.
 func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request, _ []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sp, ok := s.lookup(w, r)
+	sp, ok := s.lock(w, r)
 	if !ok {
 		return
 	}
+	defer s.mu.Unlock()
 	if filter, ok := r.URL.Query()["history"]; ok {
 		// A history filter answers text, one matching checkpoint a line
 		// (Sprites' Go client refuses this answer).
@@ -127,12 +124,11 @@ func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request, _ []byt
 
 // getCheckpoint is GET /v1/sprites/{name}/checkpoints/{id}.
 func (s *Server) getCheckpoint(w http.ResponseWriter, r *http.Request, _ []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sp, ok := s.lookup(w, r)
+	sp, ok := s.lock(w, r)
 	if !ok {
 		return
 	}
+	defer s.mu.Unlock()
 	if c := sp.checkpoint(r.PathValue("id")); c != nil {
 		writeJSON(w, http.StatusOK, c.entry())
 		return
@@ -153,10 +149,8 @@ func (sp *sprite) checkpoint(id string) *checkpoint {
 // every session ends and the files return to the checkpoint. An unknown id
 // fails inside the 200 stream, as Sprites does.
 func (s *Server) restoreCheckpoint(w http.ResponseWriter, r *http.Request, _ []byte) {
-	s.mu.Lock()
-	sp, ok := s.lookup(w, r)
+	sp, ok := s.lock(w, r)
 	if !ok {
-		s.mu.Unlock()
 		return
 	}
 	c := sp.checkpoint(r.PathValue("id"))

@@ -215,10 +215,8 @@ func (s *Server) execSocket(w http.ResponseWriter, r *http.Request, _ []byte) {
 		}
 		return
 	}
-	s.mu.Lock()
-	sp, ok := s.lookup(w, r)
+	sp, ok := s.lock(w, r)
 	if !ok {
-		s.mu.Unlock()
 		return
 	}
 	if sp.coldStart > 0 {
@@ -280,12 +278,11 @@ func (s *Server) stream(conn *websocket.Conn, ss *session) {
 // findSession finds a live session of the request's sprite, or answers
 // 404 (an unknown or ended session fails an attach's handshake so).
 func (s *Server) findSession(w http.ResponseWriter, r *http.Request, id string) (*session, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sp, ok := s.lookup(w, r)
+	sp, ok := s.lock(w, r)
 	if !ok {
 		return nil, false
 	}
+	defer s.mu.Unlock()
 	ss := sp.sessions[id]
 	if ss == nil {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "session not found: " + id})
@@ -309,16 +306,12 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request, ss *session) {
 
 // listSessions is GET /v1/sprites/{name}/exec: the live sessions.
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, _ []byte) {
-	s.mu.Lock()
-	sp, ok := s.lookup(w, r)
-	var list []*session
-	if ok {
-		list = sp.sessionList()
-	}
-	s.mu.Unlock()
+	sp, ok := s.lock(w, r)
 	if !ok {
 		return
 	}
+	list := sp.sessionList()
+	s.mu.Unlock()
 	sort.Slice(list, func(i, j int) bool {
 		a, _ := strconv.Atoi(list[i].id)
 		b, _ := strconv.Atoi(list[j].id)

@@ -116,11 +116,10 @@ func (s *Server) fsRequest(w http.ResponseWriter, r *http.Request) (string, *spr
 // touched finds the request's sprite and records activity on it, or
 // answers 404.
 func (s *Server) touched(w http.ResponseWriter, r *http.Request) (*sprite, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sp, ok := s.lookup(w, r)
+	sp, ok := s.lock(w, r)
 	if ok {
 		sp.touch()
+		s.mu.Unlock()
 	}
 	return sp, ok
 }
@@ -168,9 +167,8 @@ func validRules(raw json.RawMessage) bool {
 
 // getPolicy is GET /v1/sprites/{name}/policy/network.
 func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, _ []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sp, ok := s.lookup(w, r); ok {
+	if sp, ok := s.lock(w, r); ok {
+		defer s.mu.Unlock()
 		writeJSON(w, http.StatusOK, map[string]json.RawMessage{"rules": sp.rules})
 	}
 }
@@ -185,9 +183,8 @@ func (s *Server) setPolicy(w http.ResponseWriter, r *http.Request, body []byte) 
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid network policy"})
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sp, ok := s.lookup(w, r); ok {
+	if sp, ok := s.lock(w, r); ok {
+		defer s.mu.Unlock()
 		sp.rules = req.Rules
 		w.WriteHeader(http.StatusNoContent)
 	}

@@ -116,47 +116,46 @@ func (s *Server) authorised(w http.ResponseWriter, r *http.Request) bool {
 // routes maps every route of the API. The route names (the patterns, with
 // "WS" for upgrades) are what Fail and Count take.
 func (s *Server) routes() http.Handler {
-	mux := http.NewServeMux()
-	handle := func(pattern string, h func(http.ResponseWriter, *http.Request, []byte)) {
-		mux.HandleFunc(pattern, s.serve(pattern, h))
-	}
-	handle("POST /v1/sprites", s.createSprite)
-	handle("GET /v1/sprites", s.listSprites)
-	handle("GET /v1/sprites/{name}", s.getSprite)
-	handle("PUT /v1/sprites/{name}", s.updateSprite)
-	handle("DELETE /v1/sprites/{name}", s.deleteSprite)
+	mux := s.Mux(s.authorised, stubserver.Routes{
+		"POST /v1/sprites":                                 s.createSprite,
+		"GET /v1/sprites":                                  s.listSprites,
+		"GET /v1/sprites/{name}":                           s.getSprite,
+		"PUT /v1/sprites/{name}":                           s.updateSprite,
+		"DELETE /v1/sprites/{name}":                        s.deleteSprite,
+		"HEAD /v1/sprites/{name}/exec":                     func(w http.ResponseWriter, _ *http.Request, _ []byte) { w.WriteHeader(http.StatusOK) },
+		"POST /v1/sprites/{name}/exec/{session}/kill":      s.killSession,
+		"POST /v1/sprites/{name}/checkpoint":               s.createCheckpoint,
+		"GET /v1/sprites/{name}/checkpoints":               s.listCheckpoints,
+		"GET /v1/sprites/{name}/checkpoints/{id}":          s.getCheckpoint,
+		"POST /v1/sprites/{name}/checkpoints/{id}/restore": s.restoreCheckpoint,
+		"GET /v1/sprites/{name}/policy/network":            s.getPolicy,
+		"POST /v1/sprites/{name}/policy/network":           s.setPolicy,
+		"PUT /v1/sprites/{name}/fs/write":                  s.writeFile,
+		"GET /v1/sprites/{name}/fs/read":                   s.readFile,
+		"GET /v1/sprites/{name}/fs/list":                   s.listFiles,
+		"DELETE /v1/sprites/{name}/fs/delete":              s.deleteFile,
+		"POST /v1/sprites/{name}/fs/rename":                s.renameFile,
+		"POST /v1/sprites/{name}/fs/copy":                  s.copyFile,
+		"POST /v1/sprites/{name}/fs/chmod":                 s.chmodFile,
+		// No control connections: SDK clients fall back to direct exec.
+		"/v1/sprites/{name}/control": notFound,
+		"/":                          notFound,
+	}, "PUT /v1/sprites/{name}/fs/write")
 	mux.HandleFunc("GET /v1/sprites/{name}/exec", s.execRoute)
-	handle("HEAD /v1/sprites/{name}/exec", func(w http.ResponseWriter, _ *http.Request, _ []byte) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /v1/sprites/{name}/exec/{session}", s.sessionRoute)
-	handle("POST /v1/sprites/{name}/exec/{session}/kill", s.killSession)
-	handle("POST /v1/sprites/{name}/checkpoint", s.createCheckpoint)
-	handle("GET /v1/sprites/{name}/checkpoints", s.listCheckpoints)
-	handle("GET /v1/sprites/{name}/checkpoints/{id}", s.getCheckpoint)
-	handle("POST /v1/sprites/{name}/checkpoints/{id}/restore", s.restoreCheckpoint)
-	handle("GET /v1/sprites/{name}/policy/network", s.getPolicy)
-	handle("POST /v1/sprites/{name}/policy/network", s.setPolicy)
-	handle("PUT /v1/sprites/{name}/fs/write", s.writeFile)
-	handle("GET /v1/sprites/{name}/fs/read", s.readFile)
-	handle("GET /v1/sprites/{name}/fs/list", s.listFiles)
-	handle("DELETE /v1/sprites/{name}/fs/delete", s.deleteFile)
-	handle("POST /v1/sprites/{name}/fs/rename", s.renameFile)
-	handle("POST /v1/sprites/{name}/fs/copy", s.copyFile)
-	handle("POST /v1/sprites/{name}/fs/chmod", s.chmodFile)
-	// No control connections: SDK clients fall back to direct exec.
-	handle("/v1/sprites/{name}/control", func(w http.ResponseWriter, _ *http.Request, _ []byte) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found"})
-	})
-	handle("/", func(w http.ResponseWriter, _ *http.Request, _ []byte) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found"})
-	})
 	return mux
 }
 
-// serve wraps a route: it records the request (a file write's body
-// streams, unread), checks the token, and applies a queued fault before
-// the route's own behaviour.
-func (s *Server) serve(route string, h func(w http.ResponseWriter, r *http.Request, body []byte)) http.HandlerFunc {
-	return s.Route(route, route != "PUT /v1/sprites/{name}/fs/write", s.authorised, h)
+// serve wraps an exec route, as Mux wraps the others: it records the
+// request, checks the token, and applies a queued fault before the
+// route's own behaviour.
+func (s *Server) serve(route string, h stubserver.Handler) http.HandlerFunc {
+	return s.Route(route, true, s.authorised, h)
+}
+
+// notFound is the API's answer to a route it does not have.
+func notFound(w http.ResponseWriter, _ *http.Request, _ []byte) {
+	writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found"})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

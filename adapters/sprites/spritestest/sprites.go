@@ -140,11 +140,13 @@ func (s *Server) AddSprite(name string) string {
 	return sp.id
 }
 
-// lookup finds the sprite the request's path names, or answers 404; the
-// caller holds s.mu.
-func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (*sprite, bool) {
+// lock locks the server and finds the request's sprite; without one it
+// answers 404 and leaves the server unlocked.
+func (s *Server) lock(w http.ResponseWriter, r *http.Request) (*sprite, bool) {
+	s.mu.Lock()
 	sp := s.sprites[r.PathValue("name")]
 	if sp == nil {
+		s.mu.Unlock()
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "sprite not found"})
 		return nil, false
 	}
@@ -203,9 +205,8 @@ func (s *Server) createSprite(w http.ResponseWriter, r *http.Request, body []byt
 
 // getSprite is GET /v1/sprites/{name}.
 func (s *Server) getSprite(w http.ResponseWriter, r *http.Request, _ []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sp, ok := s.lookup(w, r); ok {
+	if sp, ok := s.lock(w, r); ok {
+		defer s.mu.Unlock()
 		writeJSON(w, http.StatusOK, s.object(sp))
 	}
 }
@@ -225,12 +226,11 @@ func (s *Server) updateSprite(w http.ResponseWriter, r *http.Request, body []byt
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid url_settings.auth"})
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sp, ok := s.lookup(w, r)
+	sp, ok := s.lock(w, r)
 	if !ok {
 		return
 	}
+	defer s.mu.Unlock()
 	if req.URLSettings != nil {
 		sp.auth = req.URLSettings.Auth
 	}
@@ -246,10 +246,8 @@ func (s *Server) updateSprite(w http.ResponseWriter, r *http.Request, body []byt
 
 // deleteSprite is DELETE /v1/sprites/{name}: its sessions end, its files go.
 func (s *Server) deleteSprite(w http.ResponseWriter, r *http.Request, _ []byte) {
-	s.mu.Lock()
-	sp, ok := s.lookup(w, r)
+	sp, ok := s.lock(w, r)
 	if !ok {
-		s.mu.Unlock()
 		return
 	}
 	delete(s.sprites, sp.name)
@@ -333,31 +331,30 @@ func decodeToken(tok string) (string, bool) {
 // SetStatus forces the status word the named sprite reports ("" returns to
 // the activity-derived lifecycle).
 func (s *Server) SetStatus(name, status string) {
+	s.with(name, func(sp *sprite) {
+		sp.status = status
+	})
+}
+
+// with runs f on the named sprite, under the server's lock, if it exists.
+func (s *Server) with(name string, f func(sp *sprite)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sp := s.sprites[name]; sp != nil {
-		sp.status = status
+		f(sp)
 	}
 }
 
 // Status is the status word the named sprite reports now ("" if absent).
-func (s *Server) Status(name string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sp := s.sprites[name]; sp != nil {
-		return s.statusAt(sp, time.Now())
-	}
-	return ""
+func (s *Server) Status(name string) (v string) {
+	s.with(name, func(sp *sprite) { v = s.statusAt(sp, time.Now()) })
+	return v
 }
 
 // URLAuth is the named sprite's url_settings.auth ("" if absent).
-func (s *Server) URLAuth(name string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sp := s.sprites[name]; sp != nil {
-		return sp.auth
-	}
-	return ""
+func (s *Server) URLAuth(name string) (v string) {
+	s.with(name, func(sp *sprite) { v = sp.auth })
+	return v
 }
 
 // Exists reports whether the named sprite exists.
