@@ -114,7 +114,6 @@ func (s *Server) routes() http.Handler {
 	})
 }
 
-
 // authorized checks the key, answering E2B's 401 without it.
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	if r.Header.Get("X-API-Key") != s.key {
