@@ -92,6 +92,9 @@ type Config struct {
 	// it is sent, and its bytes come back when its owner credits it.
 	// 0 = DefaultLinkWindow (16 MiB).
 	LinkWindow int
+	// CloseTimeout is how long Close lets Shutdown take; 0 =
+	// DefaultCloseTimeout (30s).
+	CloseTimeout time.Duration
 }
 
 // JournalSizer is implemented by adapters that keep session journals the
@@ -142,8 +145,11 @@ func Start(cfg Config) (*Runtime, error) {
 	if len(cfg.Adapters.Providers()) == 0 {
 		return nil, &paddock.InvalidError{Detail: "runtime config: no adapters"}
 	}
-	if cfg.Window < 0 || cfg.FinishedRefs < 0 || cfg.RemoteLease < 0 || cfg.LinkWindow < 0 {
-		return nil, &paddock.InvalidError{Detail: "runtime config: negative window, finished-ref count, remote lease or link window"}
+	if cfg.Window < 0 || cfg.FinishedRefs < 0 || cfg.RemoteLease < 0 || cfg.LinkWindow < 0 || cfg.CloseTimeout < 0 {
+		return nil, &paddock.InvalidError{Detail: "runtime config: negative window, finished-ref count, remote lease, link window or close timeout"}
+	}
+	if cfg.CloseTimeout == 0 {
+		cfg.CloseTimeout = DefaultCloseTimeout
 	}
 	if cfg.RemoteLease == 0 {
 		cfg.RemoteLease = DefaultRemoteLease
@@ -292,6 +298,16 @@ func (rt *Runtime) stillRunning() string {
 func (rt *Runtime) Shutdown(ctx context.Context) error {
 	rt.shutdownOnce.Do(func() { rt.shutdownErr = rt.shutdown(ctx) })
 	return rt.shutdownErr
+}
+
+// DefaultCloseTimeout is how long Close lets Shutdown take by default.
+const DefaultCloseTimeout = 30 * time.Second
+
+// Close is Shutdown within Config.CloseTimeout, for a defer.
+func (rt *Runtime) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), rt.cfg.CloseTimeout)
+	defer cancel()
+	return rt.Shutdown(ctx)
 }
 
 // shutdownCtx is the context Shutdown was given (Background before).

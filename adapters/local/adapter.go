@@ -16,6 +16,7 @@ import (
 // host processes. Use New; every method is safe for concurrent use.
 type Adapter struct {
 	root         string
+	removeRoot   bool // Close removes root (Config.TempRoot)
 	log          zerolog.Logger
 	isolation    Isolation
 	processLimit int
@@ -132,7 +133,8 @@ func (a *Adapter) requireIsolation() error {
 }
 
 // Close stops every command this adapter supervises (their sessions record
-// the kill) and waits for its goroutines. Sandboxes stay on disk.
+// the kill) and waits for its goroutines. Sandboxes stay on disk, except
+// under a TempRoot, which Close removes.
 func (a *Adapter) Close() error {
 	a.mu.Lock()
 	a.closed = true
@@ -151,6 +153,9 @@ func (a *Adapter) Close() error {
 	a.mu.Unlock()
 	for _, m := range machines {
 		m.close()
+	}
+	if a.removeRoot {
+		_ = os.RemoveAll(a.root)
 	}
 	return nil
 }

@@ -137,6 +137,29 @@ func TestGetDistinguishesAbsenceFromTrouble(t *testing.T) {
 	require.ErrorIs(t, err, paddock.ErrUnavailable, "unreadable metadata is not absence")
 }
 
+// A TempRoot is fresh, holds the sandboxes, and is gone after Close; it
+// cannot be asked for together with a Root.
+func TestTempRootIsRemovedByClose(t *testing.T) {
+	t.Parallel()
+	_, err := local.New(local.Config{TempRoot: true, Root: t.TempDir()})
+	require.ErrorIs(t, err, paddock.ErrInvalid)
+
+	a, err := local.New(local.Config{TempRoot: true})
+	require.NoError(t, err)
+	root := a.Root()
+	require.DirExists(t, root)
+	b, err := local.New(local.Config{TempRoot: true})
+	require.NoError(t, err)
+	require.NotEqual(t, root, b.Root(), "each adapter has its own")
+	require.NoError(t, b.Close())
+	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	_, err = a.Exec(ctx, h, paddock.NewCmd("sh", "-c", "echo x > f"), paddock.ExecOpts{})
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+	require.NoDirExists(t, root)
+}
+
 func TestDestroyKillsEveryProcess(t *testing.T) {
 	t.Parallel()
 	for mode, opt := range isolationModes(t) {

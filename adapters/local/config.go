@@ -49,6 +49,9 @@ type Config struct {
 	// under the user's cache directory (or the temp directory when there
 	// is none).
 	Root string
+	// TempRoot puts the sandboxes under a fresh temporary directory that
+	// Close removes, for demos, examples and tests; Root must then be "".
+	TempRoot bool
 	// Logger receives the adapter's logs; the zero Logger is silent.
 	Logger zerolog.Logger
 	// Isolation is how commands are contained; "" = IsolationAuto.
@@ -149,7 +152,10 @@ func New(cfg Config) (*Adapter, error) {
 	if a.drain.Grace < 0 {
 		return nil, &paddock.InvalidError{Detail: "local: the exit grace must not be negative"}
 	}
-	if a.root == "" {
+	switch {
+	case cfg.TempRoot && a.root != "":
+		return nil, &paddock.InvalidError{Detail: "local: TempRoot and Root are exclusive"}
+	case a.root == "":
 		a.root = defaultRoot()
 	}
 	abs, err := filepath.Abs(a.root)
@@ -167,6 +173,12 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	if err := a.newPreviews(); err != nil {
 		return nil, err
+	}
+	if cfg.TempRoot {
+		if a.root, err = os.MkdirTemp("", "paddock-local-"); err != nil {
+			return nil, &paddock.UnavailableError{Detail: "local: temporary root: " + err.Error()}
+		}
+		a.removeRoot = true
 	}
 	return a, nil
 }

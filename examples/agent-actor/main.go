@@ -103,12 +103,7 @@ func (a *agent) Receive(c *actor.Context) {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	root, err := os.MkdirTemp("", "paddock-agent-actor")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(root)
-	adapter, err := local.New(local.Config{Root: root})
+	adapter, err := local.New(local.Config{TempRoot: true})
 	if err != nil {
 		return err
 	}
@@ -117,11 +112,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = rt.Shutdown(sctx)
-	}()
+	defer rt.Close()
 	next := func(reports <-chan report) (report, error) {
 		select {
 		case r := <-reports:

@@ -15,7 +15,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
@@ -31,12 +30,7 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	root, err := os.MkdirTemp("", "paddock-custom-adapter")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(root)
-	inner, err := local.New(local.Config{Root: root})
+	inner, err := local.New(local.Config{TempRoot: true})
 	if err != nil {
 		return err
 	}
@@ -63,9 +57,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err := a.Destroy(ctx, h); err != nil {
 		return err
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := rt.Shutdown(sctx); err != nil {
+	if err := rt.Close(); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "audit log:")

@@ -29,13 +29,9 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	// The local provider keeps its sandboxes under a root directory.
-	root, err := os.MkdirTemp("", "paddock-embed")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(root)
-	adapter, err := local.New(local.Config{Root: root})
+	// The local provider keeps its sandboxes under a root directory: here
+	// a temporary one, removed by Close.
+	adapter, err := local.New(local.Config{TempRoot: true})
 	if err != nil {
 		return err
 	}
@@ -44,11 +40,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = rt.Shutdown(sctx)
-	}()
+	defer rt.Close()
 
 	// The runtime's Adapter is a paddock.Adapter like the local adapter
 	// itself, but every call goes through the runtime's actors, which keep

@@ -72,11 +72,7 @@ func run(ctx context.Context, out io.Writer, provider string) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = rt.Shutdown(sctx)
-	}()
+	defer rt.Close()
 
 	sandboxes := rt.Adapter(a.Provider()) // the adapter, through the runtime
 	h, err := sandboxes.Create(ctx, "previews-example", paddock.CreateOpts{})
@@ -151,16 +147,11 @@ func open(ctx context.Context, provider, base string, key []byte) (exposer, stri
 	if provider != "local" && provider != "auto" {
 		return nil, "", nil, fmt.Errorf("unknown provider %q (docker, local, auto)", provider)
 	}
-	root, err := os.MkdirTemp("", "paddock-previews")
+	l, err := local.New(local.Config{TempRoot: true, PreviewBaseURL: base, PreviewKey: key})
 	if err != nil {
 		return nil, "", nil, err
 	}
-	l, err := local.New(local.Config{Root: root, PreviewBaseURL: base, PreviewKey: key})
-	if err != nil {
-		_ = os.RemoveAll(root)
-		return nil, "", nil, err
-	}
-	return l, "/site", func() { _ = l.Close(); _ = os.RemoveAll(root) }, nil
+	return l, "/site", func() { _ = l.Close() }, nil
 }
 
 // usable reports whether the engine answers and holds the default image.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"time"
 
@@ -21,16 +20,11 @@ const (
 
 // newLocal makes a local adapter on a fresh root; done removes it.
 func newLocal(mode local.Isolation) (*local.Adapter, func(), error) {
-	root, err := os.MkdirTemp("", "paddock-perf")
+	a, err := local.New(local.Config{TempRoot: true, Isolation: mode})
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := local.New(local.Config{Root: root, Isolation: mode})
-	if err != nil {
-		_ = os.RemoveAll(root)
-		return nil, nil, err
-	}
-	return a, func() { _ = a.Close(); _ = os.RemoveAll(root) }, nil
+	return a, func() { _ = a.Close() }, nil
 }
 
 // LocalStdoutRates are LocalStdout's two sides, in MB/s.
