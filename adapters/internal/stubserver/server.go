@@ -46,7 +46,7 @@ type Base struct {
 // name), builds its routes with routes (which may read Root), and serves
 // them on 127.0.0.1 until t ends. shutdown stops what the server runs (its
 // sandboxes' processes) when it closes, before Close waits for the
-// server's goroutines.
+// server's goroutines and once more after, so it must be idempotent.
 func (b *Base) Start(t testing.TB, name string, style Style, routes func() http.Handler, shutdown func()) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", name+"-")
@@ -112,6 +112,9 @@ func (b *Base) Close() {
 	b.ts.CloseClientConnections()
 	b.ts.Close()
 	b.wg.Wait()
+	if b.shutdown != nil {
+		b.shutdown() // again, for what the last of the work started meanwhile
+	}
 	_ = os.RemoveAll(b.root)
 }
 

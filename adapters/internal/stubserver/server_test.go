@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/paddockhq/paddock/adapters/internal/stubserver"
@@ -19,7 +20,8 @@ import (
 func TestBase(t *testing.T) {
 	t.Parallel()
 	var b stubserver.Base
-	stopped := 0
+	stopped, stoppedLate := 0, false
+	var startedLate atomic.Bool
 	style := stubserver.Style{DefaultBody: func(_ *http.Request, status int) string { return `{"fault":` + http.StatusText(status) + `}` },
 		ContentType: stubserver.JSONOrText("application/json")}
 	b.Start(t, "stubtest", style, func() http.Handler {
@@ -35,7 +37,10 @@ func TestBase(t *testing.T) {
 			_, _ = w.Write(append([]byte("got "), body...))
 		}))
 		return mux
-	}, func() { stopped++ })
+	}, func() {
+		stopped++
+		stoppedLate = startedLate.Load()
+	})
 	_, err := os.Stat(b.Root())
 	require.NoError(t, err, "the sandboxes' directory exists")
 
@@ -64,11 +69,16 @@ func TestBase(t *testing.T) {
 	assert.Zero(t, b.InFlight("POST /x"))
 
 	ran := make(chan struct{})
-	b.Go(func() { <-b.Closing(); close(ran) })
+	b.Go(func() {
+		<-b.Closing()
+		startedLate.Store(true) // work the last request starts as the server closes
+		close(ran)
+	})
 	b.Close()
 	b.Close()
 	<-ran
-	assert.Equal(t, 1, stopped, "the shutdown runs once")
+	assert.Equal(t, 2, stopped, "the shutdown runs before and after the server's work, once per Close")
+	assert.True(t, stoppedLate, "what the work started as the server closed is stopped too")
 	_, ok := b.Track()
 	assert.False(t, ok, "a closed server takes no more work")
 	_, err = os.Stat(b.Root())
