@@ -2,6 +2,7 @@ package paddock
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"path"
 	"slices"
@@ -45,6 +46,33 @@ type RemoveOpts struct {
 type MakeDirOpts struct {
 	Parents bool        `json:"parents,omitempty"`
 	Mode    fs.FileMode `json:"mode,omitempty"`
+}
+
+// Needed judges a MakeDir of p by what stat says of p and its parent, for
+// a provider whose own call would not: false when the directory already
+// exists and Parents accepts it; already_exists when something is there;
+// without Parents, the parent's not_found, or invalid when it is not a
+// directory.
+func (o MakeDirOpts) Needed(p string, stat func(p string) (FileInfo, error)) (bool, error) {
+	switch info, err := stat(p); {
+	case err == nil && o.Parents && info.Type == FileDir:
+		return false, nil
+	case err == nil:
+		return false, ErrAlreadyExists
+	case !errors.Is(err, ErrNotFound):
+		return false, err
+	}
+	if o.Parents {
+		return true, nil
+	}
+	parent, err := stat(path.Dir(p))
+	if err != nil {
+		return false, err
+	}
+	if parent.Type != FileDir {
+		return false, &InvalidError{Detail: DetailPath + ": the parent is not a directory"}
+	}
+	return true, nil
 }
 
 // FileManager is implemented by adapters offering CapFiles. Paths arrive

@@ -71,3 +71,43 @@ func TestFileOperationsFacade(t *testing.T) {
 	require.ErrorIs(t, err, paddock.ErrNotSupported)
 	require.ErrorIs(t, paddock.MakeDir(ctx, without, hw, "/d", paddock.MakeDirOpts{}), paddock.ErrNotSupported)
 }
+
+func TestMakeDirNeeded(t *testing.T) {
+	t.Parallel()
+	dir := paddock.FileInfo{Type: paddock.FileDir}
+	file := paddock.FileInfo{Type: paddock.FileRegular}
+	tests := map[string]struct {
+		tree    map[string]paddock.FileInfo // what stat finds
+		parents bool
+		needed  bool
+		err     error
+	}{
+		"a new directory":                 {map[string]paddock.FileInfo{"/a": dir}, false, true, nil},
+		"a directory there":               {map[string]paddock.FileInfo{"/a": dir, "/a/b": dir}, false, false, paddock.ErrAlreadyExists},
+		"a directory there, with parents": {map[string]paddock.FileInfo{"/a": dir, "/a/b": dir}, true, false, nil},
+		"a file there, with parents":      {map[string]paddock.FileInfo{"/a": dir, "/a/b": file}, true, false, paddock.ErrAlreadyExists},
+		"no parent":                       {map[string]paddock.FileInfo{}, false, false, paddock.ErrNotFound},
+		"no parent, with parents":         {map[string]paddock.FileInfo{}, true, true, nil},
+		"a parent that is a file":         {map[string]paddock.FileInfo{"/a": file}, false, false, paddock.ErrInvalid},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			stat := func(p string) (paddock.FileInfo, error) {
+				if fi, ok := tc.tree[p]; ok {
+					return fi, nil
+				}
+				return paddock.FileInfo{}, paddock.ErrNotFound
+			}
+			needed, err := paddock.MakeDirOpts{Parents: tc.parents}.Needed("/a/b", stat)
+			assert.Equal(t, tc.needed, needed)
+			if tc.err == nil {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, tc.err)
+			}
+		})
+	}
+	_, err := paddock.MakeDirOpts{}.Needed("/a/b", func(string) (paddock.FileInfo, error) { return paddock.FileInfo{}, paddock.ErrUnavailable })
+	require.ErrorIs(t, err, paddock.ErrUnavailable, "trouble reading is not absence")
+}

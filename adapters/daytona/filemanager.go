@@ -170,22 +170,9 @@ func (a *Adapter) MakeDir(ctx context.Context, h paddock.Handle, p string, opts 
 	if err != nil {
 		return err
 	}
-	switch info, err := tb.stat(ctx, p); {
-	case err == nil && opts.Parents && info.Type == paddock.FileDir:
-		return nil
-	case err == nil:
-		return paddock.ErrAlreadyExists
-	case !errors.Is(err, paddock.ErrNotFound):
+	needed, err := opts.Needed(p, func(p string) (paddock.FileInfo, error) { return tb.stat(ctx, p) })
+	if !needed {
 		return err
-	}
-	if !opts.Parents {
-		parent, err := tb.stat(ctx, path.Dir(p))
-		if err != nil {
-			return err
-		}
-		if parent.Type != paddock.FileDir {
-			return &paddock.InvalidError{Detail: paddock.DetailPath + ": the parent is not a directory"}
-		}
 	}
 	mode := strconv.FormatUint(uint64(opts.Mode.Perm()), 8)
 	if err := tb.call(ctx, http.MethodPost, "/files/folder", url.Values{"path": {p}, "mode": {mode}}, nil); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -124,22 +123,9 @@ func (a *Adapter) Rename(ctx context.Context, h paddock.Handle, from, to string)
 
 // MakeDir makes a directory with opts.Mode.
 func (a *Adapter) MakeDir(ctx context.Context, h paddock.Handle, p string, opts paddock.MakeDirOpts) error {
-	switch info, err := a.Stat(ctx, h, p); {
-	case err == nil && opts.Parents && info.Type == paddock.FileDir:
-		return nil
-	case err == nil:
-		return paddock.ErrAlreadyExists
-	case !errors.Is(err, paddock.ErrNotFound):
+	needed, err := opts.Needed(p, func(p string) (paddock.FileInfo, error) { return a.Stat(ctx, h, p) })
+	if !needed {
 		return err
-	}
-	if !opts.Parents {
-		parent, err := a.Stat(ctx, h, path.Dir(p))
-		if err != nil {
-			return err
-		}
-		if parent.Type != paddock.FileDir {
-			return &paddock.InvalidError{Detail: paddock.DetailPath + ": the parent is not a directory"}
-		}
 	}
 	marker := path.Join(p, ".paddock-mkdir-"+randomSuffix())
 	if err := a.WriteFile(ctx, h, marker, 0o600, strings.NewReader("")); err != nil {

@@ -57,14 +57,15 @@ func failWith(w http.ResponseWriter, err error) {
 	}
 }
 
-// pathOf is the required path parameter, or a 400.
+// pathOf is where the required path parameter name is in the request's
+// sandbox, on the host; without one it answers 400.
 func pathOf(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
 	p := r.URL.Query().Get(name)
 	if p == "" {
 		w.WriteHeader(http.StatusBadRequest)
 		return "", false
 	}
-	return p, true
+	return sandboxOf(r).resolve(p), true
 }
 
 // listFiles is GET /files?path=: the directory's entries (an array, empty
@@ -91,11 +92,11 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request) {
 
 // fileInfo is GET /files/info?path=.
 func (s *Server) fileInfo(w http.ResponseWriter, r *http.Request) {
-	p, ok := pathOf(w, r, "path")
+	target, ok := pathOf(w, r, "path")
 	if !ok {
 		return
 	}
-	info, err := describe(sandboxOf(r).resolve(p))
+	info, err := describe(target)
 	if err != nil {
 		failWith(w, err)
 		return
@@ -107,7 +108,7 @@ func (s *Server) fileInfo(w http.ResponseWriter, r *http.Request) {
 // parents (the mode under the daemon's umask, 022); an existing directory
 // is fine, 201 either way.
 func (s *Server) createFolder(w http.ResponseWriter, r *http.Request) {
-	p, ok := pathOf(w, r, "path")
+	target, ok := pathOf(w, r, "path")
 	if !ok {
 		return
 	}
@@ -120,7 +121,6 @@ func (s *Server) createFolder(w http.ResponseWriter, r *http.Request) {
 		}
 		perm = fs.FileMode(n)
 	}
-	target := sandboxOf(r).resolve(p)
 	existed := false
 	if info, err := os.Stat(target); err == nil && info.IsDir() {
 		existed = true
@@ -146,20 +146,19 @@ func (s *Server) moveFile(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	sb := sandboxOf(r)
-	if _, err := os.Stat(sb.resolve(src)); err != nil {
+	if _, err := os.Stat(src); err != nil {
 		failWith(w, err)
 		return
 	}
-	if _, err := os.Stat(filepath.Dir(sb.resolve(dst))); err != nil {
+	if _, err := os.Stat(filepath.Dir(dst)); err != nil {
 		failWith(w, err)
 		return
 	}
-	if _, err := os.Stat(sb.resolve(dst)); err == nil {
+	if _, err := os.Stat(dst); err == nil {
 		w.WriteHeader(http.StatusConflict)
 		return
 	}
-	if err := os.Rename(sb.resolve(src), sb.resolve(dst)); err != nil {
+	if err := os.Rename(src, dst); err != nil {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
@@ -168,11 +167,10 @@ func (s *Server) moveFile(w http.ResponseWriter, r *http.Request) {
 
 // setPermissions is POST /files/permissions?path=&mode= (octal).
 func (s *Server) setPermissions(w http.ResponseWriter, r *http.Request) {
-	p, ok := pathOf(w, r, "path")
+	target, ok := pathOf(w, r, "path")
 	if !ok {
 		return
 	}
-	target := sandboxOf(r).resolve(p)
 	if _, err := os.Stat(target); err != nil {
 		failWith(w, err)
 		return
@@ -194,11 +192,10 @@ func (s *Server) setPermissions(w http.ResponseWriter, r *http.Request) {
 // deleteFile is DELETE /files?path=&recursive=: 204; a directory, even an
 // empty one, needs recursive=true (400 without).
 func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request) {
-	p, ok := pathOf(w, r, "path")
+	target, ok := pathOf(w, r, "path")
 	if !ok {
 		return
 	}
-	target := sandboxOf(r).resolve(p)
 	info, err := os.Stat(target)
 	if err != nil {
 		failWith(w, err)

@@ -9,7 +9,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"syscall"
+	"time"
 )
 
 // fsTarget resolves the path and workingDir parameters to a sprite path.
@@ -136,66 +139,275 @@ func (s *Server) File(name, p string) ([]byte, bool) {
 	return b, err == nil
 }
 
-// policyRule is one egress rule as Sprites takes it.
-type policyRule struct {
-	Domain  *string `json:"domain,omitempty"`
-	Action  *string `json:"action,omitempty"`
-	Include *string `json:"include,omitempty"`
+// The filesystem routes beyond read and write, as Sprites' Go client uses
+// them: list (which also stats a single file), delete, rename, copy and
+// chmod. Failures answer {"error", "code", "path"} with 404 for absence
+// and 400 otherwise. Links are never followed: an entry is described
+// itself, and a rename or delete acts on the link.
+
+// fsEntry is one file as the list answers it.
+type fsEntry struct {
+	Name    string    `json:"name"`
+	Path    string    `json:"path"`
+	Type    string    `json:"type"` // file, directory, symlink or other
+	Size    int64     `json:"size"`
+	Mode    string    `json:"mode"` // octal permission bits, e.g. 0644
+	ModTime time.Time `json:"modTime"`
+	IsDir   bool      `json:"isDir"`
 }
 
-// validRules checks a policy's shape: each rule a domain with action allow
-// or deny, or an include of the defaults preset.
-func validRules(raw json.RawMessage) bool {
-	var rules []policyRule
-	if err := json.Unmarshal(raw, &rules); err != nil || rules == nil {
-		return false
+func entryOf(p string, info fs.FileInfo) fsEntry {
+	e := fsEntry{Name: path.Base(p), Path: p, Size: info.Size(), ModTime: info.ModTime().UTC(),
+		Mode: "0" + strconv.FormatUint(uint64(info.Mode().Perm()), 8), IsDir: info.IsDir()}
+	switch {
+	case info.Mode().IsRegular():
+		e.Type = "file"
+	case info.IsDir():
+		e.Type = "directory"
+	case info.Mode()&fs.ModeSymlink != 0:
+		e.Type = "symlink"
+	default:
+		e.Type = "other"
 	}
-	for _, r := range rules {
-		switch {
-		case r.Include != nil:
-			if *r.Include != "defaults" || r.Domain != nil || r.Action != nil {
-				return false
-			}
-		case r.Domain == nil || *r.Domain == "" || r.Action == nil:
-			return false
-		case *r.Action != "allow" && *r.Action != "deny":
-			return false
-		}
-	}
-	return true
+	return e
 }
 
-// getPolicy is GET /v1/sprites/{name}/policy/network.
-func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, _ []byte) {
-	if sp, ok := s.lock(w, r); ok {
-		defer s.mu.Unlock()
-		writeJSON(w, http.StatusOK, map[string]json.RawMessage{"rules": sp.rules})
+// fsFailure answers err for the sprite path p: 404 for absence, 400
+// otherwise, with the errno's name as the code.
+func fsFailure(w http.ResponseWriter, p string, err error) {
+	code, status := "EIO", http.StatusBadRequest
+	var errno syscall.Errno
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		code, status = "ENOENT", http.StatusNotFound
+	case errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, syscall.EEXIST):
+		code = "ENOTEMPTY"
+	case errors.Is(err, syscall.ENOTDIR):
+		code = "ENOTDIR"
+	case errors.Is(err, syscall.EISDIR):
+		code = "EISDIR"
+	case errors.Is(err, syscall.EINVAL):
+		code = "EINVAL"
+	case errors.As(err, &errno):
+		code = "EIO"
 	}
+	writeJSON(w, status, map[string]string{"error": code + ": " + p, "code": code, "path": p})
 }
 
-// setPolicy is POST /v1/sprites/{name}/policy/network: 204, or 400 for a
-// malformed policy.
-func (s *Server) setPolicy(w http.ResponseWriter, r *http.Request, body []byte) {
-	var req struct {
-		Rules json.RawMessage `json:"rules"`
-	}
-	if err := json.Unmarshal(body, &req); err != nil || !validRules(req.Rules) {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid network policy"})
+// listFiles is GET /v1/sprites/{name}/fs/list?path=&workingDir=: a
+// directory's entries, or for a file the file alone.
+func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, _ []byte) {
+	p, sp, ok := s.fsRequest(w, r)
+	if !ok {
 		return
 	}
-	if sp, ok := s.lock(w, r); ok {
-		defer s.mu.Unlock()
-		sp.rules = req.Rules
-		w.WriteHeader(http.StatusNoContent)
+	host := sp.hostPath(p)
+	info, err := os.Lstat(host)
+	if err != nil {
+		fsFailure(w, p, err)
+		return
 	}
+	entries := []fsEntry{}
+	if !info.IsDir() {
+		entries = append(entries, entryOf(p, info))
+	} else {
+		names, err := os.ReadDir(host)
+		if err != nil {
+			fsFailure(w, p, err)
+			return
+		}
+		for _, d := range names {
+			if info, err := d.Info(); err == nil {
+				entries = append(entries, entryOf(path.Join(p, d.Name()), info))
+			}
+		}
+		sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"path": p, "entries": entries, "count": len(entries)})
 }
 
-// Policy returns the named sprite's stored rules as sent (nil if absent).
-func (s *Server) Policy(name string) json.RawMessage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sp := s.sprites[name]; sp != nil {
-		return append(json.RawMessage(nil), sp.rules...)
+// deleteFile is DELETE /v1/sprites/{name}/fs/delete?path=&workingDir=&
+// recursive=: a file, an empty directory, or with recursive=true a tree.
+func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request, _ []byte) {
+	p, sp, ok := s.fsRequest(w, r)
+	if !ok {
+		return
 	}
-	return nil
+	host := sp.hostPath(p)
+	if p == "/" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "refusing to delete /", "code": "EINVAL", "path": p})
+		return
+	}
+	if _, err := os.Lstat(host); err != nil {
+		fsFailure(w, p, err)
+		return
+	}
+	var err error
+	if r.URL.Query().Get("recursive") == "true" {
+		err = os.RemoveAll(host)
+	} else {
+		err = syscall.Unlink(host)
+		if errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.EPERM) {
+			err = syscall.Rmdir(host)
+		}
+	}
+	if err != nil {
+		fsFailure(w, p, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"path": p, "deleted": true})
+}
+
+// fsPair is the body of rename and copy.
+type fsPair struct {
+	Source     string `json:"source"`
+	Dest       string `json:"dest"`
+	WorkingDir string `json:"workingDir"`
+	Recursive  bool   `json:"recursive"`
+}
+
+// pairRequest reads a rename or copy body, resolves both paths and finds
+// the sprite (activity recorded), or answers 400 or 404.
+func (s *Server) pairRequest(w http.ResponseWriter, r *http.Request, body []byte) (fsPair, *sprite, bool) {
+	var req fsPair
+	if err := json.Unmarshal(body, &req); err != nil || req.Source == "" || req.Dest == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "source and dest are required"})
+		return req, nil, false
+	}
+	wd := req.WorkingDir
+	if wd == "" {
+		wd = "/home/sprite"
+	}
+	for _, p := range []*string{&req.Source, &req.Dest} {
+		if !path.IsAbs(*p) {
+			*p = path.Join(wd, *p)
+		}
+		*p = path.Clean(*p)
+	}
+	sp, ok := s.touched(w, r)
+	return req, sp, ok
+}
+
+// renameFile is POST /v1/sprites/{name}/fs/rename with {source, dest,
+// workingDir}: rename(2), so a file at dest is replaced.
+func (s *Server) renameFile(w http.ResponseWriter, r *http.Request, body []byte) {
+	req, sp, ok := s.pairRequest(w, r, body)
+	if !ok {
+		return
+	}
+	if _, err := os.Lstat(sp.hostPath(req.Source)); err != nil {
+		fsFailure(w, req.Source, err)
+		return
+	}
+	if err := os.Rename(sp.hostPath(req.Source), sp.hostPath(req.Dest)); err != nil {
+		fsFailure(w, req.Dest, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"source": req.Source, "dest": req.Dest})
+}
+
+// copyFile is POST /v1/sprites/{name}/fs/copy with {source, dest,
+// workingDir, recursive}: a file, or with recursive a directory tree.
+func (s *Server) copyFile(w http.ResponseWriter, r *http.Request, body []byte) {
+	req, sp, ok := s.pairRequest(w, r, body)
+	if !ok {
+		return
+	}
+	src, dst := sp.hostPath(req.Source), sp.hostPath(req.Dest)
+	info, err := os.Lstat(src)
+	if err != nil {
+		fsFailure(w, req.Source, err)
+		return
+	}
+	if info.IsDir() && !req.Recursive {
+		fsFailure(w, req.Source, syscall.EISDIR)
+		return
+	}
+	if err := copyTree(src, dst); err != nil {
+		fsFailure(w, req.Dest, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"source": req.Source, "dest": req.Dest})
+}
+
+// copyTree copies src to dst (making dst's parents): files with their
+// modes, directories with their entries, links as links. Checkpoints and
+// the copy route both use it.
+func copyTree(src, dst string) error {
+	info, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(target, dst)
+	case info.IsDir():
+		if err := os.MkdirAll(dst, info.Mode().Perm()|0o700); err != nil { // writable while it fills
+			return err
+		}
+		entries, err := os.ReadDir(src)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if err := copyTree(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+				return err
+			}
+		}
+		return os.Chmod(dst, info.Mode().Perm())
+	case !info.Mode().IsRegular():
+		return nil // sockets, pipes and devices are not copied
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, info.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	return errors.Join(err, out.Close())
+}
+
+// chmodFile is POST /v1/sprites/{name}/fs/chmod with {path, workingDir,
+// mode} (mode in octal, e.g. "0755").
+func (s *Server) chmodFile(w http.ResponseWriter, r *http.Request, body []byte) {
+	var req struct {
+		Path       string `json:"path"`
+		WorkingDir string `json:"workingDir"`
+		Mode       string `json:"mode"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || req.Path == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "path is required"})
+		return
+	}
+	mode, err := strconv.ParseUint(req.Mode, 8, 32)
+	if err != nil || mode > 0o7777 {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid mode", "code": "EINVAL", "path": req.Path})
+		return
+	}
+	p := req.Path
+	if !path.IsAbs(p) {
+		wd := req.WorkingDir
+		if wd == "" {
+			wd = "/home/sprite"
+		}
+		p = path.Join(wd, p)
+	}
+	p = path.Clean(p)
+	sp, ok := s.touched(w, r)
+	if !ok {
+		return
+	}
+	if err := os.Chmod(sp.hostPath(p), fs.FileMode(mode)); err != nil {
+		fsFailure(w, p, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"path": p, "mode": req.Mode})
 }

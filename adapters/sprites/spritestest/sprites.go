@@ -371,3 +371,67 @@ func uuid() string {
 	b := stubserver.RandomHex(32)
 	return b[0:8] + "-" + b[8:12] + "-" + b[12:16] + "-" + b[16:20] + "-" + b[20:32]
 }
+
+// policyRule is one egress rule as Sprites takes it.
+type policyRule struct {
+	Domain  *string `json:"domain,omitempty"`
+	Action  *string `json:"action,omitempty"`
+	Include *string `json:"include,omitempty"`
+}
+
+// getPolicy is GET /v1/sprites/{name}/policy/network.
+func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, _ []byte) {
+	if sp, ok := s.lock(w, r); ok {
+		defer s.mu.Unlock()
+		writeJSON(w, http.StatusOK, map[string]json.RawMessage{"rules": sp.rules})
+	}
+}
+
+// setPolicy is POST /v1/sprites/{name}/policy/network: 204, or 400 for a
+// malformed policy.
+func (s *Server) setPolicy(w http.ResponseWriter, r *http.Request, body []byte) {
+	var req struct {
+		Rules json.RawMessage `json:"rules"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || !validRules(req.Rules) {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid network policy"})
+		return
+	}
+	if sp, ok := s.lock(w, r); ok {
+		defer s.mu.Unlock()
+		sp.rules = req.Rules
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// Policy returns the named sprite's stored rules as sent (nil if absent).
+func (s *Server) Policy(name string) json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sp := s.sprites[name]; sp != nil {
+		return append(json.RawMessage(nil), sp.rules...)
+	}
+	return nil
+}
+
+// validRules checks a policy's shape: each rule a domain with action allow
+// or deny, or an include of the defaults preset.
+func validRules(raw json.RawMessage) bool {
+	var rules []policyRule
+	if err := json.Unmarshal(raw, &rules); err != nil || rules == nil {
+		return false
+	}
+	for _, r := range rules {
+		switch {
+		case r.Include != nil:
+			if *r.Include != "defaults" || r.Domain != nil || r.Action != nil {
+				return false
+			}
+		case r.Domain == nil || *r.Domain == "" || r.Action == nil:
+			return false
+		case *r.Action != "allow" && *r.Action != "deny":
+			return false
+		}
+	}
+	return true
+}
