@@ -1,6 +1,7 @@
 package paddock
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io/fs"
@@ -204,9 +205,7 @@ func MakeDir(ctx context.Context, a Adapter, h Handle, p string, opts MakeDirOpt
 	if opts.Mode&^fs.ModePerm != 0 {
 		return &InvalidError{Detail: DetailPath + ": mode holds more than permission bits"}
 	}
-	if opts.Mode == 0 {
-		opts.Mode = 0o755
-	}
+	opts.Mode = cmp.Or(opts.Mode, 0o755)
 	f, ok := fileManager(a)
 	if !ok {
 		return ErrNotSupported

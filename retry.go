@@ -1,6 +1,7 @@
 package paddock
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -32,24 +33,16 @@ type BackoffOpts struct {
 // resolve fills defaults and validates; a bad value is an *InvalidError with
 // detail backoff_options.
 func (o BackoffOpts) resolve() (BackoffOpts, error) {
-	if o.Attempts == 0 {
-		o.Attempts = DefaultBackoffAttempts
-	}
-	if o.Base == 0 {
-		o.Base = DefaultBackoffBase
-	}
-	if o.Max == 0 {
-		o.Max = DefaultBackoffMax
-	}
+	o.Attempts = cmp.Or(o.Attempts, DefaultBackoffAttempts)
+	o.Base = cmp.Or(o.Base, DefaultBackoffBase)
+	o.Max = cmp.Or(o.Max, DefaultBackoffMax)
 	bad := o.Attempts < 0 ||
 		o.Base < time.Millisecond || o.Base%time.Millisecond != 0 ||
 		o.Max < time.Millisecond || o.Max%time.Millisecond != 0
 	if bad {
 		return o, &InvalidError{Detail: DetailBackoffOptions}
 	}
-	if o.Label == "" {
-		o.Label = DefaultBackoffLabel
-	}
+	o.Label = cmp.Or(o.Label, DefaultBackoffLabel)
 	if o.Retriable == nil {
 		o.Retriable = IsTransient
 	}

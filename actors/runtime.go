@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -148,33 +149,19 @@ func Start(cfg Config) (*Runtime, error) {
 	if cfg.Window < 0 || cfg.FinishedRefs < 0 || cfg.RemoteLease < 0 || cfg.LinkWindow < 0 || cfg.CloseTimeout < 0 {
 		return nil, &paddock.InvalidError{Detail: "runtime config: negative window, finished-ref count, remote lease, link window or close timeout"}
 	}
-	if cfg.CloseTimeout == 0 {
-		cfg.CloseTimeout = DefaultCloseTimeout
-	}
-	if cfg.RemoteLease == 0 {
-		cfg.RemoteLease = DefaultRemoteLease
-	}
-	if cfg.LinkWindow == 0 {
-		cfg.LinkWindow = DefaultLinkWindow
-	}
+	cfg.CloseTimeout = cmp.Or(cfg.CloseTimeout, DefaultCloseTimeout)
+	cfg.RemoteLease = cmp.Or(cfg.RemoteLease, DefaultRemoteLease)
+	cfg.LinkWindow = cmp.Or(cfg.LinkWindow, DefaultLinkWindow)
 	if cfg.LinkWindow < RemoteFrameMax {
 		return nil, &paddock.InvalidError{Detail: "runtime config: a link window smaller than one frame"}
 	}
-	if cfg.Window == 0 {
-		cfg.Window = DefaultWindow
-	}
-	if cfg.FinishedRefs == 0 {
-		cfg.FinishedRefs = DefaultFinishedRefs
-	}
-	if cfg.Name == "" {
-		cfg.Name = DefaultName
-	}
+	cfg.Window = cmp.Or(cfg.Window, DefaultWindow)
+	cfg.FinishedRefs = cmp.Or(cfg.FinishedRefs, DefaultFinishedRefs)
+	cfg.Name = cmp.Or(cfg.Name, DefaultName)
 	if cfg.Identity == "" {
 		cfg.Identity = procid.Self()
 	}
-	if cfg.Lease == 0 {
-		cfg.Lease = DefaultLease
-	}
+	cfg.Lease = cmp.Or(cfg.Lease, DefaultLease)
 	journals := map[paddock.Provider]func() int64{}
 	for _, p := range cfg.Adapters.Providers() {
 		if a, _ := cfg.Adapters.Lookup(p); a != nil {
@@ -208,9 +195,7 @@ func Start(cfg Config) (*Runtime, error) {
 	rt.replies = newReplyBox(actor.NewPID(e.Address(), repliesKind+"/"+cfg.Name))
 	e.SpawnProc(rt.replies)
 	rt.root = e.Spawn(newRoot(rt), rootKind, append(rt.actorOpts(), actor.WithID(cfg.Name))...)
-	if cfg.ReapInterval == 0 {
-		cfg.ReapInterval = DefaultReapInterval
-	}
+	cfg.ReapInterval = cmp.Or(cfg.ReapInterval, DefaultReapInterval)
 	if cfg.ReapInterval > 0 {
 		rt.startReapers(cfg.ReapInterval)
 	}

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -61,9 +62,7 @@ func RunLeases(t *testing.T, s LeaseSetup) {
 		leaseChild(t, s)
 		return
 	}
-	if s.Lease == 0 {
-		s.Lease = 40 * time.Second
-	}
+	s.Lease = cmp.Or(s.Lease, 40*time.Second)
 	run := randomSuffix()
 	a := s.Adapter(t)
 	p := a.Provider()

@@ -1,6 +1,7 @@
 package preview
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -65,9 +66,7 @@ type bootstrap struct {
 
 // NewProxy returns a proxy for cfg.
 func NewProxy(cfg Config) *Proxy {
-	if cfg.Prefix == "" {
-		cfg.Prefix = "/preview/"
-	}
+	cfg.Prefix = cmp.Or(cfg.Prefix, "/preview/")
 	if !strings.HasSuffix(cfg.Prefix, "/") {
 		cfg.Prefix += "/"
 	}

@@ -1,6 +1,7 @@
 package daytona
 
 import (
+	"cmp"
 	"net/http"
 	"time"
 
@@ -66,9 +67,7 @@ type Config struct {
 // http(s) URL, a negative duration or invalid exec limits are an
 // *paddock.InvalidError.
 func New(cfg Config) (*Adapter, error) {
-	if cfg.APIURL == "" {
-		cfg.APIURL = DefaultAPIURL
-	}
+	cfg.APIURL = cmp.Or(cfg.APIURL, DefaultAPIURL)
 	if err := httpx.CheckConfig(paddock.ProviderDaytona, cfg.APIURL, map[string]time.Duration{
 		"Timeout": cfg.Timeout, "StartTimeout": cfg.StartTimeout, "MaxAge": cfg.MaxAge}, cfg.Exec); err != nil {
 		return nil, err
@@ -76,15 +75,9 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.AutoStopMinutes < 0 || cfg.AutoArchiveMinutes < 0 {
 		return nil, &paddock.InvalidError{Detail: "daytona config: AutoStopMinutes and AutoArchiveMinutes must not be negative"}
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.StartTimeout == 0 {
-		cfg.StartTimeout = DefaultStartTimeout
-	}
-	if cfg.AutoArchiveMinutes == 0 {
-		cfg.AutoArchiveMinutes = DefaultAutoArchive
-	}
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
+	cfg.StartTimeout = cmp.Or(cfg.StartTimeout, DefaultStartTimeout)
+	cfg.AutoArchiveMinutes = cmp.Or(cfg.AutoArchiveMinutes, DefaultAutoArchive)
 	clients := httpx.NewClients(cfg.Transport, cfg.Timeout)
 	a := &Adapter{cfg: cfg, log: cfg.Logger, client: clients.Ordinary, streaming: clients.Streaming, poll: 100 * time.Millisecond}
 	a.rest = &httpx.REST{Provider: paddock.ProviderDaytona, BaseURL: cfg.APIURL, MaxBody: maxBody, Log: cfg.Logger,

@@ -1,6 +1,7 @@
 package daytona
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -27,9 +28,7 @@ func (v sessionView) command() (id, display string, ok bool) {
 	}
 	c := v.Commands[0]
 	id = c.ID
-	if id == "" {
-		id = c.CmdID
-	}
+	id = cmp.Or(id, c.CmdID)
 	line, _, _ := strings.Cut(c.Command, "\n")
 	return id, strings.TrimPrefix(line, "# paddock: "), id != ""
 }

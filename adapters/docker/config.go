@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"strings"
@@ -96,9 +97,7 @@ func New(cfg Config) (*Adapter, error) {
 		cfg.Image = DefaultImage
 		cfg.Watch = true
 	}
-	if cfg.User == "" {
-		cfg.User = DefaultUser
-	}
+	cfg.User = cmp.Or(cfg.User, DefaultUser)
 	if err := checkUser(cfg.User); err != nil {
 		return nil, err
 	}
@@ -110,24 +109,12 @@ func New(cfg Config) (*Adapter, error) {
 	default:
 		return nil, &paddock.InvalidError{Detail: "docker: unknown runtime " + strconv.Quote(cfg.Runtime)}
 	}
-	if cfg.CPUs == 0 {
-		cfg.CPUs = DefaultCPUs
-	}
-	if cfg.MemoryMB == 0 {
-		cfg.MemoryMB = DefaultMemoryMB
-	}
-	if cfg.DiskMB == 0 {
-		cfg.DiskMB = DefaultDiskMB
-	}
-	if cfg.MaxProcesses == 0 {
-		cfg.MaxProcesses = DefaultMaxProcesses
-	}
-	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
-	}
-	if cfg.MaxAge == 0 {
-		cfg.MaxAge = DefaultMaxAge
-	}
+	cfg.CPUs = cmp.Or(cfg.CPUs, DefaultCPUs)
+	cfg.MemoryMB = cmp.Or(cfg.MemoryMB, DefaultMemoryMB)
+	cfg.DiskMB = cmp.Or(cfg.DiskMB, DefaultDiskMB)
+	cfg.MaxProcesses = cmp.Or(cfg.MaxProcesses, DefaultMaxProcesses)
+	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout)
+	cfg.MaxAge = cmp.Or(cfg.MaxAge, DefaultMaxAge)
 	if _, err := (limits{CPUs: cfg.CPUs, MemoryMB: cfg.MemoryMB, DiskMB: cfg.DiskMB, MaxProcesses: cfg.MaxProcesses}).check(); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package docker
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -65,9 +66,7 @@ func (a *Adapter) startExec(ctx context.Context, sandbox string, e execSpec) (*a
 	if err := utf8Only(e); err != nil {
 		return nil, err
 	}
-	if e.dir == "" {
-		e.dir = workspace
-	}
+	e.dir = cmp.Or(e.dir, workspace)
 	gate := a.execGate(sandbox)
 	gate.RLock()
 	defer gate.RUnlock()

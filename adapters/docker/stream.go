@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -187,9 +188,7 @@ func (st *stream) stdinWriter(ctx context.Context) (*attached, error) {
 			}
 		}
 		st.writerErr = strings.TrimSpace(msg.String())
-		if st.writerErr == "" {
-			st.writerErr = "the stdin writer ended"
-		}
+		st.writerErr = cmp.Or(st.writerErr, "the stdin writer ended")
 	}()
 	return w, nil
 }

@@ -1,6 +1,7 @@
 package e2b
 
 import (
+	"cmp"
 	"net/http"
 	"time"
 
@@ -71,9 +72,7 @@ type Config struct {
 // http(s) URL, a negative duration or invalid exec limits are an
 // *paddock.InvalidError.
 func New(cfg Config) (*Adapter, error) {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
+	cfg.BaseURL = cmp.Or(cfg.BaseURL, DefaultBaseURL)
 	if err := httpx.CheckConfig(paddock.ProviderE2B, cfg.BaseURL, map[string]time.Duration{
 		"Timeout": cfg.Timeout, "TTL": cfg.TTL, "MaxAge": cfg.MaxAge}, cfg.Exec); err != nil {
 		return nil, err
@@ -83,18 +82,10 @@ func New(cfg Config) (*Adapter, error) {
 			return nil, err
 		}
 	}
-	if cfg.Template == "" {
-		cfg.Template = DefaultTemplate
-	}
-	if cfg.User == "" {
-		cfg.User = DefaultUser
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.TTL == 0 {
-		cfg.TTL = DefaultTTL
-	}
+	cfg.Template = cmp.Or(cfg.Template, DefaultTemplate)
+	cfg.User = cmp.Or(cfg.User, DefaultUser)
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
+	cfg.TTL = cmp.Or(cfg.TTL, DefaultTTL)
 	clients := httpx.NewClients(cfg.Transport, cfg.Timeout)
 	key := cfg.APIKey
 	return &Adapter{

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
@@ -57,9 +58,7 @@ var hostnameUnsafe = regexp.MustCompile(`[^a-z0-9-]+`)
 // hostname is a valid host name derived from the sandbox name.
 func hostname(name string) string {
 	h := strings.Trim(hostnameUnsafe.ReplaceAllString(strings.ToLower(name), "-"), "-")
-	if h == "" {
-		h = "sandbox"
-	}
+	h = cmp.Or(h, "sandbox")
 	return "paddock-" + h[:min(len(h), 55)]
 }
 

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -119,9 +120,7 @@ func New(cfg Config) (*Adapter, error) {
 	if unsupportedSystem != "" {
 		return nil, fmt.Errorf("local: %w: %s", paddock.ErrNotSupported, unsupportedSystem)
 	}
-	if cfg.Isolation == "" {
-		cfg.Isolation = IsolationAuto
-	}
+	cfg.Isolation = cmp.Or(cfg.Isolation, IsolationAuto)
 	switch cfg.Isolation {
 	case IsolationAuto, IsolationNamespaces, IsolationNone:
 	default:
@@ -133,9 +132,9 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	a := &Adapter{
 		root: cfg.Root, log: cfg.Logger, isolation: cfg.Isolation,
-		processLimit: orDefault(cfg.ProcessLimit, DefaultProcessLimit), fileLimit: orDefault(cfg.FileSizeLimit, DefaultFileSizeLimit),
-		keepFinished: orDefault(cfg.FinishedSessions, DefaultFinishedSessions), journalLimit: orDefault(cfg.SessionOutputLimit, DefaultSessionOutputLimit),
-		drain:      drain.Policy{Grace: grace, Limit: orDefault(cfg.DrainLimit, DefaultDrainLimit)},
+		processLimit: cmp.Or(cfg.ProcessLimit, DefaultProcessLimit), fileLimit: cmp.Or(cfg.FileSizeLimit, DefaultFileSizeLimit),
+		keepFinished: cmp.Or(cfg.FinishedSessions, DefaultFinishedSessions), journalLimit: cmp.Or(cfg.SessionOutputLimit, DefaultSessionOutputLimit),
+		drain:      drain.Policy{Grace: grace, Limit: cmp.Or(cfg.DrainLimit, DefaultDrainLimit)},
 		execLimits: cfg.Exec, maxAge: cfg.MaxAge, initProgram: cfg.InitProgram, previewBase: cfg.PreviewBaseURL, previewKey: cfg.PreviewKey,
 		sessions: map[string]*session{}, machines: map[string]*machine{}, creating: map[string]bool{},
 	}
@@ -181,13 +180,4 @@ func New(cfg Config) (*Adapter, error) {
 		a.removeRoot = true
 	}
 	return a, nil
-}
-
-// orDefault is v, or def when v is zero.
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }

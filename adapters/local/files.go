@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -32,9 +33,7 @@ func sandboxRelative(p string) (string, error) {
 		}
 	}
 	rel := strings.TrimPrefix(path.Clean("/"+p), "/")
-	if rel == "" {
-		rel = "."
-	}
+	rel = cmp.Or(rel, ".")
 	return rel, nil
 }
 

@@ -3,6 +3,7 @@
 package local
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,9 +40,7 @@ func startMachine(key, path string, cfg initConfig, cg *machineCgroup) (*machine
 			return nil, fmt.Errorf("finding the init: %w", err)
 		}
 	}
-	if cfg.Protocol == 0 {
-		cfg.Protocol = initProtocol
-	}
+	cfg.Protocol = cmp.Or(cfg.Protocol, initProtocol)
 	body, err := json.Marshal(cfg)
 	if err != nil {
 		conn.Close()

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"sync/atomic"
@@ -54,18 +55,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Node == nil || c.Peer == "" || c.Provider == "" || c.Timeout < 0 || c.Lease < 0 || c.Window < 0 {
 		return c, &paddock.InvalidError{Detail: "remote adapter config: a node, a peer and a provider are required, and no negative timeout, lease or window"}
 	}
-	if c.Runtime == "" {
-		c.Runtime = "default"
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.Lease == 0 {
-		c.Lease = DefaultLease
-	}
-	if c.Window == 0 {
-		c.Window = DefaultWindow
-	}
+	c.Runtime = cmp.Or(c.Runtime, "default")
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
+	c.Lease = cmp.Or(c.Lease, DefaultLease)
+	c.Window = cmp.Or(c.Window, DefaultWindow)
 	return c, nil
 }
 

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -97,15 +98,9 @@ func (c NodeConfig) validate() error {
 
 // withDefaults fills the zero sizes.
 func (c NodeConfig) withDefaults() NodeConfig {
-	if c.BufferSize == 0 {
-		c.BufferSize = DefaultBufferSize
-	}
-	if c.MaxMessage == 0 {
-		c.MaxMessage = DefaultMaxMessage
-	}
-	if c.QueueBytes == 0 {
-		c.QueueBytes = DefaultQueueBytes
-	}
+	c.BufferSize = cmp.Or(c.BufferSize, DefaultBufferSize)
+	c.MaxMessage = cmp.Or(c.MaxMessage, DefaultMaxMessage)
+	c.QueueBytes = cmp.Or(c.QueueBytes, DefaultQueueBytes)
 	return c
 }
 

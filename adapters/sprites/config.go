@@ -1,6 +1,7 @@
 package sprites
 
 import (
+	"cmp"
 	"crypto/tls"
 	"net/http"
 	"time"
@@ -63,9 +64,7 @@ type Config struct {
 // http(s) URL, a negative duration or count, or invalid exec limits are an
 // *paddock.InvalidError.
 func New(cfg Config) (*Adapter, error) {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
+	cfg.BaseURL = cmp.Or(cfg.BaseURL, DefaultBaseURL)
 	if err := httpx.CheckConfig(paddock.ProviderSprites, cfg.BaseURL, map[string]time.Duration{
 		"Timeout": cfg.Timeout, "PolicyTimeout": cfg.PolicyTimeout, "MaxRunAfterDisconnect": cfg.MaxRunAfterDisconnect,
 		"MaxAge": cfg.MaxAge}, cfg.Exec); err != nil {
@@ -74,15 +73,9 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.WakeAttempts < 0 {
 		return nil, &paddock.InvalidError{Detail: "sprites config: WakeAttempts is negative"}
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.PolicyTimeout == 0 {
-		cfg.PolicyTimeout = DefaultPolicyTimeout
-	}
-	if cfg.WakeAttempts == 0 {
-		cfg.WakeAttempts = DefaultWakeAttempts
-	}
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
+	cfg.PolicyTimeout = cmp.Or(cfg.PolicyTimeout, DefaultPolicyTimeout)
+	cfg.WakeAttempts = cmp.Or(cfg.WakeAttempts, DefaultWakeAttempts)
 	if cfg.PublicURLs == nil {
 		yes := true
 		cfg.PublicURLs = &yes

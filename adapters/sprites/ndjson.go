@@ -2,6 +2,7 @@ package sprites
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -197,9 +198,7 @@ func restoreOutcome(body []byte) error {
 			if msg == "" {
 				msg, _ = stringField(ev, "data")
 			}
-			if msg == "" {
-				msg = "restore failed"
-			}
+			msg = cmp.Or(msg, "restore failed")
 			return &paddock.RestoreFailedError{Detail: msg}
 		}
 		completed = completed || t == "complete"
@@ -220,9 +219,7 @@ func streamFailure(body []byte) string {
 		t, _ := stringField(ev, "type")
 		msg, _ := stringField(ev, "error")
 		if t == "error" || msg != "" {
-			if msg == "" {
-				msg = "error event"
-			}
+			msg = cmp.Or(msg, "error event")
 			return msg
 		}
 	}

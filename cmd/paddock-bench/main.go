@@ -16,6 +16,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -199,9 +200,7 @@ func dockerFigures(runs int) ([]perf.Figure, error) {
 		return []perf.Figure{{Name: "docker: create to first exec and exec round trip vs the docker CLI", Skipped: why}}, nil
 	}
 	image := os.Getenv("PADDOCK_DOCKER_IMAGE")
-	if image == "" {
-		image = docker.DefaultImage
-	}
+	image = cmp.Or(image, docker.DefaultImage)
 	a, err := docker.New(perf.DockerConfig(image))
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package daytonatest
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -155,9 +156,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	id := newID()
 	name := req.Name
-	if name == "" {
-		name = id
-	}
+	name = cmp.Or(name, id)
 	for _, sb := range s.sandboxes {
 		if sb.name == name && !sb.deleted {
 			apiError(w, r, http.StatusConflict, fmt.Sprintf("Sandbox with name %s already exists", name))
@@ -514,9 +513,7 @@ func (s *Server) SetState(idOrName, state, reason string) {
 		sb.state, sb.next, sb.errorReason = state, "", reason
 		sb.desired = map[string]string{"starting": "started", "restoring": "started", "resuming": "started", "creating": "started",
 			"stopping": "stopped", "archiving": "archived", "pausing": "paused", "destroying": "destroyed"}[state]
-		if sb.desired == "" {
-			sb.desired = state
-		}
+		sb.desired = cmp.Or(sb.desired, state)
 	}
 }
 

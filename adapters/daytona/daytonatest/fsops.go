@@ -1,6 +1,7 @@
 package daytonatest
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -73,9 +74,7 @@ func pathOf(w http.ResponseWriter, r *http.Request, name string) (string, bool) 
 func (s *Server) listFiles(w http.ResponseWriter, r *http.Request) {
 	sb := sandboxOf(r)
 	p := r.URL.Query().Get("path")
-	if p == "" {
-		p = home
-	}
+	p = cmp.Or(p, home)
 	entries, err := os.ReadDir(sb.resolve(p))
 	if err != nil {
 		failWith(w, err)

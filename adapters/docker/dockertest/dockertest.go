@@ -9,6 +9,7 @@ package dockertest
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -52,9 +53,7 @@ func Image(t testing.TB) string {
 	t.Helper()
 	engine.once.Do(func() {
 		engine.image = os.Getenv(ImageEnv)
-		if engine.image == "" {
-			engine.image = TestImage
-		}
+		engine.image = cmp.Or(engine.image, TestImage)
 		cli, err := client.New(client.FromEnv)
 		if err != nil {
 			engine.err = err

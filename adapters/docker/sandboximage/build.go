@@ -8,6 +8,7 @@ package sandboximage
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -58,12 +59,8 @@ type Options struct {
 // Build builds the image on the engine and returns its id. A failed step
 // is an error carrying the engine's message.
 func Build(ctx context.Context, engine *client.Client, opts Options) (string, error) {
-	if opts.Base == "" {
-		opts.Base = DefaultBase
-	}
-	if opts.Tag == "" {
-		opts.Tag = docker.DefaultImage
-	}
+	opts.Base = cmp.Or(opts.Base, DefaultBase)
+	opts.Tag = cmp.Or(opts.Tag, docker.DefaultImage)
 	if len(opts.Watch) == 0 {
 		return "", errors.New("sandboximage: no paddock-watch binary for the build context")
 	}

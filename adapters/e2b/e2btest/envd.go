@@ -1,6 +1,7 @@
 package e2btest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -113,9 +114,7 @@ func basicUser(r *http.Request) (string, bool) {
 // one is refused with envd's 401.
 func filesUser(w http.ResponseWriter, r *http.Request) (string, bool) {
 	name := r.URL.Query().Get("username")
-	if name == "" {
-		name = "user"
-	}
+	name = cmp.Or(name, "user")
 	if !knownUser(name) {
 		filesError(w, http.StatusUnauthorized, "invalid username: '"+name+"'")
 		return "", false

@@ -1,6 +1,7 @@
 package spritestest
 
 import (
+	"cmp"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -338,9 +339,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request, _ []byte) {
 func (s *Server) killSession(w http.ResponseWriter, r *http.Request, _ []byte) {
 	q := r.URL.Query()
 	name := q.Get("signal")
-	if name == "" {
-		name = "SIGTERM"
-	}
+	name = cmp.Or(name, "SIGTERM")
 	sig, canon, ok := signalNamed(name)
 	if !ok {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unknown signal: " + name})

@@ -1,6 +1,7 @@
 package spritestest
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -23,9 +24,7 @@ func fsTarget(r *http.Request) (string, bool) {
 	}
 	if !path.IsAbs(p) {
 		wd := r.URL.Query().Get("workingDir")
-		if wd == "" {
-			wd = "/home/sprite"
-		}
+		wd = cmp.Or(wd, "/home/sprite")
 		p = path.Join(wd, p)
 	}
 	return path.Clean(p), true
@@ -275,9 +274,7 @@ func (s *Server) pairRequest(w http.ResponseWriter, r *http.Request, body []byte
 		return req, nil, false
 	}
 	wd := req.WorkingDir
-	if wd == "" {
-		wd = "/home/sprite"
-	}
+	wd = cmp.Or(wd, "/home/sprite")
 	for _, p := range []*string{&req.Source, &req.Dest} {
 		if !path.IsAbs(*p) {
 			*p = path.Join(wd, *p)
@@ -395,9 +392,7 @@ func (s *Server) chmodFile(w http.ResponseWriter, r *http.Request, body []byte) 
 	p := req.Path
 	if !path.IsAbs(p) {
 		wd := req.WorkingDir
-		if wd == "" {
-			wd = "/home/sprite"
-		}
+		wd = cmp.Or(wd, "/home/sprite")
 		p = path.Join(wd, p)
 	}
 	p = path.Clean(p)

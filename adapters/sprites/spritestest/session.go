@@ -1,6 +1,7 @@
 package spritestest
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -183,9 +184,7 @@ func (s *Server) startSession(sp *sprite, id string, p execParams) *session {
 	}
 	ss := &session{s: s, id: id, tty: p.tty, workdir: p.dir, created: time.Now(), maxRun: p.maxRun,
 		clients: map[*client]bool{}, lastActivity: time.Now(), done: make(chan struct{})}
-	if ss.workdir == "" {
-		ss.workdir = "/home/sprite"
-	}
+	ss.workdir = cmp.Or(ss.workdir, "/home/sprite")
 	resolved, err := exec.LookPath(p.path)
 	ss.command = strings.Join(append([]string{resolved}, p.argv[1:]...), " ")
 	if err != nil {
