@@ -195,6 +195,15 @@ func ShellFixtures() Fixtures {
 	}
 }
 
+// WrappedShellFixtures is ShellFixtures for an adapter that runs each
+// command under a process of its own that reports its exit: its dropped
+// command is WrapperDrop.
+func WrappedShellFixtures() Fixtures {
+	f := ShellFixtures()
+	f.SpawnDrop = WrapperDrop()
+	return f
+}
+
 // WrapperDrop is a SpawnDrop for adapters that run each command under a
 // process of their own that reports its exit (a session runner, a journal
 // wrapper, a subshell recording the code): it prints "partial", then kills

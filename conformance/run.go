@@ -178,16 +178,24 @@ type Live struct {
 	Configure func(*Config)
 }
 
+// LiveCredential is the credential in the environment variable env, for
+// a test against the real service; without one the test is skipped,
+// naming env and the optional variables that also steer it.
+func LiveCredential(t testing.TB, env string, optional ...string) string {
+	t.Helper()
+	credential := os.Getenv(env)
+	if credential == "" {
+		t.Skipf("live test skipped: set %s (and optionally %s) to run it against the real service", env, strings.Join(optional, ", "))
+	}
+	return credential
+}
+
 // RunLive runs the suite against the service l describes, with sandboxes
 // named paddock-live-<run>-<n> and the patience a real service needs, or
 // skips t when the credential is not set.
 func RunLive(t *testing.T, l Live) {
 	t.Helper()
-	credential := os.Getenv(l.Credential)
-	if credential == "" {
-		t.Skipf("live test skipped: set %s (and optionally %s) to run the conformance suite against the real service",
-			l.Credential, strings.Join(append(l.Optional, l.TurnsEnv), ", "))
-	}
+	credential := LiveCredential(t, l.Credential, append(l.Optional, l.TurnsEnv)...)
 	turns := l.Turns
 	if v, err := strconv.Atoi(os.Getenv(l.TurnsEnv)); err == nil && v > 0 {
 		turns = v

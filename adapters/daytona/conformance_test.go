@@ -14,19 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fixtures are the shell fixtures (daytonatest runs real processes) plus a
-// dropped command: it kills the wrapper's subshell that was to record its
-// exit code (its parent), so the command's fate is unknown to the wrapper.
-func fixtures() conformance.Fixtures {
-	f := conformance.ShellFixtures()
-	f.SpawnDrop = conformance.WrapperDrop()
-	return f
-}
-
 // suiteConfig is the suite on shell fixtures: daytonatest runs real
-// processes. Sessions are the detachable spawns.
+// processes, and the dropped command kills the subshell that was to
+// record its exit code. Sessions are the detachable spawns.
 func suiteConfig(a paddock.Adapter) conformance.Config {
-	return conformance.Config{Adapter: a, Fixtures: fixtures(),
+	return conformance.Config{Adapter: a, Fixtures: conformance.WrappedShellFixtures(),
 		SpawnOptions: paddock.SpawnOpts{Detachable: true},
 		Load:         conformance.Load{Turns: 100, Timeout: 5 * time.Minute}}
 }

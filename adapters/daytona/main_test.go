@@ -4,9 +4,9 @@ import (
 	"testing"
 
 	"github.com/paddockhq/paddock/adapters/daytona"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/paddockhq/paddock/adapters/internal/secretscan"
 	"github.com/rs/zerolog"
-	"github.com/stretchr/testify/require"
 )
 
 // captured holds every log line of every adapter the tests build, and the
@@ -21,8 +21,5 @@ func TestMain(m *testing.M) { captured.Main(m, "API key") }
 
 // build is daytona.New, failing the test on an error.
 func build(t testing.TB, cfg daytona.Config) *daytona.Adapter {
-	t.Helper()
-	a, err := daytona.New(cfg)
-	require.NoError(t, err)
-	return a
+	return adaptertest.New(t, daytona.New, cfg)
 }

@@ -20,20 +20,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fixtures are the shell fixtures plus a dropped transport: the command
-// kills its session's runner (its parent), so no exit is ever recorded.
-func fixtures() conformance.Fixtures {
-	f := conformance.ShellFixtures()
-	f.SpawnDrop = conformance.WrapperDrop()
-	return f
-}
-
 // loadTurns is the load case's concurrency here: each turn is a container
 // of its own, and a 2-core machine runs a few dozen at once.
 const loadTurns = 40
 
+// suiteConfig is the suite on shell fixtures; the dropped command kills its
+// session's runner, so no exit is ever recorded.
 func suiteConfig(a paddock.Adapter) conformance.Config {
-	return conformance.Config{Adapter: a, Fixtures: fixtures(),
+	return conformance.Config{Adapter: a, Fixtures: conformance.WrappedShellFixtures(),
 		PreviewProbe: conformance.ProbePreviewHTTP, Load: conformance.Load{Turns: loadTurns}}
 }
 

@@ -14,22 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fixtures are the shell fixtures (e2btest runs real processes) plus a
-// dropped command: it kills the journal's wrapper, its parent, so envd
-// ends the process's stream with no exit the command made and no exit
-// record is written.
-func fixtures() conformance.Fixtures {
-	f := conformance.ShellFixtures()
-	f.SpawnDrop = conformance.WrapperDrop()
-	return f
-}
-
-// suiteConfig is the suite on shell fixtures: e2btest runs real processes.
+// suiteConfig is the suite on shell fixtures: e2btest runs real processes,
+// and the dropped command kills its journal's wrapper, so envd ends the
+// stream with no exit the command made.
 // The load case runs 200 turns (400 commands at once): each e2btest
 // process gets a mount namespace of its own, which a CI machine running
 // the docker and local suites beside it makes slow.
 func suiteConfig(a paddock.Adapter) conformance.Config {
-	return conformance.Config{Adapter: a, Fixtures: fixtures(),
+	return conformance.Config{Adapter: a, Fixtures: conformance.WrappedShellFixtures(),
 		SpawnOptions: paddock.SpawnOpts{Detachable: true}, // sessions are the detachable spawns
 		Load:         conformance.Load{Turns: 200, Timeout: 5 * time.Minute}}
 }

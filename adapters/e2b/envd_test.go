@@ -20,6 +20,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/e2b"
 	"github.com/paddockhq/paddock/adapters/e2b/e2btest"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/paddockhq/paddock/adapters/internal/filecheck"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -180,10 +181,7 @@ func runEnvdCase(t *testing.T, tc envdCase) {
 	a := newAdapter(t, srv, func(c *e2b.Config) { c.Transport = tr })
 	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
 	require.NoError(t, err)
-	before := map[string]int{}
-	for route := range tc.sends {
-		before[route] = srv.Count(route)
-	}
+	sent := adaptertest.Sends(t, srv, tc.sends)
 	for route, faults := range tc.faults {
 		for _, f := range faults {
 			srv.Fail(route, f)
@@ -191,18 +189,8 @@ func runEnvdCase(t *testing.T, tc envdCase) {
 	}
 	got, err := tc.call(t, a, srv, h)
 	captured.Err(err)
-	if tc.kind == nil {
-		require.NoError(t, err)
-		assert.Equal(t, tc.want, got)
-	} else {
-		require.Error(t, err, "answered %s", got)
-		require.ErrorIs(t, err, tc.kind)
-		assert.Contains(t, err.Error(), tc.detail)
-		assert.NotContains(t, err.Error(), srv.Key())
-	}
-	for route, n := range tc.sends {
-		assert.Equal(t, n, srv.Count(route)-before[route], "requests to %s", route)
-	}
+	adaptertest.Answered(t, got, err, tc.want, tc.kind, tc.detail, srv.Key())
+	sent()
 }
 
 // execute runs a command to completion, with a timeout when one is given.

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/paddockhq/paddock/adapters/e2b"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/paddockhq/paddock/adapters/internal/secretscan"
 	"github.com/rs/zerolog"
-	"github.com/stretchr/testify/require"
 )
 
 var ctx = context.Background()
@@ -23,9 +23,4 @@ func testLogger() zerolog.Logger { return captured.Logger() }
 func TestMain(m *testing.M) { captured.Main(m, "API key") }
 
 // build is e2b.New, failing the test on an error.
-func build(t testing.TB, cfg e2b.Config) *e2b.Adapter {
-	t.Helper()
-	a, err := e2b.New(cfg)
-	require.NoError(t, err)
-	return a
-}
+func build(t testing.TB, cfg e2b.Config) *e2b.Adapter { return adaptertest.New(t, e2b.New, cfg) }

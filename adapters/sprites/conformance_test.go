@@ -1,6 +1,7 @@
 package sprites_test
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"os"
@@ -115,15 +116,8 @@ func TestLeases(t *testing.T) {
 // token in SPRITES_TOKEN (SPRITES_BASE_URL optional).
 func TestLiveLeases(t *testing.T) {
 	t.Parallel()
-	token := os.Getenv("SPRITES_TOKEN")
-	if token == "" {
-		t.Skip("live Sprites lease test skipped: set SPRITES_TOKEN (and optionally SPRITES_BASE_URL) to run it against the real service")
-	}
-	captured.Secret(token)
-	url := os.Getenv("SPRITES_BASE_URL")
-	if url == "" {
-		url = sprites.DefaultBaseURL
-	}
+	token := captured.Secret(conformance.LiveCredential(t, "SPRITES_TOKEN", "SPRITES_BASE_URL"))
+	url := cmp.Or(os.Getenv("SPRITES_BASE_URL"), sprites.DefaultBaseURL)
 	conformance.RunLeases(t, leaseSetup(t, url, token))
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/paddockhq/paddock/adapters/internal/secretscan"
 	"github.com/paddockhq/paddock/adapters/sprites"
 	"github.com/paddockhq/paddock/adapters/sprites/spritestest"
@@ -26,10 +27,7 @@ func TestMain(m *testing.M) { captured.Main(m, "token") }
 
 // build is sprites.New, failing the test on an error.
 func build(t testing.TB, cfg sprites.Config) *sprites.Adapter {
-	t.Helper()
-	a, err := sprites.New(cfg)
-	require.NoError(t, err)
-	return a
+	return adaptertest.New(t, sprites.New, cfg)
 }
 
 // newServer starts a loopback Sprites whose token is registered with the
