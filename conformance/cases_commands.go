@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -224,7 +225,8 @@ func forceTerminateRefused(t testing.TB, s *suite) {
 }
 
 // 22. A spawn named after a live session returns that session, replaying
-// its output, instead of starting a second command.
+// its output, instead of starting a second command; spawns of one name at
+// once start one session.
 func namedSpawn(t testing.TB, s *suite) {
 	ctx := s.ctx(t)
 	h := s.fresh(t)
@@ -245,9 +247,33 @@ func namedSpawn(t testing.TB, s *suite) {
 	sessions, err := s.a.ListSessions(ctx, h)
 	require.NoError(t, err)
 	require.Len(t, sessions, 1, "no second command was started")
+	assert.Equal(t, opts.Name, sessions[0].Name, "a session lists the name it was spawned with")
 
 	require.NoError(t, again.WriteStdin(ctx, []byte("via-second\n")))
 	s.stdoutUntil(t, st, "via-second")
+
+	// Spawns of one new name at once start one session between them.
+	opts.Name = "conformance-race"
+	ids := make([]string, 8)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, err := s.a.Spawn(ctx, h, s.cfg.Fixtures.SpawnStay, opts)
+			if assert.NoError(t, err) {
+				ids[i] = st.SessionID()
+				t.Cleanup(func() { _ = st.Close() }) // open until every spawn has answered
+			}
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		assert.Equal(t, ids[0], id, "one session for racing spawns of one name")
+	}
+	sessions, err = s.a.ListSessions(ctx, h)
+	require.NoError(t, err)
+	require.Len(t, sessions, 2, "the racing spawns started one command")
 }
 
 // 22 refused. A named spawn without named_spawn is not supported: the name

@@ -174,30 +174,3 @@ func TestNamedSpawn(t *testing.T) {
 	_, err = a.Spawn(ctx, h, paddock.NewCmd("emit"), paddock.SpawnOpts{Name: "a/b"})
 	require.ErrorIs(t, err, paddock.ErrInvalid)
 }
-
-func TestConcurrentNamedSpawnsStartOneSession(t *testing.T) {
-	t.Parallel()
-	a := world(t)
-	h := box(t, a, "box")
-	var wg sync.WaitGroup
-	ids := make([]string, 20)
-	for i := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			st, err := a.Spawn(ctx, h, paddock.NewCmd("emit", "out:ready", "stay"), paddock.SpawnOpts{Name: "dev"})
-			if !assert.NoError(t, err) {
-				return
-			}
-			ids[i] = st.SessionID()
-			_ = st.Close()
-		}()
-	}
-	wg.Wait()
-	for _, id := range ids {
-		assert.Equal(t, ids[0], id)
-	}
-	sessions, err := a.ListSessions(ctx, h)
-	require.NoError(t, err)
-	assert.Len(t, sessions, 1)
-}

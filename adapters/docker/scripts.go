@@ -136,14 +136,15 @@ printf '%s' "$*" > "$_pd_d/cmd"
 echo $$ > "$_pd_d/pid"
 PATH=$_pd_upath exec "$@"`
 
-// scriptList prints each session: "ID CREATED TTY MTIME LEN" then LEN
+// scriptList prints each session: "ID CREATED TTY MTIME LEN [NAME]" (the
+// name of a named spawn: a session id's characters, no blank) then LEN
 // bytes of its command line. Args: base
 const scriptList = pathPrelude + `cd "$1/s" 2>/dev/null || exit 0
 for _pd_s in *; do
   [ -f "$_pd_s/cmd" ] || continue
   _pd_t=0; [ -e "$_pd_s/tty" ] && _pd_t=1
   _pd_m=$(stat -c %Y "$_pd_s/cmd" "$_pd_s/stdout" "$_pd_s/stderr" 2>/dev/null | sort -n | tail -n 1)
-  echo "$_pd_s $(cat "$_pd_s/created" 2>/dev/null || echo 0) $_pd_t ${_pd_m:-0} $(wc -c < "$_pd_s/cmd")"
+  echo "$_pd_s $(cat "$_pd_s/created" 2>/dev/null || echo 0) $_pd_t ${_pd_m:-0} $(wc -c < "$_pd_s/cmd") $(cat "$_pd_s/name" 2>/dev/null)"
   cat "$_pd_s/cmd"
 done`
 

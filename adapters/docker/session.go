@@ -60,7 +60,7 @@ func (a *Adapter) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock
 }
 
 // parseSessions reads the listing: a header line "ID CREATED TTY MTIME
-// LEN", then LEN bytes of command line, per session.
+// LEN [NAME]", then LEN bytes of command line, per session.
 func parseSessions(b []byte) ([]paddock.Session, error) {
 	r := bufio.NewReader(bytes.NewReader(b))
 	sessions := []paddock.Session{}
@@ -74,7 +74,7 @@ func parseSessions(b []byte) ([]paddock.Session, error) {
 			return nil, malformed
 		}
 		f := strings.Fields(line)
-		if len(f) != 5 {
+		if len(f) != 5 && len(f) != 6 {
 			return nil, malformed
 		}
 		created, err1 := strconv.ParseInt(f[1], 10, 64)
@@ -88,6 +88,9 @@ func parseSessions(b []byte) ([]paddock.Session, error) {
 			return nil, malformed
 		}
 		s := paddock.Session{ID: f[0], Command: string(cmd), CreatedAt: time.Unix(0, created).UTC(), TTY: f[2] == "1"}
+		if len(f) == 6 {
+			s.Name = f[5]
+		}
 		if mtime > 0 {
 			s.LastActivityAt = time.Unix(mtime, 0).UTC()
 		}

@@ -229,34 +229,6 @@ func TestCreateNewIsAtomic(t *testing.T) {
 	assert.Contains(t, names, odd, "any valid name round-trips")
 }
 
-func TestNamedSpawnStartsOneSession(t *testing.T) {
-	t.Parallel()
-	a := newLocal(t)
-	h := box(t, a, "named")
-	var wg sync.WaitGroup
-	ids := make([]string, 8)
-	for i := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			st, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", "echo ready; exec cat"), paddock.SpawnOpts{Name: "dev"})
-			if assert.NoError(t, err) {
-				ids[i] = st.SessionID()
-				_ = st.Close()
-			}
-		}()
-	}
-	wg.Wait()
-	for _, id := range ids {
-		assert.Equal(t, ids[0], id)
-	}
-	sessions, err := a.ListSessions(ctx, h)
-	require.NoError(t, err)
-	require.Len(t, sessions, 1)
-	assert.Equal(t, "dev", sessions[0].Name)
-	require.NoError(t, a.TerminateSession(ctx, h, ids[0], paddock.TerminateOpts{}))
-}
-
 func TestFinishedSessionsArePruned(t *testing.T) {
 	t.Parallel()
 	a := newLocal(t, withFinishedSessions(3))
