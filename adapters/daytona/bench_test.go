@@ -2,13 +2,11 @@ package daytona_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/paddockhq/paddock"
@@ -34,11 +32,7 @@ func BenchmarkStdout(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() {
-		c, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_ = rt.Shutdown(c)
-	})
+	b.Cleanup(func() { _ = rt.Close() })
 	h, err := a.Create(ctx, "bench", paddock.CreateOpts{})
 	if err != nil {
 		b.Fatal(err)
@@ -46,21 +40,7 @@ func BenchmarkStdout(b *testing.B) {
 	cmd := paddock.NewCmd("head", "-c", "16777216", "/dev/zero")
 	toolbox := srv.URL() + "/toolbox/" + srv.ID("bench")
 
-	var tRaw, tAdapter, tRuntime time.Duration
-	for i := 0; b.Loop(); i++ {
-		start := time.Now()
-		rawFollow(b, srv, toolbox, "raw-"+itoa(i), daytona.SpawnScript(cmd, false))
-		tRaw += time.Since(start)
-
-		start = time.Now()
-		streambench.Expect(b, streambench.Adapter(b, a, h, cmd), benchBytes)
-		tAdapter += time.Since(start)
-
-		start = time.Now()
-		streambench.Expect(b, streambench.Adapter(b, rt.Adapter(h.Provider), h, cmd), benchBytes)
-		tRuntime += time.Since(start)
-	}
-	streambench.Report(b, benchBytes, tRaw, tAdapter, tRuntime)
+	streambench.Compare(b, func(i int) { rawFollow(b, srv, toolbox, "raw-"+itoa(i), daytona.SpawnScript(cmd, false)) }, a, rt.Adapter(h.Provider), h, cmd, benchBytes)
 }
 
 // rawFollow runs script in a new session with plain HTTP and reads its

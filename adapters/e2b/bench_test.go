@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"testing"
-	"time"
 
 	"connectrpc.com/connect"
 	"github.com/paddockhq/paddock"
@@ -30,11 +29,7 @@ func BenchmarkStdout(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() {
-		c, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_ = rt.Shutdown(c)
-	})
+	b.Cleanup(func() { _ = rt.Close() })
 	h, err := a.Create(ctx, "bench", paddock.CreateOpts{})
 	if err != nil {
 		b.Fatal(err)
@@ -42,21 +37,7 @@ func BenchmarkStdout(b *testing.B) {
 	cmd := paddock.NewCmd("head", "-c", "33554432", "/dev/zero")
 	raw := rawProcesses(srv, srv.Sandboxes()[0])
 
-	var tRaw, tAdapter, tRuntime time.Duration
-	for b.Loop() {
-		start := time.Now()
-		streambench.Expect(b, rawStdout(b, raw, cmd), benchBytes)
-		tRaw += time.Since(start)
-
-		start = time.Now()
-		streambench.Expect(b, streambench.Adapter(b, a, h, cmd), benchBytes)
-		tAdapter += time.Since(start)
-
-		start = time.Now()
-		streambench.Expect(b, streambench.Adapter(b, rt.Adapter(h.Provider), h, cmd), benchBytes)
-		tRuntime += time.Since(start)
-	}
-	streambench.Report(b, benchBytes, tRaw, tAdapter, tRuntime)
+	streambench.Compare(b, func(int) { streambench.Expect(b, rawStdout(b, raw, cmd), benchBytes) }, a, rt.Adapter(h.Provider), h, cmd, benchBytes)
 }
 
 // rawProcesses is a bare Connect client of sandbox id's Process service,

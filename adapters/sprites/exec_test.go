@@ -85,9 +85,7 @@ func stdoutUntil(t testing.TB, st paddock.Stream, want string) string {
 // default), dir, tty, stdin and max_run_after_disconnect.
 func TestExecQuery(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newAdapter(t, srv)
-	h := create(t, a, "box")
+	srv, a, h := onBox(t)
 	ctx := ctxFor(t, 10*time.Second)
 	require.NoError(t, a.WriteFile(ctx, h, "/work/.keep", 0o644, strings.NewReader("")))
 	cmd := paddock.Cmd{Path: "sh", Args: []string{"-c", `echo "foo=$FOO home=${HOME:-none}"; pwd`},
@@ -124,9 +122,7 @@ func TestExecQuery(t *testing.T) {
 // with the exit as JSON text and no stderr.
 func TestCommandFraming(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newAdapter(t, srv)
-	h := create(t, a, "box")
+	_, a, h := onBox(t)
 	st := spawn(t, a, h, paddock.NewCmd("sh", "-c", "echo out; echo err >&2; exit 7"), paddock.SpawnOpts{})
 	require.Regexp(t, `^[0-9]+$`, st.SessionID())
 	stdout, stderr, last := drain(t, st)
@@ -199,9 +195,7 @@ func TestSessionInfoAndAttachForms(t *testing.T) {
 // the resize and signal text messages.
 func TestClientFrames(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newAdapter(t, srv)
-	h := create(t, a, "box")
+	srv, a, h := onBox(t)
 	tty := spawn(t, a, h, paddock.NewCmd("sh", "-c", "read x; echo got:$x"), paddock.SpawnOpts{TTY: true, Stdin: true})
 	require.NoError(t, tty.WriteStdin(ctxFor(t, 5*time.Second), []byte("abc\n")))
 	stdoutUntil(t, tty, "got:abc")
@@ -408,9 +402,7 @@ func TestDetachKeepsTheSession(t *testing.T) {
 // assumed.
 func TestAttach(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newAdapter(t, srv)
-	h := create(t, a, "box")
+	_, a, h := onBox(t)
 	ctx := ctxFor(t, 10*time.Second)
 
 	owner := spawn(t, a, h, paddock.NewCmd("sh", "-c", "echo one; sleep 0.1; echo two >&2; read x; echo three; sleep 0.2; exit 4"), paddock.SpawnOpts{Stdin: true})
@@ -449,9 +441,7 @@ func TestAttach(t *testing.T) {
 // is the resolved path plus arguments; an ended session leaves at once.
 func TestSessionList(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newAdapter(t, srv)
-	h := create(t, a, "box")
+	srv, a, h := onBox(t)
 	ctx := ctxFor(t, 10*time.Second)
 	st := spawn(t, a, h, paddock.NewCmd("sleep", "654"), paddock.SpawnOpts{})
 	quick := spawn(t, a, h, paddock.NewCmd("true"), paddock.SpawnOpts{})
@@ -523,9 +513,7 @@ func types(events []map[string]any) []string {
 // one is 404. Through the adapter, both modes confirm.
 func TestKill(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newAdapter(t, srv)
-	h := create(t, a, "box")
+	srv, a, h := onBox(t)
 	start := func(cmd paddock.Cmd) string {
 		st := spawn(t, a, h, cmd, paddock.SpawnOpts{})
 		nextStdout(t, st)
@@ -770,9 +758,7 @@ func TestScriptedSockets(t *testing.T) {
 // The exec deadline covers a command that never ends.
 func TestExecTimeout(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newAdapter(t, srv)
-	h := create(t, a, "box")
+	_, a, h := onBox(t)
 	start := time.Now()
 	_, err := a.Exec(ctxFor(t, 10*time.Minute), h, paddock.NewCmd("sleep", "600"), paddock.ExecOpts{Timeout: ms(300)})
 	requireKind(t, err, paddock.ErrExecTimeout)
@@ -931,9 +917,7 @@ func TestAGoneSessionIsNotAnError(t *testing.T) {
 // 80x24, and a resize message reaches the terminal: stty size changes.
 func TestTerminalSize(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newAdapter(t, srv)
-	h := create(t, a, "box")
+	srv, a, h := onBox(t)
 	sizeLoop := paddock.NewCmd("sh", "-c", `stty size; while read line; do stty size; done`)
 
 	st := spawn(t, a, h, sizeLoop, paddock.SpawnOpts{TTY: true, Stdin: true, Size: &paddock.TermSize{Cols: 120, Rows: 40}})

@@ -89,6 +89,14 @@ func create(t testing.TB, a *sprites.Adapter, name string) paddock.Handle {
 	return h
 }
 
+// onBox is a loopback Sprites, an adapter on it and a sprite "box" there.
+func onBox(t testing.TB) (*spritestest.Server, *sprites.Adapter, paddock.Handle) {
+	t.Helper()
+	srv := newServer(t)
+	a := newAdapter(t, srv)
+	return srv, a, create(t, a, "box")
+}
+
 // drain reads st until its terminal event.
 func drain(t testing.TB, st paddock.Stream) (stdout, stderr string, last paddock.Event) {
 	t.Helper()

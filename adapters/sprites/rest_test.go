@@ -408,9 +408,7 @@ func routesOf(reqs []spritestest.Request) []string {
 // The public URL is the sprite's url.
 func TestPublicURL(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newAdapter(t, srv)
-	h := create(t, a, "box")
+	srv, a, h := onBox(t)
 	u, err := a.PublicURL(ctxFor(t, 5*time.Second), h)
 	require.NoError(t, err)
 	require.Regexp(t, `^https://box-[a-z0-9]+\.sprites\.app$`, u)

@@ -12,9 +12,9 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
-// Adapter spawns cmd through a, reads its stream to the exit, and answers
+// stdout spawns cmd through a, reads its stream to the exit, and answers
 // the stdout bytes it carried.
-func Adapter(b *testing.B, a paddock.Adapter, h paddock.Handle, cmd paddock.Cmd) int {
+func stdout(b *testing.B, a paddock.Adapter, h paddock.Handle, cmd paddock.Cmd) int {
 	b.Helper()
 	ctx := context.Background()
 	st, err := a.Spawn(ctx, h, cmd, paddock.SpawnOpts{})
@@ -39,9 +39,31 @@ func Adapter(b *testing.B, a paddock.Adapter, h paddock.Handle, cmd paddock.Cmd)
 	}
 }
 
-// Report reports the MB/s of each side, size bytes per iteration, and the
+// Compare reads size bytes of cmd's stdout three ways in each iteration,
+// in turn: raw(i), the baseline, then through direct (the adapter) and
+// through viaRuntime (the runtime's Adapter of it), and reports each
+// side's MB/s and the ratios to the baseline.
+func Compare(b *testing.B, raw func(i int), direct, viaRuntime paddock.Adapter, h paddock.Handle, cmd paddock.Cmd, size int) {
+	var tRaw, tAdapter, tRuntime time.Duration
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		raw(i)
+		tRaw += time.Since(start)
+
+		start = time.Now()
+		Expect(b, stdout(b, direct, h, cmd), size)
+		tAdapter += time.Since(start)
+
+		start = time.Now()
+		Expect(b, stdout(b, viaRuntime, h, cmd), size)
+		tRuntime += time.Since(start)
+	}
+	report(b, size, tRaw, tAdapter, tRuntime)
+}
+
+// report reports the MB/s of each side, size bytes per iteration, and the
 // adapter's and the runtime's ratios to the raw baseline.
-func Report(b *testing.B, size int, raw, adapter, runtime time.Duration) {
+func report(b *testing.B, size int, raw, adapter, runtime time.Duration) {
 	mbps := func(d time.Duration) float64 { return float64(b.N) * float64(size) / (1 << 20) / d.Seconds() }
 	b.ReportMetric(mbps(raw), "raw-MB/s")
 	b.ReportMetric(mbps(adapter), "adapter-MB/s")
