@@ -155,6 +155,17 @@ func newSandbox(name string) *sandbox {
 	return &sandbox{name: name, status: paddock.StatusRunning, createdAt: time.Now().UTC(), files: map[string]file{}, dirs: map[string]dir{}, sessions: map[string]*session{}}
 }
 
+// lock locks the adapter and finds h's sandbox; on an error the adapter
+// is left unlocked.
+func (a *Adapter) lock(h paddock.Handle) (*sandbox, error) {
+	a.mu.Lock()
+	sb, err := a.lookup(h.Name)
+	if err != nil {
+		a.mu.Unlock()
+	}
+	return sb, err
+}
+
 // lookup returns the named sandbox or ErrNotFound. The caller holds a.mu.
 func (a *Adapter) lookup(name string) (*sandbox, error) {
 	sb, ok := a.sandboxes[name]
@@ -168,12 +179,11 @@ func (a *Adapter) lookup(name string) (*sandbox, error) {
 // made by CreateNew, its instance id as ID (there is no image); Raw is
 // {"name","id"} for such a sandbox and {} otherwise.
 func (a *Adapter) Get(_ context.Context, h paddock.Handle) (paddock.Info, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	sb, err := a.lookup(h.Name)
+	sb, err := a.lock(h)
 	if err != nil {
 		return paddock.Info{}, err
 	}
+	defer a.mu.Unlock()
 	raw := map[string]string{}
 	if sb.instanceID != "" {
 		raw = map[string]string{"name": sb.name, "id": sb.instanceID}
@@ -229,12 +239,11 @@ func (a *Adapter) Resume(_ context.Context, h paddock.Handle) (paddock.Handle, e
 }
 
 func (a *Adapter) setStatus(h paddock.Handle, s paddock.Status) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	sb, err := a.lookup(h.Name)
+	sb, err := a.lock(h)
 	if err != nil {
 		return err
 	}
+	defer a.mu.Unlock()
 	sb.status = s
 	return nil
 }
@@ -242,11 +251,10 @@ func (a *Adapter) setStatus(h paddock.Handle, s paddock.Status) error {
 // PublicURL returns https://<name>.fake.test (the facade answers
 // ErrNoPublicURL while public_url is not in the fake's capabilities).
 func (a *Adapter) PublicURL(_ context.Context, h paddock.Handle) (string, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if _, err := a.lookup(h.Name); err != nil {
+	if _, err := a.lock(h); err != nil {
 		return "", err
 	}
+	defer a.mu.Unlock()
 	return "https://" + h.Name + ".fake.test", nil
 }
 
@@ -256,12 +264,11 @@ func (a *Adapter) ApplyNetworkPolicy(_ context.Context, h paddock.Handle, p padd
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	sb, err := a.lookup(h.Name)
+	sb, err := a.lock(h)
 	if err != nil {
 		return err
 	}
+	defer a.mu.Unlock()
 	stored := paddock.NetworkPolicy{}
 	if p.Allow != nil {
 		stored.Allow = append([]string{}, p.Allow...)

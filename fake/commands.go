@@ -22,12 +22,10 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	if err != nil {
 		return paddock.ExecResult{}, err
 	}
-	a.mu.Lock()
-	_, err = a.lookup(h.Name)
-	a.mu.Unlock()
-	if err != nil {
+	if _, err := a.lock(h); err != nil {
 		return paddock.ExecResult{}, err
 	}
+	a.mu.Unlock()
 	return evaluate(script, out)
 }
 
@@ -45,12 +43,11 @@ func (a *Adapter) Spawn(_ context.Context, h paddock.Handle, cmd paddock.Cmd, op
 	if err != nil {
 		return nil, err
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	sb, err := a.lookup(h.Name)
+	sb, err := a.lock(h)
 	if err != nil {
 		return nil, err
 	}
+	defer a.mu.Unlock()
 	if opts.Name != "" {
 		for _, s := range sb.sessions {
 			if s.name == opts.Name && s.live() {
@@ -72,12 +69,11 @@ func (a *Adapter) ListSessions(_ context.Context, h paddock.Handle) ([]paddock.S
 	if err := paddock.Require(a, paddock.CapAttach); err != nil {
 		return nil, err
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	sb, err := a.lookup(h.Name)
+	sb, err := a.lock(h)
 	if err != nil {
 		return nil, err
 	}
+	defer a.mu.Unlock()
 	out := make([]paddock.Session, 0, len(sb.sessions))
 	for _, s := range sb.sessions {
 		out = append(out, s.info())
@@ -101,12 +97,11 @@ func (a *Adapter) Attach(_ context.Context, h paddock.Handle, sessionID string, 
 
 // session looks a session up under the handle's sandbox.
 func (a *Adapter) session(h paddock.Handle, sessionID string) (*session, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	sb, err := a.lookup(h.Name)
+	sb, err := a.lock(h)
 	if err != nil {
 		return nil, err
 	}
+	defer a.mu.Unlock()
 	s, ok := sb.sessions[sessionID]
 	if !ok {
 		return nil, paddock.ErrNotFound

@@ -22,12 +22,11 @@ func (a *Adapter) WriteFile(_ context.Context, h paddock.Handle, path string, mo
 	if err != nil {
 		return &paddock.UnavailableError{Detail: "reading the caller's data: " + err.Error()}
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	sb, err := a.lookup(h.Name)
+	sb, err := a.lock(h)
 	if err != nil {
 		return err
 	}
+	defer a.mu.Unlock()
 	if sb.isDir(path) {
 		return &paddock.InvalidError{Detail: paddock.DetailPath + ": a directory is there"}
 	}
@@ -46,12 +45,11 @@ func (a *Adapter) ReadFile(_ context.Context, h paddock.Handle, path string) (io
 	if err := paddock.ValidatePath(path); err != nil {
 		return nil, err
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	sb, err := a.lookup(h.Name)
+	sb, err := a.lock(h)
 	if err != nil {
 		return nil, err
 	}
+	defer a.mu.Unlock()
 	f, ok := sb.files[path]
 	if !ok {
 		return nil, paddock.ErrNotFound
@@ -116,12 +114,11 @@ func (sb *sandbox) under(p string) []string {
 
 // ListDir lists a directory's direct entries, sorted by name.
 func (a *Adapter) ListDir(_ context.Context, h paddock.Handle, p string) ([]paddock.FileInfo, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	sb, err := a.lookup(h.Name)
+	sb, err := a.lock(h)
 	if err != nil {
 		return nil, err
 	}
+	defer a.mu.Unlock()
 	if _, ok := sb.files[p]; ok {
 		return nil, &paddock.InvalidError{Detail: paddock.DetailPath + ": not a directory"}
 	}
@@ -139,12 +136,11 @@ func (a *Adapter) ListDir(_ context.Context, h paddock.Handle, p string) ([]padd
 
 // Stat describes one file or directory.
 func (a *Adapter) Stat(_ context.Context, h paddock.Handle, p string) (paddock.FileInfo, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	sb, err := a.lookup(h.Name)
+	sb, err := a.lock(h)
 	if err != nil {
 		return paddock.FileInfo{}, err
 	}
+	defer a.mu.Unlock()
 	fi, ok := sb.info(p)
 	if !ok {
 		return paddock.FileInfo{}, paddock.ErrNotFound
@@ -155,12 +151,11 @@ func (a *Adapter) Stat(_ context.Context, h paddock.Handle, p string) (paddock.F
 // Remove removes a file, or a directory (with what it holds only when
 // recursive).
 func (a *Adapter) Remove(_ context.Context, h paddock.Handle, p string, opts paddock.RemoveOpts) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	sb, err := a.lookup(h.Name)
+	sb, err := a.lock(h)
 	if err != nil {
 		return err
 	}
+	defer a.mu.Unlock()
 	if _, ok := sb.files[p]; ok {
 		delete(sb.files, p)
 		sb.notify(paddock.FileRemoved, p)
@@ -187,12 +182,11 @@ func (a *Adapter) Remove(_ context.Context, h paddock.Handle, p string, opts pad
 // Rename moves a file or directory (with what it holds), replacing a file
 // at to.
 func (a *Adapter) Rename(_ context.Context, h paddock.Handle, from, to string) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	sb, err := a.lookup(h.Name)
+	sb, err := a.lock(h)
 	if err != nil {
 		return err
 	}
+	defer a.mu.Unlock()
 	if _, ok := sb.info(from); !ok {
 		return paddock.ErrNotFound
 	}
@@ -231,12 +225,11 @@ func (a *Adapter) Rename(_ context.Context, h paddock.Handle, from, to string) e
 
 // MakeDir makes a directory (and its parents with Parents).
 func (a *Adapter) MakeDir(_ context.Context, h paddock.Handle, p string, opts paddock.MakeDirOpts) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	sb, err := a.lookup(h.Name)
+	sb, err := a.lock(h)
 	if err != nil {
 		return err
 	}
+	defer a.mu.Unlock()
 	if _, ok := sb.info(p); ok {
 		if opts.Parents && sb.isDir(p) {
 			return nil

@@ -27,11 +27,10 @@ func (a *Adapter) Expose(_ context.Context, h paddock.Handle, port int, opts pad
 	if err := paddock.Require(a, paddock.CapExpose); err != nil {
 		return paddock.Preview{}, err
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if _, err := a.lookup(h.Name); err != nil {
+	if _, err := a.lock(h); err != nil {
 		return paddock.Preview{}, err
 	}
+	defer a.mu.Unlock()
 	raw := make([]byte, 16)
 	_, _ = rand.Read(raw) // crypto/rand.Read never fails
 	token := hex.EncodeToString(raw)

@@ -13,12 +13,11 @@ import (
 
 // Watch watches one directory's entries (docs/contract.md#op-watch).
 func (a *Adapter) Watch(_ context.Context, h paddock.Handle, p string) (paddock.FileWatch, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	sb, err := a.lookup(h.Name)
+	sb, err := a.lock(h)
 	if err != nil {
 		return nil, err
 	}
+	defer a.mu.Unlock()
 	info, ok := sb.info(p)
 	switch {
 	case !ok:
