@@ -25,12 +25,13 @@ var errNoKey = &paddock.DeniedError{Detail: "daytona: no API key configured"}
 // Adapter speaks to Daytona. It is safe for concurrent use. No client
 // follows a redirect.
 type Adapter struct {
-	cfg       Config
-	log       zerolog.Logger
-	rest      *httpx.REST  // control-plane calls
-	client    *http.Client // ordinary calls, bounded by Timeout
-	streaming *http.Client // log follows and file bodies: no overall timeout
-	poll      time.Duration
+	cfg          Config
+	log          zerolog.Logger
+	rest         *httpx.REST  // control-plane calls
+	client       *http.Client // ordinary calls, bounded by Timeout
+	streaming    *http.Client // log follows and file bodies: no overall timeout
+	poll         time.Duration
+	fileTransfer // WriteFile, ReadFile
 }
 
 // authorize sets the credential of a request to either plane.

@@ -82,5 +82,6 @@ func New(cfg Config) (*Adapter, error) {
 	a := &Adapter{cfg: cfg, log: cfg.Logger, client: clients.Ordinary, streaming: clients.Streaming, poll: 100 * time.Millisecond}
 	a.rest = &httpx.REST{Provider: paddock.ProviderDaytona, BaseURL: cfg.APIURL, MaxBody: maxBody, Log: cfg.Logger,
 		Authorize: a.authorize}
+	a.fileTransfer = httpx.NewFiles(a, a.streaming, a.openFiles)
 	return a, nil
 }

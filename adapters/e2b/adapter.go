@@ -25,11 +25,12 @@ var errNoKey = &paddock.DeniedError{Detail: "e2b: no API key configured"}
 // Adapter speaks to E2B. It is safe for concurrent use. No client follows
 // a redirect.
 type Adapter struct {
-	cfg       Config
-	log       zerolog.Logger
-	rest      *httpx.REST  // control-plane calls
-	client    *http.Client // ordinary calls, bounded by Timeout
-	streaming *http.Client // process streams and file bodies: no overall timeout
+	cfg          Config
+	log          zerolog.Logger
+	rest         *httpx.REST  // control-plane calls
+	client       *http.Client // ordinary calls, bounded by Timeout
+	streaming    *http.Client // process streams and file bodies: no overall timeout
+	fileTransfer              // WriteFile, ReadFile
 }
 
 // String names the adapter and its base URL; no printed form of an

@@ -88,7 +88,7 @@ func New(cfg Config) (*Adapter, error) {
 	cfg.TTL = cmp.Or(cfg.TTL, DefaultTTL)
 	clients := httpx.NewClients(cfg.Transport, cfg.Timeout)
 	key := cfg.APIKey
-	return &Adapter{
+	a := &Adapter{
 		cfg: cfg,
 		log: cfg.Logger,
 		rest: &httpx.REST{
@@ -103,5 +103,7 @@ func New(cfg Config) (*Adapter, error) {
 		},
 		client:    clients.Ordinary,
 		streaming: clients.Streaming,
-	}, nil
+	}
+	a.fileTransfer = httpx.NewFiles(a, a.streaming, a.openFiles)
+	return a, nil
 }

@@ -3,10 +3,8 @@ package e2b
 import (
 	"context"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/url"
-	"path"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
@@ -29,38 +27,17 @@ func (a *Adapter) filesRequestAs(ctx context.Context, method, id, p, user string
 	return req, nil
 }
 
-// WriteFile streams r into path as a multipart upload (envd creates the
-// parents), then sets mode's permission bits with chmod. Nothing is held
-// whole in memory.
-func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, p string, mode fs.FileMode, r io.Reader) error {
-	if err := paddock.ValidatePath(p); err != nil {
-		return err
-	}
-	id, err := a.running(ctx, h)
-	if err != nil {
-		return err
-	}
-	err = a.rest.Upload(a.streaming, path.Base(p), r, func(body io.Reader) (*http.Request, error) {
-		return a.filesRequest(ctx, http.MethodPost, id, p, body)
-	})
-	if err != nil {
-		return err
-	}
-	return httpx.SetMode(ctx, a, h, p, mode)
-}
+// fileTransfer is WriteFile and ReadFile through envd's /files as the configured
+// user: an upload makes the parents.
+type fileTransfer = httpx.Files
 
-// ReadFile streams the file at path; ErrNotFound when it is absent.
-func (a *Adapter) ReadFile(ctx context.Context, h paddock.Handle, p string) (io.ReadCloser, error) {
-	if err := paddock.ValidatePath(p); err != nil {
-		return nil, err
-	}
+// openFiles finds the running sandbox of h for envd's /files.
+func (a *Adapter) openFiles(ctx context.Context, h paddock.Handle) (*httpx.REST, httpx.FileRequest, error) {
 	id, err := a.running(ctx, h)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	req, err := a.filesRequest(ctx, http.MethodGet, id, p, nil)
-	if err != nil {
-		return nil, err
-	}
-	return a.rest.Download(a.streaming, req)
+	return a.rest, func(method, p string, body io.Reader) (*http.Request, error) {
+		return a.filesRequest(ctx, method, id, p, body)
+	}, nil
 }
