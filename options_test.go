@@ -367,3 +367,28 @@ func requireValidity(t *testing.T, ok bool, err error) {
 	}
 	require.ErrorIs(t, err, paddock.ErrInvalid)
 }
+
+func TestSignalValidationAndDelivery(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		sig   paddock.Signal
+		ended bool
+		want  error
+	}{
+		"a known signal to a live command": {paddock.SignalTerm, false, nil},
+		"a known signal to an ended one":   {paddock.SignalUsr1, true, paddock.ErrCommandExited},
+		"an unknown signal":                {"WINCH", false, paddock.ErrInvalid},
+		"an unknown signal, ended":         {"", true, paddock.ErrInvalid},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			err := tc.sig.Deliverable(tc.ended)
+			if tc.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tc.want)
+		})
+	}
+}

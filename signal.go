@@ -27,6 +27,18 @@ func (s Signal) Validate() error {
 	return &InvalidError{Detail: DetailSignal + ": " + string(s) + " is not one of INT, TERM, HUP, KILL, QUIT, USR1, USR2"}
 }
 
+// Deliverable is how a stream's Signal starts: s validated, then
+// command_exited for a command that has ended.
+func (s Signal) Deliverable(ended bool) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if ended {
+		return ErrCommandExited
+	}
+	return nil
+}
+
 // TermSize is a terminal's size in character cells.
 type TermSize struct {
 	Cols int `json:"cols"`

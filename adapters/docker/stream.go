@@ -233,11 +233,8 @@ func (st *stream) CloseStdin(ctx context.Context) error {
 // the sandbox (docs/contract.md#op-signal). A write given before it has
 // reached the writer exec, though not always the command's pipe.
 func (st *stream) Signal(ctx context.Context, sig paddock.Signal) error {
-	if err := sig.Validate(); err != nil {
+	if err := sig.Deliverable(st.q.Closed() || st.exited.Load()); err != nil {
 		return err
-	}
-	if st.q.Closed() || st.exited.Load() {
-		return paddock.ErrCommandExited
 	}
 	out, err := st.a.run(ctx, st.h.Name, execSpec{cmd: sh(scriptSignal, st.dir, string(sig))}, nil)
 	switch {

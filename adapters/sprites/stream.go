@@ -207,11 +207,8 @@ func (st *stream) send(ctx context.Context, kind int, frame []byte) error {
 // otherwise through the kill endpoint with a zero timeout (the signal
 // alone, no escalation), as Sprites' own client does.
 func (st *stream) Signal(ctx context.Context, sig paddock.Signal) error {
-	if err := sig.Validate(); err != nil {
+	if err := sig.Deliverable(st.q.Closed() || st.exited.Load()); err != nil {
 		return err
-	}
-	if st.q.Closed() || st.exited.Load() {
-		return paddock.ErrCommandExited
 	}
 	if st.caps["signal"] {
 		msg, _ := json.Marshal(controlMessage{Type: "signal", Signal: string(sig)})

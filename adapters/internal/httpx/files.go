@@ -23,7 +23,8 @@ type Files struct {
 
 // NewFiles is the Files of adapter (which runs the chmod): bodies travel
 // on streaming (no overall timeout), and open finds h's file daemon, the
-// REST its answers are read with and how to build the request of a file.
+// REST its answers are read with and how to build the request of a file
+// (neither is used when it fails).
 func NewFiles(adapter paddock.Adapter, streaming *http.Client, open func(ctx context.Context, h paddock.Handle) (*REST, FileRequest, error)) Files {
 	return Files{adapter: adapter, streaming: streaming, open: open}
 }
