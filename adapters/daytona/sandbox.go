@@ -341,27 +341,16 @@ func (a *Adapter) Suspend(ctx context.Context, h paddock.Handle) error {
 	case stateStopped, stateArchived, "archiving":
 		return nil
 	}
-	err = a.settled(ctx, func() (bool, error) {
-		status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, sandboxPath(h.Name, "stop"), nil, map[string]any{})
-		switch {
-		case err != nil:
-			return false, err
-		case status == http.StatusConflict:
-			return false, nil // stopping, or another transition: try again once it settles
-		case status == http.StatusBadRequest:
+	err = a.transition(ctx, h.Name, "stop", func(status int, refusal error) (bool, error) {
+		if status == http.StatusBadRequest {
 			// Not stoppable: stopped meanwhile is success, anything else
 			// (an errored sandbox) is the refusal.
 			now, lerr := a.lookup(ctx, h.Name)
 			if lerr == nil && (now.State == stateStopped || now.State == stateArchived || now.State == "archiving") {
 				return true, nil
 			}
-			return false, a.rest.StatusError(status, header, data)
-		case status == http.StatusNotFound:
-			return false, paddock.ErrNotFound
-		case status < 200 || status > 299:
-			return false, a.rest.StatusError(status, header, data)
 		}
-		return true, nil
+		return false, refusal
 	})
 	if err != nil {
 		return err
@@ -398,24 +387,35 @@ func (a *Adapter) started(ctx context.Context, h paddock.Handle) (*sandbox, erro
 	case startingStates[sb.State]:
 		return a.waitFor(ctx, h.Name, stateStarted) // on its way already
 	}
-	err = a.settled(ctx, func() (bool, error) {
-		status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, sandboxPath(h.Name, "start"), nil, map[string]any{})
+	if err := a.transition(ctx, h.Name, "start", nil); err != nil {
+		return nil, err
+	}
+	return a.waitFor(ctx, h.Name, stateStarted)
+}
+
+// transition asks Daytona for action ("start", "stop") on the sandbox
+// called name until it is taken: a 409 (mid-transition) is asked again
+// once the sandbox settles, a 404 is not_found, and any other refusal is
+// judged by refused when there is one (true: done after all).
+func (a *Adapter) transition(ctx context.Context, name, action string, refused func(status int, refusal error) (bool, error)) error {
+	return a.settled(ctx, func() (bool, error) {
+		status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, sandboxPath(name, action), nil, map[string]any{})
 		switch {
 		case err != nil:
 			return false, err
 		case status == http.StatusConflict:
-			return false, nil // mid-transition: try again once it settles
+			return false, nil
 		case status == http.StatusNotFound:
 			return false, paddock.ErrNotFound
 		case status < 200 || status > 299:
-			return false, a.rest.StatusError(status, header, data)
+			refusal := a.rest.StatusError(status, header, data)
+			if refused != nil {
+				return refused(status, refusal)
+			}
+			return false, refusal
 		}
 		return true, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return a.waitFor(ctx, h.Name, stateStarted)
 }
 
 // listPage is one page of a listing.
