@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -437,7 +436,7 @@ func TestFaults(t *testing.T) {
 			return "", err
 		}
 		defer st.Close()
-		return readStream(t, st)
+		return adaptertest.Summary(t, st, time.Minute)
 	}
 	tests := map[string]faultCase{
 		"429 with a hint": {faults: one(createRoute, daytonatest.RateLimited(7)), call: create, kind: paddock.ErrRateLimited, detail: "7s",
@@ -587,31 +586,6 @@ func runFault(t *testing.T, tc faultCase) {
 	captured.Err(err)
 	adaptertest.Answered(t, got, err, tc.want, tc.kind, tc.detail, srv.Key())
 	sent()
-}
-
-// readStream summarises a stream: its output, then its exit; its error
-// event is the error.
-func readStream(t *testing.T, st paddock.Stream) (string, error) {
-	var out, errb []byte
-	for {
-		ev, err := st.Next(ctx)
-		switch {
-		case errors.Is(err, io.EOF):
-			return "", errors.New("the stream ended without a terminal event")
-		case err != nil:
-			return "", err
-		}
-		switch ev.Kind {
-		case paddock.EventStdout:
-			out = append(out, ev.Data...)
-		case paddock.EventStderr:
-			errb = append(errb, ev.Data...)
-		case paddock.EventExit:
-			return string(out) + "|" + string(errb) + "|" + itoa(ev.Code), nil
-		case paddock.EventError:
-			return string(out) + "|" + string(errb), ev.Err
-		}
-	}
 }
 
 // The service RunLeases' child processes reach.

@@ -8,6 +8,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/daytona"
 	"github.com/paddockhq/paddock/adapters/daytona/daytonatest"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/paddockhq/paddock/adapters/internal/fidelity"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -66,7 +67,7 @@ func TestJournalsTheWrapperDidNotWrite(t *testing.T) {
 	st, err := a.Spawn(ctx, h, paddock.NewCmd("sleep", "0.5"), paddock.SpawnOpts{Detachable: true})
 	require.NoError(t, err)
 	require.True(t, srv.AppendJournal("box", st.SessionID(), []byte("a log with no markers\n")))
-	got, err := readStream(t, st)
+	got, err := adaptertest.Summary(t, st, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, "||0", got, "unmarked bytes are no stream's")
 	require.NoError(t, st.Close())
@@ -74,7 +75,7 @@ func TestJournalsTheWrapperDidNotWrite(t *testing.T) {
 	st, err = a.Spawn(ctx, h, paddock.NewCmd("sleep", "0.5"), paddock.SpawnOpts{Detachable: true})
 	require.NoError(t, err)
 	require.True(t, srv.AppendJournal("box", st.SessionID(), []byte("\x01\x01\x01not base64!\n")))
-	_, err = readStream(t, st)
+	_, err = adaptertest.Summary(t, st, time.Minute)
 	require.ErrorIs(t, err, paddock.ErrProvider)
 	require.NoError(t, st.Close())
 }
@@ -93,13 +94,13 @@ func TestSpawnsRunAtOnce(t *testing.T) {
 	defer first.Close()
 	second, err := a.Spawn(ctx, h, paddock.NewCmd("echo", "second"), paddock.SpawnOpts{})
 	require.NoError(t, err)
-	got, err := readStream(t, second)
+	got, err := adaptertest.Summary(t, second, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, "second\n||0", got, "the second ran while the first waited for input")
 	require.NoError(t, second.Close())
 	require.NoError(t, first.WriteStdin(ctx, []byte("go\n")))
 	require.NoError(t, first.CloseStdin(ctx))
-	got, err = readStream(t, first)
+	got, err = adaptertest.Summary(t, first, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, "first:go\n||0", got)
 }

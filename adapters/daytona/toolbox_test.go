@@ -10,6 +10,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/daytona/daytonatest"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/paddockhq/paddock/adapters/internal/filecheck"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -92,7 +93,7 @@ func TestSpawnFollowsFramesCutAnywhere(t *testing.T) {
 		require.NoError(t, err)
 		st, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", `printf 'a\000b'; printf 'e1\n' >&2; printf '\377 no newline'; printf e2 >&2; exit 6`), paddock.SpawnOpts{})
 		require.NoError(t, err)
-		got, err := readStream(t, st)
+		got, err := adaptertest.Summary(t, st, time.Minute)
 		require.NoError(t, err, "frames of %d", size)
 		assert.Equal(t, "a\x00b\xff no newline|e1\ne2|6", got, "frames of %d", size)
 		require.NoError(t, st.Close())

@@ -13,24 +13,13 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/docker"
 	"github.com/paddockhq/paddock/adapters/docker/dockertest"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/stretchr/testify/require"
 )
 
 func drain(t testing.TB, st paddock.Stream) (stdout, stderr string, last paddock.Event) {
 	t.Helper()
-	ctx := ctxFor(t, 30*time.Second)
-	for {
-		ev, err := st.Next(ctx)
-		require.NoError(t, err)
-		switch ev.Kind {
-		case paddock.EventStdout:
-			stdout += string(ev.Data)
-		case paddock.EventStderr:
-			stderr += string(ev.Data)
-		default:
-			return stdout, stderr, ev
-		}
-	}
+	return adaptertest.Drain(t, st, 30*time.Second)
 }
 
 // A timed-out Exec is killed inside the sandbox, with everything it
@@ -237,16 +226,7 @@ touch /tmp/a /workspace/b "$HOME/.c" && echo writable; stat -c '%u %a' /tmp /wor
 // reports a child's death by signal there).
 func untilStdout(t testing.TB, st paddock.Stream, want string) {
 	t.Helper()
-	var got string
-	ctx := ctxFor(t, 30*time.Second)
-	for !strings.Contains(got, want) {
-		ev, err := st.Next(ctx)
-		require.NoError(t, err, "waiting for %q, got %q", want, got)
-		require.Contains(t, []paddock.EventKind{paddock.EventStdout, paddock.EventStderr}, ev.Kind, "waiting for %q, got %v", want, ev)
-		if ev.Kind == paddock.EventStdout {
-			got += string(ev.Data)
-		}
-	}
+	adaptertest.StdoutUntil(t, st, want, 30*time.Second)
 }
 
 // Signals reach a journaled session's process group and a TTY session:

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -113,7 +112,7 @@ func TestEnvdFaults(t *testing.T) {
 			call: execute(0), want: `out="he" err="" code=0`, sends: startOnce},
 		"output after the exit is not the command's": {
 			faults: one(startRoute, e2btest.Stream(started, he, exit3, late, exit0, clean)),
-			call:   spawnAndRead, want: `out="he" err="" exit=3`, sends: startOnce},
+			call:   spawnAndRead, want: "he||3", sends: startOnce},
 		"an end-of-stream before the start": {
 			faults: one(startRoute, e2btest.Stream(clean)),
 			call:   spawnAndRead, kind: paddock.ErrUnavailable, detail: "without a start", sends: startOnce},
@@ -155,9 +154,9 @@ func TestEnvdFaults(t *testing.T) {
 			faults: one(startRoute, e2btest.Split(started[:3], started[3:]+he[:7], he[7:]+llo+dropped[:2], dropped[2:4], dropped[4:]+exit3+clean)),
 			call:   execute(0), want: `out="hello" err="dropped" code=3`, sends: startOnce},
 		"a journal whose exit record says 17": {
-			call: attachAfter("17\n"), want: `out="ran\n" err="" exit=17`},
+			call: attachAfter("17\n"), want: "ran\n||17"},
 		"a journal whose exit record says 9": {
-			call: attachAfter("9\n"), want: `out="ran\n" err="" exit=9`},
+			call: attachAfter("9\n"), want: "ran\n||9"},
 		"a journal whose exit record is garbled": {
 			call: attachAfter("bad\n"), kind: paddock.ErrProvider, detail: "exit record"},
 		"a journal whose exit record is missing, its process gone": {
@@ -217,33 +216,7 @@ func spawnAndRead(t *testing.T, a *e2b.Adapter, _ *e2btest.Server, h paddock.Han
 		return "", err
 	}
 	defer st.Close()
-	return readAll(t, st)
-}
-
-// readAll summarises a stream's events; its error event is the error.
-func readAll(t *testing.T, st paddock.Stream) (string, error) {
-	var out, errb []byte
-	for {
-		ev, err := st.Next(ctxFor(t, 30*time.Second))
-		switch {
-		case errors.Is(err, io.EOF):
-			return "", errors.New("the stream ended without a terminal event")
-		case err != nil:
-			return "", err
-		}
-		switch ev.Kind {
-		case paddock.EventStdout:
-			out = append(out, ev.Data...)
-		case paddock.EventStderr:
-			errb = append(errb, ev.Data...)
-		case paddock.EventExit:
-			_, err := st.Next(ctxFor(t, 5*time.Second))
-			require.ErrorIs(t, err, io.EOF, "nothing follows the exit")
-			return fmt.Sprintf("out=%q err=%q exit=%d", out, errb, ev.Code), nil
-		case paddock.EventError:
-			return fmt.Sprintf("out=%q err=%q", out, errb), ev.Err
-		}
-	}
+	return adaptertest.Summary(t, st, 30*time.Second)
 }
 
 // writeStdin writes to a live cat whose stdin request meets the fault.
@@ -282,9 +255,9 @@ func attachAfter(record string) func(*testing.T, *e2b.Adapter, *e2btest.Server, 
 		c := ctxFor(t, 2*time.Minute) // one budget for several calls, under CI's load
 		st, err := a.Spawn(c, h, paddock.NewCmd("sh", "-c", "echo ran; exit 3"), paddock.SpawnOpts{Detachable: true})
 		require.NoError(t, err)
-		got, err := readAll(t, st)
+		got, err := adaptertest.Summary(t, st, 30*time.Second)
 		require.NoError(t, err)
-		require.Equal(t, `out="ran\n" err="" exit=3`, got)
+		require.Equal(t, "ran\n||3", got)
 		require.NoError(t, st.Close())
 		exitFile := "/home/user/" + e2b.JournalDir(st.SessionID()) + "/exit"
 		if record == "" {
@@ -299,7 +272,7 @@ func attachAfter(record string) func(*testing.T, *e2b.Adapter, *e2btest.Server, 
 			return "", err
 		}
 		defer at.Close()
-		return readAll(t, at)
+		return adaptertest.Summary(t, at, 30*time.Second)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/e2b"
 	"github.com/paddockhq/paddock/adapters/e2b/e2btest"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/paddockhq/paddock/adapters/internal/fidelity"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -136,9 +137,9 @@ func TestProcessesAreSelectedByPidOnly(t *testing.T) {
 	require.NoError(t, err)
 	defer at.Close()
 	require.NoError(t, at.WriteStdin(ctx, []byte("yes\n")))
-	got, err := readAll(t, at)
+	got, err := adaptertest.Summary(t, at, 30*time.Second)
 	require.NoError(t, err)
-	assert.Equal(t, `out="ready\ngot:yes\n" err="" exit=0`, got, "replayed from byte zero, then followed; stdin reached the original")
+	assert.Equal(t, "ready\ngot:yes\n||0", got, "replayed from byte zero, then followed; stdin reached the original")
 
 	tagged := 0
 	for _, r := range srv.Requests() {
@@ -166,9 +167,9 @@ func TestDetachableStartBody(t *testing.T) {
 	st, err := a.Spawn(ctx, h, paddock.NewCmd("printf", "%s|", "a'b", "$HOME", "two words"), paddock.SpawnOpts{Detachable: true})
 	require.NoError(t, err)
 	defer st.Close()
-	got, err := readAll(t, st)
+	got, err := adaptertest.Summary(t, st, 30*time.Second)
 	require.NoError(t, err)
-	assert.Equal(t, `out="a'b|$HOME|two words|" err="" exit=0`, got)
+	assert.Equal(t, "a'b|$HOME|two words|||0", got)
 	sessions, err := a.ListSessions(ctx, h)
 	require.NoError(t, err)
 	require.Len(t, sessions, 1, "a process that is not a session is not listed")
@@ -256,18 +257,18 @@ func TestAroundAPause(t *testing.T) {
 	at, err := a.Attach(ctx, h, st.SessionID(), paddock.AttachOpts{Stdin: true})
 	require.NoError(t, err)
 	require.NoError(t, at.WriteStdin(ctx, []byte("resumed\n")))
-	got, err := readAll(t, at)
+	got, err := adaptertest.Summary(t, at, 30*time.Second)
 	require.NoError(t, err)
-	assert.Equal(t, `out="ready\nbefore-pause\nafter:resumed\n" err="" exit=0`, got)
+	assert.Equal(t, "ready\nbefore-pause\nafter:resumed\n||0", got)
 	require.NoError(t, at.Close())
 
 	cat, err := a.Spawn(ctx, h, paddock.NewCmd("cat"), paddock.SpawnOpts{Stdin: true})
 	require.NoError(t, err)
 	require.NoError(t, cat.WriteStdin(ctx, []byte("new")))
 	require.NoError(t, cat.CloseStdin(ctx))
-	got, err = readAll(t, cat)
+	got, err = adaptertest.Summary(t, cat, 30*time.Second)
 	require.NoError(t, err)
-	assert.Equal(t, `out="new" err="" exit=0`, got, "a new process after the resume takes stdin and exits 0 on EOF")
+	assert.Equal(t, "new||0", got, "a new process after the resume takes stdin and exits 0 on EOF")
 	require.NoError(t, cat.Close())
 
 	began := time.Now()

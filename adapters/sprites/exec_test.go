@@ -17,6 +17,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/paddockhq/paddock/adapters/sprites"
 	"github.com/paddockhq/paddock/adapters/sprites/spritestest"
 	"github.com/stretchr/testify/require"
@@ -814,16 +815,7 @@ func TestExecLimits(t *testing.T) {
 // reports its child's death by USR1 there).
 func stdoutPast(t testing.TB, st paddock.Stream, want string) {
 	t.Helper()
-	var got string
-	ctx := ctxFor(t, 5*time.Second)
-	for !strings.Contains(got, want) {
-		ev, err := st.Next(ctx)
-		require.NoError(t, err, "waiting for %q, got %q", want, got)
-		require.Contains(t, []paddock.EventKind{paddock.EventStdout, paddock.EventStderr}, ev.Kind, "waiting for %q, got %v", want, ev)
-		if ev.Kind == paddock.EventStdout {
-			got += string(ev.Data)
-		}
-	}
+	adaptertest.StdoutUntil(t, st, want, 5*time.Second)
 }
 
 // trapped prints "ready", then "usr1" for each USR1, and keeps running.

@@ -100,18 +100,7 @@ func onBox(t testing.TB) (*spritestest.Server, *sprites.Adapter, paddock.Handle)
 // drain reads st until its terminal event.
 func drain(t testing.TB, st paddock.Stream) (stdout, stderr string, last paddock.Event) {
 	t.Helper()
-	ctx := ctxFor(t, 2*time.Minute)
-	for {
-		ev, err := st.Next(ctx)
-		require.NoError(t, err)
-		switch ev.Kind {
-		case paddock.EventStdout:
-			stdout += string(ev.Data)
-		case paddock.EventStderr:
-			stderr += string(ev.Data)
-		default:
-			captured.Err(ev.Err)
-			return stdout, stderr, ev
-		}
-	}
+	stdout, stderr, last = adaptertest.Drain(t, st, 2*time.Minute)
+	captured.Err(last.Err)
+	return stdout, stderr, last
 }
