@@ -1,0 +1,69 @@
+package adaptertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Hidden asserts that secret shows in no printed form of values (%v, %+v,
+// %#v, String) and in none of their JSON.
+func Hidden(t testing.TB, secret string, values ...any) {
+	t.Helper()
+	for _, v := range values {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		forms := []string{fmt.Sprintf("%v", v), fmt.Sprintf("%+v", v), fmt.Sprintf("%#v", v), string(b)}
+		if str, ok := v.(fmt.Stringer); ok {
+			forms = append(forms, str.String())
+		}
+		for _, s := range forms {
+			assert.NotContains(t, s, secret, "%T", v)
+		}
+	}
+}
+
+// Answered asserts a call's outcome in a fault table: with kind nil, no
+// error and want; else an error of kind whose text holds detail and not
+// secret.
+func Answered(t testing.TB, got string, err error, want string, kind error, detail, secret string) {
+	t.Helper()
+	if kind == nil {
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+		return
+	}
+	require.Error(t, err, "answered %q", got)
+	require.ErrorIs(t, err, kind)
+	assert.Contains(t, err.Error(), detail)
+	assert.NotContains(t, err.Error(), secret)
+}
+
+// Counter is a loopback server's count of the requests of a route.
+type Counter interface{ Count(route string) int }
+
+// Sends notes srv's counts of the routes in want; the check it answers
+// asserts that each got want's number of requests since.
+func Sends(t testing.TB, srv Counter, want map[string]int) (check func()) {
+	before := map[string]int{}
+	for route := range want {
+		before[route] = srv.Count(route)
+	}
+	return func() {
+		t.Helper()
+		for route, n := range want {
+			assert.Equal(t, n, srv.Count(route)-before[route], "requests to %s", route)
+		}
+	}
+}
+
+// New is newAdapter(cfg), an adapter's New, failing the test on an error.
+func New[C, A any](t testing.TB, newAdapter func(C) (A, error), cfg C) A {
+	t.Helper()
+	a, err := newAdapter(cfg)
+	require.NoError(t, err)
+	return a
+}
