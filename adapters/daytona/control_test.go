@@ -309,19 +309,16 @@ func TestNetworkPolicy(t *testing.T) {
 func TestKeys(t *testing.T) {
 	t.Parallel()
 	srv := daytonatest.NewServer(t)
-	a := build(t, daytona.Config{APIURL: srv.APIURL()})
-	_, err := a.Create(ctx, "box", paddock.CreateOpts{})
-	require.ErrorIs(t, err, paddock.ErrDenied)
-	assert.Empty(t, srv.Requests(), "nothing is sent without a key")
+	adaptertest.NeedsCredential(t, build(t, daytona.Config{APIURL: srv.APIURL()}), srv)
 
 	key := srv.Key()
 	cfg := daytona.Config{APIKey: paddock.NewSecret(key), APIURL: srv.APIURL()}
-	a = build(t, cfg)
+	a := build(t, cfg)
 	adaptertest.Hidden(t, key, a, cfg)
 
 	wrong := captured.Secret("dtn_wrong_" + key[4:16])
 	w := build(t, daytona.Config{APIKey: paddock.NewSecret(wrong), APIURL: srv.APIURL(), Logger: testLogger()})
-	_, err = w.Get(ctx, w.BuildHandle("box"))
+	_, err := w.Get(ctx, w.BuildHandle("box"))
 	captured.Err(err)
 	require.ErrorIs(t, err, paddock.ErrDenied)
 

@@ -401,21 +401,18 @@ func TestListAllNamesPagesAndRefusesPartialViews(t *testing.T) {
 func TestAKeyIsNeededAndNeverShown(t *testing.T) {
 	t.Parallel()
 	srv := e2btest.NewServer(t)
-	a := build(t, e2b.Config{BaseURL: srv.URL()})
-	_, err := a.Create(ctx, "box", paddock.CreateOpts{})
-	require.ErrorIs(t, err, paddock.ErrDenied)
-	assert.Empty(t, srv.Requests(), "nothing is sent without a key")
+	adaptertest.NeedsCredential(t, build(t, e2b.Config{BaseURL: srv.URL()}), srv)
 
 	key := srv.Key()
 	cfg := e2b.Config{APIKey: paddock.NewSecret(key), BaseURL: srv.URL()}
-	a = build(t, cfg)
+	a := build(t, cfg)
 	adaptertest.Hidden(t, key, a, cfg)
 
 	// A wrong key is refused, and neither it nor the right one shows in
 	// the error or in a debug log of the call.
 	wrong := captured.Secret("e2b_wrong_" + key[4:20])
 	w := build(t, e2b.Config{APIKey: paddock.NewSecret(wrong), BaseURL: srv.URL(), EnvdURL: srv.URL(), Logger: testLogger()})
-	_, err = w.Create(ctx, "box", paddock.CreateOpts{})
+	_, err := w.Create(ctx, "box", paddock.CreateOpts{})
 	captured.Err(err)
 	require.ErrorIs(t, err, paddock.ErrDenied)
 	reqs := srv.Requests()

@@ -1,10 +1,13 @@
 package adaptertest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
 
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/stubserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -66,4 +69,16 @@ func New[C, A any](t testing.TB, newAdapter func(C) (A, error), cfg C) A {
 	a, err := newAdapter(cfg)
 	require.NoError(t, err)
 	return a
+}
+
+// Requester is a loopback server's log of the requests it received.
+type Requester interface{ Requests() []stubserver.Request }
+
+// NeedsCredential asserts that a, built without its credential, refuses
+// a Create with denied and sends srv nothing.
+func NeedsCredential(t testing.TB, a paddock.Adapter, srv Requester) {
+	t.Helper()
+	_, err := a.Create(context.Background(), "box", paddock.CreateOpts{})
+	require.ErrorIs(t, err, paddock.ErrDenied)
+	assert.Empty(t, srv.Requests(), "nothing is sent without a credential")
 }
