@@ -5,10 +5,12 @@
 //
 // Start a runtime over a registry of adapters and call it from plain Go:
 //
-//	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{"local": a}})
-//	h, err := rt.Adapter("local").Create(ctx, "agent-1", paddock.CreateOpts{})
-//	res, err := rt.Adapter(h.Provider).Exec(ctx, h, paddock.NewCmd("sh", "-c", "echo hi"), paddock.ExecOpts{})
-//	s, err := rt.Adapter(h.Provider).Spawn(ctx, h, cmd, paddock.SpawnOpts{Stdin: true}) // frames on s.C()
+//	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderLocal: local}})
+//	defer rt.Close()
+//	a := rt.Adapter(paddock.ProviderLocal) // a paddock.Adapter, through the runtime's actors
+//	h, err := a.Create(ctx, "agent-1", paddock.CreateOpts{})
+//	res, err := a.Exec(ctx, h, paddock.NewCmd("sh", "-c", "echo hi"), paddock.ExecOpts{})
+//	s, err := a.Spawn(ctx, h, cmd, paddock.SpawnOpts{Stdin: true}) // a *FrameStream: frames on C()
 //
 // or from actors: send any request of package messages to rt.PID(); the
 // reply goes back to the sender and a command's frames to the owner named in
