@@ -11,7 +11,7 @@ import (
 // BenchmarkLatency measures, in one run, create-to-first-exec and an exec
 // round trip through the adapter and the same operations through the
 // docker CLI, alternating (package perf, which cmd/paddock-bench also
-// runs), and reports both means and their ratios (adapter/cli).
+// runs), and reports both medians and their ratios (adapter/cli).
 func BenchmarkLatency(b *testing.B) {
 	if _, err := exec.LookPath("docker"); err != nil {
 		b.Skip("the docker CLI is the baseline and is not installed")

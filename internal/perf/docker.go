@@ -2,8 +2,10 @@ package perf
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"time"
 
 	"github.com/paddockhq/paddock"
@@ -37,62 +39,76 @@ func cli(args ...string) error {
 	return nil
 }
 
-// DockerLatencies are the mean milliseconds of each side.
+// DockerLatencies are the median milliseconds of each side.
 type DockerLatencies struct {
 	CreateAdapter, CreateCLI float64 // create to the first exec's end
 	ExecAdapter, ExecCLI     float64 // one exec of true
 }
 
-// DockerLatency times, runs times each and alternating, create-to-first-
-// exec and an exec round trip through the adapter a and through the
-// docker CLI on the same engine. Its sandboxes are named after prefix.
+// execsPerRun is how many exec round trips each side makes per sandbox,
+// alternating: the two sides cost nearly the same, so a figure of one
+// sample each would be decided by the machine's noise.
+const execsPerRun = 5
+
+// DockerLatency times create-to-first-exec (runs times) and an exec round
+// trip (execsPerRun times per create) through the adapter a and through
+// the docker CLI on the same engine, the two sides alternating sample by
+// sample, and answers each side's median. Its sandboxes are named after
+// prefix.
 func DockerLatency(a *docker.Adapter, image, prefix string, runs int) (DockerLatencies, error) {
 	if _, err := exec.LookPath("docker"); err != nil {
 		return DockerLatencies{}, fmt.Errorf("the docker CLI is the baseline and is not installed")
 	}
 	ctx := context.Background()
-	var createA, createC, execA, execC time.Duration
+	var createA, createC, execA, execC []time.Duration
+	timed := func(samples *[]time.Duration, f func() error) error {
+		start := time.Now()
+		err := f()
+		*samples = append(*samples, time.Since(start))
+		return err
+	}
 	for i := range runs {
 		name := fmt.Sprintf("%s-%d-%d", prefix, time.Now().UnixNano(), i)
-		start := time.Now()
-		h, err := a.Create(ctx, name, paddock.CreateOpts{})
-		if err != nil {
-			return DockerLatencies{}, err
-		}
-		if _, err := a.Exec(ctx, h, paddock.NewCmd("true"), paddock.ExecOpts{}); err != nil {
-			_ = a.Destroy(ctx, h)
-			return DockerLatencies{}, err
-		}
-		createA += time.Since(start)
-		start = time.Now()
-		_, err = a.Exec(ctx, h, paddock.NewCmd("true"), paddock.ExecOpts{})
-		execA += time.Since(start)
-		if derr := a.Destroy(ctx, h); err == nil {
-			err = derr
-		}
-		if err != nil {
-			return DockerLatencies{}, err
-		}
-
-		start = time.Now()
-		if err := cli(DockerCLIRunArgs(name+"-cli", image)...); err != nil {
-			return DockerLatencies{}, err
-		}
-		err = cli("exec", name+"-cli", "true")
-		createC += time.Since(start)
+		var h paddock.Handle
+		err := timed(&createA, func() error {
+			var err error
+			if h, err = a.Create(ctx, name, paddock.CreateOpts{}); err != nil {
+				return err
+			}
+			_, err = a.Exec(ctx, h, paddock.NewCmd("true"), paddock.ExecOpts{})
+			return err
+		})
 		if err == nil {
-			start = time.Now()
-			err = cli("exec", name+"-cli", "true")
-			execC += time.Since(start)
+			err = timed(&createC, func() error {
+				if err := cli(DockerCLIRunArgs(name+"-cli", image)...); err != nil {
+					return err
+				}
+				return cli("exec", name+"-cli", "true")
+			})
 		}
-		if rerr := cli("rm", "-f", name+"-cli"); err == nil {
-			err = rerr
+		for range execsPerRun {
+			if err != nil {
+				break
+			}
+			if err = timed(&execA, func() error {
+				_, err := a.Exec(ctx, h, paddock.NewCmd("true"), paddock.ExecOpts{})
+				return err
+			}); err == nil {
+				err = timed(&execC, func() error { return cli("exec", name+"-cli", "true") })
+			}
 		}
+		if h.Name != "" {
+			err = errors.Join(err, a.Destroy(ctx, h))
+		}
+		err = errors.Join(err, cli("rm", "-f", name+"-cli"))
 		if err != nil {
 			return DockerLatencies{}, err
 		}
 	}
-	ms := func(d time.Duration) float64 { return float64(d) / float64(runs) / float64(time.Millisecond) }
+	ms := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2]) / float64(time.Millisecond)
+	}
 	return DockerLatencies{CreateAdapter: ms(createA), CreateCLI: ms(createC), ExecAdapter: ms(execA), ExecCLI: ms(execC)}, nil
 }
 
