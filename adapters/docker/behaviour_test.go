@@ -17,11 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func drain(t testing.TB, st paddock.Stream) (stdout, stderr string, last paddock.Event) {
-	t.Helper()
-	return adaptertest.Drain(t, st, 30*time.Second)
-}
-
 // A timed-out Exec is killed inside the sandbox, with everything it
 // started, not only abandoned.
 func TestExecTimeoutKillsInside(t *testing.T) {
@@ -83,7 +78,7 @@ func TestSessionsReplayAndOutliveTheirSubscribers(t *testing.T) {
 	at, err := a.Attach(ctx, h, id, paddock.AttachOpts{Stdin: true})
 	require.NoError(t, err)
 	require.NoError(t, at.WriteStdin(ctx, []byte("go\n")))
-	stdout, stderr, last := drain(t, at)
+	stdout, stderr, last := adaptertest.Drain(t, at, 30*time.Second)
 	require.Equal(t, "one\ntwo\n", stdout)
 	require.Equal(t, "err\n", stderr)
 	require.Equal(t, paddock.Exit(7), last)
@@ -91,7 +86,7 @@ func TestSessionsReplayAndOutliveTheirSubscribers(t *testing.T) {
 
 	again, err := a.Attach(ctx, h, id, paddock.AttachOpts{})
 	require.NoError(t, err, "a finished session is still attachable")
-	stdout, _, last = drain(t, again)
+	stdout, _, last = adaptertest.Drain(t, again, 30*time.Second)
 	require.Equal(t, "one\ntwo\n", stdout, "replayed whole")
 	require.Equal(t, paddock.Exit(7), last, "with its recorded exit, never a made-up one")
 	require.NoError(t, again.Close())
@@ -119,7 +114,7 @@ func TestTTYSession(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Close()
 	require.NoError(t, st.WriteStdin(ctx, []byte("hi\n")))
-	stdout, stderr, last := drain(t, st)
+	stdout, stderr, last := adaptertest.Drain(t, st, 30*time.Second)
 	require.Contains(t, stdout, "a-tty")
 	require.Contains(t, stdout, "got-hi", "stderr goes to the terminal")
 	require.Empty(t, stderr)
@@ -137,7 +132,7 @@ func TestTTYSession(t *testing.T) {
 	require.NoError(t, err)
 	defer live.Close()
 	require.NoError(t, a.TerminateSession(ctx, h, live.SessionID(), paddock.TerminateOpts{Mode: paddock.TerminateForce, Timeout: paddock.Duration(paddock.MaxTerminateTimeout)}))
-	_, _, last = drain(t, live)
+	_, _, last = adaptertest.Drain(t, live, 30*time.Second)
 	require.Equal(t, paddock.Exit(137), last)
 }
 
@@ -222,13 +217,6 @@ touch /tmp/a /workspace/b "$HOME/.c" && echo writable; stat -c '%u %a' /tmp /wor
 	}
 }
 
-// untilStdout reads until stdout holds want, passing over stderr (a shell
-// reports a child's death by signal there).
-func untilStdout(t testing.TB, st paddock.Stream, want string) {
-	t.Helper()
-	adaptertest.StdoutUntil(t, st, want, 30*time.Second)
-}
-
 // Signals reach a journaled session's process group and a TTY session:
 // INT ends a shell with 130, TERM with 143, and a trapped USR1 leaves it
 // running, printing. A session is interruptible although the adapter
@@ -247,13 +235,13 @@ func TestSignals(t *testing.T) {
 	}{{"INT", false, paddock.SignalInt, 130}, {"TERM", false, paddock.SignalTerm, 143}, {"INT on a terminal", true, paddock.SignalInt, 130}} {
 		st, err := a.Spawn(ctx, h, trapped, paddock.SpawnOpts{TTY: c.tty})
 		require.NoError(t, err, c.name)
-		untilStdout(t, st, "ready")
+		adaptertest.StdoutUntil(t, st, "ready", 30*time.Second)
 		for range 2 {
 			require.NoError(t, paddock.SignalCommand(ctx, a, st, paddock.SignalUsr1), c.name)
-			untilStdout(t, st, "usr1")
+			adaptertest.StdoutUntil(t, st, "usr1", 30*time.Second)
 		}
 		require.NoError(t, paddock.SignalCommand(ctx, a, st, c.sig), c.name)
-		_, _, last := drain(t, st)
+		_, _, last := adaptertest.Drain(t, st, 30*time.Second)
 		require.Equal(t, paddock.Exit(c.code), last, c.name)
 		require.ErrorIs(t, paddock.SignalCommand(ctx, a, st, paddock.SignalTerm), paddock.ErrCommandExited, c.name)
 		require.NoError(t, st.Close())
@@ -271,18 +259,18 @@ func TestTerminalSize(t *testing.T) {
 	st, err := a.Spawn(ctx, h, sizeLoop, paddock.SpawnOpts{TTY: true, Stdin: true, Size: &paddock.TermSize{Cols: 132, Rows: 43}})
 	require.NoError(t, err)
 	defer st.Close()
-	untilStdout(t, st, "43 132")
+	adaptertest.StdoutUntil(t, st, "43 132", 30*time.Second)
 	require.NoError(t, paddock.ResizeTerminal(ctx, a, st, paddock.TermSize{Cols: 90, Rows: 20}))
 	require.NoError(t, st.WriteStdin(ctx, []byte("size\n")))
-	untilStdout(t, st, "20 90")
+	adaptertest.StdoutUntil(t, st, "20 90", 30*time.Second)
 	require.NoError(t, st.CloseStdin(ctx))
-	_, _, last := drain(t, st)
+	_, _, last := adaptertest.Drain(t, st, 30*time.Second)
 	require.Equal(t, paddock.Exit(0), last)
 
 	plain, err := a.Spawn(ctx, h, sizeLoop, paddock.SpawnOpts{TTY: true, Stdin: true})
 	require.NoError(t, err)
 	defer plain.Close()
-	untilStdout(t, plain, "24 80")
+	adaptertest.StdoutUntil(t, plain, "24 80", 30*time.Second)
 
 	journaled, err := a.Spawn(ctx, h, paddock.NewCmd("sleep", "30"), paddock.SpawnOpts{})
 	require.NoError(t, err)

@@ -151,17 +151,15 @@ func New(cfg Config) (*Adapter, error) {
 	if a.drain.Grace < 0 {
 		return nil, &paddock.InvalidError{Detail: "local: the exit grace must not be negative"}
 	}
-	switch {
-	case cfg.TempRoot && a.root != "":
+	if cfg.TempRoot && a.root != "" {
 		return nil, &paddock.InvalidError{Detail: "local: TempRoot and Root are exclusive"}
-	case a.root == "":
-		a.root = defaultRoot()
 	}
-	abs, err := filepath.Abs(a.root)
-	if err != nil {
-		return nil, &paddock.InvalidError{Detail: "local: root: " + err.Error()}
+	var err error
+	if !cfg.TempRoot {
+		if a.root, err = filepath.Abs(cmp.Or(a.root, defaultRoot())); err != nil {
+			return nil, &paddock.InvalidError{Detail: "local: root: " + err.Error()}
+		}
 	}
-	a.root = abs
 	if a.initProgram != "" {
 		if a.initProgram, err = filepath.Abs(a.initProgram); err == nil {
 			_, err = os.Stat(a.initProgram)
@@ -173,7 +171,7 @@ func New(cfg Config) (*Adapter, error) {
 	if err := a.newPreviews(); err != nil {
 		return nil, err
 	}
-	if cfg.TempRoot {
+	if cfg.TempRoot { // made last: no later refusal leaves it behind
 		if a.root, err = os.MkdirTemp("", "paddock-local-"); err != nil {
 			return nil, &paddock.UnavailableError{Detail: "local: temporary root: " + err.Error()}
 		}

@@ -811,13 +811,6 @@ func TestExecLimits(t *testing.T) {
 	require.Len(t, srv.Requests(), before, "nothing was sent")
 }
 
-// stdoutPast reads until stdout holds want, passing over stderr (a shell
-// reports its child's death by USR1 there).
-func stdoutPast(t testing.TB, st paddock.Stream, want string) {
-	t.Helper()
-	adaptertest.StdoutUntil(t, st, want, 5*time.Second)
-}
-
 // trapped prints "ready", then "usr1" for each USR1, and keeps running.
 var trapped = paddock.NewCmd("sh", "-c", `trap 'echo usr1' USR1; echo ready; while :; do sleep 0.05; done`)
 
@@ -847,7 +840,7 @@ func TestSignals(t *testing.T) {
 				stdoutUntil(t, st, "ready")
 				for range 2 {
 					require.NoError(t, paddock.SignalCommand(ctxFor(t, 5*time.Second), a, st, paddock.SignalUsr1))
-					stdoutPast(t, st, "usr1")
+					adaptertest.StdoutUntil(t, st, "usr1", 5*time.Second)
 				}
 				require.NoError(t, paddock.SignalCommand(ctxFor(t, 5*time.Second), a, st, end.sig))
 				_, _, last := drain(t, st)
