@@ -52,7 +52,7 @@ func (a *Adapter) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock
 		var wrapped struct {
 			Sessions []sessionView `json:"sessions"`
 		}
-		if err := decodeJSON(data, &wrapped); err != nil {
+		if err := tb.rest.Decode(data, &wrapped); err != nil {
 			return nil, err
 		}
 		views = wrapped.Sessions

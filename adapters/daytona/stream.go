@@ -101,14 +101,12 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 	if err := tb.rest.Expect(ctx, a.client, http.MethodPost, "/process/session", map[string]string{"sessionId": session}, http.StatusCreated, http.StatusOK); err != nil {
 		return nil, err
 	}
-	status, header, data, err := tb.rest.Call(ctx, a.client, http.MethodPost, "/process/session/"+session+"/exec",
-		nil, map[string]any{"command": spawnScript(display(cmd), commandLine(cmd), opts.Stdin), "runAsync": true, "suppressInputEcho": true})
-	if err == nil && (status < 200 || status > 299) {
-		err = tb.rest.StatusError(status, header, data)
-	}
+	var answer execAnswer
+	err = tb.rest.JSON(ctx, a.client, http.MethodPost, "/process/session/"+session+"/exec",
+		nil, map[string]any{"command": spawnScript(display(cmd), commandLine(cmd), opts.Stdin), "runAsync": true, "suppressInputEcho": true}, &answer)
 	var id string
 	if err == nil {
-		id, err = commandID(data)
+		id, err = answer.commandID()
 	}
 	if err != nil {
 		tb.deleteSession(session)
@@ -122,17 +120,16 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 	return st, nil
 }
 
-// commandID reads the id of an async exec's answer (cmdId; some daemons
-// say commandId or id).
-func commandID(data []byte) (string, error) {
-	var body struct {
-		CmdID     string `json:"cmdId"`
-		CommandID string `json:"commandId"`
-		ID        string `json:"id"`
-	}
-	if err := decodeJSON(data, &body); err != nil {
-		return "", err
-	}
+// execAnswer is an async exec's answer: the command's id as cmdId (some
+// daemons say commandId or id).
+type execAnswer struct {
+	CmdID     string `json:"cmdId"`
+	CommandID string `json:"commandId"`
+	ID        string `json:"id"`
+}
+
+// commandID is the answer's command id.
+func (body execAnswer) commandID() (string, error) {
 	for _, id := range []string{body.CmdID, body.CommandID, body.ID} {
 		if id != "" {
 			return id, nil

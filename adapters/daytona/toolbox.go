@@ -2,7 +2,6 @@ package daytona
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -85,12 +84,4 @@ func textOnly(cmd paddock.Cmd) bool {
 		}
 	}
 	return true
-}
-
-// decodeJSON reads a JSON answer, or the provider's error.
-func decodeJSON(data []byte, out any) error {
-	if err := json.Unmarshal(data, out); err != nil {
-		return &paddock.ProviderError{Provider: paddock.ProviderDaytona, Detail: "malformed answer: " + err.Error()}
-	}
-	return nil
 }
