@@ -236,6 +236,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, _ []byte) {
 	}
 	sb.deleted = true
 	sb.dropSessions()
+	sb.space.Retire()
 	sb.name = "DESTROYED_" + sb.name + "_" + strconv.FormatInt(time.Now().UnixMilli(), 10)
 	out := s.dto(sb)
 	s.begin(sb, "destroying", "destroyed", s.destroying)

@@ -130,7 +130,12 @@ func (s *Server) Key() string { return s.key }
 func (s *Server) String() string { return "daytonatest.Server(" + s.URL() + ")" }
 
 // dropAll ends every sandbox's sessions, as the server closes.
-func (s *Server) dropAll() { stubserver.Each(&s.mu, s.sandboxes, (*sandbox).dropSessions) }
+func (s *Server) dropAll() {
+	stubserver.Each(&s.mu, s.sandboxes, func(sb *sandbox) {
+		sb.dropSessions()
+		sb.space.Retire()
+	})
+}
 
 // routes serves the control plane under /api.
 func (s *Server) routes() http.Handler {

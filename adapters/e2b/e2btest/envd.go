@@ -259,5 +259,5 @@ func (sb *sandbox) inside(p string) string {
 func (sb *sandbox) killAll() {
 	sb.procs.signalAll(syscall.SIGKILL)
 	sb.procs.cutStreams()
-	sb.space.Close()
+	sb.space.Retire()
 }

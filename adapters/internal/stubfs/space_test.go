@@ -94,3 +94,18 @@ func TestAMissingProgramExits127(t *testing.T) {
 		sp.Close()
 	}
 }
+
+// A closed space starts its namespace again for the next command; a
+// retired one starts nothing, mapped or not.
+func TestARetiredSpaceStartsNothing(t *testing.T) {
+	t.Parallel()
+	for _, mapped := range []bool{false, stubfs.Probe(t.TempDir())} {
+		sp := stubfs.NewSpace(sandboxDir(t), mapped)
+		sp.Close()
+		assert.Equal(t, "again\n", run(t, sp, "/", "echo again"), "mapped %v", mapped)
+		sp.Retire()
+		_, err := sp.Command("/", "true")
+		require.Error(t, err, "mapped %v", mapped)
+		sp.Retire()
+	}
+}

@@ -10,6 +10,7 @@
 package stubfs
 
 import (
+	"errors"
 	"os/exec"
 	"sync"
 
@@ -22,9 +23,13 @@ type Space struct {
 	dir    string
 	mapped bool
 
-	mu     sync.Mutex
-	holder *holder // the process holding the namespace; nil until the first command
+	mu      sync.Mutex
+	holder  *holder // the process holding the namespace; nil until the first command
+	retired bool    // the sandbox is gone: no command starts in the space again
 }
+
+// errRetired is Command's answer once the space is retired.
+var errRetired = errors.New("stubfs: the sandbox is gone")
 
 // NewSpace is the space of the sandbox whose directory is dir (holding
 // its home and tmp): mapped when Probe said mount namespaces work here,
@@ -35,21 +40,24 @@ func NewSpace(dir string, mapped bool) *Space { return &Space{dir: dir, mapped: 
 // the directory cwd (a path on this machine), as the providers' daemons
 // start commands (a missing program is a start, a message on stderr and
 // exit 127, never a start failure). Where the space is mapped, the shell
-// enters the sandbox's mount namespace first, making it on first use.
+// enters the sandbox's mount namespace first, making it on first use. A
+// retired space starts nothing.
 func (s *Space) Command(cwd, name string, args ...string) (*exec.Cmd, error) {
 	argv := append([]string{"/bin/sh", "-c", `exec "$0" "$@"`, name}, args...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.retired {
+		return nil, errRetired
+	}
 	if s.mapped {
-		s.mu.Lock()
 		if s.holder == nil || s.holder.ended() {
 			h, err := startHolder(s.dir)
 			if err != nil {
-				s.mu.Unlock()
 				return nil, err
 			}
 			s.holder = h
 		}
 		argv = s.holder.enter(cwd, argv)
-		s.mu.Unlock()
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = cwd
@@ -59,10 +67,17 @@ func (s *Space) Command(cwd, name string, args ...string) (*exec.Cmd, error) {
 
 // Close ends the process holding the namespace; commands still in it keep
 // it until they end. A later Command makes a new one.
-func (s *Space) Close() {
+func (s *Space) Close() { s.end(false) }
+
+// Retire is Close for a sandbox that is gone: a later Command is refused,
+// so a command still on its way cannot start a holder nobody ends.
+func (s *Space) Retire() { s.end(true) }
+
+func (s *Space) end(retire bool) {
 	s.mu.Lock()
 	h := s.holder
 	s.holder = nil
+	s.retired = s.retired || retire
 	s.mu.Unlock()
 	if h != nil {
 		h.stop()
