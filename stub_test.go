@@ -61,18 +61,6 @@ func (s *stubAdapter) Attach(context.Context, paddock.Handle, string, paddock.At
 // call and succeeds.
 type fullAdapter struct{ stubAdapter }
 
-var (
-	_ paddock.CreateNewer       = (*fullAdapter)(nil)
-	_ paddock.DestroyOncer      = (*fullAdapter)(nil)
-	_ paddock.CheckpointOncer   = (*fullAdapter)(nil)
-	_ paddock.PolicyApplier     = (*fullAdapter)(nil)
-	_ paddock.PublicURLer       = (*fullAdapter)(nil)
-	_ paddock.Checkpointer      = (*fullAdapter)(nil)
-	_ paddock.SessionTerminator = (*fullAdapter)(nil)
-	_ paddock.Exposer           = (*fullAdapter)(nil)
-	_ paddock.HostPather        = (*fullAdapter)(nil)
-)
-
 func (f *fullAdapter) CreateNew(_ context.Context, name string, _ paddock.CreateNewOpts) (paddock.Handle, error) {
 	return paddock.Handle{Provider: "stub", Name: name, InstanceID: "i-1"}, f.called("create_new")
 }

@@ -87,15 +87,12 @@ func New(opts ...Option) *Adapter {
 	return a
 }
 
-// Compile-time checks of the interfaces the fake implements.
+// Each role file states the optional interface it implements.
 var (
-	_ paddock.Adapter           = (*Adapter)(nil)
-	_ paddock.CreateNewer       = (*Adapter)(nil)
-	_ paddock.SessionTerminator = (*Adapter)(nil)
-	_ paddock.Exposer           = (*Adapter)(nil)
-	_ paddock.FileManager       = (*Adapter)(nil)
-	_ paddock.PolicyApplier     = (*Adapter)(nil)
-	_ paddock.PublicURLer       = (*Adapter)(nil)
+	_ paddock.Adapter       = (*Adapter)(nil)
+	_ paddock.CreateNewer   = (*Adapter)(nil)
+	_ paddock.PolicyApplier = (*Adapter)(nil)
+	_ paddock.PublicURLer   = (*Adapter)(nil)
 )
 
 // Provider returns "fake".

@@ -7,6 +7,8 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
+var _ paddock.SessionTerminator = (*Adapter)(nil)
+
 // Exec evaluates the script without running anything (docs/contract.md#fake):
 // stdout and stderr in script order (stderr into stdout when merged) under
 // the output cap, the first exit code (default 0), nothing after a terminal

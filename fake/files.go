@@ -13,6 +13,8 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
+var _ paddock.FileManager = (*Adapter)(nil)
+
 // WriteFile stores everything r yields at path; parents need no creating.
 func (a *Adapter) WriteFile(_ context.Context, h paddock.Handle, path string, mode fs.FileMode, r io.Reader) error {
 	if err := paddock.ValidatePath(path); err != nil {

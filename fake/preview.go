@@ -10,6 +10,8 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
+var _ paddock.Exposer = (*Adapter)(nil)
+
 // preview is one live preview token's scope.
 type preview struct {
 	sandbox string

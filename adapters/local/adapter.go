@@ -56,18 +56,8 @@ func defaultRoot() string {
 // Root is the directory holding the sandboxes.
 func (a *Adapter) Root() string { return a.root }
 
-// Compile-time checks of the interfaces the adapter implements.
-var (
-	_ paddock.Adapter           = (*Adapter)(nil)
-	_ paddock.ExecLimiter       = (*Adapter)(nil)
-	_ paddock.LeaseKeeper       = (*Adapter)(nil)
-	_ paddock.CreateNewer       = (*Adapter)(nil)
-	_ paddock.DestroyOncer      = (*Adapter)(nil)
-	_ paddock.SessionTerminator = (*Adapter)(nil)
-	_ paddock.HostPather        = (*Adapter)(nil)
-	_ paddock.Exposer           = (*Adapter)(nil)
-	_ paddock.FileManager       = (*Adapter)(nil)
-)
+// Each role file states the optional interface it implements.
+var _ paddock.Adapter = (*Adapter)(nil)
 
 // Provider returns "local".
 func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderLocal }

@@ -7,6 +7,8 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
+var _ paddock.ExecLimiter = (*Adapter)(nil)
+
 // Exec runs cmd to completion without a journal: stdout and stderr apart
 // (or merged in arrival order) under the output cap and the adapter's
 // timeout limits. On the deadline, or past the cap, the command's

@@ -9,6 +9,8 @@ import (
 	"github.com/paddockhq/paddock/preview"
 )
 
+var _ paddock.Exposer = (*Adapter)(nil)
+
 // exposure is the adapter's previews (Expose, Revoke, Previews,
 // PreviewBootstrap), served by its own proxy: it reaches a port on the
 // sandbox's own loopback, inside its network namespace when isolated.

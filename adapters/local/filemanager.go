@@ -13,6 +13,8 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
+var _ paddock.FileManager = (*Adapter)(nil)
+
 // The file operations of the files capability, on the sandbox's files
 // directory through os.Root, so no step of any path leaves it.
 

@@ -14,6 +14,8 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
+var _ paddock.HostPather = (*Adapter)(nil)
+
 // Files live in the sandbox's fs directory. A path is sandbox-absolute
 // ("/data/in.txt" is <sandbox>/fs/data/in.txt; the path HostPath returns is
 // accepted too) and may not leave that directory: a ".." segment, or a

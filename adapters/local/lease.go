@@ -12,6 +12,8 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
+var _ paddock.LeaseKeeper = (*Adapter)(nil)
+
 // writeLease records lease in the sandbox's lease file; a zero lease
 // leaves the file as it is.
 func (a *Adapter) writeLease(name string, lease paddock.Lease) error {

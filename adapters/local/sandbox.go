@@ -19,6 +19,11 @@ import (
 	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
 
+var (
+	_ paddock.CreateNewer  = (*Adapter)(nil)
+	_ paddock.DestroyOncer = (*Adapter)(nil)
+)
+
 // A sandbox is a directory under the root:
 //
 //	<root>/<dir>/meta.json             name, instance id, creation time, egress, suspended

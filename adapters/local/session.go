@@ -18,6 +18,8 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
+var _ paddock.SessionTerminator = (*Adapter)(nil)
+
 // Files of a session directory.
 const (
 	sessionFile = "session.json"
