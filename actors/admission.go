@@ -34,7 +34,7 @@ func newGates(cfg Config) (map[paddock.Provider]*admission.Gate, error) {
 		if l.MaxSandboxes < 0 || l.MaxCreates < 0 || l.Wait < 0 {
 			return nil, &paddock.InvalidError{Detail: "runtime config: negative admission limits for " + string(p)}
 		}
-		gates[p] = admission.New(admission.Limits{MaxSandboxes: l.MaxSandboxes, MaxCreates: l.MaxCreates, Wait: l.Wait})
+		gates[p] = admission.New(l.MaxSandboxes, l.MaxCreates, l.Wait)
 	}
 	return gates, nil
 }

@@ -25,20 +25,20 @@ type Client struct {
 // The client offers every optional interface; the runtime answers
 // ErrNotSupported (ErrNoPublicURL for PublicURL) where the adapter behind
 // it has none.
-var (
-	_ paddock.Adapter           = (*Client)(nil)
-	_ paddock.CreateNewer       = (*Client)(nil)
-	_ paddock.DestroyOncer      = (*Client)(nil)
-	_ paddock.CheckpointOncer   = (*Client)(nil)
-	_ paddock.PolicyApplier     = (*Client)(nil)
-	_ paddock.PublicURLer       = (*Client)(nil)
-	_ paddock.Checkpointer      = (*Client)(nil)
-	_ paddock.SessionTerminator = (*Client)(nil)
-	_ paddock.Exposer           = (*Client)(nil)
-	_ paddock.FileManager       = (*Client)(nil)
-	_ paddock.DirWatcher        = (*Client)(nil)
-	_ paddock.HostPather        = (*Client)(nil)
-)
+var _ interface {
+	paddock.Adapter
+	paddock.CreateNewer
+	paddock.DestroyOncer
+	paddock.CheckpointOncer
+	paddock.PolicyApplier
+	paddock.PublicURLer
+	paddock.Checkpointer
+	paddock.SessionTerminator
+	paddock.Exposer
+	paddock.FileManager
+	paddock.DirWatcher
+	paddock.HostPather
+} = (*Client)(nil)
 
 // New returns provider p of the runtime t reaches.
 func New(t Transport, p paddock.Provider) *Client { return &Client{t: t, p: p} }

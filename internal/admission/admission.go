@@ -14,21 +14,16 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
-// Limits are one provider's limits; a zero field is no limit.
-type Limits struct {
-	MaxSandboxes int           // sandboxes live through this runtime (created or adopted, not destroyed)
-	MaxCreates   int           // creates in flight at once
-	Wait         time.Duration // how long a call may wait for room; 0 = refused at once
-}
-
 // DefaultBackoff is how long the provider is backed off after a
 // rate_limited answer without a retry hint.
 const DefaultBackoff = time.Second
 
 // Gate enforces one provider's limits. It is safe for concurrent use.
 type Gate struct {
-	limits Limits
-	now    func() time.Time
+	maxSandboxes int           // sandboxes live at once; 0 = no limit
+	maxCreates   int           // creates in flight at once; 0 = no limit
+	maxWait      time.Duration // how long a call may wait for room
+	now          func() time.Time
 
 	mu        sync.Mutex
 	changed   chan struct{}   // closed and replaced whenever room may have appeared
@@ -39,9 +34,11 @@ type Gate struct {
 	waiting   int             // calls waiting for room
 }
 
-// New returns the gate of limits.
-func New(limits Limits) *Gate {
-	return &Gate{limits: limits, now: time.Now, changed: make(chan struct{}),
+// New returns the gate of one provider's limits (actors.Admission): at
+// most maxSandboxes live and maxCreates in flight, a zero being no limit,
+// and a call waiting at most wait for room.
+func New(maxSandboxes, maxCreates int, wait time.Duration) *Gate {
+	return &Gate{maxSandboxes: maxSandboxes, maxCreates: maxCreates, maxWait: wait, now: time.Now, changed: make(chan struct{}),
 		live: map[string]bool{}, reserved: map[string]int{}}
 }
 
@@ -56,11 +53,11 @@ func (g *Gate) Admit(ctx context.Context) error {
 // the create ended, saying whether the sandbox exists now.
 func (g *Gate) AdmitCreate(ctx context.Context, name string) (done func(created bool), err error) {
 	err = g.wait(ctx, func() bool {
-		if g.limits.MaxCreates > 0 && g.inFlight >= g.limits.MaxCreates {
+		if g.maxCreates > 0 && g.inFlight >= g.maxCreates {
 			return false
 		}
-		if g.limits.MaxSandboxes > 0 && !g.live[name] && g.reserved[name] == 0 &&
-			len(g.live)+g.pendingNew() >= g.limits.MaxSandboxes {
+		if g.maxSandboxes > 0 && !g.live[name] && g.reserved[name] == 0 &&
+			len(g.live)+g.pendingNew() >= g.maxSandboxes {
 			return false
 		}
 		g.inFlight++
@@ -138,10 +135,10 @@ func (g *Gate) wake() {
 const minHint = 100 * time.Millisecond
 
 // wait takes room as take decides (with g.mu held), once the provider is
-// not backed off, waiting until ctx ends or the limits' wait is over;
+// not backed off, waiting until ctx ends or maxWait is over;
 // then it answers rate_limited with a hint.
 func (g *Gate) wait(ctx context.Context, take func() bool) error {
-	deadline := g.now().Add(g.limits.Wait)
+	deadline := g.now().Add(g.maxWait)
 	for {
 		g.mu.Lock()
 		now := g.now()

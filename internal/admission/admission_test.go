@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // and all get one.
 func TestCreatesInFlightAreCapped(t *testing.T) {
 	t.Parallel()
-	g := New(Limits{MaxCreates: 3, Wait: time.Minute})
+	g := New(0, 3, time.Minute)
 	var inFlight, most atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 20 {
@@ -45,7 +45,7 @@ func TestCreatesInFlightAreCapped(t *testing.T) {
 // Refusals are rate_limited with a hint; a zero wait refuses at once.
 func TestRefusalIsRateLimited(t *testing.T) {
 	t.Parallel()
-	g := New(Limits{MaxCreates: 1})
+	g := New(0, 1, 0)
 	done, err := g.AdmitCreate(context.Background(), "a")
 	require.NoError(t, err)
 	_, err = g.AdmitCreate(context.Background(), "b")
@@ -63,7 +63,7 @@ func TestRefusalIsRateLimited(t *testing.T) {
 // new one waits for a destroy, and a failed create frees its slot.
 func TestSandboxLimit(t *testing.T) {
 	t.Parallel()
-	g := New(Limits{MaxSandboxes: 2, Wait: time.Minute})
+	g := New(2, 0, time.Minute)
 	for _, name := range []string{"a", "b"} {
 		done, err := g.AdmitCreate(context.Background(), name)
 		require.NoError(t, err)
@@ -92,7 +92,7 @@ func TestSandboxLimit(t *testing.T) {
 // A wait ends with the caller's context, as rate_limited.
 func TestWaitEndsWithTheContext(t *testing.T) {
 	t.Parallel()
-	g := New(Limits{MaxCreates: 1, Wait: time.Hour})
+	g := New(0, 1, time.Hour)
 	done, err := g.AdmitCreate(context.Background(), "a")
 	require.NoError(t, err)
 	defer done(true)
@@ -108,7 +108,7 @@ func TestThrottledBacksEveryCallerOff(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1000, 0)
 	var mu sync.Mutex
-	g := New(Limits{})
+	g := New(0, 0, 0)
 	g.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	d := 5 * time.Second
 	g.Throttled(&d)
@@ -131,7 +131,7 @@ func TestThrottledBacksEveryCallerOff(t *testing.T) {
 // A caller that may wait waits the back-off out and goes through.
 func TestThrottledWaitersGoThroughAfterTheBackoff(t *testing.T) {
 	t.Parallel()
-	g := New(Limits{Wait: time.Minute})
+	g := New(0, 0, time.Minute)
 	d := 100 * time.Millisecond
 	g.Throttled(&d)
 	start := time.Now()
