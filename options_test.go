@@ -1,6 +1,7 @@
 package paddock_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +143,8 @@ func TestDestroyOnceValidation(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := paddock.DestroyOnceOpts{Timeout: timeout}.Validate()
 			require.ErrorIs(t, err, paddock.ErrDeleteTimeoutOption)
+			_, _, err = paddock.DestroyOnceOpts{Timeout: timeout}.Bound(context.Background())
+			require.ErrorIs(t, err, paddock.ErrDeleteTimeoutOption, "Bound validates")
 		})
 	}
 	for name, tc := range passingBounds(30*time.Second, 120*time.Second) {
@@ -149,6 +152,14 @@ func TestDestroyOnceValidation(t *testing.T) {
 			o, err := paddock.DestroyOnceOpts{Timeout: tc.in}.Validate()
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, *o.Timeout)
+			before := time.Now()
+			bounded, cancel, err := paddock.DestroyOnceOpts{Timeout: tc.in}.Bound(context.Background())
+			require.NoError(t, err)
+			defer cancel()
+			deadline, ok := bounded.Deadline()
+			require.True(t, ok, "Bound sets the attempt's deadline")
+			assert.False(t, deadline.Before(before.Add(tc.want)), "no earlier than the timeout")
+			assert.False(t, deadline.After(time.Now().Add(tc.want)), "no later than the timeout")
 		})
 	}
 }

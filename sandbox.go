@@ -1,6 +1,7 @@
 package paddock
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -133,6 +134,16 @@ func (o DestroyOnceOpts) Validate() (DestroyOnceOpts, error) {
 	var err error
 	o.Timeout, err = boundedTimeout(o.Timeout, DefaultDestroyOnceTimeout, MaxDestroyOnceTimeout, DetailDeleteTimeout)
 	return o, err
+}
+
+// Bound validates o and returns ctx bounded by its timeout, the one
+// deadline of a DestroyOnce attempt; cancel must be called when err is nil.
+func (o DestroyOnceOpts) Bound(ctx context.Context) (bounded context.Context, cancel context.CancelFunc, err error) {
+	if o, err = o.Validate(); err != nil {
+		return nil, nil, err
+	}
+	bounded, cancel = context.WithTimeout(ctx, *o.Timeout)
+	return bounded, cancel, nil
 }
 
 // NetworkPolicy is a sandbox's complete egress allow list. An empty (or nil)

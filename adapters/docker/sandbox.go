@@ -274,11 +274,10 @@ func (a *Adapter) remove(ctx context.Context, sandbox, container string) (client
 // DestroyOnce makes one bounded removal and confirms absence with one
 // inspect: only a definite not-found is success.
 func (a *Adapter) DestroyOnce(ctx context.Context, h paddock.Handle, opts paddock.DestroyOnceOpts) error {
-	opts, err := opts.Validate()
+	ctx, cancel, err := opts.Bound(ctx)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, *opts.Timeout)
 	defer cancel()
 	fail := func(detail string) error {
 		if ctx.Err() != nil {

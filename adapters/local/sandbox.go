@@ -216,11 +216,10 @@ func (a *Adapter) Destroy(ctx context.Context, h paddock.Handle) error {
 // DestroyOnce destroys within opts.Timeout and succeeds only when the
 // sandbox's directory is confirmed gone.
 func (a *Adapter) DestroyOnce(ctx context.Context, h paddock.Handle, opts paddock.DestroyOnceOpts) error {
-	opts, err := opts.Validate()
+	ctx, cancel, err := opts.Bound(ctx)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, *opts.Timeout)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- a.Destroy(ctx, h) }()

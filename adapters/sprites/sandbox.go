@@ -313,15 +313,14 @@ func (a *Adapter) CreateNew(ctx context.Context, name string, opts paddock.Creat
 // answering 404; every other answer (and any answer to the GET but 404)
 // is delete_unconfirmed, with no second DELETE.
 func (a *Adapter) DestroyOnce(ctx context.Context, h paddock.Handle, opts paddock.DestroyOnceOpts) error {
-	opts, err := opts.Validate()
+	ctx, cancel, err := opts.Bound(ctx)
 	if err != nil {
 		return err
 	}
+	defer cancel()
 	if a.cfg.Token.IsZero() {
 		return errNoToken
 	}
-	ctx, cancel := context.WithTimeout(ctx, *opts.Timeout)
-	defer cancel()
 	path := spritePath(h.Name)
 	status, _, answered, err := a.boundedDo(ctx, http.MethodDelete, path, nil, nil, httpx.NewBudget(deleteBudget))
 	if err != nil {
