@@ -691,3 +691,13 @@ func TestConfigDefaults(t *testing.T) {
 	_, err = a.Spawn(ctxFor(t, time.Second), a.BuildHandle("x"), paddock.NewCmd("true"), paddock.SpawnOpts{Name: "n"})
 	requireKind(t, err, paddock.ErrNotSupported, "named spawn is not offered")
 }
+
+// A 256 MiB file goes up and comes back streamed, in bounded memory. Not
+// parallel: the heap is the process's.
+func TestFilesStreamBothWaysInBoundedMemory(t *testing.T) {
+	srv := spritestest.NewServer(t)
+	a := newAdapter(t, srv)
+	h, err := a.Create(t.Context(), "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	adaptertest.StreamsFiles(t, t.Context(), a, h, "/tmp/big.bin")
+}

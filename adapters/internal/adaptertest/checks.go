@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"testing"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/filecheck"
 	"github.com/paddockhq/paddock/adapters/internal/stubserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -81,4 +83,22 @@ func NeedsCredential(t testing.TB, a paddock.Adapter, srv Requester) {
 	_, err := a.Create(context.Background(), "box", paddock.CreateOpts{})
 	require.ErrorIs(t, err, paddock.ErrDenied)
 	assert.Empty(t, srv.Requests(), "nothing is sent without a credential")
+}
+
+// StreamsFiles writes a 256 MiB file to path in h through a and reads it
+// back: the bytes must be the same, and the heap of the whole process
+// (adapter and loopback server together) must grow by less than 32 MiB
+// meanwhile, as files are streamed, never held whole. The heap is the
+// process's: the calling test must not run in parallel.
+func StreamsFiles(t testing.TB, ctx context.Context, a paddock.Adapter, h paddock.Handle, path string) {
+	t.Helper()
+	const size, bound = 256 << 20, 32 << 20
+	res, err := filecheck.RoundTrip(size,
+		func(r io.Reader) error { return a.WriteFile(ctx, h, path, 0o644, r) },
+		func() (io.ReadCloser, error) { return a.ReadFile(ctx, h, path) })
+	require.NoError(t, err)
+	assert.Equal(t, int64(size), res.Read)
+	assert.True(t, res.Same, "the same bytes came back")
+	t.Logf("256 MiB round trip: heap in use grew by at most %.1f MiB", float64(res.HeapGrowth)/(1<<20))
+	assert.Less(t, res.HeapGrowth, int64(bound), "streamed, never held whole")
 }
