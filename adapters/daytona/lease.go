@@ -28,11 +28,7 @@ func (a *Adapter) claim(ctx context.Context, sb *sandbox, lease paddock.Lease) e
 // RenewLeases records lease on each named sandbox of ours: one walk of the
 // listing, then a label update per sandbox, reaping.RenewWidth at a time.
 func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock.Lease) error {
-	var all []sandbox
-	if err := a.eachSandbox(ctx, func(sb sandbox) { all = append(all, sb) }); err != nil {
-		return err
-	}
-	return reaping.Renew(ctx, all, func(sb sandbox) string { return sb.Name }, names, reaping.RenewWidth,
+	return reaping.Renew(ctx, a.eachSandbox, func(sb sandbox) string { return sb.Name }, names, reaping.RenewWidth,
 		func(ctx context.Context, sb sandbox) error { return a.claim(ctx, &sb, lease) })
 }
 

@@ -2,7 +2,6 @@ package docker
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,24 +128,23 @@ func (a *Adapter) claim(ctx context.Context, name string, lease paddock.Lease) e
 // absent one is skipped. A stopped sandbox keeps no lease (its state
 // directory is memory): it is held by its maximum age alone.
 func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock.Lease) error {
-	all, err := a.managed(ctx)
-	if err != nil {
-		return err
-	}
-	var running []container.Summary
-	for _, c := range all {
-		if c.State == container.StateRunning {
-			running = append(running, c)
+	return reaping.Renew(ctx, a.eachManaged, func(c container.Summary) string {
+		if c.State != container.StateRunning {
+			return ""
 		}
+		return c.Labels[labelName]
+	}, names, reaping.RenewWidth, func(ctx context.Context, c container.Summary) error {
+		return a.claim(ctx, c.Labels[labelName], lease)
+	})
+}
+
+// eachManaged calls fn on each Paddock container, running or not.
+func (a *Adapter) eachManaged(ctx context.Context, fn func(container.Summary)) error {
+	all, err := a.managed(ctx)
+	for _, c := range all {
+		fn(c)
 	}
-	return reaping.Renew(ctx, running, func(c container.Summary) string { return c.Labels[labelName] }, names, reaping.RenewWidth,
-		func(ctx context.Context, c container.Summary) error {
-			err := a.claim(ctx, c.Labels[labelName], lease)
-			if errors.Is(err, paddock.ErrNotFound) {
-				return nil // it went meanwhile
-			}
-			return err
-		})
+	return err
 }
 
 // managed lists the engine's Paddock sandboxes.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -123,22 +122,12 @@ func (a *Adapter) eachOurs(ctx context.Context, fn func(listed)) error {
 // listing, then an upload per sandbox, leaseWidth at a time. A paused one
 // is skipped (see above).
 func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock.Lease) error {
-	var running []listed
-	if err := a.eachOurs(ctx, func(l listed) {
-		if l.State == stateRunning {
-			running = append(running, l)
+	return reaping.Renew(ctx, a.eachOurs, func(l listed) string {
+		if l.State != stateRunning {
+			return ""
 		}
-	}); err != nil {
-		return err
-	}
-	return reaping.Renew(ctx, running, func(l listed) string { return l.Metadata[metaName] }, names, leaseWidth,
-		func(ctx context.Context, l listed) error {
-			err := a.claim(ctx, l.SandboxID, lease)
-			if errors.Is(err, paddock.ErrNotFound) {
-				return nil // it went meanwhile
-			}
-			return err
-		})
+		return l.Metadata[metaName]
+	}, names, leaseWidth, func(ctx context.Context, l listed) error { return a.claim(ctx, l.SandboxID, lease) })
 }
 
 // SandboxFacts reads what a reap judges our sandboxes by: the listing,

@@ -68,11 +68,7 @@ func (a *Adapter) claim(ctx context.Context, s spriteObject, lease paddock.Lease
 // RenewLeases records lease on each named sprite: one walk of the listing,
 // then an update per sprite, reaping.RenewWidth at a time.
 func (a *Adapter) RenewLeases(ctx context.Context, names []string, lease paddock.Lease) error {
-	var all []spriteObject
-	if err := a.eachSprite(ctx, func(s spriteObject) { all = append(all, s) }); err != nil {
-		return err
-	}
-	return reaping.Renew(ctx, all, func(s spriteObject) string { return s.Name }, names, reaping.RenewWidth,
+	return reaping.Renew(ctx, a.eachSprite, func(s spriteObject) string { return s.Name }, names, reaping.RenewWidth,
 		func(ctx context.Context, s spriteObject) error { return a.claim(ctx, s, lease) })
 }
 

@@ -12,21 +12,30 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
-// Renew calls claim on each listed sandbox whose name is in names, at
-// most width at a time: a renewal over one walk of an adapter's listing.
-// Names not listed are skipped (gone meanwhile).
-func Renew[T any](ctx context.Context, listed []T, name func(T) string, names []string, width int, claim func(context.Context, T) error) error {
+// Renew walks an adapter's listing once and calls claim on each sandbox
+// whose name is in names, at most width at a time: a renewal as
+// paddock.LeaseKeeper promises it. name answers "" for a listed sandbox
+// that keeps no lease (it is skipped); a named sandbox not listed, or one
+// whose claim answers not_found, went meanwhile and is skipped.
+func Renew[T any](ctx context.Context, walk func(context.Context, func(T)) error, name func(T) string, names []string, width int, claim func(context.Context, T) error) error {
 	want := make(map[string]bool, len(names))
 	for _, n := range names {
 		want[n] = true
 	}
 	var held []T
-	for _, l := range listed {
-		if want[name(l)] {
+	if err := walk(ctx, func(l T) {
+		if n := name(l); n != "" && want[n] {
 			held = append(held, l)
 		}
+	}); err != nil {
+		return err
 	}
-	return Each(ctx, len(held), width, func(ctx context.Context, i int) error { return claim(ctx, held[i]) })
+	return Each(ctx, len(held), width, func(ctx context.Context, i int) error {
+		if err := claim(ctx, held[i]); !errors.Is(err, paddock.ErrNotFound) {
+			return err
+		}
+		return nil
+	})
 }
 
 // FormatTime writes a recorded time: RFC 3339 with nanoseconds, UTC.

@@ -64,18 +64,42 @@ func TestEachJoinsErrorsAndStopsOnCancel(t *testing.T) {
 
 func TestRenew(t *testing.T) {
 	t.Parallel()
-	all := []string{"a", "b", "c"}
+	all := []string{"a", "b", "c", "d"}
 	var mu sync.Mutex
 	var claimed []string
-	err := Renew(context.Background(), all, func(n string) string { return n }, []string{"c", "gone", "a"}, 2,
+	walk := func(_ context.Context, visit func(string)) error {
+		for _, n := range all {
+			visit(n)
+		}
+		return nil
+	}
+	name := func(n string) string {
+		if n == "b" {
+			return "" // keeps no lease
+		}
+		return n
+	}
+	err := Renew(context.Background(), walk, name, []string{"c", "gone", "a", "b", "d"}, 2,
 		func(_ context.Context, n string) error {
 			mu.Lock()
 			defer mu.Unlock()
 			claimed = append(claimed, n)
+			if n == "d" {
+				return paddock.ErrNotFound // went meanwhile
+			}
 			return nil
 		})
 	require.NoError(t, err)
-	assert.ElementsMatch(t, []string{"a", "c"}, claimed, "listed and named: claimed; named but not listed: skipped")
+	assert.ElementsMatch(t, []string{"a", "c", "d"}, claimed, "listed and named: claimed; named but not listed, or keeping no lease: skipped")
+
+	failed := errors.New("walk failed")
+	err = Renew(context.Background(), func(context.Context, func(string)) error { return failed }, name, all, 2,
+		func(context.Context, string) error { return nil })
+	require.ErrorIs(t, err, failed, "a walk's failure is the renewal's")
+	err = Renew(context.Background(), walk, name, all, 2, func(_ context.Context, n string) error {
+		return &paddock.UnavailableError{Detail: n}
+	})
+	require.ErrorIs(t, err, paddock.ErrUnavailable, "any other claim failure is reported")
 }
 
 func TestLabelsRoundTripAndKeepTheOthers(t *testing.T) {
