@@ -13,16 +13,7 @@ import (
 func (a *Adapter) claim(ctx context.Context, sb *sandbox, lease paddock.Lease) error {
 	labels := reaping.Labels(sb.Labels, lease, 0)
 	labels[labelMarker] = "1"
-	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPut, sandboxPath(sb.ID)+"/labels", nil, map[string]any{"labels": labels})
-	switch {
-	case err != nil:
-		return err
-	case status == http.StatusNotFound:
-		return nil
-	case status < 200 || status > 299:
-		return a.rest.StatusError(status, header, data)
-	}
-	return nil
+	return a.rest.Unless(ctx, a.client, http.MethodPut, sandboxPath(sb.ID)+"/labels", nil, map[string]any{"labels": labels})
 }
 
 // RenewLeases records lease on each named sandbox of ours: one walk of the

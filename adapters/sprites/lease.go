@@ -53,16 +53,7 @@ func leaseOf(s spriteObject) (paddock.Lease, time.Duration) {
 // claim records lease on s, keeping its other labels (an update replaces
 // the whole list). A sprite gone meanwhile is not an error.
 func (a *Adapter) claim(ctx context.Context, s spriteObject, lease paddock.Lease) error {
-	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPut, spritePath(s.Name), nil, map[string]any{"labels": withLease(s.Labels, lease, 0)})
-	switch {
-	case err != nil:
-		return err
-	case status == http.StatusNotFound:
-		return nil
-	case status < 200 || status > 299:
-		return statusError(status, header, data)
-	}
-	return nil
+	return a.rest.Unless(ctx, a.client, http.MethodPut, spritePath(s.Name), nil, map[string]any{"labels": withLease(s.Labels, lease, 0)})
 }
 
 // RenewLeases records lease on each named sprite: one walk of the listing,

@@ -9,6 +9,7 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -177,4 +178,47 @@ func TestMultipart(t *testing.T) {
 
 	unread := NewMultipart("file", "g", strings.NewReader(strings.Repeat("x", 1<<20)))
 	unread.Done() // returns: the copy stops at its next write
+}
+
+// TestRESTOutcomes proves how each call judges a status: JSON wants 2xx,
+// Found turns a 404 into ErrNotFound, Unless turns it into nil, and every
+// other failure stays typed for all three.
+func TestRESTOutcomes(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		status            int
+		json, found, gone error
+	}{
+		{http.StatusOK, nil, nil, nil},
+		{http.StatusNoContent, nil, nil, nil},
+		{http.StatusNotFound, paddock.ErrNotFound, paddock.ErrNotFound, nil},
+		{http.StatusUnauthorized, paddock.ErrDenied, paddock.ErrDenied, paddock.ErrDenied},
+		{http.StatusInternalServerError, paddock.ErrUnavailable, paddock.ErrUnavailable, paddock.ErrUnavailable},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
+			t.Parallel()
+			var calls int
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls++
+				assert.Equal(t, http.MethodPut, r.Method)
+				assert.Equal(t, "/things/a", r.URL.Path)
+				w.WriteHeader(tc.status)
+			}))
+			defer srv.Close()
+			r := &REST{Provider: "test", BaseURL: srv.URL, MaxBody: 1 << 10, Authorize: func(*http.Request) error { return nil }}
+			ctx := context.Background()
+			check := func(want, got error) {
+				if want == nil {
+					assert.NoError(t, got)
+					return
+				}
+				assert.ErrorIs(t, got, want)
+			}
+			check(tc.json, r.JSON(ctx, srv.Client(), http.MethodPut, "/things/a", nil, map[string]int{"n": 1}, nil))
+			check(tc.found, r.Found(ctx, srv.Client(), http.MethodPut, "/things/a", nil, nil, nil))
+			check(tc.gone, r.Unless(ctx, srv.Client(), http.MethodPut, "/things/a", nil, nil))
+			assert.Equal(t, 3, calls)
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -103,6 +104,15 @@ func (r *REST) JSON(ctx context.Context, client *http.Client, method, path strin
 		return r.StatusError(status, header, data)
 	}
 	return r.Decode(data, out)
+}
+
+// Unless is Found for a change that no longer matters once its thing is
+// gone (a lease on a deleted sandbox): a 404 is nil.
+func (r *REST) Unless(ctx context.Context, client *http.Client, method, path string, query url.Values, body any) error {
+	if err := r.Found(ctx, client, method, path, query, body, nil); !errors.Is(err, paddock.ErrNotFound) {
+		return err
+	}
+	return nil
 }
 
 // Found is JSON for a call about one thing that may not exist: a 404 is
