@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -265,4 +266,29 @@ func mustURL(s string) *url.URL {
 		panic(err)
 	}
 	return u
+}
+
+// A browser sends a preview every cookie of this host, whatever the port:
+// the console's, another preview's, any Paddock server's. None reaches the
+// sandbox; its own cookies do. The bearer scheme is case-insensitive.
+func TestProxyForwardsNoPaddockCookie(t *testing.T) {
+	t.Parallel()
+	u := newUpstream(t)
+	p, s, front := newProxy(t, u)
+	tok, _ := s.Mint("box", 8080, time.Minute)
+	req, err := http.NewRequest(http.MethodGet, front.URL+p.Path("box", 8080), nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "bearer "+tok)
+	req.Header.Set("Cookie", "paddock_token=console-secret; app=kept; Paddock_Other=x; "+CookieName+"="+tok+"; theme=dark")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	seen := <-u.seen
+	var names []string
+	for _, c := range seen.Cookies() {
+		names = append(names, c.Name+"="+c.Value)
+	}
+	assert.Equal(t, []string{"app=kept", "theme=dark"}, names)
+	assert.NotContains(t, seen.Header.Get("Cookie"), "console-secret")
 }

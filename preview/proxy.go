@@ -20,7 +20,12 @@ import (
 
 // CookieName is the cookie a bootstrap link sets for browsers, which can
 // send no header on a navigation or a WebSocket handshake.
-const CookieName = "paddock_preview"
+const CookieName = CookiePrefix + "preview"
+
+// CookiePrefix begins the name of every cookie Paddock sets. Cookies are
+// not scoped by port, so a browser sends a cookie of any Paddock server on
+// this host to a preview too; the proxy never forwards one into a sandbox.
+const CookiePrefix = "paddock_"
 
 // BootstrapTTL bounds how long a bootstrap link can be used (once).
 const BootstrapTTL = time.Minute
@@ -157,10 +162,14 @@ func (p *Proxy) route(r *http.Request) (sandbox string, port int, rest string, o
 	return name, port, parts[2], true
 }
 
-// credential is the bearer token of the header, else the cookie's.
+// credential is the bearer token of the header (the scheme in any case),
+// else the cookie's.
 func credential(r *http.Request) string {
 	if h := r.Header.Get("Authorization"); h != "" {
-		token, _ := strings.CutPrefix(h, "Bearer ")
+		scheme, token, _ := strings.Cut(h, " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			return ""
+		}
 		return token
 	}
 	if c, err := r.Cookie(CookieName); err == nil {
@@ -237,12 +246,13 @@ func (p *Proxy) reverseProxy(rest string) *httputil.ReverseProxy {
 	}
 }
 
-// stripCookie removes the preview cookie, keeping the sandbox's own.
+// stripCookie removes every Paddock cookie (the preview's, and any other
+// Paddock server's on this host), keeping the sandbox's own.
 func stripCookie(r *http.Request) {
 	cookies := r.Cookies()
 	r.Header.Del("Cookie")
 	for _, c := range cookies {
-		if c.Name != CookieName {
+		if !strings.HasPrefix(strings.ToLower(c.Name), CookiePrefix) {
 			r.AddCookie(c)
 		}
 	}

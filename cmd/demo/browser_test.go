@@ -116,7 +116,7 @@ func TestConsoleInChromium(t *testing.T) {
 		poll(`document.querySelector('#files li[data-name="payload.bin"]') !== null`),
 	))
 	assert.Equal(t, "307200", text(ctx, `#files li[data-name="payload.bin"] .size`))
-	downloaded, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(document.querySelector('#files li[data-name="payload.bin"] a.download').href)
+	downloaded, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(document.querySelector('#files li[data-name="payload.bin"] a.download').href, {headers: authHeaders()})
 		.then(r => r.arrayBuffer()).then(b => Array.from(new Uint8Array(b), x => x.toString(16).padStart(2, "0")).join(""))`,
 		chromedp.EvalAwaitPromise))
 	require.NoError(t, err)
@@ -240,9 +240,10 @@ func (r *statusRecorder) WriteHeader(status int) {
 }
 
 // A page served from another port of 127.0.0.1 cannot change anything in
-// the console, though the browser sends it the console's cookie (SameSite
-// does not separate ports): a no-cors fetch and an auto-submitted form
-// both reach the console and are refused, and no sandbox is made.
+// the console: a no-cors fetch and an auto-submitted form both reach the
+// console and are refused, and no sandbox is made. Nor does it receive the
+// console's token: a browser sends the cookies of 127.0.0.1 to every port
+// of it, and the console sets none.
 func TestAnotherPortCannotChangeState(t *testing.T) {
 	tab := browser(t)
 	rt, reg, stop, err := startRuntime(t.TempDir(), zerolog.Nop(), nil)
@@ -264,7 +265,11 @@ fetch(` + strconv.Quote(target) + `, {method: 'POST', mode: 'no-cors', credentia
   .finally(() => { document.title += 'fetched;' });
 document.getElementById('f').submit();
 </script>`
-	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	var heard syncBuffer // every header line the other port receives
+	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b strings.Builder
+		_ = r.Header.Write(&b)
+		_, _ = heard.Write([]byte(b.String()))
 		w.Header().Set("Content-Type", "text/html")
 		_, _ = io.WriteString(w, page)
 	}))
@@ -275,7 +280,7 @@ document.getElementById('f').submit();
 	ctx, cancel := context.WithTimeout(tab, time.Minute)
 	defer cancel()
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.WaitVisible(chromedp.CSS(`#providers li`)), // the console's page, with its cookie
+		chromedp.WaitVisible(chromedp.CSS(`#providers li`)), // the console's page, with its token
 		chromedp.Navigate(attacker.URL),
 		chromedp.Poll[chromedp.Void](`document.title.includes('fetched;') && document.title.includes('submitted;')`),
 	))
@@ -290,4 +295,6 @@ document.getElementById('f').submit();
 	require.NoError(t, err)
 	assert.NotContains(t, names, "evil-fetch")
 	assert.NotContains(t, names, "evil-form")
+	assert.Contains(t, heard.String(), "User-Agent", "the other port was visited")
+	assert.NotContains(t, heard.String(), c.token, "no request to another port carries the console's token")
 }

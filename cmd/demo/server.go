@@ -14,7 +14,10 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"strings"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
@@ -26,8 +29,13 @@ import (
 //go:embed web
 var webFiles embed.FS
 
-// tokenCookie carries the console's token after the first visit.
-const tokenCookie = "paddock_token"
+// tokenProtocol prefixes the token in the WebSocket subprotocols the page
+// offers: a browser can set no header on a WebSocket handshake. The page
+// offers pageProtocol too, the one the server chooses.
+const (
+	tokenProtocol = "paddock-token."
+	pageProtocol  = "paddock"
+)
 
 // console serves the web console of one runtime.
 type console struct {
@@ -116,8 +124,10 @@ func newConsole(rt *actors.Runtime, reg paddock.Registry, log zerolog.Logger) *c
 		limits: socketLimits{firstMessage: defaultFirstMessageWait, perClient: defaultSocketsPerClient}}
 }
 
-// url is the address to open, token included.
-func (c *console) url(addr string) string { return "http://" + addr + "/?token=" + c.token }
+// url is the address to open, token included. The token is in the
+// fragment, which a browser never sends: the page keeps it in its
+// origin's local storage and sends it as a Bearer header.
+func (c *console) url(addr string) string { return "http://" + addr + "/#token=" + c.token }
 
 // serve runs the console on ln until ctx ends.
 func (c *console) serve(ctx context.Context, ln net.Listener) error {
@@ -134,39 +144,40 @@ func (c *console) serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// handler is the console's routes behind the token check.
+// handler is the console's routes: the page (which holds no secret) to
+// anyone on this machine, everything else behind the token.
 func (c *console) handler() http.Handler {
 	static, _ := fs.Sub(webFiles, "web")
 	mux := http.NewServeMux()
 	mux.Handle("GET /", http.FileServer(http.FS(static)))
-	mux.HandleFunc("GET /api/providers", c.providersAPI)
-	mux.HandleFunc("GET /api/sandboxes", c.listSandboxes)
-	mux.HandleFunc("POST /api/sandboxes", c.createSandbox)
-	mux.HandleFunc("DELETE /api/sandboxes", c.destroySandbox)
-	mux.HandleFunc("GET /api/sessions", c.listSessions)
-	mux.HandleFunc("POST /api/terminate", c.terminate)
-	mux.HandleFunc("GET /api/files", c.listFiles)
-	mux.HandleFunc("GET /api/file", c.downloadFile)
-	mux.HandleFunc("PUT /api/file", c.uploadFile)
-	mux.HandleFunc("DELETE /api/file", c.deleteFile)
-	mux.HandleFunc("GET /ws", c.socket)
-	mux.HandleFunc("GET /metrics", c.metricsPage)
-	mux.HandleFunc("GET /api/stats", c.stats)
+	for pattern, h := range map[string]http.HandlerFunc{
+		"GET /api/providers":    c.providersAPI,
+		"GET /api/sandboxes":    c.listSandboxes,
+		"POST /api/sandboxes":   c.createSandbox,
+		"DELETE /api/sandboxes": c.destroySandbox,
+		"GET /api/sessions":     c.listSessions,
+		"POST /api/terminate":   c.terminate,
+		"GET /api/files":        c.listFiles,
+		"GET /api/file":         c.downloadFile,
+		"PUT /api/file":         c.uploadFile,
+		"DELETE /api/file":      c.deleteFile,
+		"GET /ws":               c.socket,
+		"GET /metrics":          c.metricsPage,
+		"GET /api/stats":        c.stats,
+	} {
+		mux.Handle(pattern, c.withToken(h))
+	}
 	return c.guard(mux)
 }
 
 // sameOrigin refuses a state-changing request a browser sent from another
-// origin (another port of 127.0.0.1 included: the cookie travels there,
-// SameSite does not separate ports), by the browser's Sec-Fetch-Site or,
-// failing that, its Origin. Reads are not state-changing; the WebSocket,
-// a GET, checks its Origin itself; a client that is not a browser sends
-// neither header and needs the token in a Bearer header or the cookie.
+// origin (another port of 127.0.0.1 included), by the browser's
+// Sec-Fetch-Site or, failing that, its Origin. Reads are not
+// state-changing; the WebSocket, a GET, checks its Origin itself.
 var sameOrigin = http.NewCrossOriginProtection()
 
-// guard admits a request only from a loopback Host (against DNS rebinding),
-// from the console's own page when it changes state, and with the token:
-// the cookie, a Bearer header, or ?token= on the first visit, which sets
-// the cookie and redirects to a URL without it.
+// guard admits a request only from a loopback Host (against DNS
+// rebinding) and, when it changes state, from the console's own page.
 func (c *console) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !loopbackHost(r.Host) {
@@ -177,11 +188,16 @@ func (c *console) guard(next http.Handler) http.Handler {
 			http.Error(w, "forbidden: a request from another origin", http.StatusForbidden)
 			return
 		}
-		if q := r.URL.Query().Get("token"); q != "" && c.valid(q) && r.Method == http.MethodGet && r.URL.Path == "/" {
-			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: c.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-			http.Redirect(w, r, "/", http.StatusSeeOther)
-			return
-		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// withToken admits a request that carries the token in a Bearer header,
+// or, for a WebSocket handshake, in a subprotocol. No cookie is a
+// credential: a browser sends a cookie of 127.0.0.1 to every port of it,
+// so a cookie would hand the token to any server on this machine.
+func (c *console) withToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !c.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="paddock"`)
 			http.Error(w, "unauthorized: open the URL the demo printed", http.StatusUnauthorized)
@@ -192,11 +208,16 @@ func (c *console) guard(next http.Handler) http.Handler {
 }
 
 func (c *console) authorized(r *http.Request) bool {
-	if ck, err := r.Cookie(tokenCookie); err == nil && c.valid(ck.Value) {
+	// An authorization scheme is case-insensitive (RFC 9110, 11.1).
+	if scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") && c.valid(token) {
 		return true
 	}
-	if h := r.Header.Get("Authorization"); len(h) > 7 && h[:7] == "Bearer " && c.valid(h[7:]) {
-		return true
+	if websocket.IsWebSocketUpgrade(r) {
+		for _, p := range websocket.Subprotocols(r) {
+			if token, ok := strings.CutPrefix(p, tokenProtocol); ok && c.valid(token) {
+				return true
+			}
+		}
 	}
 	return false
 }

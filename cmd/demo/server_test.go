@@ -9,7 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -55,38 +55,60 @@ func TestTheTokenIsRequired(t *testing.T) {
 	t.Parallel()
 	c, base := startConsole(t)
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	for _, path := range []string{"/", "/app.js", "/api/providers", "/ws"} {
-		res, err := client.Get(base + path)
+	status := func(method, path string, header http.Header) int {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, strings.NewReader(`{"Provider":"local","Name":"stolen"}`))
 		require.NoError(t, err)
-		res.Body.Close()
-		assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "%s without the token", path)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		res, err := client.Do(req)
+		require.NoError(t, err)
+		_ = res.Body.Close()
+		return res.StatusCode
 	}
-	res, err := client.Get(base + "/api/providers?token=wrong")
-	require.NoError(t, err)
-	res.Body.Close()
-	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "a wrong token")
+	// The page holds no secret; everything else wants the token.
+	for _, path := range []string{"/", "/app.js"} {
+		assert.Equal(t, http.StatusOK, status(http.MethodGet, path, nil), "%s is the page", path)
+	}
+	for _, path := range []string{"/api/providers", "/api/stats", "/metrics", "/ws", "/api/providers?token=" + c.token} {
+		assert.Equal(t, http.StatusUnauthorized, status(http.MethodGet, path, nil), "%s without the token", path)
+	}
+	assert.Equal(t, http.StatusUnauthorized, status(http.MethodGet, "/api/providers", http.Header{"Authorization": {"Bearer wrong"}}), "a wrong token")
 
-	// The socket refuses the upgrade too.
-	_, resp, err := websocket.DefaultDialer.Dial(strings.Replace(base, "http", "ws", 1)+"/ws", nil)
-	require.Error(t, err)
-	require.NotNil(t, resp)
-	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-
-	// The printed URL sets a cookie and redirects to a URL without the token.
-	jar, _ := cookiejar.New(nil)
-	browser := &http.Client{Jar: jar}
-	res, err = browser.Get(c.url(strings.TrimPrefix(base, "http://")))
+	// The printed URL carries the token in its fragment, which no client
+	// sends, and the console sets no cookie.
+	printed, err := url.Parse(c.url(strings.TrimPrefix(base, "http://")))
 	require.NoError(t, err)
-	res.Body.Close()
+	assert.Equal(t, "token="+c.token, printed.Fragment)
+	assert.Empty(t, printed.RawQuery)
+	res, err := client.Get(printed.String())
+	require.NoError(t, err)
+	_ = res.Body.Close()
 	assert.Equal(t, http.StatusOK, res.StatusCode)
-	assert.Equal(t, "/", res.Request.URL.Path)
-	assert.Empty(t, res.Request.URL.RawQuery, "the token leaves the address bar")
-	res, err = browser.Get(base + "/api/providers")
+	assert.Empty(t, res.Cookies(), "the console sets no cookie: a browser would send it to every port of 127.0.0.1")
+
+	// The token in a cookie, as another server on this host would receive
+	// one, is no credential, replayed without any browser header.
+	cookie := http.Header{"Cookie": {"paddock_token=" + c.token}}
+	assert.Equal(t, http.StatusUnauthorized, status(http.MethodGet, "/api/providers", cookie))
+	assert.Equal(t, http.StatusUnauthorized, status(http.MethodPost, "/api/sandboxes", cookie))
+	names, err := c.rt.Adapter(paddock.ProviderLocal).ListAllNames(context.Background())
+	require.NoError(t, err)
+	assert.NotContains(t, names, "stolen")
+
+	// A Bearer header works for API clients, the scheme in any case.
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER"} {
+		assert.Equal(t, http.StatusOK, status(http.MethodGet, "/api/providers", http.Header{"Authorization": {scheme + " " + c.token}}), scheme)
+	}
+	req, _ := http.NewRequest(http.MethodGet, base+"/api/providers", nil)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	res, err = http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	var providers []struct{ Name string }
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&providers))
 	res.Body.Close()
-	names := []string{}
+	names = []string{}
 	for _, p := range providers {
 		names = append(names, p.Name)
 	}
@@ -97,12 +119,18 @@ func TestTheTokenIsRequired(t *testing.T) {
 	assert.Subset(t, want, []string{"fake", "local"}, "local and the fake always (docker too when an engine answers)")
 	assert.ElementsMatch(t, want, names, "the page lists every provider of the runtime")
 
-	req, _ := http.NewRequest(http.MethodGet, base+"/api/providers", nil)
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	res, err = http.DefaultClient.Do(req)
+	// The socket: a browser offers the token as a subprotocol.
+	wsURL := strings.Replace(base, "http", "ws", 1) + "/ws"
+	for name, protocols := range map[string][]string{"none": nil, "a wrong token": {pageProtocol, tokenProtocol + "wrong"}} {
+		_, resp, err := (&websocket.Dialer{Subprotocols: protocols}).Dial(wsURL, http.Header{"Origin": {base}})
+		require.Error(t, err, name)
+		require.NotNil(t, resp, name)
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, name)
+	}
+	conn, resp, err := (&websocket.Dialer{Subprotocols: []string{pageProtocol, tokenProtocol + c.token}}).Dial(wsURL, http.Header{"Origin": {base}})
 	require.NoError(t, err)
-	res.Body.Close()
-	assert.Equal(t, http.StatusOK, res.StatusCode, "a bearer header works for API clients")
+	assert.Equal(t, pageProtocol, resp.Header.Get("Sec-WebSocket-Protocol"), "the server answers with the page's protocol, never the token")
+	_ = conn.Close()
 
 	req, _ = http.NewRequest(http.MethodGet, base+"/api/providers", nil)
 	req.Header.Set("Authorization", "Bearer "+c.token)

@@ -54,6 +54,7 @@ type serverMessage struct {
 
 var upgrader = websocket.Upgrader{
 	ReadBufferSize: 32 << 10, WriteBufferSize: 32 << 10,
+	Subprotocols: []string{pageProtocol},
 	// Same origin only: the page this console served.
 	CheckOrigin: func(r *http.Request) bool {
 		u, err := url.Parse(r.Header.Get("Origin"))

@@ -5,11 +5,38 @@ const MAX_LINES = 5000;
 const $ = (sel) => document.querySelector(sel);
 let current = null; // {provider, name}
 
+// The token arrives in the fragment of the URL the demo printed (a browser
+// never sends a fragment) and is kept in this origin's local storage,
+// which no other port of this host can read. It travels only as a Bearer
+// header, or a subprotocol on a WebSocket: never in a cookie, which the
+// browser would send to every server on this host.
+const TOKEN_KEY = "paddock_token";
+const token = (() => {
+  const given = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (given) {
+    localStorage.setItem(TOKEN_KEY, given);
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return localStorage.getItem(TOKEN_KEY) || "";
+})();
+function authHeaders(extra) { return Object.assign({Authorization: "Bearer " + token}, extra); }
+
 async function api(path, opts) {
-  const res = await fetch(path, Object.assign({headers: {"Content-Type": "application/json"}}, opts));
+  const res = await fetch(path, Object.assign({headers: authHeaders({"Content-Type": "application/json"})}, opts));
+  if (res.status === 401) { $("#unauthorized").hidden = false; throw new Error("unauthorized: open the URL the demo printed"); }
   const body = await res.json();
   if (!res.ok) throw new Error(body.error || res.statusText);
   return body;
+}
+
+// download saves a file of the sandbox: a link cannot carry the header.
+async function download(path, name) {
+  const res = await fetch(path, {headers: authHeaders()});
+  if (!res.ok) { filesStatus((await res.json()).error || res.statusText); return; }
+  const url = URL.createObjectURL(await res.blob());
+  const a = document.createElement("a");
+  a.href = url; a.download = name; a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
 }
 
 // argv splits a command line like a shell does: quotes group, nothing expands.
@@ -113,7 +140,8 @@ async function loadFiles() {
     } else {
       const a = document.createElement("a");
       a.className = "download"; a.textContent = "Download";
-      a.href = "/api/file?" + sandboxQuery(joinPath(dir, f.name)); a.download = f.name;
+      a.href = "/api/file?" + sandboxQuery(joinPath(dir, f.name));
+      a.onclick = (e) => { e.preventDefault(); download(a.href, f.name); };
       li.append(a);
     }
     li.append(button("delete", "Delete", async () => {
@@ -137,7 +165,7 @@ $("#upload").onclick = async () => {
   const file = $("#upload-file").files[0];
   if (!current || !file) { filesStatus("choose a sandbox and a file first"); return; }
   const target = joinPath($("#files-path").value || "/", file.name);
-  const res = await fetch("/api/file?" + sandboxQuery(target), {method: "PUT", body: file});
+  const res = await fetch("/api/file?" + sandboxQuery(target), {method: "PUT", body: file, headers: authHeaders()});
   if (!res.ok) { filesStatus((await res.json()).error || res.statusText); return; }
   filesStatus(`uploaded ${target}`);
   loadFiles();
@@ -212,7 +240,7 @@ function openView(first, title) {
   };
 
   const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-  const ws = new WebSocket(scheme + location.host + "/ws");
+  const ws = new WebSocket(scheme + location.host + "/ws", ["paddock", "paddock-token." + token]);
   ws.onopen = () => ws.send(JSON.stringify(first));
   if (first.tty) {
     // The terminal follows the output area: a new size goes to the command.
