@@ -17,6 +17,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/fake"
+	"github.com/paddockhq/paddock/internal/heavy"
 	"github.com/paddockhq/paddock/internal/perf"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/paddockhq/paddock/supervisor"
@@ -654,4 +655,41 @@ func TestAdapterPanicsInBlockingCallsAreErrors(t *testing.T) {
 	_, err = spawn(rt, ctx, h, paddock.NewCmd("spawn-panics"), paddock.SpawnOpts{})
 	require.ErrorIs(t, err, paddock.ErrUnavailable)
 	require.NoError(t, rt.Adapter(h.Provider).Destroy(ctx, h), "the runtime keeps serving")
+}
+
+// TestAStreamReadToItsEndIsReleased runs 30,000 commands (an eighth under
+// the race detector) whose streams are read to their terminal frame and
+// never closed: the runtime keeps nothing for them, neither a sink nor
+// memory that grows with the count.
+//
+// It measures the process's heap, so it runs alone (not parallel).
+func TestAStreamReadToItsEndIsReleased(t *testing.T) {
+	rt, f := startFake(t)
+	h, err := rt.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	run := func(n int) {
+		for i := range n {
+			s, err := spawn(rt, ctx, h, paddock.NewCmd("emit", "out:"+itoa(i), "exit:0"), paddock.SpawnOpts{})
+			require.NoError(t, err)
+			var last messages.Frame
+			for fr := range s.C() {
+				last = fr
+			}
+			require.Equal(t, "exit:0", terminalText(last))
+			if i%1000 == 999 {
+				f.Reset() // the fake's own record of finished commands is not the runtime's
+				h, err = rt.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
+				require.NoError(t, err)
+			}
+		}
+	}
+	n := heavy.Volume(30_000)
+	run(1000) // warm: pools and maps at their working size
+	base := heapNow()
+	run(n)
+	require.Eventually(t, func() bool { return actors.LiveSinks(rt) == 0 }, time.Minute, time.Millisecond, "no sink outlives its stream's terminal frame")
+	f.Reset()
+	growth := int64(heapNow()) - int64(base)
+	t.Logf("%d streams read to their end: heap %+d bytes (%.1f per stream)", n, growth, float64(growth)/float64(n))
+	assert.Less(t, growth, int64(n)*256, "memory does not grow with the streams read to their end")
 }

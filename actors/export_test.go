@@ -14,3 +14,10 @@ func Operations() map[string]string {
 // ObserveHeartbeats reports each heartbeat tick's decision ("idle" or
 // "sent") and each beat's end ("done"); call it before the first request.
 func ObserveHeartbeats(rt *Runtime, f func(sandbox, event string)) { rt.observeBeat = f }
+
+// LiveSinks counts the plain-Go streams the runtime holds a sink for.
+func LiveSinks(rt *Runtime) int {
+	n := 0
+	rt.sinks.Range(func(any, any) bool { n++; return true })
+	return n
+}

@@ -170,9 +170,12 @@ func (rt *Runtime) newFrameStream() *FrameStream {
 	}}
 	rt.sinks.Store(sink.owner.ID, sink)
 	// The pump is the stream's, not the runtime's: it ends once its
-	// consumer has the terminal frame, or on Close, never on Shutdown.
+	// consumer has the terminal frame, or on Close, never on Shutdown. Its
+	// end releases the sink, so a stream read to its end costs nothing
+	// more, Closed or not.
 	go func() {
 		defer close(pumpDone)
+		defer rt.sinks.Delete(sink.owner.ID)
 		pump(rt.engine, sink.queue, s.out, s.closing, window)
 	}()
 	return s
