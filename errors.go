@@ -95,6 +95,12 @@ func KindOf(err error) Kind {
 	return ""
 }
 
+// sameDetail reports whether detail is want, or want's token followed by
+// ": " and more.
+func sameDetail(want, detail string) bool {
+	return want != "" && (detail == want || strings.HasPrefix(detail, want+": "))
+}
+
 // withDetail formats "kind: detail", or the bare kind when there is no detail.
 func withDetail(k Kind, detail string, status int) string {
 	s := strings.ReplaceAll(string(k), "_", " ")
@@ -140,13 +146,14 @@ func (e *UnavailableError) Error() string { return withDetail(KindUnavailable, e
 func (e *UnavailableError) Kind() Kind { return KindUnavailable }
 
 // Is matches ErrUnavailable, and any *UnavailableError with the same non-empty
-// Detail (so errors.Is(err, ErrClosedBeforeExit) works).
+// Detail or a detail that is its token with more after a colon (so
+// errors.Is(err, ErrClosedBeforeExit) works).
 func (e *UnavailableError) Is(target error) bool {
 	if target == ErrUnavailable {
 		return true
 	}
 	t, ok := target.(*UnavailableError)
-	return ok && t.Detail != "" && t.Detail == e.Detail
+	return ok && sameDetail(t.Detail, e.Detail)
 }
 
 // DeniedError is a credential or permission problem (401, 403, missing token).
@@ -182,13 +189,14 @@ func (e *InvalidError) Error() string { return withDetail(KindInvalid, e.Detail,
 func (e *InvalidError) Kind() Kind { return KindInvalid }
 
 // Is matches ErrInvalid and any *InvalidError with the same non-empty Detail
-// (so errors.Is(err, ErrTerminationRequest) works).
+// or a detail that is its token with more after a colon (so
+// errors.Is(err, ErrTerminationRequest) works).
 func (e *InvalidError) Is(target error) bool {
 	if target == ErrInvalid {
 		return true
 	}
 	t, ok := target.(*InvalidError)
-	return ok && t.Detail != "" && t.Detail == e.Detail
+	return ok && sameDetail(t.Detail, e.Detail)
 }
 
 // RestoreFailedError is a checkpoint restore the provider reported as failed,
@@ -351,6 +359,13 @@ const (
 	// and its recorded output ends at the cap. Invalid for the same reason
 	// as DetailExecOutputLimit.
 	DetailSessionOutputLimit = "session_output_limit"
+	// DetailFileTooLarge: a file over the cap of whoever carries it (an
+	// adapter's, the console's, a link's message limit). WriteFile left the
+	// file as it was.
+	DetailFileTooLarge = "file_too_large"
+	// DetailFileSource: the reader handed to WriteFile failed; the file was
+	// left as it was, and the reader's error is wrapped.
+	DetailFileSource = "file_source"
 
 	// Unavailable details: the outcome is unknown.
 	DetailCreateUnconfirmed          = "create_unconfirmed"
@@ -387,7 +402,7 @@ func DetailTokens() []string {
 		DetailCheckpointOptions, DetailCommand, DetailExecOptions, DetailSpawnOptions,
 		DetailSessionID, DetailNetworkPolicy, DetailExposeOptions, DetailSandboxName,
 		DetailPath, DetailBackoffOptions, DetailSignal, DetailTermSize,
-		DetailExecOutputLimit, DetailSessionOutputLimit, DetailCreateUnconfirmed,
+		DetailExecOutputLimit, DetailSessionOutputLimit, DetailFileTooLarge, DetailFileSource, DetailCreateUnconfirmed,
 		DetailCreateTransportFailed, DetailDeleteUnconfirmed, DetailDeleteTransportFailed,
 		DetailTerminationUnconfirmed, DetailTerminationTransportFailed, DetailTerminationTimeout,
 		DetailCheckpointUnconfirmed, DetailCheckpointTransportFailed, DetailExecTimeout,
@@ -403,6 +418,7 @@ var (
 	ErrExecTimeout             error = &UnavailableError{Detail: DetailExecTimeout}
 	ErrExecOutputLimit         error = &InvalidError{Detail: DetailExecOutputLimit}
 	ErrSessionOutputLimit      error = &InvalidError{Detail: DetailSessionOutputLimit}
+	ErrFileTooLarge            error = &InvalidError{Detail: DetailFileTooLarge}
 	ErrStartTimeout            error = &UnavailableError{Detail: DetailStartTimeout}
 	ErrWatchOverflow           error = &UnavailableError{Detail: DetailWatchOverflow}
 	ErrTerminationUnconfirmed  error = &UnavailableError{Detail: DetailTerminationUnconfirmed}

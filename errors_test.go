@@ -106,6 +106,13 @@ func TestDetailSentinels(t *testing.T) {
 	term := &paddock.InvalidError{Detail: paddock.DetailTerminationRequest}
 	assert.ErrorIs(t, term, paddock.ErrTerminationRequest)
 	assert.NotErrorIs(t, term, paddock.ErrCheckpointOperationID)
+
+	// A detail is its token, or its token with more said after a colon.
+	big := &paddock.InvalidError{Detail: paddock.DetailFileTooLarge + ": at most 256 MiB"}
+	assert.ErrorIs(t, big, paddock.ErrFileTooLarge)
+	assert.NotErrorIs(t, &paddock.InvalidError{Detail: paddock.DetailFileTooLarge + "_other"}, paddock.ErrFileTooLarge, "a longer token is another token")
+	assert.NotErrorIs(t, &paddock.InvalidError{Detail: "see " + paddock.DetailFileTooLarge}, paddock.ErrFileTooLarge)
+	assert.ErrorIs(t, &paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit + ": the link closed"}, paddock.ErrClosedBeforeExit)
 }
 
 func TestErrorsAsTypedData(t *testing.T) {

@@ -3,11 +3,16 @@ package paddock
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -220,4 +225,67 @@ func FilePerm(mode fs.FileMode) fs.FileMode {
 		return 0o644
 	}
 	return mode.Perm()
+}
+
+// WriteSource is a WriteFile's reader as an adapter reads it: it keeps the
+// reader's first failure, so the write answers that rather than whatever a
+// transport made of it (a cut upload, a closed pipe). One goroutine reads
+// it at a time; Failure may be asked from any.
+type WriteSource struct {
+	r   io.Reader
+	mu  sync.Mutex
+	err error // the reader's first error but io.EOF
+}
+
+// NewWriteSource wraps a WriteFile's reader.
+func NewWriteSource(r io.Reader) *WriteSource { return &WriteSource{r: r} }
+
+func (s *WriteSource) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF {
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = err
+		}
+		s.mu.Unlock()
+	}
+	return n, err
+}
+
+// Failure is the answer of a write that failed with err: the reader's own
+// failure when there was one (a typed error as it is, any other as
+// invalid(file_source) wrapping it), else err.
+func (s *WriteSource) Failure(err error) error {
+	s.mu.Lock()
+	failed := s.err
+	s.mu.Unlock()
+	switch {
+	case failed == nil:
+		return err
+	case KindOf(failed) != "":
+		return failed
+	}
+	return fmt.Errorf("%w: %w", &InvalidError{Detail: DetailFileSource + ": the content's reader failed"}, failed)
+}
+
+// StagingPath is where an adapter stages a write of p before it renames
+// the whole file into place: a hidden name beside p (so the rename stays
+// on one file system), unique to the call.
+func StagingPath(p string) string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return path.Join(path.Dir(p), stagingPrefix+hex.EncodeToString(b)+stagingSuffix)
+}
+
+const stagingPrefix, stagingSuffix = ".paddock-", ".part"
+
+// IsStagingPath reports whether p is a name StagingPath makes.
+func IsStagingPath(p string) bool {
+	base := path.Base(p)
+	id, ok := strings.CutPrefix(base, stagingPrefix)
+	if id, ok = strings.CutSuffix(id, stagingSuffix); !ok || len(id) != 16 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil
 }

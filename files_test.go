@@ -2,7 +2,13 @@ package paddock_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/fake"
@@ -110,4 +116,104 @@ func TestMakeDirNeeded(t *testing.T) {
 	}
 	_, err := paddock.MakeDirOpts{}.Needed("/a/b", func(string) (paddock.FileInfo, error) { return paddock.FileInfo{}, paddock.ErrUnavailable })
 	require.ErrorIs(t, err, paddock.ErrUnavailable, "trouble reading is not absence")
+}
+
+// WriteSource answers a failed write with the reader's own failure: typed
+// as it is, any other as invalid(file_source) wrapping it; without one,
+// the write's own error.
+func TestWriteSourceFailure(t *testing.T) {
+	t.Parallel()
+	broke := errors.New("the disk under the caller's reader went away")
+	typed := fmt.Errorf("%w: the caller's cap", paddock.ErrFileTooLarge)
+	transport := &paddock.UnavailableError{Detail: "the upload was cut"}
+	for name, tc := range map[string]struct {
+		src       io.Reader
+		want      []error
+		transient bool
+	}{
+		"a reader that ended":  {strings.NewReader("all of it"), []error{transport}, true},
+		"an untyped failure":   {iotest.ErrReader(broke), []error{broke, paddock.ErrInvalid}, false},
+		"a typed failure":      {io.MultiReader(strings.NewReader("some"), iotest.ErrReader(typed)), []error{paddock.ErrFileTooLarge}, false},
+		"a failure after data": {iotest.TimeoutReader(strings.NewReader("abcdef")), []error{iotest.ErrTimeout, paddock.ErrInvalid}, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			src := paddock.NewWriteSource(tc.src)
+			_, _ = io.Copy(io.Discard, iotest.OneByteReader(src))
+			err := src.Failure(transport)
+			for _, want := range tc.want {
+				assert.ErrorIs(t, err, want)
+			}
+			assert.Equal(t, tc.transient, paddock.IsTransient(err))
+		})
+	}
+	assert.NoError(t, paddock.NewWriteSource(strings.NewReader("")).Failure(nil))
+}
+
+func TestStagingPath(t *testing.T) {
+	t.Parallel()
+	a, b := paddock.StagingPath("/tmp/dir/file.txt"), paddock.StagingPath("/tmp/dir/file.txt")
+	assert.NotEqual(t, a, b, "unique to the call")
+	assert.Equal(t, "/tmp/dir", path.Dir(a), "beside the path")
+	assert.True(t, strings.HasPrefix(path.Base(a), "."), "hidden")
+	assert.True(t, paddock.IsStagingPath(a))
+	for _, p := range []string{"/tmp/dir/file.txt", "/tmp/.paddock-.part", "/tmp/.paddock-0123456789abcdeg.part", "/tmp/.paddock-0123456789abcdef.partx", "/tmp/x.paddock-0123456789abcdef.part"} {
+		assert.False(t, paddock.IsStagingPath(p), p)
+	}
+}
+
+// listWatch yields its events, then io.EOF.
+type listWatch struct{ events []paddock.FileEvent }
+
+func (w *listWatch) Next(context.Context) (paddock.FileEvent, error) {
+	if len(w.events) == 0 {
+		return paddock.FileEvent{}, io.EOF
+	}
+	ev := w.events[0]
+	w.events = w.events[1:]
+	return ev, nil
+}
+func (w *listWatch) Close() error { return nil }
+
+// watchingAdapter is the fake with a scripted watch.
+type watchingAdapter struct {
+	*fake.Adapter
+	events []paddock.FileEvent
+}
+
+func (a watchingAdapter) Watch(context.Context, paddock.Handle, string) (paddock.FileWatch, error) {
+	return &listWatch{events: a.events}, nil
+}
+
+// A staged write shows in a watch as the write of its path: the staging
+// file's changes are hidden, its rename becomes its path's create and
+// write; other changes pass as they came.
+func TestWatchShowsAStagedWriteAsAWrite(t *testing.T) {
+	t.Parallel()
+	staging := paddock.StagingPath("/w/a.txt")
+	ev := func(c paddock.FileChange, p string) paddock.FileEvent { return paddock.FileEvent{Change: c, Path: p} }
+	a := watchingAdapter{Adapter: fake.New(), events: []paddock.FileEvent{
+		ev(paddock.FileCreated, staging), ev(paddock.FileWritten, staging), ev(paddock.FileRenamed, staging),
+		ev(paddock.FileCreated, "/w/a.txt"),
+		ev(paddock.FileCreated, "/w/b.txt"), ev(paddock.FileRenamed, "/w/b.txt"), ev(paddock.FileCreated, "/w/c.txt"),
+		ev(paddock.FileCreated, staging), ev(paddock.FileRemoved, staging),
+		ev(paddock.FileRemoved, "/w/c.txt"),
+	}}
+	w, err := paddock.Watch(context.Background(), a, paddock.Handle{Provider: paddock.ProviderFake, Name: "x"}, "/w")
+	require.NoError(t, err)
+	var got []paddock.FileEvent
+	for {
+		e, err := w.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		got = append(got, e)
+	}
+	assert.Equal(t, []paddock.FileEvent{
+		ev(paddock.FileCreated, "/w/a.txt"), ev(paddock.FileWritten, "/w/a.txt"),
+		ev(paddock.FileCreated, "/w/b.txt"), ev(paddock.FileRenamed, "/w/b.txt"), ev(paddock.FileCreated, "/w/c.txt"),
+		ev(paddock.FileRemoved, "/w/c.txt"),
+	}, got)
+	require.NoError(t, w.Close())
 }

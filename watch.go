@@ -72,8 +72,47 @@ func Watch(ctx context.Context, a Adapter, h Handle, p string) (FileWatch, error
 	if !ok || !Supports(a, CapWatch) {
 		return nil, ErrNotSupported
 	}
-	return w.Watch(ctx, h, p)
+	fw, err := w.Watch(ctx, h, p)
+	if err != nil {
+		return nil, err
+	}
+	return &stagedWatch{w: fw}, nil
 }
+
+// stagedWatch shows a staged write (a StagingPath file renamed over its
+// path, how adapters make WriteFile all or nothing) as the write of its
+// path: the staging file's own changes are not reported, and the create
+// its rename makes is followed by a write. A watch is of one directory,
+// so the create that follows a staging file's rename is its path's.
+type stagedWatch struct {
+	w     FileWatch
+	moved bool       // a staging file was just renamed
+	next  *FileEvent // the write to report after its create
+}
+
+func (s *stagedWatch) Next(ctx context.Context) (FileEvent, error) {
+	if s.next != nil {
+		ev := *s.next
+		s.next = nil
+		return ev, nil
+	}
+	for {
+		ev, err := s.w.Next(ctx)
+		switch {
+		case err != nil:
+			return ev, err
+		case IsStagingPath(ev.Path):
+			s.moved = ev.Change == FileRenamed
+			continue
+		case ev.Change == FileCreated && s.moved:
+			s.next = &FileEvent{Change: FileWritten, Path: ev.Path}
+		}
+		s.moved = false
+		return ev, nil
+	}
+}
+
+func (s *stagedWatch) Close() error { return s.w.Close() }
 
 // WatchStream presents a watch as a command stream (how the runtime
 // carries it): each change is an EventFile event, an error ending the

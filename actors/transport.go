@@ -84,11 +84,14 @@ func sessionOf(q client.Request, r client.Reply) string {
 }
 
 // Upload has the sandbox actor write r into the file; r is fenced, so
-// nothing reads it once Upload returns, even when ctx ended first. A write
-// that failed because r did answers r's error too, for errors.As.
+// nothing reads it once Upload returns. When ctx ends first, the adapter's
+// write is cancelled and Upload waits for its answer rather than answer
+// an unknown outcome: a write is all or nothing, and the caller learns
+// which. A write that failed because r did answers r's error too, for
+// errors.As.
 func (t inProcess) Upload(ctx context.Context, q *messages.WriteFileRequest, r io.Reader) (client.Reply, error) {
 	body := &fencedReader{r: r}
-	reply, err := t.rt.request(ctx, q, func(q client.Request) any { return &fileCall{req: q, caller: ctx, body: body} })
+	reply, err := t.rt.request(context.WithoutCancel(ctx), q, func(q client.Request) any { return &fileCall{req: q, caller: ctx, body: body} })
 	body.fence()
 	if err == nil && reply.GetFailure() != nil && body.err != nil {
 		return nil, fmt.Errorf("%w (the content's reader failed: %w)", wire.ErrorOf(reply.GetFailure()), body.err)

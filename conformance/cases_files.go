@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -197,4 +199,89 @@ func (s *suite) nextChange(t testing.TB, w paddock.FileWatch) (paddock.FileEvent
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.FrameTimeout)
 	defer cancel()
 	return w.Next(ctx)
+}
+
+// cutSource yields size pseudo-random bytes, then fails with err (nil:
+// ends); at is called once, when the bytes run out.
+type cutSource struct {
+	r   io.Reader
+	at  func()
+	err error
+}
+
+func newCutSource(size int64, at func(), err error) *cutSource {
+	return &cutSource{r: io.LimitReader(rand.NewChaCha8([32]byte{33}), size), at: at, err: err}
+}
+
+func (c *cutSource) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err == io.EOF {
+		if c.at != nil {
+			c.at()
+			c.at = nil
+		}
+		if c.err == nil {
+			return n, io.EOF
+		}
+		return n, c.err
+	}
+	return n, err
+}
+
+// errSourceBroke is the failure of the caller's reader in case 33.
+var errSourceBroke = errors.New("conformance: the caller's reader broke")
+
+// 33. WriteFile is all or nothing: a write whose reader fails after more
+// than a megabyte answers that failure (invalid, wrapping it) and leaves
+// the file as it was, or absent when there was none; a reader's typed
+// error (a caller's own cap) is the answer as it is, never transient; a
+// write whose context ends midway either fails and leaves the old content,
+// or succeeds whole. With `files`, no staging file is left beside them.
+func writeIsAllOrNothing(t testing.TB, s *suite) {
+	ctx := s.ctx(t)
+	h := s.fresh(t)
+	const dir, size = "/tmp/conformance-cut", 1<<20 + 7
+	kept, absent := dir+"/kept.txt", dir+"/absent.txt"
+	old := []byte("the old content\n")
+	require.NoError(t, s.a.WriteFile(ctx, h, kept, 0o644, bytes.NewReader(old)))
+
+	err := s.a.WriteFile(ctx, h, kept, 0o644, newCutSource(size, nil, errSourceBroke))
+	requireKind(t, err, paddock.ErrInvalid, "a write whose reader failed")
+	require.ErrorIs(t, err, errSourceBroke, "the answer wraps the reader's failure")
+	require.Equal(t, old, readAll(t, s, h, kept), "a failed write leaves the old content")
+
+	err = s.a.WriteFile(ctx, h, absent, 0o644, newCutSource(size, nil, errSourceBroke))
+	requireKind(t, err, paddock.ErrInvalid, "a write of a new file whose reader failed")
+	_, err = s.a.ReadFile(ctx, h, absent)
+	requireKind(t, err, paddock.ErrNotFound, "a failed write of a new file leaves none")
+
+	tooLarge := fmt.Errorf("%w: the caller's own cap", paddock.ErrFileTooLarge)
+	err = s.a.WriteFile(ctx, h, kept, 0o644, newCutSource(size, nil, tooLarge))
+	requireKind(t, err, paddock.ErrFileTooLarge, "a reader's typed failure is the answer")
+	require.False(t, paddock.IsTransient(err), "a file over a cap is not transient")
+	require.Equal(t, old, readAll(t, s, h, kept))
+
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	want := sha256.New()
+	src := io.TeeReader(io.MultiReader(newCutSource(size, cancel, nil), io.LimitReader(rand.NewChaCha8([32]byte{34}), size)), want)
+	err = s.a.WriteFile(cctx, h, kept, 0o644, src)
+	got := readAll(t, s, h, kept)
+	if err != nil {
+		require.Equal(t, old, got, "a write whose context ended and that failed leaves the old content (%v)", err)
+	} else {
+		sum := sha256.Sum256(got)
+		require.Equal(t, want.Sum(nil), sum[:], "a write whose context ended and that succeeded wrote every byte")
+	}
+
+	entries, err := paddock.ListDir(ctx, s.a, h, dir)
+	if errors.Is(err, paddock.ErrNotSupported) {
+		return
+	}
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name)
+	}
+	require.Equal(t, []string{"kept.txt"}, names, "no staging file is left")
 }

@@ -142,6 +142,7 @@ func (s *suite) cases() []testCase {
 		testCase{"30 signals reach a live command", s.gate(paddock.CapSignal, signalsReachTheCommand, signalsRefused), true},
 		testCase{"31 a terminal starts at its size and resizes", s.gate(paddock.CapResize, terminalResizes, terminalResizeRefused), true},
 		testCase{"32 a watch reports a directory's changes in order", s.gate(paddock.CapWatch, watchReportsChanges, watchRefused), true},
+		testCase{"33 a write cut midway leaves the file as it was", writeIsAllOrNothing, false},
 	)
 	return cases
 }

@@ -15,14 +15,19 @@ import (
 
 var _ paddock.FileManager = (*Adapter)(nil)
 
-// WriteFile stores everything r yields at path; parents need no creating.
-func (a *Adapter) WriteFile(_ context.Context, h paddock.Handle, path string, mode fs.FileMode, r io.Reader) error {
+// WriteFile stores everything r yields at path, once r has ended; parents
+// need no creating.
+func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, path string, mode fs.FileMode, r io.Reader) error {
 	if err := paddock.ValidatePath(path); err != nil {
 		return err
 	}
-	data, err := io.ReadAll(r)
+	src := paddock.NewWriteSource(r)
+	data, err := io.ReadAll(src)
 	if err != nil {
-		return &paddock.UnavailableError{Detail: "reading the caller's data: " + err.Error()}
+		return src.Failure(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return &paddock.UnavailableError{Detail: "write: " + err.Error()}
 	}
 	sb, err := a.lock(h)
 	if err != nil {

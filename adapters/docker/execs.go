@@ -167,6 +167,10 @@ func (a *Adapter) exitCode(id string) (int, error) {
 type output struct {
 	stdout, stderr []byte
 	code           int
+	// stdin is how many bytes of stdin reached the exec, and fed the
+	// failure of the copy (nil: all of it, then its end).
+	stdin int64
+	fed   error
 }
 
 // maxCollected bounds what run keeps of each stream (internal commands
@@ -199,17 +203,21 @@ func collect(ctx context.Context, x *attached, stdin io.Reader, log zerolog.Logg
 	defer x.close()
 	stop := context.AfterFunc(ctx, x.close)
 	defer stop()
-	copied := make(chan error, 1)
+	type fed struct {
+		n   int64
+		err error
+	}
+	copied := make(chan fed, 1)
 	if stdin != nil {
 		go func() {
-			_, err := io.Copy(x.hj.Conn, stdin)
+			n, err := io.Copy(x.hj.Conn, stdin)
 			if cerr := x.closeWrite(); err == nil {
 				err = cerr
 			}
-			copied <- err
+			copied <- fed{n, err}
 		}()
 	} else {
-		copied <- nil
+		copied <- fed{}
 	}
 	var out, errOut bytes.Buffer
 	buf := make([]byte, 32<<10)
@@ -234,10 +242,11 @@ func collect(ctx context.Context, x *attached, stdin io.Reader, log zerolog.Logg
 		}
 	}
 	x.close()
-	if err := <-copied; err != nil && ctx.Err() == nil && !errors.Is(err, io.ErrClosedPipe) {
-		log.Debug().Str("error", err.Error()).Msg("docker: copying stdin into an exec")
+	in := <-copied
+	if in.err != nil && ctx.Err() == nil && !errors.Is(in.err, io.ErrClosedPipe) {
+		log.Debug().Str("error", in.err.Error()).Msg("docker: copying stdin into an exec")
 	}
-	return output{stdout: out.Bytes(), stderr: errOut.Bytes()}, nil
+	return output{stdout: out.Bytes(), stderr: errOut.Bytes(), stdin: in.n, fed: in.err}, nil
 }
 
 // ctxError is the error of an ended context: a deadline is a timeout.

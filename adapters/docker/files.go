@@ -3,31 +3,64 @@ package docker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/paddockhq/paddock"
 )
 
 // WriteFile streams r into path (as the sandbox user), creating parent
-// directories, then sets mode. Only the scratch mounts are writable: a
-// path elsewhere is invalid, with the sandbox's reason.
+// directories, then sets mode. The bytes go to a staging file beside
+// path, renamed over it only once every byte sent is there, so a failure
+// leaves path as it was. Only the scratch mounts are writable: a path
+// elsewhere is invalid, with the sandbox's reason.
 func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, path string, mode fs.FileMode, r io.Reader) error {
 	if err := paddock.ValidatePath(path); err != nil {
 		return err
 	}
-	out, err := a.run(ctx, h.Name, execSpec{cmd: sh(scriptWriteFile, path, "0"+strconv.FormatUint(uint64(paddock.FilePerm(mode)), 8))}, r)
+	staging := paddock.StagingPath(path)
+	src := paddock.NewWriteSource(r)
+	out, err := a.run(ctx, h.Name, execSpec{cmd: sh(scriptStageFile, path, staging)}, src)
 	if err != nil {
-		return err
+		a.discard(h, staging)
+		return err // the copy of r may still be reading: its failure is not read here
 	}
 	defer a.touch(h)
+	held, _ := strconv.ParseInt(strings.TrimSpace(string(out.stdout)), 10, 64)
+	switch {
+	case out.code != 0 && src.Failure(nil) == nil:
+		return &paddock.InvalidError{Detail: paddock.DetailPath + ": " + short(string(out.stderr))}
+	case out.code != 0 || out.fed != nil || held != out.stdin:
+		a.discard(h, staging)
+		return src.Failure(&paddock.UnavailableError{Detail: fmt.Sprintf("write: %d of the bytes sent reached the sandbox", held)})
+	}
+	out, err = a.run(ctx, h.Name, execSpec{cmd: sh(scriptCommitFile, path, "0"+strconv.FormatUint(uint64(paddock.FilePerm(mode)), 8), staging)}, nil)
+	if err != nil {
+		a.discard(h, staging)
+		return err
+	}
 	if out.code != 0 {
 		return &paddock.InvalidError{Detail: paddock.DetailPath + ": " + short(string(out.stderr))}
 	}
 	return nil
 }
+
+// discard removes a staged file after a write that failed, on its own
+// bounded context (the write's may be what ended).
+func (a *Adapter) discard(h paddock.Handle, staging string) {
+	ctx, cancel := context.WithTimeout(context.Background(), discardTimeout)
+	defer cancel()
+	if _, err := a.run(ctx, h.Name, execSpec{cmd: sh(scriptDiscard, staging)}, nil); err != nil {
+		a.log.Debug().Str("sandbox", h.Name).Str("error", err.Error()).Msg("docker: removing a staged file")
+	}
+}
+
+// discardTimeout bounds the removal of a staged file.
+const discardTimeout = 30 * time.Second
 
 // ReadFile streams the regular file at path; a missing one is not_found.
 // A read that fails midway is an error from Read, never a short file.

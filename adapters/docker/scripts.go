@@ -181,9 +181,20 @@ const scriptExecKill = pathPrelude + `for _pd_p in /proc/[0-9]*; do
 done
 exit 0`
 
-// scriptWriteFile writes stdin to a file, creating its parents, then sets
-// its mode. Args: path mode(octal)
-const scriptWriteFile = pathPrelude + `mkdir -p "$(dirname "$1")" && cat > "$1" && chmod "$2" "$1"`
+// scriptStageFile writes stdin to a staging file beside a path, creating
+// the parents, and prints how many bytes it holds: the adapter commits it
+// only when that is every byte it sent. A directory at the path is exit 2.
+// Args: path staging
+const scriptStageFile = pathPrelude + `[ -d "$1" ] && { echo "a directory is at the path" >&2; exit 2; }
+mkdir -p "$(dirname "$1")" && cat > "$2" && wc -c < "$2" || { _pd_c=$?; rm -f "$2"; exit $_pd_c; }`
+
+// scriptCommitFile gives a staged file its mode and renames it over its
+// path. Args: path mode(octal) staging
+const scriptCommitFile = pathPrelude + `[ -d "$1" ] && { rm -f "$3"; echo "a directory is at the path" >&2; exit 2; }
+chmod "$2" "$3" && mv -f "$3" "$1" || { _pd_c=$?; rm -f "$3"; exit $_pd_c; }`
+
+// scriptDiscard removes a staged file. Args: staging
+const scriptDiscard = `rm -f "$1"`
 
 // scriptReadFile streams a regular file; exit 3 when there is none.
 // Args: path

@@ -112,7 +112,9 @@ func isDirError(err error) bool {
 	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "is a directory")
 }
 
-// WriteFile streams r into path, creating parent directories.
+// WriteFile streams r into path, creating parent directories: into a
+// staging file beside it, renamed over path once every byte is written,
+// so a failure leaves path as it was.
 func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, p string, mode fs.FileMode, r io.Reader) error {
 	rel, root, err := a.openPath(h.Name, p)
 	if err != nil {
@@ -124,16 +126,28 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, p string, mod
 			return fileError(err)
 		}
 	}
-	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, paddock.FilePerm(mode))
+	if info, err := root.Lstat(rel); err == nil && info.IsDir() {
+		return pathInvalid(errors.New("a directory is at the path"))
+	}
+	staging := paddock.StagingPath(rel)
+	f, err := root.OpenFile(staging, os.O_WRONLY|os.O_CREATE|os.O_EXCL, paddock.FilePerm(mode))
 	if err != nil {
 		return fileError(err)
 	}
-	_, err = io.Copy(f, ctxReader{ctx, r})
+	src := paddock.NewWriteSource(r)
+	_, err = io.Copy(f, ctxReader{ctx, src})
+	if err == nil {
+		err = f.Chmod(paddock.FilePerm(mode)) // exactly mode, whatever the umask
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = root.Rename(staging, rel)
+	}
 	if err != nil {
-		return unavailable("write", err)
+		_ = root.Remove(staging)
+		return src.Failure(unavailable("write", err))
 	}
 	return nil
 }

@@ -106,17 +106,25 @@ func (t *transport) Call(ctx context.Context, q client.Request, hold time.Durati
 }
 
 // Upload sends the file in one request: a file over the node's message
-// limit is refused invalid before anything is sent.
+// limit is refused invalid(file_too_large), and a reader's failure or an
+// ended ctx answered, before anything is sent.
 func (t *transport) Upload(ctx context.Context, q *messages.WriteFileRequest, r io.Reader) (client.Reply, error) {
-	data, err := io.ReadAll(io.LimitReader(r, int64(t.n.cfg.MaxMessage)+1))
+	src := paddock.NewWriteSource(r)
+	data, err := io.ReadAll(io.LimitReader(src, int64(t.n.cfg.MaxMessage)+1))
 	if err != nil {
-		return nil, &paddock.WriteFailedError{Detail: "remote: reading the file: " + err.Error()}
+		return nil, src.Failure(err)
 	}
 	if len(data) > t.n.cfg.MaxMessage {
-		return nil, &paddock.InvalidError{Detail: fmt.Sprintf("remote: a file over the %d-byte message limit cannot cross", t.n.cfg.MaxMessage)}
+		return nil, &paddock.InvalidError{Detail: fmt.Sprintf("%s: remote: a file over the %d-byte message limit cannot cross", paddock.DetailFileTooLarge, t.n.cfg.MaxMessage)}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", &paddock.UnavailableError{Detail: "remote: the write was not sent"}, err)
 	}
 	q.Data = data
-	return t.Call(ctx, q, 0)
+	// Once sent, the write is the serving node's to finish: the answer is
+	// its outcome, waited for (within the transport's timeout) even when
+	// ctx ends, so a write that landed never answers as failed.
+	return t.Call(context.WithoutCancel(ctx), q, 0)
 }
 
 // Download receives the file in one reply; one over the serving node's

@@ -12,11 +12,19 @@ import (
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
 )
 
-// WriteFile streams r to path, creating parent directories.
+// WriteFile streams r to path, creating parent directories: to a staging
+// file beside it, renamed over it once written (httpx.Staged).
 func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, path string, mode fs.FileMode, r io.Reader) error {
 	if err := paddock.ValidatePath(path); err != nil {
 		return err
 	}
+	return httpx.Staged(ctx, a, h, path, r, func(staging string, src io.Reader) error {
+		return a.put(ctx, h, staging, mode, src)
+	})
+}
+
+// put is one write of the file daemon, in place.
+func (a *Adapter) put(ctx context.Context, h paddock.Handle, path string, mode fs.FileMode, r io.Reader) error {
 	q := url.Values{"path": {path}, "workingDir": {"/"}, "mode": {"0" + strconv.FormatUint(uint64(paddock.FilePerm(mode)), 8)}, "mkdirParents": {"true"}}
 	req, err := a.rest.NewRequest(ctx, http.MethodPut, spritePath(h.Name, "fs", "write"), q, r)
 	if err != nil {

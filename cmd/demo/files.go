@@ -1,7 +1,7 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"mime"
@@ -16,8 +16,9 @@ import (
 // upload (streamed both ways, never held whole), and delete, for the
 // sandbox the query names (provider, name) at the query's path.
 
-// maxUpload bounds one upload through the console.
-const maxUpload = 256 << 20
+// defaultMaxUpload bounds one upload through the console unless
+// -max-upload says otherwise.
+const defaultMaxUpload = 256 << 20
 
 // filePath is the request's path parameter ("/" when absent).
 func filePath(r *http.Request) string {
@@ -60,14 +61,36 @@ func (c *console) uploadFile(w http.ResponseWriter, r *http.Request) {
 		}
 		mode = fs.FileMode(n)
 	}
-	body := http.MaxBytesReader(w, r.Body, maxUpload)
-	a, h := c.sandbox(r)
-	err := a.WriteFile(r.Context(), h, filePath(r), mode, body)
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		err = &paddock.InvalidError{Detail: "the console takes uploads of at most 256 MiB"}
+	tooLarge := &paddock.InvalidError{Detail: fmt.Sprintf("%s: the console takes uploads of at most %d bytes", paddock.DetailFileTooLarge, c.limits.maxUpload)}
+	if r.ContentLength > c.limits.maxUpload {
+		writeJSON(w, nil, tooLarge)
+		return
 	}
+	a, h := c.sandbox(r)
+	err := a.WriteFile(r.Context(), h, filePath(r), mode, &capped{r: r.Body, left: c.limits.maxUpload, err: tooLarge})
 	writeJSON(w, map[string]bool{"ok": true}, err)
+}
+
+// capped is an upload's body that fails with err past its cap, so
+// WriteFile, which is all or nothing, writes none of it.
+type capped struct {
+	r    io.Reader
+	left int64
+	err  error
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left < 0 {
+		return 0, c.err
+	}
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	if c.left -= int64(n); c.left < 0 {
+		return n, c.err
+	}
+	return n, err
 }
 
 func (c *console) deleteFile(w http.ResponseWriter, r *http.Request) {

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -43,7 +44,7 @@ type console struct {
 	providers []paddock.Provider
 	token     string
 	log       zerolog.Logger
-	limits    socketLimits
+	limits    consoleLimits
 	sockets   socketCounts
 	metrics   prometheus.Gatherer // the runtime's metrics; nil = none
 }
@@ -52,7 +53,7 @@ type console struct {
 type serveOptions struct {
 	addr, root string
 	verbose    bool
-	limits     socketLimits
+	limits     consoleLimits
 }
 
 // serveFlags are the flags of the serve command.
@@ -64,6 +65,7 @@ func serveFlags() (*flag.FlagSet, *serveOptions) {
 	fs.BoolVar(&o.verbose, "v", false, "log to stderr")
 	fs.DurationVar(&o.limits.firstMessage, "socket-first-message", defaultFirstMessageWait, "how long a new WebSocket may wait before its first message")
 	fs.IntVar(&o.limits.perClient, "sockets-per-client", defaultSocketsPerClient, "open WebSockets one client address may hold")
+	fs.Int64Var(&o.limits.maxUpload, "max-upload", defaultMaxUpload, "bytes one file upload may hold (a larger one is refused, the file left as it was)")
 	return fs, o
 }
 
@@ -121,7 +123,7 @@ func newConsole(rt *actors.Runtime, reg paddock.Registry, log zerolog.Logger) *c
 	b := make([]byte, 16)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	return &console{rt: rt, providers: reg.Providers(), token: hex.EncodeToString(b), log: log,
-		limits: socketLimits{firstMessage: defaultFirstMessageWait, perClient: defaultSocketsPerClient}}
+		limits: consoleLimits{firstMessage: defaultFirstMessageWait, perClient: defaultSocketsPerClient, maxUpload: defaultMaxUpload}}
 }
 
 // url is the address to open, token included. The token is in the
@@ -129,14 +131,28 @@ func newConsole(rt *actors.Runtime, reg paddock.Registry, log zerolog.Logger) *c
 // origin's local storage and sends it as a Bearer header.
 func (c *console) url(addr string) string { return "http://" + addr + "/#token=" + c.token }
 
-// serve runs the console on ln until ctx ends.
+// serve runs the console on ln until ctx ends, and returns once every
+// connection it accepted is closed (or hijacked: a WebSocket is its
+// handler's).
 func (c *console) serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: c.handler(), ReadHeaderTimeout: 10 * time.Second}
+	var conns sync.WaitGroup
+	defer conns.Wait()
+	srv := &http.Server{Handler: c.handler(), ReadHeaderTimeout: 10 * time.Second,
+		ConnState: func(_ net.Conn, state http.ConnState) {
+			switch state {
+			case http.StateNew:
+				conns.Add(1)
+			case http.StateClosed, http.StateHijacked:
+				conns.Done()
+			}
+		}}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(sctx)
+		if srv.Shutdown(sctx) != nil {
+			_ = srv.Close() // what did not finish in time is cut
+		}
 	}()
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
@@ -247,6 +263,8 @@ func writeJSON(w http.ResponseWriter, v any, err error) {
 		switch {
 		case errors.Is(err, paddock.ErrNotFound):
 			status = http.StatusNotFound
+		case errors.Is(err, paddock.ErrFileTooLarge):
+			status = http.StatusRequestEntityTooLarge
 		case errors.Is(err, paddock.ErrInvalid):
 			status = http.StatusBadRequest
 		case errors.Is(err, paddock.ErrNotSupported):

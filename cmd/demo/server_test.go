@@ -504,3 +504,59 @@ func TestRegistryOffersDockerWhenAnEngineAnswers(t *testing.T) {
 	_, ok := reg[paddock.ProviderDocker]
 	require.True(t, ok, "an engine answers at %s", host)
 }
+
+// An upload over the console's cap answers 413 invalid(file_too_large),
+// whether its length is declared or found out midway, and leaves the file
+// as it was (or absent) on every provider the console offers; exactly the
+// cap is written.
+func TestUploadOverTheCapChangesNothing(t *testing.T) {
+	t.Parallel()
+	const limit = 1 << 20
+	c, base := startConsole(t, func(c *console) { c.limits.maxUpload = limit })
+	do := func(method, path string, body io.Reader) (int, string) {
+		req, err := http.NewRequest(method, base+path, body)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	for _, provider := range []string{"local", "fake"} {
+		status, body := do(http.MethodPost, "/api/sandboxes", strings.NewReader(`{"provider":"`+provider+`","name":"caps"}`))
+		require.Equal(t, http.StatusOK, status, body)
+		file := "/api/file?provider=" + provider + "&name=caps&path=/up/"
+		status, body = do(http.MethodPut, file+"kept.bin", strings.NewReader("old"))
+		require.Equal(t, http.StatusOK, status, body)
+		for name, over := range map[string]io.Reader{
+			"declared": bytes.NewReader(make([]byte, limit+1)),
+			"chunked":  io.MultiReader(bytes.NewReader(make([]byte, limit)), strings.NewReader("x")),
+		} {
+			for _, target := range []string{"kept.bin", "new.bin"} {
+				if r, ok := over.(*bytes.Reader); ok {
+					_, _ = r.Seek(0, io.SeekStart)
+				}
+				status, body := do(http.MethodPut, file+target, over)
+				assert.Equal(t, http.StatusRequestEntityTooLarge, status, "%s %s %s: %s", provider, name, target, body)
+				assert.Contains(t, body, `"kind":"invalid"`)
+				assert.Contains(t, body, paddock.DetailFileTooLarge)
+				over = io.MultiReader(bytes.NewReader(make([]byte, limit)), strings.NewReader("x"))
+			}
+		}
+		status, body = do(http.MethodGet, file+"kept.bin", nil)
+		require.Equal(t, http.StatusOK, status)
+		assert.Equal(t, "old", body, "%s: the file over the cap left the old content", provider)
+		status, _ = do(http.MethodGet, file+"new.bin", nil)
+		assert.Equal(t, http.StatusNotFound, status, "%s: no file is left by a refused upload", provider)
+		status, body = do(http.MethodGet, "/api/files?provider="+provider+"&name=caps&path=/up", nil)
+		require.Equal(t, http.StatusOK, status)
+		assert.NotContains(t, body, ".paddock-", "%s: no staging file is left", provider)
+
+		status, body = do(http.MethodPut, file+"kept.bin", bytes.NewReader(make([]byte, limit)))
+		require.Equal(t, http.StatusOK, status, body)
+		status, body = do(http.MethodGet, file+"kept.bin", nil)
+		require.Equal(t, http.StatusOK, status)
+		assert.Len(t, body, limit, "%s: exactly the cap is written", provider)
+	}
+}

@@ -64,24 +64,26 @@ var upgrader = websocket.Upgrader{
 
 const socketWriteWait = 30 * time.Second
 
-// Defaults of socketLimits.
+// Defaults of consoleLimits.
 const (
 	defaultFirstMessageWait = 10 * time.Second
 	defaultSocketsPerClient = 32
 )
 
-// socketLimits bound what WebSockets a client can hold open: a socket
-// that has not said what it wants within firstMessage is closed, and one
-// client address holds at most perClient sockets (more are refused with
-// 429 before the upgrade).
-type socketLimits struct {
+// consoleLimits bound what a client can hold: a WebSocket that has not
+// said what it wants within firstMessage is closed, one client address
+// holds at most perClient sockets (more are refused with 429 before the
+// upgrade), and one upload holds at most maxUpload bytes (more is 413
+// invalid(file_too_large), the file left as it was).
+type consoleLimits struct {
 	firstMessage time.Duration
 	perClient    int
+	maxUpload    int64 // bytes of one file upload
 }
 
-func (l socketLimits) check() error {
-	if l.firstMessage <= 0 || l.perClient <= 0 {
-		return errors.New("the socket limits must be positive")
+func (l consoleLimits) check() error {
+	if l.firstMessage <= 0 || l.perClient <= 0 || l.maxUpload <= 0 {
+		return errors.New("the socket and upload limits must be positive")
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"time"
 
 	"github.com/paddockhq/paddock"
 )
@@ -16,7 +17,7 @@ import (
 // the adapter (see NewFiles). Nothing is held whole in memory, and an
 // upload's reader is never read after WriteFile returns.
 type Files struct {
-	adapter   paddock.Adapter
+	adapter   fileDaemon
 	streaming *http.Client
 	open      func(ctx context.Context, h paddock.Handle) (*REST, FileRequest, error)
 }
@@ -25,15 +26,23 @@ type Files struct {
 // on streaming (no overall timeout), and open finds h's file daemon, the
 // REST its answers are read with and how to build the request of a file
 // (neither is used when it fails).
-func NewFiles(adapter paddock.Adapter, streaming *http.Client, open func(ctx context.Context, h paddock.Handle) (*REST, FileRequest, error)) Files {
+func NewFiles(adapter fileDaemon, streaming *http.Client, open func(ctx context.Context, h paddock.Handle) (*REST, FileRequest, error)) Files {
 	return Files{adapter: adapter, streaming: streaming, open: open}
+}
+
+// fileDaemon is the adapter of a Files: it runs the chmod and moves the
+// staged upload into place.
+type fileDaemon interface {
+	paddock.Adapter
+	paddock.FileManager
 }
 
 // FileRequest builds the request of the file at p with method: POST with
 // the body to upload, GET to download.
 type FileRequest func(method, p string, body io.Reader) (*http.Request, error)
 
-// WriteFile streams r into p, then sets mode's permission bits.
+// WriteFile streams r into a staging file beside p, sets mode's
+// permission bits, then renames it over p (see Staged).
 func (f Files) WriteFile(ctx context.Context, h paddock.Handle, p string, mode fs.FileMode, r io.Reader) error {
 	if err := paddock.ValidatePath(p); err != nil {
 		return err
@@ -42,14 +51,40 @@ func (f Files) WriteFile(ctx context.Context, h paddock.Handle, p string, mode f
 	if err != nil {
 		return err
 	}
-	err = rest.Upload(f.streaming, path.Base(p), r, func(body io.Reader) (*http.Request, error) {
-		return request(http.MethodPost, p, body)
+	return Staged(ctx, f.adapter, h, p, r, func(staging string, src io.Reader) error {
+		err := rest.Upload(f.streaming, path.Base(p), src, func(body io.Reader) (*http.Request, error) {
+			return request(http.MethodPost, staging, body)
+		})
+		if err != nil {
+			return err
+		}
+		return SetMode(ctx, f.adapter, h, staging, mode)
 	})
-	if err != nil {
-		return err
-	}
-	return SetMode(ctx, f.adapter, h, p, mode)
 }
+
+// Staged writes a file all or nothing through a file daemon that writes
+// in place: put uploads the content (src, r as read) to a staging path
+// beside p, which fm renames over p once the upload succeeded; a failed
+// attempt removes the staging file, and answers r's own failure when r
+// failed (paddock.WriteSource).
+func Staged(ctx context.Context, fm paddock.FileManager, h paddock.Handle, p string, r io.Reader, put func(staging string, src io.Reader) error) error {
+	staging := paddock.StagingPath(p)
+	src := paddock.NewWriteSource(r)
+	err := put(staging, src)
+	if err == nil {
+		err = fm.Rename(ctx, h, staging, p)
+	}
+	if err != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), discardTimeout)
+		defer cancel()
+		_ = fm.Remove(rctx, h, staging, paddock.RemoveOpts{})
+		return src.Failure(err)
+	}
+	return nil
+}
+
+// discardTimeout bounds the removal of a staging file after a failed write.
+const discardTimeout = 30 * time.Second
 
 // ReadFile streams the file at p; not_found when it is absent.
 func (f Files) ReadFile(ctx context.Context, h paddock.Handle, p string) (io.ReadCloser, error) {
