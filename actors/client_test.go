@@ -242,6 +242,8 @@ func TestConfigAndLifecycle(t *testing.T) {
 	require.ErrorIs(t, err, paddock.ErrInvalid)
 	_, err = actors.Start(actors.Config{Adapters: paddock.Registry{"fake": fake.New()}, CloseTimeout: -time.Second})
 	require.ErrorIs(t, err, paddock.ErrInvalid)
+	_, err = actors.Start(actors.Config{Adapters: paddock.Registry{"fake": fake.New()}, WriteSettle: -time.Second})
+	require.ErrorIs(t, err, paddock.ErrInvalid)
 
 	e, err := actor.NewEngine(actor.NewEngineConfig())
 	require.NoError(t, err)
@@ -578,7 +580,9 @@ func TestNothingReadsTheContentOnceWriteFileReturned(t *testing.T) {
 	t.Parallel()
 	s := &stalling{Adapter: fake.New(), readOne: make(chan struct{}, 1), release: make(chan struct{}), after: make(chan error, 1)}
 	t.Cleanup(s.Reset)
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: s}})
+	// The adapter ignores its cancelled context: the caller waits for its
+	// answer only WriteSettle long.
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: s}, WriteSettle: 50 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Shutdown(ctx)) })
 	a := rt.Adapter(paddock.ProviderFake)

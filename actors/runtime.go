@@ -96,6 +96,12 @@ type Config struct {
 	// CloseTimeout is how long Close lets Shutdown take; 0 =
 	// DefaultCloseTimeout (30s).
 	CloseTimeout time.Duration
+	// WriteSettle is how long a WriteFile whose caller's context ended
+	// waits for the adapter's answer (its write is cancelled too), so the
+	// caller learns whether the write landed; past it the answer is the
+	// context's end, unavailable: the outcome unknown. 0 =
+	// DefaultWriteSettle (10 s).
+	WriteSettle time.Duration
 }
 
 // JournalSizer is implemented by adapters that keep session journals the
@@ -146,10 +152,11 @@ func Start(cfg Config) (*Runtime, error) {
 	if len(cfg.Adapters.Providers()) == 0 {
 		return nil, &paddock.InvalidError{Detail: "runtime config: no adapters"}
 	}
-	if cfg.Window < 0 || cfg.FinishedRefs < 0 || cfg.RemoteLease < 0 || cfg.LinkWindow < 0 || cfg.CloseTimeout < 0 {
+	if cfg.Window < 0 || cfg.FinishedRefs < 0 || cfg.RemoteLease < 0 || cfg.LinkWindow < 0 || cfg.CloseTimeout < 0 || cfg.WriteSettle < 0 {
 		return nil, &paddock.InvalidError{Detail: "runtime config: negative window, finished-ref count, remote lease, link window or close timeout"}
 	}
 	cfg.CloseTimeout = cmp.Or(cfg.CloseTimeout, DefaultCloseTimeout)
+	cfg.WriteSettle = cmp.Or(cfg.WriteSettle, DefaultWriteSettle)
 	cfg.RemoteLease = cmp.Or(cfg.RemoteLease, DefaultRemoteLease)
 	cfg.LinkWindow = cmp.Or(cfg.LinkWindow, DefaultLinkWindow)
 	if cfg.LinkWindow < RemoteFrameMax {
@@ -284,6 +291,10 @@ func (rt *Runtime) Shutdown(ctx context.Context) error {
 	rt.shutdownOnce.Do(func() { rt.shutdownErr = rt.shutdown(ctx) })
 	return rt.shutdownErr
 }
+
+// DefaultWriteSettle is how long a cancelled WriteFile waits for the
+// adapter's answer by default.
+const DefaultWriteSettle = 10 * time.Second
 
 // DefaultCloseTimeout is how long Close lets Shutdown take by default.
 const DefaultCloseTimeout = 30 * time.Second

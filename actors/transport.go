@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/paddockhq/paddock"
@@ -85,18 +86,47 @@ func sessionOf(q client.Request, r client.Reply) string {
 
 // Upload has the sandbox actor write r into the file; r is fenced, so
 // nothing reads it once Upload returns. When ctx ends first, the adapter's
-// write is cancelled and Upload waits for its answer rather than answer
-// an unknown outcome: a write is all or nothing, and the caller learns
-// which. A write that failed because r did answers r's error too, for
-// errors.As.
+// write is cancelled and Upload waits for its answer, up to
+// Config.WriteSettle, rather than answer an unknown outcome at once: a
+// write is all or nothing, and the caller learns which. A write that
+// failed because r did answers r's error too, for errors.As.
 func (t inProcess) Upload(ctx context.Context, q *messages.WriteFileRequest, r io.Reader) (client.Reply, error) {
 	body := &fencedReader{r: r}
-	reply, err := t.rt.request(context.WithoutCancel(ctx), q, func(q client.Request) any { return &fileCall{req: q, caller: ctx, body: body} })
+	wait, stop := settle(ctx, t.rt.cfg.WriteSettle)
+	reply, err := t.rt.request(wait, q, func(q client.Request) any { return &fileCall{req: q, caller: ctx, body: body} })
+	stop()
+	if err != nil && ctx.Err() != nil {
+		err = contextError(ctx.Err())
+	}
 	body.fence()
 	if err == nil && reply.GetFailure() != nil && body.err != nil {
 		return nil, fmt.Errorf("%w (the content's reader failed: %w)", wire.ErrorOf(reply.GetFailure()), body.err)
 	}
 	return reply, err
+}
+
+// settle is ctx, ended grace after ctx ends rather than at once; stop
+// must be called.
+func settle(ctx context.Context, grace time.Duration) (wait context.Context, stop func()) {
+	wait, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	var timer *time.Timer
+	stopWatch := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if wait.Err() == nil {
+			timer = time.AfterFunc(grace, cancel)
+		}
+	})
+	return wait, func() {
+		stopWatch()
+		cancel()
+		mu.Lock()
+		defer mu.Unlock()
+		if timer != nil {
+			timer.Stop()
+		}
+	}
 }
 
 // Download has the sandbox actor open the file and stream it to the

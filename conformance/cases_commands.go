@@ -53,7 +53,8 @@ func execSplitsOrMerges(t testing.TB, s *suite) {
 }
 
 // 28. Exec holds at most MaxOutput bytes: exactly the cap is a result, one
-// byte less is invalid(exec_output_limit), and the sandbox stays usable.
+// byte less is invalid(exec_output_limit), a command printing without end
+// (on stdout or stderr) is stopped there, and the sandbox stays usable.
 func execOutputCap(t testing.TB, s *suite) {
 	h := s.fresh(t)
 	f := s.cfg.Fixtures.ExecBulk
@@ -68,6 +69,13 @@ func execOutputCap(t testing.TB, s *suite) {
 
 	_, err = s.a.Exec(s.ctx(t), h, f.Cmd, paddock.ExecOpts{MaxOutput: -1})
 	require.ErrorIs(t, err, paddock.ErrInvalid, "a negative cap")
+
+	// A command that prints without end is stopped at the cap, with no
+	// timeout to end it otherwise.
+	for _, endless := range s.cfg.Fixtures.Endless {
+		_, err = s.a.Exec(s.ctx(t), h, endless, paddock.ExecOpts{MaxOutput: 64 << 10})
+		require.ErrorIs(t, err, paddock.ErrExecOutputLimit, "%v prints without end: %v", endless.Args, err)
+	}
 
 	ok := s.cfg.Fixtures.ExecOK
 	after, err := s.a.Exec(s.ctx(t), h, ok.Cmd, paddock.ExecOpts{})

@@ -142,6 +142,10 @@ type Fixtures struct {
 	// size as `stty size` does ("rows cols"), then again for each line of
 	// stdin, until EOF.
 	TermSize paddock.Cmd
+	// Endless are commands that print without end, one to stdout and one
+	// to stderr: an Exec of each must stop at its output cap. Optional: nil
+	// skips that part of case 28.
+	Endless []paddock.Cmd
 }
 
 // FakeFixtures is the scripted vocabulary of the reference fake.
@@ -192,6 +196,7 @@ func ShellFixtures() Fixtures {
 		SpawnBulk:  BulkFixture{Cmd: paddock.NewCmd("seq", "1", "20000"), Output: numberLines(1, 20000)},
 		SignalTrap: paddock.NewCmd("sh", "-c", `trap 'echo usr1' USR1; echo ready; while :; do sleep 0.05; done`),
 		TermSize:   paddock.NewCmd("sh", "-c", `stty size; while read line; do stty size; done`),
+		Endless:    []paddock.Cmd{paddock.NewCmd("sh", "-c", "yes paddock-endless"), paddock.NewCmd("sh", "-c", "yes paddock-endless >&2")},
 	}
 }
 

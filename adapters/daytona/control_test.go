@@ -534,9 +534,11 @@ func TestFaults(t *testing.T) {
 			call: func(t *testing.T, a *daytona.Adapter, _ *daytonatest.Server) (string, error) {
 				return "deleted", a.Destroy(ctx, box(a))
 			}},
-		"an upload answered 204": {setup: created, faults: one(uploadRoute, daytonatest.Body(204, "")), want: "written",
+		// A 204 is success: the adapter goes on to move the staging file
+		// over the path, which this fault never stored.
+		"an upload answered 204": {setup: created, faults: one(uploadRoute, daytonatest.Body(204, "")), kind: paddock.ErrNotFound,
 			call: func(t *testing.T, a *daytona.Adapter, _ *daytonatest.Server) (string, error) {
-				return "written", a.WriteFile(ctx, box(a), "/tmp/f", 0o644, strings.NewReader("data"))
+				return "", a.WriteFile(ctx, box(a), "/tmp/f", 0o644, strings.NewReader("data"))
 			}},
 		"418 on upload": {setup: created, faults: one(uploadRoute, errBody(418, "teapot")), kind: paddock.ErrInvalid,
 			call: func(t *testing.T, a *daytona.Adapter, _ *daytonatest.Server) (string, error) {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/paddockhq/paddock"
@@ -19,23 +20,49 @@ func newBoundary() string {
 	return "--paddock-" + hex.EncodeToString(b) + "--"
 }
 
-// execScript runs cmdLine with stdin closed, its stdout and stderr (or
-// both, merged) into files, then prints each base64-encoded around the
-// boundary, so bytes survive the JSON answer exactly; it ends with the
-// command's own exit code. (The toolbox feeds the script to the shell on
-// stdin, hence </dev/null for the command.)
-func execScript(cmdLine, boundary string, merge bool) string {
-	redirect := `>"$__o" 2>"$__e"`
+// execScript runs cmdLine (which execs the command) with stdin closed and
+// its stdout and stderr (or both, merged) through FIFOs into files, each
+// held to limit bytes by a head, then prints each base64-encoded around
+// the boundary, so bytes survive the JSON answer exactly; it ends with the
+// command's own exit code once its output ended. A stream that reaches
+// limit kills the command at once, so neither the disk nor the wait grows
+// past the cap: the adapter asks for a byte more than its cap, and a file
+// that holds it is the output limit. Past its setup the script's own
+// stderr is discarded: the answer merges it into the output, and a shell
+// reports the killed job there. (The toolbox feeds the script to the
+// shell on stdin, hence </dev/null for the command.)
+func execScript(cmdLine, boundary string, merge bool, limit int64) string {
+	n := strconv.FormatInt(limit, 10)
+	redirect, heads := `>"$__d/po" 2>"$__d/pe"`, `__held "$__d/o" <"$__d/po" & __ho=$!
+__held "$__d/e" <"$__d/pe" & __he=$!
+wait $__ho $__he`
 	if merge {
-		redirect = `>"$__o" 2>&1`
+		redirect, heads = `>"$__d/po" 2>&1`, `: >"$__d/e"
+__held "$__d/o" <"$__d/po" & __ho=$!
+wait $__ho`
 	}
-	return `__o=$(mktemp) && __e=$(mktemp) || exit 125
+	return `__d=$(mktemp -d) && mkfifo "$__d/po" "$__d/pe" || exit 125
+exec 2>/dev/null
 { ` + cmdLine + `
-} ` + redirect + ` </dev/null
-__c=$?
-base64 "$__o"; printf '\n%s\n' '` + boundary + `'; base64 "$__e"
-rm -f "$__o" "$__e"
+} ` + redirect + ` </dev/null & __p=$!
+__held() { head -c ` + n + ` >"$1"; [ "$(wc -c <"$1")" -lt ` + n + ` ] || kill -KILL $__p 2>/dev/null; }
+` + heads + `
+wait $__p; __c=$?
+base64 "$__d/o"; printf '\n%s\n' '` + boundary + `'; base64 "$__d/e"
+rm -rf "$__d"
 exit $__c`
+}
+
+// execLine is cmd's command line with its program exec'd, so the
+// script's background job is the command itself and a kill reaches it.
+func execLine(cmd paddock.Cmd) string {
+	dir := cmd.Dir
+	cmd.Dir = ""
+	line := "exec " + commandLine(cmd)
+	if dir != "" {
+		line = "cd " + quote(dir) + " && " + line
+	}
+	return line
 }
 
 // Exec runs cmd to completion through /process/execute under one
@@ -60,7 +87,7 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	bare := cmd
 	bare.Env = nil
 	boundary := newBoundary()
-	body := map[string]any{"command": execScript(commandLine(bare), boundary, opts.StderrToStdout)}
+	body := map[string]any{"command": execScript(execLine(bare), boundary, opts.StderrToStdout, opts.OutputCap()+1)}
 	if len(cmd.Env) > 0 {
 		envs := map[string]string{}
 		for _, e := range cmd.Env {
@@ -71,9 +98,10 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	if dl.Finite() {
 		body["timeout"] = max(int(math.Ceil(dl.Remaining().Seconds())), 1)
 	}
-	// The answer holds the output base64-encoded: allow for that.
+	// The answer holds both files, each up to a byte over the cap,
+	// base64-encoded: allow for that.
 	rest := *tb.rest
-	rest.MaxBody = opts.OutputCap()*4/3 + 1<<20
+	rest.MaxBody = (2*opts.OutputCap()+2)*4/3 + 1<<20
 	status, header, data, err := rest.Call(ctx, a.streaming, http.MethodPost, "/process/execute", nil, body)
 	switch {
 	case err != nil:

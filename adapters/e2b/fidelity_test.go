@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -197,8 +198,9 @@ func TestDetachableStartBody(t *testing.T) {
 	assert.Equal(t, st.SessionID(), start.Tag)
 }
 
-// Files: the query names the path and the configured user; a sandbox
-// that is not there is not_found; the owner is that user.
+// Files: the upload's query names a staging file beside the path and the
+// configured user; a sandbox that is not there is not_found; the owner is
+// that user.
 func TestWriteFileQuery(t *testing.T) {
 	t.Parallel()
 	srv := e2btest.NewServer(t)
@@ -214,10 +216,14 @@ func TestWriteFileQuery(t *testing.T) {
 	}
 	q, err := url.ParseQuery(query)
 	require.NoError(t, err)
-	assert.Equal(t, "/work/file.txt", q.Get("path"))
+	assert.True(t, paddock.IsStagingPath(q.Get("path")), "the upload goes to a staging file: %s", q.Get("path"))
+	assert.Equal(t, "/work", path.Dir(q.Get("path")), "beside the path, then moved over it")
 	assert.Equal(t, "root", q.Get("username"))
-	assert.Contains(t, query, "path=%2Fwork%2Ffile.txt")
 	assert.Equal(t, "root", srv.Owner(srv.Sandboxes()[0], "/work/file.txt"))
+	entries, err := paddock.ListDir(ctx, a, h, "/work")
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.Equal(t, "file.txt", entries[0].Name, "no staging file is left")
 	require.ErrorIs(t, a.WriteFile(ctx, a.BuildHandle("absent"), "/tmp/f", 0o644, strings.NewReader("x")), paddock.ErrNotFound)
 }
 

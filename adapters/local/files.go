@@ -114,7 +114,8 @@ func isDirError(err error) bool {
 
 // WriteFile streams r into path, creating parent directories: into a
 // staging file beside it, renamed over path once every byte is written,
-// so a failure leaves path as it was.
+// so a failure leaves path as it was (a symbolic link at path, inside the
+// sandbox, is replaced by the file).
 func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, p string, mode fs.FileMode, r io.Reader) error {
 	rel, root, err := a.openPath(h.Name, p)
 	if err != nil {
@@ -126,8 +127,13 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, p string, mod
 			return fileError(err)
 		}
 	}
-	if info, err := root.Lstat(rel); err == nil && info.IsDir() {
-		return pathInvalid(errors.New("a directory is at the path"))
+	if info, err := root.Lstat(rel); err == nil {
+		switch _, serr := root.Stat(rel); {
+		case info.IsDir():
+			return pathInvalid(errors.New("a directory is at the path"))
+		case isEscape(serr): // a link out of the sandbox is refused, as on every read
+			return pathInvalid(errEscape)
+		}
 	}
 	staging := paddock.StagingPath(rel)
 	f, err := root.OpenFile(staging, os.O_WRONLY|os.O_CREATE|os.O_EXCL, paddock.FilePerm(mode))

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -506,9 +508,15 @@ func TestFiles(t *testing.T) {
 	h := create(t, a, "box")
 	data := bytes.Repeat([]byte("0123456789"), 1000)
 	require.NoError(t, a.WriteFile(ctx, h, "/home/sprite/a/b/c.txt", 0o600, bytes.NewReader(data)))
-	r := srv.Requests()[len(srv.Requests())-1]
-	require.Equal(t, "PUT /v1/sprites/{name}/fs/write", r.Route)
-	require.Equal(t, "mkdirParents=true&mode=0600&path=%2Fhome%2Fsprite%2Fa%2Fb%2Fc.txt&workingDir=%2F", r.Query)
+	reqs := srv.Requests()
+	put, rename := reqs[len(reqs)-2], reqs[len(reqs)-1]
+	require.Equal(t, "PUT /v1/sprites/{name}/fs/write", put.Route)
+	q, err := url.ParseQuery(put.Query)
+	require.NoError(t, err)
+	require.True(t, paddock.IsStagingPath(q.Get("path")), "the bytes go to a staging file first: %s", q.Get("path"))
+	require.Equal(t, "/home/sprite/a/b", path.Dir(q.Get("path")))
+	require.Equal(t, url.Values{"mkdirParents": {"true"}, "mode": {"0600"}, "path": {q.Get("path")}, "workingDir": {"/"}}, q)
+	require.Equal(t, "POST /v1/sprites/{name}/fs/rename", rename.Route, "then it is renamed over the path")
 	stored, ok := srv.File("box", "/home/sprite/a/b/c.txt")
 	require.True(t, ok)
 	require.Equal(t, data, stored)

@@ -104,6 +104,14 @@ func (f fsService) Move(ctx context.Context, req *connect.Request[filesystempb.M
 	if err := os.Rename(sb.resolve(src), sb.resolve(dst)); err != nil {
 		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("error renaming: %w", err))
 	}
+	sb.s.mu.Lock() // a rename keeps the file, owner and all
+	if o, ok := sb.owners[src]; ok {
+		sb.owners[dst] = o
+		delete(sb.owners, src)
+	} else {
+		delete(sb.owners, dst)
+	}
+	sb.s.mu.Unlock()
 	e, err := sb.entry(dst)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"net/http"
@@ -75,12 +76,20 @@ func Staged(ctx context.Context, fm paddock.FileManager, h paddock.Handle, p str
 		err = fm.Rename(ctx, h, staging, p)
 	}
 	if err != nil {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), discardTimeout)
-		defer cancel()
-		_ = fm.Remove(rctx, h, staging, paddock.RemoveOpts{})
+		if leftBehind(err) {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), discardTimeout)
+			defer cancel()
+			_ = fm.Remove(rctx, h, staging, paddock.RemoveOpts{})
+		}
 		return src.Failure(err)
 	}
 	return nil
+}
+
+// leftBehind reports whether a failed staged write may have left its
+// staging file: not when the daemon refused the call outright.
+func leftBehind(err error) bool {
+	return !errors.Is(err, paddock.ErrDenied) && !errors.Is(err, paddock.ErrNotFound) && !errors.Is(err, paddock.ErrRateLimited)
 }
 
 // discardTimeout bounds the removal of a staging file after a failed write.
