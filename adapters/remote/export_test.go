@@ -29,3 +29,6 @@ func ParseBatch(buf []byte) (*hremote.Envelope, error) {
 	}
 	return env, nil
 }
+
+// Pending is how many connections n holds in their handshake.
+func Pending(n *Node) int { return n.gate.Pending() }

@@ -2,9 +2,9 @@ package remote
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/anthdm/hollywood/actor"
@@ -29,10 +29,12 @@ import (
 
 // listen starts serving peers at the node's address, delivering to e.
 func (n *Node) listen(e *actor.Engine) error {
-	ln, err := tls.Listen("tcp", n.cfg.Addr, n.tls)
+	raw, err := net.Listen("tcp", n.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listening at %s: %w", n.cfg.Addr, err)
 	}
+	ln := newGate(raw, n.tls, n.cfg.HandshakeTimeout, n.cfg.MaxPending, n.cfg.MaxPendingPerSource, n.log)
+	n.gate = ln
 	mux := drpcmux.New()
 	if err := hremote.DRPCRegisterRemote(mux, receiver{n: n, e: e}); err != nil {
 		_ = ln.Close()

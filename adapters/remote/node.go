@@ -25,6 +25,12 @@ const (
 	DefaultMaxMessage = 16 << 20
 	// DefaultQueueBytes bounds what a node holds for one peer.
 	DefaultQueueBytes = 64 << 20
+	// DefaultHandshakeTimeout bounds a new connection's handshake.
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultMaxPending bounds the connections in their handshake at once.
+	DefaultMaxPending = 64
+	// DefaultMaxPendingPerSource bounds those of one address.
+	DefaultMaxPendingPerSource = 16
 )
 
 // Timing of the links to peers.
@@ -57,6 +63,16 @@ type NodeConfig struct {
 	// DefaultQueueBytes. A message that finds the queue full is dropped
 	// and counted.
 	QueueBytes int
+	// HandshakeTimeout bounds how long a new connection may take to prove
+	// its peer (the mutual TLS handshake) before it is closed; 0 =
+	// DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
+	// MaxPending bounds the connections in their handshake at once, and
+	// MaxPendingPerSource those of one address; a connection over either
+	// closes the oldest one pending (of its address, or of all), so a
+	// flood of silent connections cannot hold the node's sockets or keep a
+	// quick peer out. 0 = DefaultMaxPending, DefaultMaxPendingPerSource.
+	MaxPending, MaxPendingPerSource int
 	// Logger receives the node's warnings (a dropped message, a lost
 	// connection, a peer's message refused); the zero Logger is silent.
 	Logger zerolog.Logger
@@ -86,8 +102,8 @@ func (c NodeConfig) validate() error {
 		return &paddock.InvalidError{Detail: "remote config: TLS must verify peers (InsecureSkipVerify is set)"}
 	}
 	switch {
-	case c.BufferSize < 0 || c.MaxMessage < 0 || c.QueueBytes < 0:
-		return &paddock.InvalidError{Detail: "remote config: a negative size"}
+	case c.BufferSize < 0 || c.MaxMessage < 0 || c.QueueBytes < 0 || c.HandshakeTimeout < 0 || c.MaxPending < 0 || c.MaxPendingPerSource < 0:
+		return &paddock.InvalidError{Detail: "remote config: a negative size, count or timeout"}
 	case c.BufferSize < 2*c.MaxMessage:
 		return &paddock.InvalidError{Detail: "remote config: BufferSize must be at least twice MaxMessage"}
 	case c.QueueBytes < c.MaxMessage:
@@ -101,6 +117,9 @@ func (c NodeConfig) withDefaults() NodeConfig {
 	c.BufferSize = cmp.Or(c.BufferSize, DefaultBufferSize)
 	c.MaxMessage = cmp.Or(c.MaxMessage, DefaultMaxMessage)
 	c.QueueBytes = cmp.Or(c.QueueBytes, DefaultQueueBytes)
+	c.HandshakeTimeout = cmp.Or(c.HandshakeTimeout, DefaultHandshakeTimeout)
+	c.MaxPending = cmp.Or(c.MaxPending, DefaultMaxPending)
+	c.MaxPendingPerSource = cmp.Or(c.MaxPendingPerSource, DefaultMaxPendingPerSource)
 	return c
 }
 
@@ -121,6 +140,7 @@ type Node struct {
 
 	stopListening context.CancelFunc
 	listening     sync.WaitGroup
+	gate          *gate // the listener, once the engine started it
 
 	mu    sync.Mutex
 	links map[string]*link

@@ -3,6 +3,7 @@ package remote_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"crypto/tls"
 	"net"
 	"strings"
@@ -532,4 +533,44 @@ func FuzzParseBatch(f *testing.F) {
 			require.Equal(t, [3]int32{m.GetTargetIndex(), m.GetSenderIndex(), m.GetTypeNameIndex()}, [3]int32{g.GetTargetIndex(), g.GetSenderIndex(), g.GetTypeNameIndex()})
 		}
 	})
+}
+
+// Connections that never speak cost a node a bounded number of sockets
+// for a bounded time: of 300 silent connections at most
+// MaxPendingPerSource wait in their handshake, the oldest closed as new
+// ones come and the rest at their handshake's deadline, while a peer that
+// proves itself is served all along; then nothing is held.
+func TestSilentConnectionsAreHeldOff(t *testing.T) {
+	t.Parallel()
+	ca := newAuthority(t)
+	serving, err := remote.StartNode(remote.NodeConfig{Addr: freeAddr(t), TLS: ca.mutual(ca.node(t)),
+		HandshakeTimeout: 2 * time.Second, MaxPending: 16, MaxPendingPerSource: 8})
+	require.NoError(t, err)
+	t.Cleanup(serving.Stop)
+	rt, _ := serve(t, serving)
+	driving := startNode(t, ca.mutual(ca.node(t)))
+
+	silent := make([]net.Conn, 300)
+	for i := range silent {
+		c, err := net.Dial("tcp", serving.Addr())
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		silent[i] = c
+		require.LessOrEqual(t, remote.Pending(serving), 8, "at most MaxPendingPerSource wait")
+	}
+	res, err := driving.Engine.Request(rt.PID(), &messages.CreateRequest{Id: "r1", Provider: string(paddock.ProviderFake), Name: "box"}, time.Minute).Result()
+	require.NoError(t, err, "a peer that proves itself is served during the flood")
+	reply, ok := res.(*messages.CreateReply)
+	require.True(t, ok, "%T", res)
+	require.Nil(t, reply.GetFailure())
+
+	buf := make([]byte, 1)
+	for i, c := range silent {
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(time.Minute))) // a hang bound: the node closes each long before
+		_, err := c.Read(buf)
+		var ne net.Error
+		require.False(t, errors.As(err, &ne) && ne.Timeout(), "silent connection %d was never closed", i)
+		require.Error(t, err)
+	}
+	require.Eventually(t, func() bool { return remote.Pending(serving) == 0 }, time.Minute, 10*time.Millisecond, "no handshake is left")
 }
