@@ -164,7 +164,11 @@ func TestContainment(t *testing.T) {
 			_ = stats.Body.Close()
 			peak = max(peak, s.PidsStats.Current)
 		}
-		require.LessOrEqual(t, peak, uint64(48), "never above the limit")
+		// The sandbox's own processes never pass the limit. A process the
+		// adapter execs into the sandbox (its activity stamp, run when a
+		// spawn made it due) joins the cgroup by migration, which pids.max
+		// does not refuse: one shell and, while it starts, runc's init.
+		require.LessOrEqual(t, peak, uint64(48+2), "never above the limit, but for the adapter's own exec")
 		require.Positive(t, peak)
 		// The bomb ran into the limit: its forks were refused.
 		var refused string
