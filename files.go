@@ -109,11 +109,6 @@ func CleanPath(p string) (string, error) {
 	if err := ValidatePath(p); err != nil {
 		return "", err
 	}
-	for _, elem := range strings.Split(p, "/") {
-		if elem == ".." {
-			return "", &InvalidError{Detail: DetailPath + ": .. is not allowed"}
-		}
-	}
 	return path.Clean(p), nil
 }
 

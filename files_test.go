@@ -32,13 +32,21 @@ func TestCleanPath(t *testing.T) {
 		"a NUL byte":        {"/tmp/a\x00b", "", false},
 		"dots in a name":    {"/tmp/a..b/...", "/tmp/a..b/...", true},
 		"a leading dot dot": {"/..", "", false},
+		"the longest name":  {"/tmp/" + strings.Repeat("n", 255), "/tmp/" + strings.Repeat("n", 255), true},
+		"a name too long":   {"/tmp/" + strings.Repeat("n", 256), "", false},
+		"the longest path":  {"/" + strings.Repeat("d/", 2047) + "f", "/" + strings.Repeat("d/", 2047) + "f", true},
+		"a path too long":   {"/" + strings.Repeat("d/", 2048) + "f", "", false},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			got, err := paddock.CleanPath(tc.in)
+			require.Equal(t, err, paddock.ValidatePath(tc.in), "one rule: CleanPath refuses what ValidatePath does")
 			if !tc.ok {
 				require.ErrorIs(t, err, paddock.ErrInvalid)
+				if strings.Contains(tc.in, "\x00") {
+					assert.Contains(t, err.Error(), "NUL", "the message names the fault")
+				}
 				return
 			}
 			require.NoError(t, err)

@@ -3,6 +3,7 @@ package paddock
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -274,14 +275,36 @@ func ValidateExpose(port int, o ExposeOpts) (ExposeOpts, error) {
 	return o, nil
 }
 
-// ValidatePath validates a file path inside a sandbox: absolute, with no NUL
-// byte.
+// ValidatePath validates a file path inside a sandbox, the one rule of
+// every adapter: absolute, with no NUL byte, no ".." element, and within
+// MaxPathLen and MaxNameLen.
 func ValidatePath(path string) error {
-	if !strings.HasPrefix(path, "/") || strings.IndexByte(path, 0) >= 0 {
+	switch {
+	case strings.IndexByte(path, 0) >= 0:
+		return &InvalidError{Detail: DetailPath + ": a NUL byte is not allowed"}
+	case !strings.HasPrefix(path, "/"):
 		return &InvalidError{Detail: DetailPath + ": must be absolute"}
+	case len(path) > MaxPathLen:
+		return &InvalidError{Detail: fmt.Sprintf("%s: longer than %d bytes", DetailPath, MaxPathLen)}
+	}
+	for _, elem := range strings.Split(path, "/") {
+		switch {
+		case elem == "..":
+			return &InvalidError{Detail: DetailPath + ": .. is not allowed"}
+		case len(elem) > MaxNameLen:
+			return &InvalidError{Detail: fmt.Sprintf("%s: a name longer than %d bytes", DetailPath, MaxNameLen)}
+		}
 	}
 	return nil
 }
+
+// The longest path, and the longest name in it, a sandbox file may have
+// (Linux's PATH_MAX and NAME_MAX): a longer one is invalid(path) on every
+// adapter, before any provider sees it.
+const (
+	MaxPathLen = 4096
+	MaxNameLen = 255
+)
 
 // OperationIDPattern is the syntax of the operation id hosts give
 // CreateCheckpointOnce, from their durable intent.

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"testing"
@@ -381,4 +382,36 @@ func nothingLostUnderLoad(t testing.TB, s *suite) {
 	t.Logf("load: %s", report)
 	require.Zero(t, report.Failed, "turns went wrong: %s", report)
 	require.Empty(t, report.LeftBehind, "sandboxes left behind: %s", report)
+}
+
+// 34. A program that cannot run is data, as every shell says it: 127 for
+// one that does not exist, 126 for a file that is not executable or a
+// directory, with the reason on stderr and nothing on stdout; through
+// Spawn the exit frame carries the same code.
+func programsThatCannotRun(t testing.TB, s *suite) {
+	ctx := s.ctx(t)
+	h := s.fresh(t)
+	// A file of the sandbox's, named from its directory: the one path a
+	// command and the file calls agree on everywhere (on the local adapter
+	// a command's absolute paths are the machine's).
+	require.NoError(t, s.a.WriteFile(ctx, h, "/tmp/conformance-programs/not-executable", 0o644, bytes.NewReader([]byte("echo never\n"))))
+	notExecutable := paddock.NewCmd("./not-executable")
+	notExecutable.Dir = "/tmp/conformance-programs"
+	for _, tc := range []struct {
+		cmd  paddock.Cmd
+		code int
+	}{
+		{paddock.NewCmd("paddock-conformance-no-such-program"), 127},
+		{paddock.NewCmd("/tmp/paddock-conformance-absent/program"), 127},
+		{notExecutable, 126},
+		{paddock.NewCmd("/tmp"), 126},
+	} {
+		res, err := s.a.Exec(ctx, h, tc.cmd, paddock.ExecOpts{})
+		require.NoError(t, err, "%s cannot run: that is data", tc.cmd.Path)
+		require.Equal(t, tc.code, res.ExitCode, "%s", tc.cmd.Path)
+		require.Empty(t, res.Stdout, "%s: nothing on stdout", tc.cmd.Path)
+		require.NotEmpty(t, res.Stderr, "%s: the reason on stderr", tc.cmd.Path)
+	}
+	st := s.spawn(t, h, paddock.NewCmd("paddock-conformance-no-such-program"), false)
+	s.requireExit(t, st, 127)
 }

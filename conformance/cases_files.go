@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/paddockhq/paddock"
@@ -19,7 +20,9 @@ import (
 const bigFileSize = 4 << 20
 
 // 21. Files written are read back byte for byte; parent directories are
-// created; 4 MiB streams through intact; an absent file is not_found.
+// created; 4 MiB streams through intact; an absent file is not_found; a
+// path with .., a relative one, one with a NUL byte or a name past
+// MaxNameLen is invalid.
 func filesRoundTrip(t testing.TB, s *suite) {
 	ctx := s.ctx(t)
 	h := s.fresh(t)
@@ -49,6 +52,14 @@ func filesRoundTrip(t testing.TB, s *suite) {
 
 	_, err = s.a.ReadFile(ctx, h, "/tmp/conformance/absent.txt")
 	requireKind(t, err, paddock.ErrNotFound, "ReadFile of an absent file")
+
+	// One path rule on every adapter, before the provider sees the path.
+	for _, bad := range []string{"/tmp/conformance/../../etc/passwd", "tmp/relative", "/tmp/a\x00b", "/tmp/" + strings.Repeat("n", paddock.MaxNameLen+1)} {
+		_, err = s.a.ReadFile(ctx, h, bad)
+		requireKind(t, err, paddock.ErrInvalid, "ReadFile(%q)", bad)
+		err = s.a.WriteFile(ctx, h, bad, 0o644, bytes.NewReader([]byte("x")))
+		requireKind(t, err, paddock.ErrInvalid, "WriteFile(%q)", bad)
+	}
 }
 
 func readAll(t testing.TB, s *suite, h paddock.Handle, path string) []byte {

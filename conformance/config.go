@@ -142,6 +142,10 @@ type Fixtures struct {
 	// size as `stty size` does ("rows cols"), then again for each line of
 	// stdin, until EOF.
 	TermSize paddock.Cmd
+	// Programs says the command names real programs, so that a missing
+	// one, a file that is not executable and a directory can be tried
+	// (case 34); false skips the case (the fake ignores the name).
+	Programs bool
 	// Endless are commands that print without end, one to stdout and one
 	// to stderr: an Exec of each must stop at its output cap. Optional: nil
 	// skips that part of case 28.
@@ -196,6 +200,7 @@ func ShellFixtures() Fixtures {
 		SpawnBulk:  BulkFixture{Cmd: paddock.NewCmd("seq", "1", "20000"), Output: numberLines(1, 20000)},
 		SignalTrap: paddock.NewCmd("sh", "-c", `trap 'echo usr1' USR1; echo ready; while :; do sleep 0.05; done`),
 		TermSize:   paddock.NewCmd("sh", "-c", `stty size; while read line; do stty size; done`),
+		Programs:   true,
 		Endless:    []paddock.Cmd{paddock.NewCmd("sh", "-c", "yes paddock-endless"), paddock.NewCmd("sh", "-c", "yes paddock-endless >&2")},
 	}
 }

@@ -41,7 +41,8 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	runCtx, cancel := dl.Context(ctx)
 	defer cancel()
 	token := randomID()
-	x, err := a.startExec(runCtx, h.Name, execSpec{cmd: cmd.Argv(), env: append(envOf(cmd), "PADDOCK_EXEC="+token), dir: cmd.Dir})
+	x, err := a.startExec(runCtx, h.Name, execSpec{cmd: append([]string{"/bin/sh", "-c", scriptExec, "paddock"}, cmd.Argv()...),
+		env: append(envOf(cmd), "PADDOCK_EXEC="+token), dir: cmd.Dir})
 	if err != nil {
 		if dl.Finite() && dl.Expired() {
 			return paddock.ExecResult{}, dl.Err()

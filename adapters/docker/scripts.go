@@ -193,6 +193,13 @@ mkdir -p "$(dirname "$1")" && cat > "$2" && wc -c < "$2" || { _pd_c=$?; rm -f "$
 const scriptCommitFile = pathPrelude + `[ -d "$1" ] && { rm -f "$3"; echo "a directory is at the path" >&2; exit 2; }
 chmod "$2" "$3" && mv -f "$3" "$1" || { _pd_c=$?; rm -f "$3"; exit $_pd_c; }`
 
+// scriptExec runs its arguments as the command, the shell replaced by it:
+// a program that cannot run is the shell's 127 (not found) or 126 (not
+// executable) with the reason on stderr, as on every adapter, where the
+// engine's own exec answers 126 for both with the OCI runtime's message
+// on stdout. Args: the command's argv
+const scriptExec = `exec "$@"`
+
 // scriptDiscard removes a staged file. Args: staging
 const scriptDiscard = `rm -f "$1"`
 

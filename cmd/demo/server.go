@@ -272,12 +272,17 @@ func writeJSON(w http.ResponseWriter, v any, err error) {
 		case errors.Is(err, paddock.ErrDenied):
 			status = http.StatusForbidden
 		}
+		kind := paddock.KindOf(err)
 		var unknown *paddock.UnknownProviderError
 		if errors.As(err, &unknown) {
-			status = http.StatusBadRequest
+			status, kind = http.StatusBadRequest, paddock.KindInvalid // the caller named no provider of the runtime
+		}
+		var inv *paddock.InvalidError
+		if errors.As(err, &inv) && inv.Status == http.StatusRequestEntityTooLarge {
+			status = inv.Status
 		}
 		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error(), "kind": string(paddock.KindOf(err))})
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error(), "kind": string(kind)})
 		return
 	}
 	_ = json.NewEncoder(w).Encode(v)
@@ -312,8 +317,8 @@ func (c *console) listSandboxes(w http.ResponseWriter, r *http.Request) {
 
 func (c *console) createSandbox(w http.ResponseWriter, r *http.Request) {
 	var req struct{ Provider, Name string }
-	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil {
-		writeJSON(w, nil, &paddock.InvalidError{Detail: "request body: " + err.Error()})
+	if err := decodeBody(w, r, &req); err != nil {
+		writeJSON(w, nil, err)
 		return
 	}
 	h, err := c.rt.Adapter(paddock.Provider(req.Provider)).Create(r.Context(), req.Name, paddock.CreateOpts{})
@@ -336,11 +341,32 @@ func (c *console) listSessions(w http.ResponseWriter, r *http.Request) {
 
 func (c *console) terminate(w http.ResponseWriter, r *http.Request) {
 	var req struct{ Provider, Name, Session, Mode string }
-	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil {
-		writeJSON(w, nil, &paddock.InvalidError{Detail: "request body: " + err.Error()})
+	if err := decodeBody(w, r, &req); err != nil {
+		writeJSON(w, nil, err)
 		return
 	}
 	h := paddock.Handle{Provider: paddock.Provider(req.Provider), Name: req.Name}
 	err := c.rt.Adapter(h.Provider).TerminateSession(r.Context(), h, req.Session, paddock.TerminateOpts{Mode: paddock.TerminateMode(req.Mode)})
 	writeJSON(w, map[string]bool{"ok": true}, err)
+}
+
+// maxRequestBody bounds the JSON body of an API request.
+const maxRequestBody = 64 << 10
+
+// decodeBody reads r's JSON body into v: one JSON value and nothing after
+// it, at most maxRequestBody bytes (more is 413).
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	err := dec.Decode(v)
+	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
+		return &paddock.InvalidError{Detail: "request body: more than one JSON value"}
+	}
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return &paddock.InvalidError{Detail: fmt.Sprintf("request body: larger than %d bytes", maxRequestBody), Status: http.StatusRequestEntityTooLarge}
+	case err != nil:
+		return &paddock.InvalidError{Detail: "request body: " + err.Error()}
+	}
+	return nil
 }

@@ -428,6 +428,29 @@ func TestAnIdleSocketIsClosed(t *testing.T) {
 	require.Error(t, err)
 	var timeout interface{ Timeout() bool }
 	require.False(t, errors.As(err, &timeout) && timeout.Timeout(), "the console closed it, long before our own deadline: %v", err)
+	var closed *websocket.CloseError
+	require.ErrorAs(t, err, &closed, "with a close frame, not a dropped connection")
+	assert.Equal(t, websocket.ClosePolicyViolation, closed.Code)
+	assert.Contains(t, closed.Text, "no first message")
+
+	// A first message that is not JSON, and one that starts nothing, end
+	// with a close frame that says why too.
+	for _, tc := range []struct {
+		first string
+		code  int
+	}{{"not json", websocket.CloseUnsupportedData}, {`{"op":"sing"}`, websocket.ClosePolicyViolation}} {
+		conn, _, err := dialView(ctx, c, base)
+		require.NoError(t, err)
+		require.NoError(t, conn.WriteMessage(websocket.TextMessage, []byte(tc.first)))
+		_ = conn.SetReadDeadline(time.Now().Add(50 * time.Second))
+		for err == nil {
+			_, _, err = conn.ReadMessage() // a "failed" message may come first
+		}
+		require.ErrorAs(t, err, &closed, tc.first)
+		assert.Equal(t, tc.code, closed.Code, tc.first)
+		assert.NotEmpty(t, closed.Text, tc.first)
+		_ = conn.Close()
+	}
 }
 
 // One client holds at most perClient sockets; the next is refused with
@@ -559,4 +582,46 @@ func TestUploadOverTheCapChangesNothing(t *testing.T) {
 		require.Equal(t, http.StatusOK, status)
 		assert.Len(t, body, limit, "%s: exactly the cap is written", provider)
 	}
+}
+
+// The API's answers name the fault and its kind: a body too large is 413,
+// trailing bytes after the JSON value are refused, an unknown provider is
+// invalid, a path's fault is said as it is, a name too long is invalid,
+// never a transient 502.
+func TestAnswersNameTheFault(t *testing.T) {
+	t.Parallel()
+	c, base := startConsole(t)
+	do := func(method, path, body string) (int, map[string]string) {
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		var out map[string]string
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return res.StatusCode, out
+	}
+	status, _ := do(http.MethodPost, "/api/sandboxes", `{"provider":"local","name":"faults"}`)
+	require.Equal(t, http.StatusOK, status)
+	for _, tc := range []struct {
+		name, method, path, body string
+		status                   int
+		says                     string
+	}{
+		{"a body over 64 KiB", http.MethodPost, "/api/sandboxes", `{"provider":"local","name":"` + strings.Repeat("x", 70<<10) + `"}`, http.StatusRequestEntityTooLarge, "larger than"},
+		{"bytes after the JSON", http.MethodPost, "/api/sandboxes", `{"provider":"local","name":"two"} {"x":1}`, http.StatusBadRequest, "more than one JSON value"},
+		{"an unknown provider", http.MethodPost, "/api/sandboxes", `{"provider":"nope","name":"x"}`, http.StatusBadRequest, "nope"},
+		{"a NUL byte in a path", http.MethodGet, "/api/file?provider=local&name=faults&path=/a%00b", "", http.StatusBadRequest, "NUL"},
+		{"a name too long", http.MethodPut, "/api/file?provider=local&name=faults&path=/" + strings.Repeat("n", 300), "x", http.StatusBadRequest, "longer than 255"},
+		{"a climbing path", http.MethodGet, "/api/file?provider=local&name=faults&path=/workspace/../../etc/passwd", "", http.StatusBadRequest, ".."},
+	} {
+		status, out := do(tc.method, tc.path, tc.body)
+		assert.Equal(t, tc.status, status, tc.name)
+		assert.Equal(t, "invalid", out["kind"], tc.name)
+		assert.Contains(t, out["error"], tc.says, tc.name)
+	}
+	names, err := c.rt.Adapter(paddock.ProviderLocal).ListAllNames(context.Background())
+	require.NoError(t, err)
+	assert.NotContains(t, names, "two", "a body with trailing bytes changes nothing")
 }

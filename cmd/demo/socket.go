@@ -142,7 +142,13 @@ func (c *console) socket(w http.ResponseWriter, r *http.Request) {
 	var first clientMessage
 	_ = conn.SetReadDeadline(time.Now().Add(c.limits.firstMessage))
 	if err := conn.ReadJSON(&first); err != nil {
-		return // silent for too long, or not a message
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			refuse(conn, websocket.ClosePolicyViolation, fmt.Sprintf("no first message within %s", c.limits.firstMessage))
+		} else {
+			refuse(conn, websocket.CloseUnsupportedData, "the first message is not a JSON request")
+		}
+		return
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -150,6 +156,7 @@ func (c *console) socket(w http.ResponseWriter, r *http.Request) {
 	s, err := c.open(ctx, first)
 	if err != nil {
 		_ = conn.WriteJSON(serverMessage{Type: "failed", Detail: err.Error()})
+		refuse(conn, websocket.ClosePolicyViolation, "the stream could not start")
 		return
 	}
 	defer s.Close() // leaving the page detaches; the session stays attachable
@@ -182,6 +189,12 @@ func (c *console) socket(w http.ResponseWriter, r *http.Request) {
 			return // the page closed the socket (its close was answered) or it broke
 		}
 	}
+}
+
+// refuse ends a socket that will carry no stream with a close frame that
+// says why (a page sees its code and reason, not an abnormal 1006).
+func refuse(conn *websocket.Conn, code int, reason string) {
+	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(socketWriteWait))
 }
 
 // closeWait bounds the wait for the page to answer our close.

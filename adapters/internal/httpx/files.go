@@ -64,14 +64,17 @@ func (f Files) WriteFile(ctx context.Context, h paddock.Handle, p string, mode f
 }
 
 // Staged writes a file all or nothing through a file daemon that writes
-// in place: put uploads the content (src, r as read) to a staging path
-// beside p, which fm renames over p once the upload succeeded; a failed
-// attempt removes the staging file, and answers r's own failure when r
-// failed (paddock.WriteSource).
+// in place: put uploads the content (src, r as read, ending where r
+// fails) to a staging path beside p, which fm renames over p once the
+// whole upload succeeded; a failed attempt removes the staging file, and
+// answers r's own failure when r failed (paddock.WriteSource).
 func Staged(ctx context.Context, fm paddock.FileManager, h paddock.Handle, p string, r io.Reader, put func(staging string, src io.Reader) error) error {
 	staging := paddock.StagingPath(p)
 	src := paddock.NewWriteSource(r)
-	err := put(staging, src)
+	err := put(staging, endAtFailure{src})
+	if err == nil {
+		err = src.Failure(nil) // r failed: the daemon stored what came before, which is removed now
+	}
 	if err == nil {
 		err = fm.Rename(ctx, h, staging, p)
 	}
@@ -84,6 +87,20 @@ func Staged(ctx context.Context, fm paddock.FileManager, h paddock.Handle, p str
 		return src.Failure(err)
 	}
 	return nil
+}
+
+// endAtFailure ends an upload's body where its source failed, so the
+// daemon finishes the staging file and answers before its removal is
+// asked: an upload cut short would still be written after the removal, on
+// a daemon that reads it later. WriteSource keeps the failure.
+type endAtFailure struct{ src *paddock.WriteSource }
+
+func (e endAtFailure) Read(p []byte) (int, error) {
+	n, err := e.src.Read(p)
+	if err != nil && err != io.EOF {
+		return n, io.EOF
+	}
+	return n, err
 }
 
 // leftBehind reports whether a failed staged write may have left its

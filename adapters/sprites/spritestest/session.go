@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -185,7 +186,11 @@ func (s *Server) startSession(sp *sprite, id string, p execParams) *session {
 	ss := &session{s: s, id: id, tty: p.tty, workdir: p.dir, created: time.Now(), maxRun: p.maxRun,
 		clients: map[*client]bool{}, lastActivity: time.Now(), done: make(chan struct{})}
 	ss.workdir = cmp.Or(ss.workdir, "/home/sprite")
-	resolved, err := exec.LookPath(p.path)
+	program := p.path
+	if strings.Contains(program, "/") && !filepath.IsAbs(program) {
+		program = filepath.Join(hostDir, program) // relative to the command's directory, as a shell finds it
+	}
+	resolved, err := exec.LookPath(program)
 	ss.command = strings.Join(append([]string{resolved}, p.argv[1:]...), " ")
 	if err != nil {
 		ss.command = strings.Join(p.argv, " ")
