@@ -83,7 +83,14 @@ func TestConsoleInChromium(t *testing.T) {
 	longRun := `sh -c 'for i in $(seq 1 2000); do echo line-$i; done; for i in $(seq 1 20); do echo err-$i >&2; done; exit 3'`
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.WaitVisible(css(`#providers li`)),
+		// Every destructive click asks first; the test answers yes and
+		// keeps what was asked.
+		poll(`(window.asked = [], window.confirm = (m) => (window.asked.push(m), true), true)`),
 		chromedp.SetValue(css(`#provider`), "local"),
+		// A name the provider refuses is said on the page, not swallowed.
+		chromedp.SetValue(css(`#sandbox-name`), "bad/name"),
+		chromedp.Click(css(`#create-sandbox`)),
+		poll(`document.querySelector('#sandbox-status').textContent.includes('sandbox_name')`),
 		chromedp.SetValue(css(`#sandbox-name`), "ui"),
 		chromedp.Click(css(`#create-sandbox`)),
 		chromedp.WaitVisible(css(`#sandboxes li[data-name="ui"].selected`)),
@@ -92,6 +99,8 @@ func TestConsoleInChromium(t *testing.T) {
 		chromedp.WaitVisible(css(`.view .status.exit-nonzero`)),
 	))
 	assert.Equal(t, "exit 3", text(ctx, `.view .status`))
+	assert.Equal(t, "local/ui", text(ctx, `.view .sandbox`), "a view's header names its sandbox")
+	assert.Empty(t, text(ctx, `#sandbox-status`), "a success clears the last failure")
 	assert.EqualValues(t, 2000, eval(ctx, `document.querySelectorAll('.view .line.stdout').length`))
 	assert.Equal(t, "line-2000", eval(ctx, `[...document.querySelectorAll('.view .line.stdout')].pop().textContent`), "the page shows line 2,000")
 	assert.EqualValues(t, 20, eval(ctx, `document.querySelectorAll('.view .line.stderr').length`), "the stderr lines are marked as stderr")
@@ -125,6 +134,7 @@ func TestConsoleInChromium(t *testing.T) {
 		poll(`(b => b ? (b.click(), true) : false)(document.querySelector('#files li[data-name="payload.bin"] button.delete'))`),
 		poll(`document.querySelector('#files li[data-name="payload.bin"]') === null && document.querySelector('#files-status').textContent.includes('entries')`),
 	))
+	assert.Equal(t, "Delete /payload.bin?", eval(ctx, `window.asked[window.asked.length-1]`), "a delete asks first")
 	_, err = os.Stat(upload)
 	require.NoError(t, err, "the local file is untouched")
 
@@ -194,6 +204,20 @@ func TestConsoleInChromium(t *testing.T) {
 		poll(`!document.querySelector('.view .status').classList.contains('running')`),
 	))
 	assert.Equal(t, "exit 143", text(ctx2, `.view .status`), "the terminal frame after a graceful terminate (SIGTERM)")
+
+	// A view that detaches says so, and a view closes.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(css(`#command`), `sh -c 'echo up; exec cat'`),
+		chromedp.Click(css(`#run`)),
+		poll(`document.querySelector('.view .status').textContent.includes('session')`),
+		chromedp.Click(css(`.view .detach`)),
+		poll(`document.querySelector('.view .status').textContent.startsWith('detached')`),
+	))
+	views := eval(ctx, `document.querySelectorAll('.view').length`).(float64)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(css(`.view .close-view`)),
+		poll(`document.querySelectorAll('.view').length === `+strconv.Itoa(int(views)-1)),
+	))
 
 	require.NoError(t, os.MkdirAll(filepath.Dir(screenshotPath), 0o755))
 	for path, tab := range map[string]context.Context{screenshotPath: ctx2, strings.Replace(screenshotPath, ".png", "-run.png", 1): ctx} {

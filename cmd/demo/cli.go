@@ -114,7 +114,11 @@ func cliCommand(ctx context.Context, cmd string, args []string, stdin io.Reader,
 			return exitError
 		}
 		go forwardStdin(ctx, s, stdin)
-		return follow(ctx, s, stdout, stderr)
+		code := follow(ctx, s, stdout, stderr)
+		if ctx.Err() != nil {
+			stopInterrupted(a, h, s.SessionID(), stderr)
+		}
+		return code
 	case "sessions":
 		return listSessions(ctx, a, h, stdout, stderr)
 	case "attach":
@@ -154,7 +158,7 @@ func follow(ctx context.Context, s paddock.Stream, stdout, stderr io.Writer) int
 		ev, err := s.Next(ctx)
 		switch {
 		case ctx.Err() != nil:
-			_ = s.Close() // detach: the session keeps running and stays attachable
+			_ = s.Close() // detach; run then stops the session, attach leaves it running
 			fmt.Fprintf(stderr, "demo: detached from session %s\n", s.SessionID())
 			return 130
 		case err != nil:
@@ -174,6 +178,23 @@ func follow(ctx context.Context, s paddock.Stream, stdout, stderr io.Writer) int
 		}
 	}
 }
+
+// stopInterrupted stops the session of an interrupted run, as Ctrl-C
+// stops a command run in a shell's foreground: one behaviour on every
+// provider (a local session would end with this process anyway, a docker
+// or hosted one would run on unseen).
+func stopInterrupted(a paddock.Adapter, h paddock.Handle, session string, stderr io.Writer) {
+	ctx, cancel := context.WithTimeout(context.Background(), interruptStopWait)
+	defer cancel()
+	if err := paddock.TerminateSession(ctx, a, h, session, paddock.TerminateOpts{}); err != nil {
+		fmt.Fprintf(stderr, "demo: stopping session %s: %v\n", session, err)
+		return
+	}
+	fmt.Fprintf(stderr, "demo: interrupted: session %s stopped\n", session)
+}
+
+// interruptStopWait bounds the stop of an interrupted run's session.
+const interruptStopWait = 30 * time.Second
 
 // forwardStdin writes our stdin to the command, then closes its stdin.
 func forwardStdin(ctx context.Context, s paddock.Stream, stdin io.Reader) {

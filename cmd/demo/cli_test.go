@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 
@@ -122,4 +123,42 @@ func TestHelp(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut.String(), "flag provided but not defined: -bogus")
 	assert.Contains(t, errOut.String(), "usage: demo run")
+}
+
+// cancelOn cancels when what it is written holds marker.
+type cancelOn struct {
+	marker string
+	cancel context.CancelFunc
+	buf    syncBuffer
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	n, err := c.buf.Write(p)
+	if strings.Contains(c.buf.String(), c.marker) {
+		c.cancel()
+	}
+	return n, err
+}
+
+// Ctrl-C on demo run stops the command, on every provider, and exits 130.
+func TestCLIInterruptStopsTheRun(t *testing.T) {
+	t.Parallel()
+	for _, provider := range []string{"local", "fake"} {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			out := &cancelOn{marker: "ready", cancel: cancel}
+			argv := []string{"sh", "-c", "echo ready; exec sleep 60"}
+			if provider == "fake" {
+				argv = []string{"emit", "out:ready", "stay"}
+			}
+			var errOut syncBuffer
+			stdin, typing := io.Pipe() // a terminal nobody types into: stdin stays open
+			defer typing.Close()
+			code := run(ctx, append([]string{"run", "-root", t.TempDir(), "-provider", provider, "--"}, argv...), stdin, out, &errOut)
+			assert.Equal(t, 130, code)
+			assert.Contains(t, errOut.String(), "stopped", "the interrupted command was stopped: %s", errOut.String())
+		})
+	}
 }

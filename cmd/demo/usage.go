@@ -13,11 +13,11 @@ var commands = []struct {
 }{
 	{"serve", "demo [serve] [flags]", "the web console on loopback (the default command)",
 		func() *flag.FlagSet { fs, _ := serveFlags(); return fs }},
-	{"run", "demo run [flags] -- CMD ARGS...", "run a command, stream its output, exit with its code (127: no such program, 126: not executable, 125: the command's fate is unknown)",
+	{"run", "demo run [flags] -- CMD ARGS...", "run a command, stream its output, exit with its code (127: no such program, 126: not executable, 125: the command's fate is unknown); Ctrl-C stops the command on every provider and exits 130",
 		func() *flag.FlagSet { fs, _ := cliFlags("run"); return fs }},
 	{"sessions", "demo sessions [flags]", "list the sandbox's sessions",
 		func() *flag.FlagSet { fs, _ := cliFlags("sessions"); return fs }},
-	{"attach", "demo attach [flags] SESSION", "replay a session from byte zero, then follow it",
+	{"attach", "demo attach [flags] SESSION", "replay a session from byte zero, then follow it; Ctrl-C detaches and leaves it running",
 		func() *flag.FlagSet { fs, _ := cliFlags("attach"); return fs }},
 	{"terminate", "demo terminate [flags] SESSION", "stop a session",
 		func() *flag.FlagSet { fs, _ := cliFlags("terminate"); return fs }},

@@ -38,13 +38,23 @@ func main() {
 	}
 }
 
-// server is the web server the sandbox runs: Python's, on a port the
-// kernel picks, serving the site directory; it prints its port first.
-const server = `import functools, http.server
+// pythonServer is Python's web server, on a port the kernel picks,
+// serving the site directory; it prints its port first.
+const pythonServer = `import functools, http.server
 handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory="site")
 s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
 print(s.server_address[1], flush=True)
 s.serve_forever()`
+
+// server starts the web server the sandbox has and prints its port once
+// it listens: Python's where there is Python (the default image, most
+// machines), else busybox's httpd (an image built on busybox), which is
+// listening once it has put itself in the background, on a port of the
+// sandbox's own loopback.
+const server = `if command -v python3 >/dev/null 2>&1; then exec python3 -c "$1"; fi
+httpd -p 127.0.0.1:8000 -h site || exit
+echo 8000
+exec sleep 2147483647`
 
 // exposer is what this example needs of an adapter beyond the contract's
 // required operations: previews and the proxy that serves them.
@@ -88,7 +98,7 @@ func run(ctx context.Context, out io.Writer, provider string) error {
 	if err := sandboxes.WriteFile(ctx, h, site+"/index.html", 0o644, strings.NewReader("<h1>hello from the sandbox</h1>\n")); err != nil {
 		return err
 	}
-	web, err := sandboxes.Spawn(ctx, h, paddock.NewCmd("python3", "-c", server), paddock.SpawnOpts{})
+	web, err := sandboxes.Spawn(ctx, h, paddock.NewCmd("sh", "-c", server, "server", pythonServer), paddock.SpawnOpts{})
 	if err != nil {
 		return err
 	}

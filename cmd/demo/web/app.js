@@ -86,14 +86,26 @@ async function loadSandboxes() {
     if (current && current.provider === provider && current.name === name) li.classList.add("selected");
     const label = document.createElement("span"); label.textContent = name;
     const pick = button("select", "Select", () => select(provider, name));
-    const del = button("destroy", "Destroy", async () => {
+    const del = button("destroy", "Destroy", () => shown("#sandbox-status", async () => {
+      if (!confirm(`Destroy ${provider}/${name} and everything in it?`)) return;
       await api(`/api/sandboxes?provider=${encodeURIComponent(provider)}&name=${encodeURIComponent(name)}`, {method: "DELETE"});
       if (current && current.name === name) select(null, null);
       await loadSandboxes();
-    });
+    }));
     li.append(label, pick, del);
     return li;
   }));
+}
+
+// shown runs an action of the page and shows its failure in the element
+// sel (cleared when it succeeds): no failure passes in silence.
+async function shown(sel, action) {
+  try {
+    await action();
+    $(sel).textContent = "";
+  } catch (e) {
+    $(sel).textContent = e.message;
+  }
 }
 
 function button(cls, text, onclick) {
@@ -145,6 +157,7 @@ async function loadFiles() {
       li.append(a);
     }
     li.append(button("delete", "Delete", async () => {
+      if (!confirm(`Delete ${joinPath(dir, f.name)}${f.type === "dir" ? " and everything in it" : ""}?`)) return;
       try {
         await api(`/api/file?${sandboxQuery(joinPath(dir, f.name))}&recursive=${f.type === "dir"}`, {method: "DELETE"});
       } catch (e) { filesStatus(e.message); return; }
@@ -186,18 +199,25 @@ function termSize() {
   return {cols: Math.max(20, Math.floor(width / cellWidth)), rows: Math.max(5, Math.floor(height / cellHeight))};
 }
 
-async function loadSessions() {
-  if (!current) { $("#sessions").replaceChildren(); return; }
-  const list = await api(`/api/sessions?provider=${encodeURIComponent(current.provider)}&name=${encodeURIComponent(current.name)}`);
-  $("#sessions").replaceChildren(...list.map((s) => {
-    const li = document.createElement("li");
-    li.dataset.session = s.id;
-    const cmd = document.createElement("span"); cmd.className = "cmd"; cmd.textContent = s.command; cmd.title = s.id;
-    const at = button("attach", "Attach", () => openView({op: "attach", provider: current.provider, sandbox: current.name, session: s.id}, "attach " + s.id));
-    at.dataset.session = s.id;
-    li.append(cmd, at);
-    return li;
-  }));
+// when is a session's time as the page's locale shows it ("" if none).
+function when(t) { return t ? new Date(t).toLocaleTimeString() : ""; }
+
+function loadSessions() {
+  return shown("#sessions-status", async () => {
+    if (!current) { $("#sessions").replaceChildren(); return; }
+    const list = await api(`/api/sessions?provider=${encodeURIComponent(current.provider)}&name=${encodeURIComponent(current.name)}`);
+    $("#sessions").replaceChildren(...list.map((s) => {
+      const li = document.createElement("li");
+      li.dataset.session = s.id;
+      const cmd = document.createElement("span"); cmd.className = "cmd"; cmd.textContent = s.command; cmd.title = s.id;
+      const at = document.createElement("span"); at.className = "when";
+      at.textContent = [s.created_at && "started " + when(s.created_at), s.last_activity_at && "active " + when(s.last_activity_at)].filter(Boolean).join(" · ");
+      const attach = button("attach", "Attach", () => openView({op: "attach", provider: current.provider, sandbox: current.name, session: s.id}, "attach " + s.id));
+      attach.dataset.session = s.id;
+      li.append(cmd, at, attach);
+      return li;
+    }));
+  });
 }
 
 // openView streams one command into a new view.
@@ -205,6 +225,7 @@ function openView(first, title) {
   $("#empty-views")?.remove();
   const view = $("#view-template").content.firstElementChild.cloneNode(true);
   $("#views").prepend(view);
+  view.querySelector(".sandbox").textContent = `${first.provider}/${first.sandbox}`;
   view.querySelector(".title").textContent = title;
   const out = view.querySelector(".output"), status = view.querySelector(".status"), dropped = view.querySelector(".dropped");
   const partial = {stdout: "", stderr: ""};
@@ -264,7 +285,20 @@ function openView(first, title) {
       case "failed": if (status.classList.contains("running") && !session) end("failed: " + m.detail, "error"); else emit("stderr", "console: " + m.detail); break;
     }
   };
-  ws.onclose = () => { if (status.classList.contains("running")) end(status.textContent + " · detached", "running"); };
+  let closing = false;
+  ws.onclose = (e) => {
+    if (closing || !status.classList.contains("running")) return;
+    end(session ? `detached · session ${session}` : "disconnected" + (e.reason ? ": " + e.reason : ""), "detached");
+  };
+  // Closing a view detaches it: a detachable command keeps running, and
+  // the sessions list can attach to it again.
+  view.querySelector(".close-view").onclick = () => {
+    closing = true;
+    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({op: "detach"}));
+    ws.close();
+    view.remove();
+    loadSessions();
+  };
 
   const input = view.querySelector(".stdin-input");
   const send = () => { ws.send(JSON.stringify({op: "stdin", data: input.value + "\n"})); input.value = ""; };
@@ -280,11 +314,11 @@ function openView(first, title) {
 }
 
 $("#provider").onchange = () => loadSandboxes();
-$("#create-sandbox").onclick = async () => {
+$("#create-sandbox").onclick = () => shown("#sandbox-status", async () => {
   const provider = $("#provider").value, name = $("#sandbox-name").value.trim();
   await api("/api/sandboxes", {method: "POST", body: JSON.stringify({provider, name})});
   select(provider, name);
-};
+});
 $("#run").onclick = () => {
   if (!current) { alert("Create or select a sandbox first."); return; }
   const line = $("#command").value;
