@@ -3,8 +3,8 @@ package remote_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"crypto/tls"
+	"errors"
 	"net"
 	"strings"
 	"sync"
