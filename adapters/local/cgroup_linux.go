@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paddockhq/paddock/internal/procid"
 )
 
 // Control groups, as root: every machine gets a cgroup v2 directory (a
@@ -79,13 +81,37 @@ func controllerEnabled(dir, controller string) bool {
 	return err == nil && slices.Contains(strings.Fields(string(b)), controller)
 }
 
-// sweepAge is how old a machine's cgroup must be before a sweep may remove
-// it: a younger one may belong to a machine still starting.
+// sweepAge is how old a cgroup named without its owner (by an earlier
+// version) must be before a sweep may remove it: a younger one may belong
+// to a machine still starting.
 const sweepAge = time.Minute
 
-// sweep removes the empty cgroups of machines whose runtime is gone (a
-// live machine's init keeps its cgroup populated).
+// machineCgroupName names a new machine's cgroup after the process that
+// makes it, "m-<pid>-<start>-<random>" (procid's pid and start time), so
+// that a sweep can tell a machine whose runtime is gone from one of a live
+// runtime, whether its init started yet or not.
+func machineCgroupName() string {
+	_, owner, _ := strings.Cut(procid.Self(), "/") // pid/start: a cgroup is of this host
+	return randomID("m-" + strings.ReplaceAll(owner, "/", "-") + "-")
+}
+
+// sweepable reports whether a sweep may remove the machine cgroup name
+// (when empty): its owner's process is gone, or, for a name without its
+// owner, it is older than sweepAge.
+func sweepable(name string, modTime, now time.Time) bool {
+	parts := strings.Split(name, "-")
+	if len(parts) != 4 || parts[0] != "m" {
+		return strings.HasPrefix(name, "m-") && now.Sub(modTime) >= sweepAge
+	}
+	host, _ := os.Hostname()
+	alive, known := procid.State(host + "/" + parts[1] + "/" + parts[2])
+	return known && !alive
+}
+
+// sweep removes the empty cgroups of machines whose runtime is gone; a
+// live runtime's machines are never touched, even before their init is in.
 func (h cgroupHost) sweep() {
+	now := time.Now()
 	for _, root := range []string{h.v2, h.pids} {
 		if root == "" {
 			continue
@@ -93,7 +119,7 @@ func (h cgroupHost) sweep() {
 		entries, _ := os.ReadDir(root)
 		for _, e := range entries {
 			info, err := e.Info()
-			if err != nil || !e.IsDir() || !strings.HasPrefix(e.Name(), "m-") || time.Since(info.ModTime()) < sweepAge {
+			if err != nil || !e.IsDir() || !sweepable(e.Name(), info.ModTime(), now) {
 				continue
 			}
 			dir := filepath.Join(root, e.Name())

@@ -40,8 +40,7 @@ func (a *Adapter) machineFor(sbDir string, m meta) (*machine, error) {
 			cfg.NProc = 0 // the cgroup limits the sandbox alone, not the whole user
 		}
 	}
-	id := randomID("m-")
-	cg, err := a.cgroups.newMachineCgroup(id, a.processLimit)
+	cg, err := a.cgroups.newMachineCgroup(machineCgroupName(), a.processLimit)
 	if err != nil {
 		a.log.Warn().Err(err).Msg("local: no cgroup for this sandbox; its sessions are tracked by process group")
 		cg = nil

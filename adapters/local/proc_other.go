@@ -33,6 +33,7 @@ func probeCgroups() cgroupHost { return cgroupHost{} }
 
 type machineCgroup struct{}
 
+func machineCgroupName() string                                         { return "" }
 func (cgroupHost) newMachineCgroup(string, int) (*machineCgroup, error) { return nil, nil }
 func (*machineCgroup) initDir() (*os.File, error)                       { return nil, nil }
 func (*machineCgroup) joinPids(int) error                               { return nil }

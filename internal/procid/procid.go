@@ -11,9 +11,13 @@ import (
 )
 
 // Self names this process as host/pid/start.
-func Self() string {
+func Self() string { return Of(os.Getpid()) }
+
+// Of names the process pid of this host as host/pid/start (start empty
+// when it is not running).
+func Of(pid int) string {
 	host, _ := os.Hostname()
-	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), start(os.Getpid()))
+	return fmt.Sprintf("%s/%d/%s", host, pid, start(pid))
 }
 
 // State says whether the process id names is alive: known is false when
