@@ -141,6 +141,22 @@ func TestTheTokenIsRequired(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, res.StatusCode, "a foreign Host is refused (DNS rebinding)")
 }
 
+// caller makes the console's API calls of a test, with the token: the
+// status and the body of each.
+func caller(t *testing.T, c *console, base string) func(method, path string, body io.Reader) (int, string) {
+	return func(method, path string, body io.Reader) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, body)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+}
+
 // syncBuffer is a bytes.Buffer safe for one writer and one reader.
 type syncBuffer struct {
 	mu  sync.Mutex
@@ -187,16 +203,7 @@ func TestServeSaysWhereTheDemoSandboxLives(t *testing.T) {
 func TestFileRoutes(t *testing.T) {
 	t.Parallel()
 	c, base := startConsole(t)
-	do := func(method, path string, body io.Reader) (int, string) {
-		req, err := http.NewRequest(method, base+path, body)
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+c.token)
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(b)
-	}
+	do := caller(t, c, base)
 	status, _ := do(http.MethodPost, "/api/sandboxes", strings.NewReader(`{"provider":"local","name":"demo"}`))
 	require.Equal(t, http.StatusOK, status)
 	status, _ = do(http.MethodPut, "/api/file?provider=local&name=demo&path=/notes/a.txt", strings.NewReader("hello"))
@@ -536,16 +543,7 @@ func TestUploadOverTheCapChangesNothing(t *testing.T) {
 	t.Parallel()
 	const limit = 1 << 20
 	c, base := startConsole(t, func(c *console) { c.limits.maxUpload = limit })
-	do := func(method, path string, body io.Reader) (int, string) {
-		req, err := http.NewRequest(method, base+path, body)
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+c.token)
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(b)
-	}
+	do := caller(t, c, base)
 	for _, provider := range []string{"local", "fake"} {
 		status, body := do(http.MethodPost, "/api/sandboxes", strings.NewReader(`{"provider":"`+provider+`","name":"caps"}`))
 		require.Equal(t, http.StatusOK, status, body)
@@ -591,16 +589,12 @@ func TestUploadOverTheCapChangesNothing(t *testing.T) {
 func TestAnswersNameTheFault(t *testing.T) {
 	t.Parallel()
 	c, base := startConsole(t)
+	call := caller(t, c, base)
 	do := func(method, path, body string) (int, map[string]string) {
-		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+c.token)
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer res.Body.Close()
+		status, text := call(method, path, strings.NewReader(body))
 		var out map[string]string
-		_ = json.NewDecoder(res.Body).Decode(&out)
-		return res.StatusCode, out
+		_ = json.Unmarshal([]byte(text), &out)
+		return status, out
 	}
 	status, _ := do(http.MethodPost, "/api/sandboxes", `{"provider":"local","name":"faults"}`)
 	require.Equal(t, http.StatusOK, status)
