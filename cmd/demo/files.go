@@ -34,7 +34,7 @@ func (c *console) listFiles(w http.ResponseWriter, r *http.Request) {
 	if entries == nil {
 		entries = []paddock.FileInfo{}
 	}
-	writeJSON(w, entries, err)
+	c.writeJSON(w, entries, err)
 }
 
 func (c *console) downloadFile(w http.ResponseWriter, r *http.Request) {
@@ -42,7 +42,7 @@ func (c *console) downloadFile(w http.ResponseWriter, r *http.Request) {
 	a, h := c.sandbox(r)
 	rc, err := a.ReadFile(r.Context(), h, p)
 	if err != nil {
-		writeJSON(w, nil, err)
+		c.writeJSON(w, nil, err)
 		return
 	}
 	defer rc.Close()
@@ -56,19 +56,19 @@ func (c *console) uploadFile(w http.ResponseWriter, r *http.Request) {
 	if m := r.URL.Query().Get("mode"); m != "" {
 		n, err := strconv.ParseUint(m, 8, 32)
 		if err != nil || n > 0o777 {
-			writeJSON(w, nil, &paddock.InvalidError{Detail: paddock.DetailPath + ": mode must be octal permission bits"})
+			c.writeJSON(w, nil, &paddock.InvalidError{Detail: paddock.DetailPath + ": mode must be octal permission bits"})
 			return
 		}
 		mode = fs.FileMode(n)
 	}
 	tooLarge := &paddock.InvalidError{Detail: fmt.Sprintf("%s: the console takes uploads of at most %d bytes", paddock.DetailFileTooLarge, c.limits.maxUpload)}
 	if r.ContentLength > c.limits.maxUpload {
-		writeJSON(w, nil, tooLarge)
+		c.writeJSON(w, nil, tooLarge)
 		return
 	}
 	a, h := c.sandbox(r)
 	err := a.WriteFile(r.Context(), h, filePath(r), mode, &capped{r: r.Body, left: c.limits.maxUpload, err: tooLarge})
-	writeJSON(w, map[string]bool{"ok": true}, err)
+	c.writeJSON(w, map[string]bool{"ok": true}, err)
 }
 
 // capped is an upload's body that fails with err past its cap, so
@@ -96,5 +96,5 @@ func (c *capped) Read(p []byte) (int, error) {
 func (c *console) deleteFile(w http.ResponseWriter, r *http.Request) {
 	opts := paddock.RemoveOpts{Recursive: r.URL.Query().Get("recursive") == "true"}
 	a, h := c.sandbox(r)
-	writeJSON(w, map[string]bool{"ok": true}, a.Remove(r.Context(), h, filePath(r), opts))
+	c.writeJSON(w, map[string]bool{"ok": true}, a.Remove(r.Context(), h, filePath(r), opts))
 }

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -47,6 +48,7 @@ type console struct {
 	limits    consoleLimits
 	sockets   socketCounts
 	metrics   prometheus.Gatherer // the runtime's metrics; nil = none
+	failures  atomic.Uint64       // requests and streams of this console that failed
 }
 
 // serveOptions are the console's flags.
@@ -255,10 +257,12 @@ func loopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// writeJSON answers v, or the error with a status from its kind.
-func writeJSON(w http.ResponseWriter, v any, err error) {
+// writeJSON answers v, or the error with a status from its kind (and
+// counts it among the failures the live panel shows).
+func (c *console) writeJSON(w http.ResponseWriter, v any, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	if err != nil {
+		c.failures.Add(1)
 		status := http.StatusBadGateway
 		switch {
 		case errors.Is(err, paddock.ErrNotFound):
@@ -297,7 +301,7 @@ func (c *console) providersAPI(w http.ResponseWriter, _ *http.Request) {
 	for _, p := range c.providers {
 		out = append(out, provider{Name: string(p), Capabilities: c.rt.Adapter(p).Capabilities()})
 	}
-	writeJSON(w, out, nil)
+	c.writeJSON(w, out, nil)
 }
 
 // sandbox is the sandbox the query names (provider, name) and the
@@ -312,22 +316,22 @@ func (c *console) listSandboxes(w http.ResponseWriter, r *http.Request) {
 	if names == nil {
 		names = []string{}
 	}
-	writeJSON(w, names, err)
+	c.writeJSON(w, names, err)
 }
 
 func (c *console) createSandbox(w http.ResponseWriter, r *http.Request) {
 	var req struct{ Provider, Name string }
 	if err := decodeBody(w, r, &req); err != nil {
-		writeJSON(w, nil, err)
+		c.writeJSON(w, nil, err)
 		return
 	}
 	h, err := c.rt.Adapter(paddock.Provider(req.Provider)).Create(r.Context(), req.Name, paddock.CreateOpts{})
-	writeJSON(w, h, err)
+	c.writeJSON(w, h, err)
 }
 
 func (c *console) destroySandbox(w http.ResponseWriter, r *http.Request) {
 	a, h := c.sandbox(r)
-	writeJSON(w, map[string]bool{"ok": true}, a.Destroy(r.Context(), h))
+	c.writeJSON(w, map[string]bool{"ok": true}, a.Destroy(r.Context(), h))
 }
 
 func (c *console) listSessions(w http.ResponseWriter, r *http.Request) {
@@ -336,18 +340,18 @@ func (c *console) listSessions(w http.ResponseWriter, r *http.Request) {
 	if sessions == nil {
 		sessions = []paddock.Session{}
 	}
-	writeJSON(w, sessions, err)
+	c.writeJSON(w, sessions, err)
 }
 
 func (c *console) terminate(w http.ResponseWriter, r *http.Request) {
 	var req struct{ Provider, Name, Session, Mode string }
 	if err := decodeBody(w, r, &req); err != nil {
-		writeJSON(w, nil, err)
+		c.writeJSON(w, nil, err)
 		return
 	}
 	h := paddock.Handle{Provider: paddock.Provider(req.Provider), Name: req.Name}
 	err := c.rt.Adapter(h.Provider).TerminateSession(r.Context(), h, req.Session, paddock.TerminateOpts{Mode: paddock.TerminateMode(req.Mode)})
-	writeJSON(w, map[string]bool{"ok": true}, err)
+	c.writeJSON(w, map[string]bool{"ok": true}, err)
 }
 
 // maxRequestBody bounds the JSON body of an API request.

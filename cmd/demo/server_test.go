@@ -275,8 +275,23 @@ func TestMetricsAndStats(t *testing.T) {
 		code, body := get("/api/stats")
 		var s stats
 		return code == http.StatusOK && json.Unmarshal([]byte(body), &s) == nil &&
-			s.Bytes == 9 && s.Sandboxes == 1 && s.Commands == 0 && s.Journal > 0
+			s.Bytes == 9 && s.Sandboxes == 1 && s.Commands == 0 && s.Journal > 0 && s.Errors == 0
 	}, time.Minute, 10*time.Millisecond, "the live panel's numbers")
+
+	// Every failure the page sees counts once: a name refused before the
+	// runtime saw it, an unknown provider, a stream that could not start.
+	call := caller(t, c, base)
+	status, _ := call(http.MethodPost, "/api/sandboxes", strings.NewReader(`{"provider":"local","name":"bad/name"}`))
+	require.Equal(t, http.StatusBadRequest, status)
+	status, _ = call(http.MethodGet, "/api/sandboxes?provider=nope", nil)
+	require.Equal(t, http.StatusBadRequest, status)
+	_, err = runView(ctx, c, base, nil) // an empty command: the stream cannot start
+	require.NoError(t, err)
+	code, body = get("/api/stats")
+	require.Equal(t, http.StatusOK, code)
+	var s stats
+	require.NoError(t, json.Unmarshal([]byte(body), &s))
+	assert.EqualValues(t, 3, s.Errors, "the live panel counts each failure")
 }
 
 // view is what one console view received over its socket.

@@ -155,6 +155,7 @@ func (c *console) socket(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	s, err := c.open(ctx, first)
 	if err != nil {
+		c.failures.Add(1)
 		_ = conn.WriteJSON(serverMessage{Type: "failed", Detail: err.Error()})
 		refuse(conn, websocket.ClosePolicyViolation, "the stream could not start")
 		return
@@ -177,6 +178,9 @@ func (c *console) socket(w http.ResponseWriter, r *http.Request) {
 			if !ok { // detached
 				closeSocket(ctx, conn, &wmu)
 				return
+			}
+			if _, failed := f.(*messages.Error); failed {
+				c.failures.Add(1)
 			}
 			if err := send(frameMessage(f)); err != nil {
 				return
@@ -277,6 +281,7 @@ func (c *console) readClient(ctx context.Context, conn *websocket.Conn, s *actor
 			_ = s.Close()
 		}
 		if err != nil {
+			c.failures.Add(1)
 			_ = send(serverMessage{Type: "failed", Detail: err.Error()})
 		}
 	}

@@ -21,26 +21,28 @@ type stats struct {
 	Sandboxes float64 `json:"sandboxes"`     // live sandboxes
 	Commands  float64 `json:"commands"`      // live commands
 	Bytes     float64 `json:"bytes"`         // stdout and stderr bytes streamed
-	Errors    float64 `json:"errors"`        // operations that failed
+	Errors    float64 `json:"errors"`        // requests and streams of this console that failed (each once, as the page saw it)
 	Waiting   float64 `json:"waiting"`       // commands waiting for their owner's credit
 	Journal   float64 `json:"journal_bytes"` // bytes in session journals
 }
 
-// stats answers the live panel's numbers from the runtime's metrics.
+// stats answers the live panel's numbers: the runtime's metrics, and the
+// console's own count of failures (a request refused before it reached
+// the runtime, such as a bad sandbox name, counts too).
 func (c *console) stats(w http.ResponseWriter, _ *http.Request) {
-	var s stats
+	s := stats{Errors: float64(c.failures.Load())}
 	if c.metrics == nil {
-		writeJSON(w, s, nil)
+		c.writeJSON(w, s, nil)
 		return
 	}
 	families, err := c.metrics.Gather()
 	if err != nil {
-		writeJSON(w, nil, err)
+		c.writeJSON(w, nil, err)
 		return
 	}
 	sums := map[string]*float64{
 		"paddock_sandboxes_live": &s.Sandboxes, "paddock_commands_live": &s.Commands,
-		"paddock_stream_bytes_total": &s.Bytes, "paddock_operation_errors_total": &s.Errors,
+		"paddock_stream_bytes_total":          &s.Bytes,
 		"paddock_commands_waiting_for_credit": &s.Waiting, "paddock_journal_bytes": &s.Journal,
 	}
 	for _, f := range families {
@@ -52,5 +54,5 @@ func (c *console) stats(w http.ResponseWriter, _ *http.Request) {
 			*sum += m.GetGauge().GetValue() + m.GetCounter().GetValue()
 		}
 	}
-	writeJSON(w, s, nil)
+	c.writeJSON(w, s, nil)
 }
