@@ -78,8 +78,15 @@ type Config struct {
 	// the processes holding it were killed. A process that survives the
 	// kill for that long makes the command end with the error
 	// output_truncated instead of its exit: the output is not whole. 0 =
-	// 5 s.
+	// 5 s. It counts only while a holder can be seen and killed.
 	DrainLimit time.Duration
+	// DrainUnseen bounds the wait for the end of a command's output while
+	// no process holding it can be seen: a process of this program's own
+	// between fork and exec (another command starting, which holds every
+	// descriptor until its exec closes them) on a saturated machine. Past
+	// it the command ends output_truncated too. 0 = 1 min
+	// (drain.DefaultUnseen).
+	DrainUnseen time.Duration
 	// SessionOutputLimit caps the output one session's journal holds, in
 	// bytes (stdout and stderr together); 0 = 1 GiB. A session that
 	// reaches it is killed, its journal keeps its output up to the cap,
@@ -134,7 +141,7 @@ func New(cfg Config) (*Adapter, error) {
 		root: cfg.Root, log: cfg.Logger, isolation: cfg.Isolation,
 		processLimit: cmp.Or(cfg.ProcessLimit, DefaultProcessLimit), fileLimit: cmp.Or(cfg.FileSizeLimit, DefaultFileSizeLimit),
 		keepFinished: cmp.Or(cfg.FinishedSessions, DefaultFinishedSessions), journalLimit: cmp.Or(cfg.SessionOutputLimit, DefaultSessionOutputLimit),
-		drain:      drain.Policy{Grace: grace, Limit: cmp.Or(cfg.DrainLimit, DefaultDrainLimit)},
+		drain:      drain.Policy{Grace: grace, Limit: cmp.Or(cfg.DrainLimit, DefaultDrainLimit), Unseen: cmp.Or(cfg.DrainUnseen, drain.DefaultUnseen)},
 		execLimits: cfg.Exec, maxAge: cfg.MaxAge, initProgram: cfg.InitProgram, previewBase: cfg.PreviewBaseURL, previewKey: cfg.PreviewKey,
 		sessions: map[string]*session{}, machines: map[string]*machine{}, creating: map[string]bool{},
 	}
@@ -142,7 +149,7 @@ func New(cfg Config) (*Adapter, error) {
 		a.drain.Kill = func(int, drain.Object) error { return nil }
 		a.noCgroups = true // a cgroup's kill would not reach it either
 	}
-	if a.processLimit < 0 || a.fileLimit < 0 || a.keepFinished < 0 || a.drain.Limit < 0 || a.journalLimit < 0 || a.maxAge < 0 {
+	if a.processLimit < 0 || a.fileLimit < 0 || a.keepFinished < 0 || a.drain.Limit < 0 || a.drain.Unseen < 0 || a.journalLimit < 0 || a.maxAge < 0 {
 		return nil, &paddock.InvalidError{Detail: "local: limits must not be negative"}
 	}
 	if err := a.execLimits.Validate(); err != nil {

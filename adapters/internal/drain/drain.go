@@ -22,9 +22,16 @@ type Policy struct {
 	// Abort, when closed, ends the grace at once (the caller gave up on the
 	// command: a deadline, a cancellation).
 	Abort <-chan struct{}
-	// Limit bounds the wait for the end of file after the kill; past it the
-	// output is cut and reported incomplete.
+	// Limit bounds the time a holder this process can see and kill keeps
+	// the output open after the kill; past it the output is cut and
+	// reported incomplete.
 	Limit time.Duration
+	// Unseen bounds the time the output stays open with no holder to be
+	// seen (a process of this program's own between fork and exec, which
+	// holds every descriptor until its exec closes them; one in a namespace
+	// this process cannot look into); 0 = DefaultUnseen. It counts apart
+	// from Limit: a holder nobody can kill is waited for longer.
+	Unseen time.Duration
 	// KillGroup, if set, kills what is left of the command's own process
 	// group (or namespace) once the grace is over.
 	KillGroup func()
@@ -76,14 +83,31 @@ func Drain(out Output, p Policy) (complete bool) {
 	if p.KillGroup != nil {
 		p.KillGroup()
 	}
-	deadline := time.Now().Add(p.Limit)
+	unseen := p.Unseen
+	if unseen <= 0 {
+		unseen = DefaultUnseen
+	}
+	// Each wait counts against the bound of what the check before it
+	// found: a holder to kill (Limit), or none to be seen (Unseen).
+	var seenFor, unseenFor time.Duration
+	last, visible := time.Now(), false
 	for delay := pollFirst; ; delay = min(2*delay, pollMax) {
 		if !heldOpen(out.Files) {
 			<-out.Done
 			return true
 		}
-		killHolders(out.Held, p.Kill)
-		left := time.Until(deadline)
+		now := time.Now()
+		if visible {
+			seenFor += now.Sub(last)
+		} else {
+			unseenFor += now.Sub(last)
+		}
+		last = now
+		visible = killHolders(out.Held, p.Kill) > 0 || !holdersKnown
+		left := p.Limit - seenFor
+		if !visible {
+			left = unseen - unseenFor
+		}
 		if left <= 0 {
 			break
 		}
@@ -102,12 +126,19 @@ func Drain(out Output, p Policy) (complete bool) {
 	return false
 }
 
-// killHolders kills every other process that holds one of held.
-func killHolders(held []Object, kill func(int, Object) error) {
+// killHolders kills every other process that holds one of held, and
+// answers how many it found.
+func killHolders(held []Object, kill func(int, Object) error) int {
 	if len(held) == 0 {
-		return
+		return 0
 	}
-	for pid, obj := range Holders(held) {
+	holders := Holders(held)
+	for pid, obj := range holders {
 		_ = kill(pid, obj)
 	}
+	return len(holders)
 }
+
+// DefaultUnseen bounds how long an output may stay open with no holder to
+// be seen.
+const DefaultUnseen = time.Minute

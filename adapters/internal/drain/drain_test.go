@@ -291,3 +291,36 @@ func TestKillHolderSparesAProcessNotHoldingTheObject(t *testing.T) {
 	require.NoError(t, drain.KillHolder(stranger.Process.Pid, c.obj))
 	assert.True(t, alive(stranger.Process.Pid))
 }
+
+// A holder nobody can see or kill (here a child of this process's own, as
+// one between fork and exec is, which Holders never lists) does not spend
+// the kill's Limit: the output is read to its end once it lets go, within
+// the larger Unseen bound.
+func TestDrainWaitsLongerForAHolderItCannotSee(t *testing.T) {
+	t.Parallel()
+	c := start(t, `echo before`, false)
+	require.NoError(t, c.cmd.Wait())
+	// The write end, held by a child of ours: invisible to Holders. (The
+	// reader starts once it is held, so it cannot see the end before.)
+	w, err := os.OpenFile("/proc/self/fd/"+strconv.Itoa(int(c.r.Fd())), os.O_WRONLY, 0)
+	require.NoError(t, err, "a second write end of the pipe")
+	holder := exec.Command("sleep", "1000")
+	holder.ExtraFiles = []*os.File{w}
+	require.NoError(t, holder.Start())
+	require.NoError(t, w.Close())
+	t.Cleanup(func() { _ = holder.Process.Kill(); _ = holder.Wait() })
+	close(c.go_)
+
+	const limit = 20 * time.Millisecond
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		time.Sleep(10 * limit) // well past the kill's Limit
+		_ = holder.Process.Kill()
+		_ = holder.Wait()
+	}()
+	complete := drain.Drain(c.output(), drain.Policy{Grace: time.Millisecond, Limit: limit, Unseen: time.Minute})
+	<-released
+	assert.True(t, complete, "the output was read to its end, not cut at the Limit")
+	assert.Equal(t, "before\n", c.out.String())
+}

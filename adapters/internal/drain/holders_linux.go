@@ -21,6 +21,9 @@ func objectOfInfo(info os.FileInfo) (Object, error) {
 	return Object{Dev: uint64(st.Dev), Ino: st.Ino}, nil
 }
 
+// holdersKnown is true: Holders finds the processes holding an output.
+const holdersKnown = true
+
 // heldOpen reports whether some other descriptor still writes to one of
 // files: a pipe's read end (or a terminal's master) reports a hang-up once
 // no writer (no slave) is left. A closed file holds nothing.
