@@ -277,8 +277,9 @@ const stagingPrefix, stagingSuffix = ".paddock-", ".part"
 // IsStagingPath reports whether p is a name StagingPath makes.
 func IsStagingPath(p string) bool {
 	base := path.Base(p)
-	id, ok := strings.CutPrefix(base, stagingPrefix)
-	if id, ok = strings.CutSuffix(id, stagingSuffix); !ok || len(id) != 16 {
+	id, prefixed := strings.CutPrefix(base, stagingPrefix)
+	id, suffixed := strings.CutSuffix(id, stagingSuffix)
+	if !prefixed || !suffixed || len(id) != 16 {
 		return false
 	}
 	_, err := hex.DecodeString(id)

@@ -165,7 +165,7 @@ func TestStagingPath(t *testing.T) {
 	assert.Equal(t, "/tmp/dir", path.Dir(a), "beside the path")
 	assert.True(t, strings.HasPrefix(path.Base(a), "."), "hidden")
 	assert.True(t, paddock.IsStagingPath(a))
-	for _, p := range []string{"/tmp/dir/file.txt", "/tmp/.paddock-.part", "/tmp/.paddock-0123456789abcdeg.part", "/tmp/.paddock-0123456789abcdef.partx", "/tmp/x.paddock-0123456789abcdef.part"} {
+	for _, p := range []string{"/tmp/dir/file.txt", "/tmp/.paddock-.part", "/tmp/.paddock-0123456789abcdeg.part", "/tmp/.paddock-0123456789abcdef.partx", "/tmp/x.paddock-0123456789abcdef.part", "/tmp/0123456789abcdef.part"} {
 		assert.False(t, paddock.IsStagingPath(p), p)
 	}
 }
