@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/paddockhq/paddock"
@@ -109,24 +108,16 @@ func (t inProcess) Upload(ctx context.Context, q *messages.WriteFileRequest, r i
 // must be called.
 func settle(ctx context.Context, grace time.Duration) (wait context.Context, stop func()) {
 	wait, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	var mu sync.Mutex
-	var timer *time.Timer
 	stopWatch := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if wait.Err() == nil {
-			timer = time.AfterFunc(grace, cancel)
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-wait.Done(): // stopped first
 		}
 	})
-	return wait, func() {
-		stopWatch()
-		cancel()
-		mu.Lock()
-		defer mu.Unlock()
-		if timer != nil {
-			timer.Stop()
-		}
-	}
+	return wait, func() { stopWatch(); cancel() }
 }
 
 // Download has the sandbox actor open the file and stream it to the
