@@ -274,6 +274,10 @@ func StagingPath(p string) string {
 
 const stagingPrefix, stagingSuffix = ".paddock-", ".part"
 
+// StagingCleanupTimeout bounds the removal of a staging file after a
+// failed write, on a context of its own (the write's may be what ended).
+const StagingCleanupTimeout = 30 * time.Second
+
 // IsStagingPath reports whether p is a name StagingPath makes.
 func IsStagingPath(p string) bool {
 	base := path.Base(p)

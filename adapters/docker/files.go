@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/paddockhq/paddock"
 )
@@ -52,15 +51,12 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, path string, 
 // discard removes a staged file after a write that failed, on its own
 // bounded context (the write's may be what ended).
 func (a *Adapter) discard(h paddock.Handle, staging string) {
-	ctx, cancel := context.WithTimeout(context.Background(), discardTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), paddock.StagingCleanupTimeout)
 	defer cancel()
 	if _, err := a.run(ctx, h.Name, execSpec{cmd: sh(scriptDiscard, staging)}, nil); err != nil {
 		a.log.Debug().Str("sandbox", h.Name).Str("error", err.Error()).Msg("docker: removing a staged file")
 	}
 }
-
-// discardTimeout bounds the removal of a staged file.
-const discardTimeout = 30 * time.Second
 
 // ReadFile streams the regular file at path; a missing one is not_found.
 // A read that fails midway is an error from Read, never a short file.

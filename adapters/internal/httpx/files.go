@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
-	"time"
 
 	"github.com/paddockhq/paddock"
 )
@@ -80,7 +79,7 @@ func Staged(ctx context.Context, fm paddock.FileManager, h paddock.Handle, p str
 	}
 	if err != nil {
 		if leftBehind(err) {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), discardTimeout)
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), paddock.StagingCleanupTimeout)
 			defer cancel()
 			_ = fm.Remove(rctx, h, staging, paddock.RemoveOpts{})
 		}
@@ -108,9 +107,6 @@ func (e endAtFailure) Read(p []byte) (int, error) {
 func leftBehind(err error) bool {
 	return !errors.Is(err, paddock.ErrDenied) && !errors.Is(err, paddock.ErrNotFound) && !errors.Is(err, paddock.ErrRateLimited)
 }
-
-// discardTimeout bounds the removal of a staging file after a failed write.
-const discardTimeout = 30 * time.Second
 
 // ReadFile streams the file at p; not_found when it is absent.
 func (f Files) ReadFile(ctx context.Context, h paddock.Handle, p string) (io.ReadCloser, error) {
