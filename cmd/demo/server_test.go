@@ -254,17 +254,8 @@ func TestMetricsAndStats(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "the metrics are behind the token")
-	get := func(path string) (int, string) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+c.token)
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer res.Body.Close()
-		body, err := io.ReadAll(res.Body)
-		require.NoError(t, err)
-		return res.StatusCode, string(body)
-	}
+	call := caller(t, c, base)
+	get := func(path string) (int, string) { return call(http.MethodGet, path, nil) }
 	code, body := get("/metrics")
 	require.Equal(t, http.StatusOK, code)
 	assert.Contains(t, body, `paddock_stream_bytes_total{provider="local",stream="stdout"} 5`)
@@ -280,7 +271,6 @@ func TestMetricsAndStats(t *testing.T) {
 
 	// Every failure the page sees counts once: a name refused before the
 	// runtime saw it, an unknown provider, a stream that could not start.
-	call := caller(t, c, base)
 	status, _ := call(http.MethodPost, "/api/sandboxes", strings.NewReader(`{"provider":"local","name":"bad/name"}`))
 	require.Equal(t, http.StatusBadRequest, status)
 	status, _ = call(http.MethodGet, "/api/sandboxes?provider=nope", nil)
