@@ -114,3 +114,21 @@ func boundedTimeout(d *time.Duration, def, max time.Duration, detail string) (*t
 	}
 	return &v, nil
 }
+
+// Settle is ctx, ended grace after ctx ends rather than at once: the time
+// an operation the caller gave up on has to finish cleanly (a write
+// reports whether it landed, an upload ends where it is instead of being
+// cut). stop must be called.
+func Settle(ctx context.Context, grace time.Duration) (wait context.Context, stop func()) {
+	wait, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopWatch := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-wait.Done(): // stopped first
+		}
+	})
+	return wait, func() { stopWatch(); cancel() }
+}

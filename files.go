@@ -274,8 +274,10 @@ func StagingPath(p string) string {
 
 const stagingPrefix, stagingSuffix = ".paddock-", ".part"
 
-// StagingCleanupTimeout bounds the removal of a staging file after a
-// failed write, on a context of its own (the write's may be what ended).
+// StagingCleanupTimeout bounds the end of a staged write whose context
+// ended or that failed, each step on a context of its own (the write's may
+// be what ended): finishing the upload it had begun, and removing the
+// staging file.
 const StagingCleanupTimeout = 30 * time.Second
 
 // IsStagingPath reports whether p is a name StagingPath makes.

@@ -91,7 +91,7 @@ func sessionOf(q client.Request, r client.Reply) string {
 // failed because r did answers r's error too, for errors.As.
 func (t inProcess) Upload(ctx context.Context, q *messages.WriteFileRequest, r io.Reader) (client.Reply, error) {
 	body := &fencedReader{r: r}
-	wait, stop := settle(ctx, t.rt.cfg.WriteSettle)
+	wait, stop := paddock.Settle(ctx, t.rt.cfg.WriteSettle)
 	reply, err := t.rt.request(wait, q, func(q client.Request) any { return &fileCall{req: q, caller: ctx, body: body} })
 	stop()
 	if err != nil && ctx.Err() != nil {
@@ -102,22 +102,6 @@ func (t inProcess) Upload(ctx context.Context, q *messages.WriteFileRequest, r i
 		return nil, fmt.Errorf("%w (the content's reader failed: %w)", wire.ErrorOf(reply.GetFailure()), body.err)
 	}
 	return reply, err
-}
-
-// settle is ctx, ended grace after ctx ends rather than at once; stop
-// must be called.
-func settle(ctx context.Context, grace time.Duration) (wait context.Context, stop func()) {
-	wait, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stopWatch := context.AfterFunc(ctx, func() {
-		t := time.NewTimer(grace)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			cancel()
-		case <-wait.Done(): // stopped first
-		}
-	})
-	return wait, func() { stopWatch(); cancel() }
 }
 
 // Download has the sandbox actor open the file and stream it to the

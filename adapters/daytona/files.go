@@ -21,7 +21,7 @@ func (a *Adapter) openFiles(ctx context.Context, h paddock.Handle) (*httpx.REST,
 	if err != nil {
 		return nil, nil, err
 	}
-	return tb.rest, func(method, p string, body io.Reader) (*http.Request, error) {
+	return tb.rest, func(ctx context.Context, method, p string, body io.Reader) (*http.Request, error) {
 		route := "/files/download"
 		if method == http.MethodPost {
 			route = "/files/upload"

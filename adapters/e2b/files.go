@@ -34,7 +34,7 @@ type fileTransfer = httpx.Files
 // openFiles finds the running sandbox of h for envd's /files.
 func (a *Adapter) openFiles(ctx context.Context, h paddock.Handle) (*httpx.REST, httpx.FileRequest, error) {
 	id, err := a.running(ctx, h)
-	return a.rest, func(method, p string, body io.Reader) (*http.Request, error) {
+	return a.rest, func(ctx context.Context, method, p string, body io.Reader) (*http.Request, error) {
 		return a.filesRequest(ctx, method, id, p, body)
 	}, err
 }

@@ -18,8 +18,8 @@ func (a *Adapter) WriteFile(ctx context.Context, h paddock.Handle, path string, 
 	if err := paddock.ValidatePath(path); err != nil {
 		return err
 	}
-	return httpx.Staged(ctx, a, h, path, r, func(staging string, src io.Reader) error {
-		return a.put(ctx, h, staging, mode, src)
+	return httpx.Staged(ctx, a, h, path, r, func(upload context.Context, staging string, src io.Reader) error {
+		return a.put(upload, h, staging, mode, src)
 	})
 }
 

@@ -37,9 +37,9 @@ type fileDaemon interface {
 	paddock.FileManager
 }
 
-// FileRequest builds the request of the file at p with method: POST with
-// the body to upload, GET to download.
-type FileRequest func(method, p string, body io.Reader) (*http.Request, error)
+// FileRequest builds the request of the file at p with method, on ctx:
+// POST with the body to upload, GET to download.
+type FileRequest func(ctx context.Context, method, p string, body io.Reader) (*http.Request, error)
 
 // WriteFile streams r into a staging file beside p, sets mode's
 // permission bits, then renames it over p (see Staged).
@@ -51,9 +51,9 @@ func (f Files) WriteFile(ctx context.Context, h paddock.Handle, p string, mode f
 	if err != nil {
 		return err
 	}
-	return Staged(ctx, f.adapter, h, p, r, func(staging string, src io.Reader) error {
+	return Staged(ctx, f.adapter, h, p, r, func(upload context.Context, staging string, src io.Reader) error {
 		err := rest.Upload(f.streaming, path.Base(p), src, func(body io.Reader) (*http.Request, error) {
-			return request(http.MethodPost, staging, body)
+			return request(upload, http.MethodPost, staging, body)
 		})
 		if err != nil {
 			return err
@@ -63,16 +63,25 @@ func (f Files) WriteFile(ctx context.Context, h paddock.Handle, p string, mode f
 }
 
 // Staged writes a file all or nothing through a file daemon that writes
-// in place: put uploads the content (src, r as read, ending where r
-// fails) to a staging path beside p, which fm renames over p once the
-// whole upload succeeded; a failed attempt removes the staging file, and
-// answers r's own failure when r failed (paddock.WriteSource).
-func Staged(ctx context.Context, fm paddock.FileManager, h paddock.Handle, p string, r io.Reader, put func(staging string, src io.Reader) error) error {
+// in place: put uploads the content (src: r as read) to a staging path
+// beside p, which fm renames over p once the whole upload succeeded; a
+// failed attempt removes the staging file, and answers r's own failure
+// when r failed (paddock.WriteSource). The upload's body ends where r
+// fails or ctx ends, and its context (upload) outlives ctx by
+// paddock.StagingCleanupTimeout, so the daemon finishes the staging file
+// and answers before its removal is asked: an upload cut short could still
+// be written after the removal, by a daemon that reads it later.
+func Staged(ctx context.Context, fm paddock.FileManager, h paddock.Handle, p string, r io.Reader, put func(upload context.Context, staging string, src io.Reader) error) error {
 	staging := paddock.StagingPath(p)
 	src := paddock.NewWriteSource(r)
-	err := put(staging, endAtFailure{src})
+	upload, stop := paddock.Settle(ctx, paddock.StagingCleanupTimeout)
+	err := put(upload, staging, uploadBody{src: src, ctx: ctx})
+	stop()
 	if err == nil {
 		err = src.Failure(nil) // r failed: the daemon stored what came before, which is removed now
+	}
+	if err == nil && ctx.Err() != nil {
+		err = Transport(ctx.Err()) // the body ended with ctx
 	}
 	if err == nil {
 		err = fm.Rename(ctx, h, staging, p)
@@ -88,14 +97,18 @@ func Staged(ctx context.Context, fm paddock.FileManager, h paddock.Handle, p str
 	return nil
 }
 
-// endAtFailure ends an upload's body where its source failed, so the
-// daemon finishes the staging file and answers before its removal is
-// asked: an upload cut short would still be written after the removal, on
-// a daemon that reads it later. WriteSource keeps the failure.
-type endAtFailure struct{ src *paddock.WriteSource }
+// uploadBody is an upload's body that ends where its source failed or
+// the caller's context ended (WriteSource keeps the failure).
+type uploadBody struct {
+	src *paddock.WriteSource
+	ctx context.Context
+}
 
-func (e endAtFailure) Read(p []byte) (int, error) {
-	n, err := e.src.Read(p)
+func (b uploadBody) Read(p []byte) (int, error) {
+	if b.ctx.Err() != nil {
+		return 0, io.EOF
+	}
+	n, err := b.src.Read(p)
 	if err != nil && err != io.EOF {
 		return n, io.EOF
 	}
@@ -117,7 +130,7 @@ func (f Files) ReadFile(ctx context.Context, h paddock.Handle, p string) (io.Rea
 	if err != nil {
 		return nil, err
 	}
-	req, err := request(http.MethodGet, p, nil)
+	req, err := request(ctx, http.MethodGet, p, nil)
 	if err != nil {
 		return nil, err
 	}
