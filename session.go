@@ -7,13 +7,47 @@ import "time"
 // ID is opaque and matches SessionIDPattern; Command is the full command line,
 // path and arguments joined by single spaces. There is deliberately no
 // "attached" flag: a detached session is exactly what Attach recovers.
+// State says whether the command still runs and, once it ended, how: the
+// same end an Attach would replay.
 type Session struct {
-	ID             string    `json:"id"`
-	Name           string    `json:"name,omitempty"` // the SpawnOpts.Name it was started with, if any
-	Command        string    `json:"command,omitempty"`
-	CreatedAt      time.Time `json:"created_at,omitzero"`
-	LastActivityAt time.Time `json:"last_activity_at,omitzero"`
-	TTY            bool      `json:"tty,omitempty"`
+	ID             string       `json:"id"`
+	Name           string       `json:"name,omitempty"` // the SpawnOpts.Name it was started with, if any
+	Command        string       `json:"command,omitempty"`
+	CreatedAt      time.Time    `json:"created_at,omitzero"`
+	LastActivityAt time.Time    `json:"last_activity_at,omitzero"`
+	TTY            bool         `json:"tty,omitempty"`
+	State          SessionState `json:"state,omitempty"`     // "" when the provider cannot tell
+	ExitCode       *int         `json:"exit_code,omitempty"` // set exactly when State is SessionExited
+	Failure        string       `json:"failure,omitempty"`   // SessionFailed: the recorded error, as its text
+}
+
+// SessionState is where a session's command is in its life.
+type SessionState string
+
+// The session states. A listing that cannot tell leaves State empty.
+const (
+	// SessionRunning: the command has not ended.
+	SessionRunning SessionState = "running"
+	// SessionExited: the command exited; ExitCode holds its code.
+	SessionExited SessionState = "exited"
+	// SessionFailed: the session ended with an error instead of an exit
+	// (closed_before_exit, session_output_limit, ...); Failure holds it.
+	SessionFailed SessionState = "failed"
+	// SessionEnded: the command ended and the provider kept no record of
+	// how (a session that is not journaled, such as docker's TTY sessions).
+	SessionEnded SessionState = "ended"
+)
+
+// Ended sets State, ExitCode and Failure from the session's terminal
+// event: an exit, or an error.
+func (s *Session) Ended(ev Event) {
+	switch ev.Kind {
+	case EventExit:
+		code := ev.Code
+		s.State, s.ExitCode, s.Failure = SessionExited, &code, ""
+	case EventError:
+		s.State, s.ExitCode, s.Failure = SessionFailed, nil, ev.Err.Error()
+	}
 }
 
 // TerminateMode says how TerminateSession stops a session.

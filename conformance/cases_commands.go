@@ -161,6 +161,73 @@ func attachReplays(t testing.TB, s *suite) {
 	require.NoError(t, attacher.Close())
 }
 
+// 35. A listing says where each session is: a live one runs, and one
+// that ended, while it is still listed, says the end its subscriber got
+// (the exit and its code, or the error), never running again.
+func sessionsSayHowTheyEnded(t testing.TB, s *suite) {
+	ctx := s.ctx(t)
+	h := s.fresh(t)
+	live := s.spawn(t, h, s.cfg.Fixtures.SpawnStay, true)
+	s.nextStdout(t, live)
+	type ending struct {
+		st  paddock.Stream
+		end paddock.Event // the terminal event its subscriber got
+	}
+	cmds := []paddock.Cmd{s.cfg.Fixtures.ExecFail.Cmd, s.cfg.Fixtures.SpawnOK}
+	if s.cfg.Fixtures.SpawnDrop != nil {
+		cmds = append(cmds, *s.cfg.Fixtures.SpawnDrop)
+	}
+	var ended []ending
+	for _, cmd := range cmds {
+		st := s.spawn(t, h, cmd, false)
+		ended = append(ended, ending{st, s.terminal(t, st)})
+	}
+
+	listed := s.sessions(t, h)
+	require.Contains(t, listed, live.SessionID(), "a live session is listed")
+	s.requireState(t, listed[live.SessionID()], paddock.SessionRunning, nil)
+	for _, e := range ended {
+		if got, ok := listed[e.st.SessionID()]; ok {
+			s.requireState(t, got, "", &e.end)
+		}
+	}
+
+	require.NoError(t, live.CloseStdin(ctx))
+	end := s.terminal(t, live)
+	if got, ok := s.sessions(t, h)[live.SessionID()]; ok {
+		s.requireState(t, got, "", &end)
+	}
+}
+
+// sessions lists the sandbox's sessions by id.
+func (s *suite) sessions(t testing.TB, h paddock.Handle) map[string]paddock.Session {
+	t.Helper()
+	list, err := s.a.ListSessions(s.ctx(t), h)
+	require.NoError(t, err)
+	out := map[string]paddock.Session{}
+	for _, got := range list {
+		out[got.ID] = got
+	}
+	return out
+}
+
+// requireState requires a listed session to be in state, or, with end, to
+// have ended as that terminal event says. With UnknownSessionStates the
+// adapter claims no state at all.
+func (s *suite) requireState(t testing.TB, got paddock.Session, state paddock.SessionState, end *paddock.Event) {
+	t.Helper()
+	want := paddock.Session{State: state}
+	if end != nil {
+		want.Ended(*end)
+	}
+	if s.cfg.UnknownSessionStates {
+		want = paddock.Session{}
+	}
+	require.Equal(t, want.State, got.State, "the state of session %s (%s)", got.ID, got.Command)
+	require.Equal(t, want.ExitCode, got.ExitCode, "the exit code of session %s", got.ID)
+	require.Equal(t, want.Failure, got.Failure, "the failure of session %s", got.ID)
+}
+
 // 17 refused. Without attach, sessions are not supported.
 func sessionsRefused(t testing.TB, s *suite) {
 	ctx := s.ctx(t)

@@ -31,6 +31,10 @@ type Config struct {
 	// SpawnOptions are merged into every spawn (E2B needs Detachable); the
 	// suite's own Stdin and Name override them.
 	SpawnOptions paddock.SpawnOpts
+	// UnknownSessionStates says the adapter's listings cannot tell where a
+	// session is and leave Session.State empty; case 35 then requires that
+	// no listing claims a state.
+	UnknownSessionStates bool
 	// PreviewProbe, if set, reports whether a preview's URL accepts its
 	// token right now (an HTTP request, or a check the adapter offers). The
 	// expose case uses it to prove that revocation works.

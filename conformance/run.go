@@ -144,6 +144,9 @@ func (s *suite) cases() []testCase {
 		testCase{"32 a watch reports a directory's changes in order", s.gate(paddock.CapWatch, watchReportsChanges, watchRefused), true},
 		testCase{"33 a write cut midway leaves the file as it was", writeIsAllOrNothing, false},
 	)
+	if s.caps.Has(paddock.CapAttach) {
+		cases = append(cases, testCase{"35 a listed session says whether it runs and how it ended", sessionsSayHowTheyEnded, true})
+	}
 	if s.cfg.Fixtures.Programs {
 		cases = append(cases, testCase{"34 a program that cannot run exits 127 or 126, the reason on stderr", programsThatCannotRun, true})
 	}

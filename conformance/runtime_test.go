@@ -117,6 +117,17 @@ type broken struct {
 	exec          func(paddock.ExecResult) paddock.ExecResult
 	execOpts      func(paddock.ExecOpts) paddock.ExecOpts // rewrites Exec's options
 	keepOnDestroy bool                                    // Destroy answers ok and removes nothing
+	listed        func(paddock.Session) paddock.Session   // rewrites each listed session
+}
+
+func (b *broken) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock.Session, error) {
+	list, err := b.Adapter.ListSessions(ctx, h)
+	for i := range list {
+		if b.listed != nil {
+			list[i] = b.listed(list[i])
+		}
+	}
+	return list, err
 }
 
 func (b *broken) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o paddock.ExecOpts) (paddock.ExecResult, error) {
@@ -284,8 +295,29 @@ func TestTheSuiteCatchesBrokenAdapters(t *testing.T) {
 			caughtBy: []string{"04 CreateNew refuses adoption and makes a new incarnation", "07 Destroy tolerates absence and is definitive", "24 nothing lost under load"},
 		},
 		"a drop turned into exit 0": {
-			breakIt:  func(b *broken) { b.spawnStream = dropAsExit },
-			caughtBy: []string{"13 close without exit is an error"},
+			breakIt: func(b *broken) { b.spawnStream = dropAsExit },
+			// The listing, which tells the recorded end, then disagrees
+			// with the exit the subscriber got.
+			caughtBy: []string{"13 close without exit is an error", "35 a listed session says whether it runs and how it ended"},
+		},
+		"a listing that says every session runs": {
+			breakIt: func(b *broken) {
+				b.listed = func(s paddock.Session) paddock.Session {
+					return paddock.Session{ID: s.ID, Name: s.Name, Command: s.Command, State: paddock.SessionRunning}
+				}
+			},
+			caughtBy: []string{"35 a listed session says whether it runs and how it ended"},
+		},
+		"a listing that calls a failed session exited": {
+			breakIt: func(b *broken) {
+				b.listed = func(s paddock.Session) paddock.Session {
+					if s.State == paddock.SessionFailed {
+						s.Ended(paddock.Exit(0))
+					}
+					return s
+				}
+			},
+			caughtBy: []string{"35 a listed session says whether it runs and how it ended"},
 		},
 		"attach skipping the first chunk": {
 			breakIt:  func(b *broken) { b.attachStream = skipFirstChunk },
@@ -333,7 +365,7 @@ func TestTheSuitePassesTheFakeThroughTheRecorder(t *testing.T) {
 	rec := newRecorder(t)
 	run(rec, Config{Adapter: f, Fixtures: FakeFixtures()})
 	assert.Empty(t, rec.failed())
-	assert.Len(t, rec.order, 34) // 34 needs real programs: the fake has none
+	assert.Len(t, rec.order, 35) // 34 needs real programs: the fake has none
 }
 
 // requiredOnly shows only the required operations of the adapter it wraps,
@@ -355,6 +387,7 @@ func TestTheSuiteCatchesCapabilitiesWithoutTheirOperations(t *testing.T) {
 		"23 expose and revoke a preview",
 		"29 file operations list, describe, move and remove",
 		"32 a watch reports a directory's changes in order",
+		"35 a listed session says whether it runs and how it ended",
 	}, rec.failed(), "every advertised capability whose interface is missing is caught")
 }
 
@@ -420,6 +453,7 @@ func TestStreamsOnlyRunsTheCasesAboutStreams(t *testing.T) {
 		"30 signals reach a live command",
 		"31 a terminal starts at its size and resizes",
 		"32 a watch reports a directory's changes in order",
+		"35 a listed session says whether it runs and how it ended",
 	}, rec.order)
 	assert.Empty(t, rec.failed())
 }

@@ -54,7 +54,12 @@ func newSession(id, name string, cmd paddock.Cmd, now func() time.Time) *session
 func (s *session) info() paddock.Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return paddock.Session{ID: s.id, Name: s.name, Command: s.command, CreatedAt: s.created, LastActivityAt: s.active}
+	info := paddock.Session{ID: s.id, Name: s.name, Command: s.command, CreatedAt: s.created, LastActivityAt: s.active,
+		State: paddock.SessionRunning}
+	if s.terminal != nil {
+		info.Ended(*s.terminal)
+	}
+	return info
 }
 
 // live reports whether the runner still runs.

@@ -1187,6 +1187,9 @@ type Session struct {
 	CreatedAt      *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	LastActivityAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=last_activity_at,json=lastActivityAt,proto3" json:"last_activity_at,omitempty"`
 	Tty            bool                   `protobuf:"varint,6,opt,name=tty,proto3" json:"tty,omitempty"`
+	State          string                 `protobuf:"bytes,7,opt,name=state,proto3" json:"state,omitempty"`                              // paddock.SessionState; "" when unknown
+	ExitCode       *int32                 `protobuf:"varint,8,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"` // set exactly when state is "exited"
+	Failure        string                 `protobuf:"bytes,9,opt,name=failure,proto3" json:"failure,omitempty"`                          // state "failed": the recorded error's text
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -1261,6 +1264,27 @@ func (x *Session) GetTty() bool {
 		return x.Tty
 	}
 	return false
+}
+
+func (x *Session) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *Session) GetExitCode() int32 {
+	if x != nil && x.ExitCode != nil {
+		return *x.ExitCode
+	}
+	return 0
+}
+
+func (x *Session) GetFailure() string {
+	if x != nil {
+		return x.Failure
+	}
+	return ""
 }
 
 type Checkpoint struct {
@@ -5904,7 +5928,7 @@ const file_messages_proto_rawDesc = "" +
 	"\x02id\x18\x04 \x01(\tR\x02id\x12\x14\n" +
 	"\x05image\x18\x05 \x01(\tR\x05image\x129\n" +
 	"\n" +
-	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xda\x01\n" +
+	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xba\x02\n" +
 	"\aSession\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
@@ -5912,7 +5936,12 @@ const file_messages_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12D\n" +
 	"\x10last_activity_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x0elastActivityAt\x12\x10\n" +
-	"\x03tty\x18\x06 \x01(\bR\x03tty\"q\n" +
+	"\x03tty\x18\x06 \x01(\bR\x03tty\x12\x14\n" +
+	"\x05state\x18\a \x01(\tR\x05state\x12 \n" +
+	"\texit_code\x18\b \x01(\x05H\x00R\bexitCode\x88\x01\x01\x12\x18\n" +
+	"\afailure\x18\t \x01(\tR\afailureB\f\n" +
+	"\n" +
+	"_exit_code\"q\n" +
 	"\n" +
 	"Checkpoint\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
@@ -6499,6 +6528,7 @@ func file_messages_proto_init() {
 	if File_messages_proto != nil {
 		return
 	}
+	file_messages_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -118,10 +118,26 @@ func TestListingShapes(t *testing.T) {
 	const sessions = "TOOLBOX GET /process/session"
 	srv.Fail(sessions, daytonatest.Body(http.StatusOK, `[{"sessionId":"someone-else","commands":[]},`+
 		`{"sessionId":"paddock-0123456789abcdef","commands":[]},`+
-		`{"sessionId":"paddock-fedcba9876543210","commands":[{"cmdId":"c1","command":"# paddock: echo hi\nrest"}]}]`))
+		`{"sessionId":"paddock-fedcba9876543210","commands":[{"cmdId":"c1","command":"# paddock: echo hi\nrest"}]},`+
+		`{"sessionId":"paddock-1111111111111111","commands":[{"id":"c2","command":"# paddock: false","exitCode":1}]},`+
+		`{"sessionId":"paddock-2222222222222222","commands":[{"id":"c3","command":"# paddock: lost","exitCode":125}]},`+
+		`{"sessionId":"paddock-3333333333333333","commands":[{"id":"c4","command":"# paddock: exit 125","exitCode":125}]}]`))
+	// The wrapper's 125 is the command's own code unless its journal holds
+	// the wrapper's unknownExitLine, whatever the stream written before it.
+	// (the listing reads the journals of the two in its order).
+	const logs = "TOOLBOX GET /process/session/{session}/command/{command}/logs"
+	srv.Fail(logs, daytonatest.Body(http.StatusOK, "\x02\x02\x02aGk=\n\x01\x01\x01aGk=\n!\n")) // marked only where the stream changes
+	srv.Fail(logs, daytonatest.Body(http.StatusOK, "\x01\x01\x01aGk=\n\x02\x02\x02IQ==\n"))
 	got, err := a.ListSessions(ctx, h)
 	require.NoError(t, err)
-	assert.Equal(t, []paddock.Session{{ID: "paddock-0123456789abcdef"}, {ID: "paddock-fedcba9876543210", Command: "echo hi"}}, got)
+	one, lost := 1, 125
+	assert.Equal(t, []paddock.Session{
+		{ID: "paddock-0123456789abcdef"},
+		{ID: "paddock-fedcba9876543210", Command: "echo hi", State: paddock.SessionRunning},
+		{ID: "paddock-1111111111111111", Command: "false", State: paddock.SessionExited, ExitCode: &one},
+		{ID: "paddock-2222222222222222", Command: "lost", State: paddock.SessionFailed, Failure: paddock.ErrClosedBeforeExit.Error()},
+		{ID: "paddock-3333333333333333", Command: "exit 125", State: paddock.SessionExited, ExitCode: &lost},
+	}, got)
 	srv.Fail(sessions, daytonatest.Body(http.StatusOK, `{"sessions":[{"sessionId":"paddock-0123456789abcdef","commands":[]}]}`))
 	got, err = a.ListSessions(ctx, h)
 	require.NoError(t, err)

@@ -4,19 +4,23 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"strings"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/httpx"
 )
 
 // sessionView is a session as the daemon lists it.
 type sessionView struct {
 	SessionID string `json:"sessionId"`
 	Commands  []struct {
-		ID      string `json:"id"`
-		CmdID   string `json:"cmdId"`
-		Command string `json:"command"`
+		ID       string `json:"id"`
+		CmdID    string `json:"cmdId"`
+		Command  string `json:"command"`
+		ExitCode *int   `json:"exitCode"`
 	} `json:"commands"`
 }
 
@@ -31,6 +35,15 @@ func (v sessionView) command() (id, display string, ok bool) {
 	id = cmp.Or(id, c.CmdID)
 	line, _, _ := strings.Cut(c.Command, "\n")
 	return id, strings.TrimPrefix(line, "# paddock: "), id != ""
+}
+
+// exitCode is the daemon's record of the session's command's exit code:
+// nil while it runs.
+func (v sessionView) exitCode() *int {
+	if len(v.Commands) == 0 {
+		return nil
+	}
+	return v.Commands[0].ExitCode
 }
 
 // ListSessions lists the detachable spawns of the sandbox (the daemon
@@ -62,10 +75,58 @@ func (a *Adapter) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock
 		if !strings.HasPrefix(v.SessionID, sessionPrefix) || paddock.ValidateSessionID(v.SessionID) != nil {
 			continue
 		}
-		_, disp, _ := v.command()
-		out = append(out, paddock.Session{ID: v.SessionID, Command: disp})
+		cmd, disp, ok := v.command()
+		s := paddock.Session{ID: v.SessionID, Command: disp}
+		switch code := v.exitCode(); {
+		case !ok:
+		case code == nil:
+			s.State = paddock.SessionRunning
+		case *code == lostExitCode:
+			switch lost, err := a.lostCode(ctx, tb, v.SessionID, cmd); {
+			case err != nil: // its journal cannot be read: the state stays unknown
+			case lost:
+				s.Ended(paddock.Failed(paddock.ErrClosedBeforeExit))
+			default:
+				s.Ended(paddock.Exit(*code))
+			}
+		default:
+			s.Ended(paddock.Exit(*code))
+		}
+		out = append(out, s)
 	}
 	return out, nil
+}
+
+// lostCode reports whether the wrapper of a session's command wrote
+// unknownExitLine, which makes its exit code the wrapper's, not the
+// command's (the stream then ends closed_before_exit). It reads the whole
+// journal, so a listing does it only for that code.
+func (a *Adapter) lostCode(ctx context.Context, tb *toolbox, session, cmd string) (bool, error) {
+	req, err := tb.rest.NewRequest(ctx, http.MethodGet, "/process/session/"+session+"/command/"+cmd+"/logs", nil, nil)
+	if err != nil {
+		return false, err
+	}
+	res, err := a.streaming.Do(req)
+	if err != nil {
+		return false, httpx.Transport(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(res.Body, tb.rest.MaxBody))
+		return false, tb.rest.StatusError(res.StatusCode, res.Header, body)
+	}
+	var journal wrapped
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := res.Body.Read(buf)
+		_ = journal.Write(buf[:n], nil)
+		if errors.Is(err, io.EOF) {
+			return journal.unknown, nil
+		}
+		if err != nil {
+			return false, httpx.Transport(err)
+		}
+	}
 }
 
 // Attach follows a session's journal from byte zero to its end; with

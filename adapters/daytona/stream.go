@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -51,6 +52,10 @@ const maxInputLine = 48 << 10
 // closed_before_exit.
 const unknownExitLine = "!"
 
+// lostExitCode is the code the wrapper exits with when it wrote
+// unknownExitLine.
+const lostExitCode = 125
+
 // spawnScript is the wrapper of cmdLine: its first line names the command
 // (what ListSessions shows); it never calls exit or a bare wait, which
 // would kill or hang the session's shell. With stdin, a decoder in the
@@ -70,7 +75,7 @@ __p_enc() { while :; do __p_c=$(dd bs=65536 count=1 2>/dev/null | base64 | tr -d
 __p_dec() { while IFS= read -r __p_l; do [ "$__p_l" = . ] && break; printf %s "$__p_l" | base64 -d; done; }
 __p_d=$(mktemp -d)
 ` + feed + `{ { { ( ` + cmdLine + ` ) <` + in + `; echo $? >"$__p_d/c";` + stop + ` } 2>&1 1>&3 3>&- | __p_enc >&2; } 3>&1 | __p_enc; }
-__p_code=$(cat "$__p_d/c" 2>/dev/null); case $__p_code in ''|*[!0-9]*) __p_code=125; echo ` + unknownExitLine + `;; esac
+__p_code=$(cat "$__p_d/c" 2>/dev/null); case $__p_code in ''|*[!0-9]*) __p_code=` + strconv.Itoa(lostExitCode) + `; echo ` + unknownExitLine + `;; esac
 rm -rf "$__p_d"; (exit $__p_code)`
 }
 
@@ -164,9 +169,7 @@ type stream struct {
 	conn    *websocket.Conn
 	closed  bool
 	done    bool
-	demux   Demux
-	lines   [2][]byte // a partial base64 line per stream
-	unknown bool      // the wrapper wrote unknownExitLine
+	out     wrapped // the journal read so far
 	pending []paddock.Event
 	inMu    sync.Mutex // one stdin request at a time, in order
 }
@@ -265,39 +268,11 @@ func (s *stream) Next(ctx context.Context) (paddock.Event, error) {
 	}
 }
 
-// take demuxes a frame and queues its decoded output.
+// take decodes a frame and queues its output.
 func (s *stream) take(frame []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, seg := range s.demux.Write(frame) {
-		i := 0
-		kind := paddock.EventStdout
-		if seg.Stream == Stderr {
-			i, kind = 1, paddock.EventStderr
-		}
-		buf := append(s.lines[i], seg.Data...)
-		for {
-			nl := strings.IndexByte(string(buf), '\n')
-			if nl < 0 {
-				break
-			}
-			line := string(buf[:nl])
-			buf = buf[nl+1:]
-			if i == 0 && line == unknownExitLine {
-				s.unknown = true
-				continue
-			}
-			data, err := base64.StdEncoding.DecodeString(line)
-			if err != nil {
-				return &paddock.ProviderError{Provider: paddock.ProviderDaytona, Detail: "a journal line the wrapper did not write"}
-			}
-			if len(data) > 0 {
-				s.pending = append(s.pending, paddock.Event{Kind: kind, Data: data})
-			}
-		}
-		s.lines[i] = append([]byte(nil), buf...)
-	}
-	return nil
+	return s.out.Write(frame, func(ev paddock.Event) { s.pending = append(s.pending, ev) })
 }
 
 // ended handles the end of the follow: the daemon's record of the command
@@ -310,7 +285,7 @@ func (s *stream) ended(readErr error) {
 		return
 	}
 	_ = s.conn.Close()
-	unknown := s.unknown
+	unknown := s.out.unknown
 	s.mu.Unlock()
 	var ce *websocket.CloseError
 	if !errors.As(readErr, &ce) || unknown {

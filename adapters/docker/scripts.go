@@ -46,12 +46,12 @@ if [ -n "$_pd_name" ]; then
 fi
 _pd_d=$_pd_b/s/$_pd_id
 mkdir "$_pd_d" || exit 121
+echo $$ > "$_pd_d/runner"
 : > "$_pd_d/stdout"; : > "$_pd_d/stderr"
 printf '%s' "$_pd_created" > "$_pd_d/created"
 printf '%s' "$*" > "$_pd_d/cmd"
 [ -n "$_pd_name" ] && printf '%s' "$_pd_name" > "$_pd_d/name"
 [ "$_pd_in" = 1 ] && { mkfifo "$_pd_d/stdin" || exit 122; }
-echo $$ > "$_pd_d/runner"
 {
   until [ -s "$_pd_d/pid" ] || [ -e "$_pd_d/exit" ]; do sleep 0.002; done
   [ -n "$_pd_name" ] && { echo "$_pd_id" > "$_pd_b/n/$_pd_name"; rmdir "$_pd_b/n/$_pd_name.lock"; }
@@ -132,19 +132,33 @@ if command -v stty >/dev/null; then
   _pd_i=0
   until [ "$(stty size 2>/dev/null)" = "$_pd_want" ] || [ $_pd_i -ge 500 ]; do _pd_i=$((_pd_i+1)); sleep 0.01; done
 fi
-printf '%s' "$*" > "$_pd_d/cmd"
 echo $$ > "$_pd_d/pid"
+printf '%s' "$*" > "$_pd_d/cmd"
 PATH=$_pd_upath exec "$@"`
 
-// scriptList prints each session: "ID CREATED TTY MTIME LEN [NAME]" (the
-// name of a named spawn: a session id's characters, no blank) then LEN
-// bytes of its command line. Args: base
+// scriptList prints each session: "ID CREATED TTY MTIME LEN STATE [NAME]"
+// (the name of a named spawn: a session id's characters, no blank) then
+// LEN bytes of its command line. STATE is exit:CODE once the exit is
+// recorded, running while its runner (a TTY session's command) lives,
+// ended for a TTY session gone, and lost for a runner gone without
+// recording an exit (the exit is looked for again after the runner is
+// found gone, as the runner records it just before it ends).
+// Args: base
 const scriptList = pathPrelude + `cd "$1/s" 2>/dev/null || exit 0
 for _pd_s in *; do
   [ -f "$_pd_s/cmd" ] || continue
   _pd_t=0; [ -e "$_pd_s/tty" ] && _pd_t=1
   _pd_m=$(stat -c %Y "$_pd_s/cmd" "$_pd_s/stdout" "$_pd_s/stderr" 2>/dev/null | sort -n | tail -n 1)
-  echo "$_pd_s $(cat "$_pd_s/created" 2>/dev/null || echo 0) $_pd_t ${_pd_m:-0} $(wc -c < "$_pd_s/cmd") $(cat "$_pd_s/name" 2>/dev/null)"
+  if [ $_pd_t = 1 ]; then
+    kill -0 "$(cat "$_pd_s/pid" 2>/dev/null)" 2>/dev/null && _pd_st=running || _pd_st=ended
+  elif [ ! -e "$_pd_s/exit" ] && kill -0 "$(cat "$_pd_s/runner" 2>/dev/null)" 2>/dev/null; then
+    _pd_st=running
+  elif [ -e "$_pd_s/exit" ]; then
+    _pd_st=exit:$(cat "$_pd_s/exit")
+  else
+    _pd_st=lost
+  fi
+  echo "$_pd_s $(cat "$_pd_s/created" 2>/dev/null || echo 0) $_pd_t ${_pd_m:-0} $(wc -c < "$_pd_s/cmd") $_pd_st $(cat "$_pd_s/name" 2>/dev/null)"
   cat "$_pd_s/cmd"
 done`
 

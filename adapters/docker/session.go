@@ -60,7 +60,7 @@ func (a *Adapter) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock
 }
 
 // parseSessions reads the listing: a header line "ID CREATED TTY MTIME
-// LEN [NAME]", then LEN bytes of command line, per session.
+// LEN STATE [NAME]", then LEN bytes of command line, per session.
 func parseSessions(b []byte) ([]paddock.Session, error) {
 	r := bufio.NewReader(bytes.NewReader(b))
 	sessions := []paddock.Session{}
@@ -74,7 +74,7 @@ func parseSessions(b []byte) ([]paddock.Session, error) {
 			return nil, malformed
 		}
 		f := strings.Fields(line)
-		if len(f) != 5 && len(f) != 6 {
+		if len(f) != 6 && len(f) != 7 {
 			return nil, malformed
 		}
 		created, err1 := strconv.ParseInt(f[1], 10, 64)
@@ -88,8 +88,11 @@ func parseSessions(b []byte) ([]paddock.Session, error) {
 			return nil, malformed
 		}
 		s := paddock.Session{ID: f[0], Command: string(cmd), CreatedAt: time.Unix(0, created).UTC(), TTY: f[2] == "1"}
-		if len(f) == 6 {
-			s.Name = f[5]
+		if !describeState(&s, f[5]) {
+			return nil, malformed
+		}
+		if len(f) == 7 {
+			s.Name = f[6]
 		}
 		if mtime > 0 {
 			s.LastActivityAt = time.Unix(mtime, 0).UTC()
@@ -164,4 +167,24 @@ func firstLine(ctx context.Context, x *attached) (line, failure string, err erro
 	}
 	line, _, _ = strings.Cut(out.String(), "\n")
 	return line, errOut.String(), nil
+}
+
+// describeState sets a listed session's state from the listing's STATE
+// field; false for a field that is none of the listing's.
+func describeState(s *paddock.Session, field string) bool {
+	switch field {
+	case "running":
+		s.State = paddock.SessionRunning
+	case "ended":
+		s.State = paddock.SessionEnded
+	case "lost":
+		s.Ended(paddock.Failed(paddock.ErrClosedBeforeExit))
+	default:
+		code, err := strconv.Atoi(strings.TrimPrefix(field, "exit:"))
+		if err != nil || !strings.HasPrefix(field, "exit:") {
+			return false
+		}
+		s.Ended(paddock.Exit(code))
+	}
+	return true
 }

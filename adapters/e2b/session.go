@@ -24,10 +24,13 @@ const pollInterval = 100 * time.Millisecond
 // maxChunk bounds one read of a journal file.
 const maxChunk = 256 << 10
 
-// ListSessions lists the sandbox's journals, finished ones included.
+// ListSessions lists the sandbox's journals, finished ones included, each
+// with its state: its exit record's code, running while envd lists its
+// process, else closed_before_exit (the wrapper records the exit before it
+// ends, so a journal without one whose process is gone never gets one).
 func (a *Adapter) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock.Session, error) {
 	script := `for d in "$HOME"/` + journalRoot + `/*/; do [ -f "$d/cmd" ] || continue; ` +
-		`n=${d%/}; printf '%s\0' "${n##*/}"; cat "$d/cmd"; printf '\0'; done`
+		`n=${d%/}; printf '%s\0' "${n##*/}"; cat "$d/cmd"; printf '\0'; cat "$d/exit" 2>/dev/null; printf '\0'; done`
 	res, err := a.Exec(ctx, h, paddock.NewCmd("/bin/sh", "-c", script), paddock.ExecOpts{})
 	if err != nil {
 		return nil, err
@@ -35,19 +38,8 @@ func (a *Adapter) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock
 	if res.ExitCode != 0 {
 		return nil, &paddock.UnavailableError{Detail: "e2b: listing the journals failed: " + string(res.Stderr)}
 	}
-	parts := bytes.Split(res.Stdout, []byte{0})
-	var out []paddock.Session
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(parts); i += 2 {
-		id := string(parts[i])
-		if paddock.ValidateSessionID(id) != nil {
-			continue // not one of ours
-		}
-		seen[id] = true
-		out = append(out, paddock.Session{ID: id, Command: string(parts[i+1])})
-	}
-	// A session just spawned may not have written its journal yet: its
-	// process, tagged with its id, is listed by envd already.
+	// The process list is taken after the journals: a process it lists
+	// may have ended since, but one it does not list ended before.
 	id, err := a.running(ctx, h)
 	if err != nil {
 		return nil, err
@@ -56,12 +48,40 @@ func (a *Adapter) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock
 	if err != nil {
 		return nil, envdError(err)
 	}
+	live := map[string]*processpb.ProcessInfo{}
 	for _, p := range list.Msg.GetProcesses() {
-		tag := p.GetTag()
-		if !strings.HasPrefix(tag, sessionPrefix) || seen[tag] {
-			continue
+		if strings.HasPrefix(p.GetTag(), sessionPrefix) {
+			live[p.GetTag()] = p
 		}
-		out = append(out, paddock.Session{ID: tag, Command: journalLine(p.GetConfig().GetArgs())})
+	}
+	parts := bytes.Split(res.Stdout, []byte{0})
+	var out []paddock.Session
+	for i := 0; i+2 < len(parts); i += 3 {
+		s := paddock.Session{ID: string(parts[i]), Command: string(parts[i+1])}
+		if paddock.ValidateSessionID(s.ID) != nil {
+			continue // not one of ours
+		}
+		record := parts[i+2]
+		if len(record) == 0 && live[s.ID] != nil {
+			s.State = paddock.SessionRunning
+		} else if len(record) == 0 {
+			if record, _, err = a.readJournal(ctx, id, s.ID, "exit", 0); err != nil {
+				return nil, err
+			}
+		}
+		switch code, ok := parseExit(record); {
+		case ok:
+			s.Ended(paddock.Exit(code))
+		case len(record) == 0 && s.State == "":
+			s.Ended(paddock.Failed(paddock.ErrClosedBeforeExit))
+		}
+		delete(live, s.ID)
+		out = append(out, s)
+	}
+	// A session just spawned may not have written its journal yet: its
+	// process, tagged with its id, is listed by envd already.
+	for tag, p := range live {
+		out = append(out, paddock.Session{ID: tag, Command: journalLine(p.GetConfig().GetArgs()), State: paddock.SessionRunning})
 	}
 	return out, nil
 }

@@ -115,15 +115,16 @@ func (a *Adapter) recover(dir string, rec sessionRecord) {
 	if err := confirmGone(context.Background(), rec, paddock.TerminateTransportAllowance); err != nil {
 		a.log.Warn().Str("session", rec.ID).Msg("local: processes of a recovered session are still there")
 	}
-	terminal, size, err := scanJournal(filepath.Join(dir, journalFile))
-	if err == nil && !terminal {
+	end, size, err := scanJournal(filepath.Join(dir, journalFile))
+	if err == nil && end == nil {
+		end = errorRecord(paddock.DetailClosedBeforeExit)
 		if j, err := os.OpenFile(filepath.Join(dir, journalFile), os.O_WRONLY, 0); err == nil {
 			_ = j.Truncate(size) // drop a record torn by the crash
-			_, _ = j.WriteAt(errorRecord(paddock.DetailClosedBeforeExit), size)
+			_, _ = j.WriteAt(end, size)
 			_ = j.Close()
 		}
 	}
-	_ = os.WriteFile(filepath.Join(dir, doneFile), nil, 0o644)
+	_ = os.WriteFile(filepath.Join(dir, doneFile), end, 0o644)
 	_ = os.Remove(marker)
 	a.log.Info().Str("session", rec.ID).Msg("local: recovered a session whose runtime had gone")
 }

@@ -236,24 +236,39 @@ func (r *journalReader) fillErr(limit int64) error {
 
 func (r *journalReader) close() error { return r.f.Close() }
 
-// lastRecord reads a whole journal and reports whether it ends with a
-// terminal record, and the size of its whole records (a torn tail left by a
-// crash is not counted).
-func scanJournal(path string) (terminal bool, size int64, err error) {
+// scanJournal reads a whole journal and returns its terminal record (nil
+// when it has none), and the size of its whole records (a torn tail left
+// by a crash is not counted).
+func scanJournal(path string) (end []byte, size int64, err error) {
 	r, err := openJournal(path)
 	if err != nil {
-		return false, 0, err
+		return nil, 0, err
 	}
 	defer r.close()
 	st, err := r.f.Stat()
 	if err != nil {
-		return false, 0, err
+		return nil, 0, err
 	}
 	for {
-		kind, _, ok, err := r.next(st.Size())
+		kind, data, ok, err := r.next(st.Size())
 		if err != nil || !ok {
-			return terminal, r.pos, nil
+			return end, r.pos, nil
 		}
-		terminal = kind == recExit || kind == recError
+		end = nil
+		if kind == recExit || kind == recError {
+			end = encodeRecord(kind, data)
+		}
 	}
+}
+
+// endOf is the terminal event a terminal record holds.
+func endOf(record []byte) (paddock.Event, error) {
+	if len(record) < recHeader || int(binary.BigEndian.Uint32(record[1:recHeader])) != len(record)-recHeader {
+		return paddock.Event{}, errCorruptJournal
+	}
+	ev, err := eventOf(record[0], record[recHeader:])
+	if err == nil && !ev.Kind.Terminal() {
+		return paddock.Event{}, errCorruptJournal
+	}
+	return ev, err
 }

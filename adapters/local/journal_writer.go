@@ -46,10 +46,13 @@ func (s *session) append(kind byte, p []byte) {
 // finish queues the terminal record, waits until the journal is on disk,
 // and marks the session done.
 func (s *session) finish(record []byte) {
+	s.mu.Lock()
+	s.end = record
+	s.mu.Unlock()
 	s.write(record[0], record[recHeader:], true)
 	<-s.flushed
 	_ = s.out.Close()
-	_ = os.WriteFile(filepath.Join(s.dir, doneFile), nil, 0o644)
+	_ = os.WriteFile(filepath.Join(s.dir, doneFile), record, 0o644)
 	close(s.exited)
 }
 

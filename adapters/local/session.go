@@ -24,7 +24,7 @@ var _ paddock.SessionTerminator = (*Adapter)(nil)
 const (
 	sessionFile = "session.json"
 	journalFile = "journal"
-	doneFile    = "done" // exists once the journal holds its terminal record
+	doneFile    = "done" // exists once the journal holds its terminal record, and holds a copy of it
 )
 
 // sessionRecord is session.json: what a later runtime needs to find, and
@@ -62,6 +62,7 @@ type session struct {
 	unwritten       int           // records at the end of tail not yet on disk
 	pending         int           // bytes of those records
 	done            bool          // the terminal record is queued
+	end             []byte        // the terminal record, once the command ended
 	terminalWritten bool          // and on disk: subscribers may end
 	changed         chan struct{} // closed (and replaced) on every append
 	drained         *sync.Cond    // signalled (on mu) when the writer made room
@@ -311,10 +312,49 @@ func (a *Adapter) ListSessions(_ context.Context, h paddock.Handle) ([]paddock.S
 		if info, err := os.Stat(filepath.Join(root, e.Name(), journalFile)); err == nil {
 			sess.LastActivityAt = info.ModTime().UTC()
 		}
+		switch end, running, err := a.recordedEnd(a.dirOf(h.Name), rec); {
+		case err != nil: // unreadable: the state stays unknown
+		case running:
+			sess.State = paddock.SessionRunning
+		case len(end) == 0:
+			sess.State = paddock.SessionEnded // a done file from before it held the record
+		default:
+			if ev, err := endOf(end); err == nil {
+				sess.Ended(ev)
+			}
+		}
 		out = append(out, sess)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// recordedEnd is a session's terminal record, from its supervisor in this
+// adapter or else its done file; running reports a session a runtime still
+// supervises. A session whose runtime is gone without recording an end
+// has the end Attach will record for it, closed_before_exit.
+func (a *Adapter) recordedEnd(sbDir string, rec sessionRecord) (end []byte, running bool, err error) {
+	a.mu.Lock()
+	s := a.sessions[sbDir+"/"+rec.ID]
+	a.mu.Unlock()
+	if s != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.end, s.end == nil, nil
+	}
+	done := filepath.Join(sbDir, sessionsDir, rec.ID, doneFile)
+	end, err = os.ReadFile(done)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return end, false, err
+	}
+	if sameProcess(rec.OwnerPID, rec.OwnerStart) {
+		return nil, true, nil // another runtime supervises it
+	}
+	end, err = os.ReadFile(done) // its runtime may have finished it just before going
+	if errors.Is(err, fs.ErrNotExist) {
+		return errorRecord(paddock.DetailClosedBeforeExit), false, nil
+	}
+	return end, false, err
 }
 
 // Attach subscribes to a session: its journal from byte zero, then live

@@ -475,7 +475,7 @@ func TestSessionList(t *testing.T) {
 	srv.Fail("GET /v1/sprites/{name}/exec", spritestest.Body(200, `[{"id":20,"command":"/bin/sh","tty":true}]`))
 	sessions, err = a.ListSessions(ctx, h)
 	require.NoError(t, err, "a bare array is read too")
-	require.Equal(t, []paddock.Session{{ID: "20", Command: "/bin/sh", TTY: true}}, sessions)
+	require.Equal(t, []paddock.Session{{ID: "20", Command: "/bin/sh", TTY: true, State: paddock.SessionRunning}}, sessions, "a listed session runs: Sprites lists no other")
 	srv.Fail("GET /v1/sprites/{name}/exec", spritestest.Body(200, `{"sessions":"nope"}`))
 	_, err = a.ListSessions(ctx, h)
 	requireKind(t, err, paddock.ErrProvider)

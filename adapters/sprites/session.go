@@ -94,8 +94,9 @@ type sessionEntry struct {
 	TTY          bool            `json:"tty"`
 }
 
-// ListSessions lists the sprite's live sessions (Sprites drops a session
-// from its list once it ends). The object form is read, and a bare array
+// ListSessions lists the sprite's live sessions, each running (Sprites
+// drops a session from its list once it ends, and its is_active says only
+// whether a client is attached). The object form is read, and a bare array
 // is accepted.
 func (a *Adapter) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock.Session, error) {
 	status, header, data, err := a.rest.Call(ctx, a.client, http.MethodGet, spritePath(h.Name, "exec"), nil, nil)
@@ -117,7 +118,7 @@ func (a *Adapter) ListSessions(ctx context.Context, h paddock.Handle) ([]paddock
 	out := make([]paddock.Session, 0, len(entries))
 	for _, e := range entries {
 		out = append(out, paddock.Session{ID: jsonID(e.ID), Command: e.Command, CreatedAt: e.Created,
-			LastActivityAt: e.LastActivity, TTY: e.TTY})
+			LastActivityAt: e.LastActivity, TTY: e.TTY, State: paddock.SessionRunning})
 	}
 	return out, nil
 }

@@ -189,7 +189,10 @@ func TestConsoleInChromium(t *testing.T) {
 		// refreshes, and a node chromedp found may be gone by its click.
 		poll(`(b => b ? (b.click(), true) : false)(document.querySelector('#sandboxes li[data-name="ui"] button.select'))`),
 		poll(`[...document.querySelectorAll('#sessions li')].some(li => li.textContent.includes('exec cat'))`),
-		poll(`[...document.querySelectorAll('#sessions li')].find(li => li.textContent.includes('exec cat')).querySelector('button.attach').click() || true`),
+	))
+	assert.Equal(t, "running", eval(ctx2, catSession+`.querySelector('.state').textContent`), "the sessions list says the session runs")
+	require.NoError(t, chromedp.Do(ctx2,
+		poll(catSession+`.querySelector('button.attach').click() || true`),
 		poll(`document.querySelector('.view .output')?.textContent.includes('ready')`),
 	))
 	assert.Equal(t, "ready", strings.TrimSpace(text(ctx2, `.view .output`)), "the replay from the start")
@@ -204,6 +207,10 @@ func TestConsoleInChromium(t *testing.T) {
 		poll(`!document.querySelector('.view .status').classList.contains('running')`),
 	))
 	assert.Equal(t, "exit 143", text(ctx2, `.view .status`), "the terminal frame after a graceful terminate (SIGTERM)")
+	require.NoError(t, chromedp.Do(ctx2,
+		chromedp.Click(css(`#refresh-sessions`)),
+		poll(catSession+`.querySelector('.state').textContent === 'exit 143'`),
+	), "the sessions list shows the exit code of the session that ended")
 
 	// A view that detaches says so, and a view closes.
 	require.NoError(t, chromedp.Do(ctx,
@@ -228,6 +235,9 @@ func TestConsoleInChromium(t *testing.T) {
 	abs, _ := filepath.Abs(screenshotPath)
 	t.Logf("screenshots: %s and its -run twin", abs)
 }
+
+// catSession finds the sessions list's entry of the session running cat.
+const catSession = `[...document.querySelectorAll('#sessions li')].find(li => li.textContent.includes('exec cat'))`
 
 // answers records the status of every /api/ request a handler answers.
 type answers struct {

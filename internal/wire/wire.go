@@ -257,15 +257,31 @@ func SessionMessage(s paddock.Session) *messages.Session {
 	return &messages.Session{
 		Id: s.ID, Name: s.Name, Command: s.Command, Tty: s.TTY,
 		CreatedAt: timestampOf(s.CreatedAt), LastActivityAt: timestampOf(s.LastActivityAt),
+		State: string(s.State), ExitCode: exitCodeOf(s.ExitCode), Failure: s.Failure,
 	}
+}
+
+// exitCodeOf is an optional exit code on the wire.
+func exitCodeOf(code *int) *int32 {
+	if code == nil {
+		return nil
+	}
+	c := int32(*code)
+	return &c
 }
 
 // SessionFromMessage decodes a Session.
 func SessionFromMessage(m *messages.Session) paddock.Session {
-	return paddock.Session{
+	s := paddock.Session{
 		ID: m.GetId(), Name: m.GetName(), Command: m.GetCommand(), TTY: m.GetTty(),
 		CreatedAt: timeOf(m.GetCreatedAt()), LastActivityAt: timeOf(m.GetLastActivityAt()),
+		State: paddock.SessionState(m.GetState()), Failure: m.GetFailure(),
 	}
+	if m.ExitCode != nil {
+		code := int(m.GetExitCode())
+		s.ExitCode = &code
+	}
+	return s
 }
 
 // CheckpointMessage encodes a Checkpoint.

@@ -125,6 +125,13 @@ func TestValueConversions(t *testing.T) {
 	s := paddock.Session{ID: "s-1", Name: "dev", Command: "sh -c x", CreatedAt: now, LastActivityAt: now.Add(time.Second), TTY: true}
 	assert.Equal(t, s, wire.SessionFromMessage(wire.SessionMessage(s)))
 	assert.Equal(t, paddock.Session{ID: "s"}, wire.SessionFromMessage(wire.SessionMessage(paddock.Session{ID: "s"})), "zero times stay zero")
+	for _, end := range []paddock.Event{paddock.Exit(0), paddock.Exit(3), paddock.Failed(paddock.ErrClosedBeforeExit)} {
+		s := paddock.Session{ID: "s"}
+		s.Ended(end)
+		assert.Equal(t, s, wire.SessionFromMessage(wire.SessionMessage(s)), "the end %v crosses the wire", end)
+	}
+	running := paddock.Session{ID: "s", State: paddock.SessionRunning}
+	assert.Equal(t, running, wire.SessionFromMessage(wire.SessionMessage(running)))
 
 	cp := paddock.Checkpoint{ID: "cp", Comment: "c", CreatedAt: now}
 	assert.Equal(t, cp, wire.CheckpointFromMessage(wire.CheckpointMessage(cp)))

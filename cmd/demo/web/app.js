@@ -202,6 +202,16 @@ function termSize() {
 // when is a session's time as the page's locale shows it ("" if none).
 function when(t) { return t ? new Date(t).toLocaleTimeString() : ""; }
 
+// stateOf is a session's state as the list shows it: running, its exit
+// code, its failure, or ended ("" when the provider cannot tell).
+function stateOf(s) {
+  switch (s.state) {
+    case "exited": return "exit " + s.exit_code;
+    case "failed": return "failed: " + s.failure;
+    default: return s.state || "";
+  }
+}
+
 function loadSessions() {
   return shown("#sessions-status", async () => {
     if (!current) { $("#sessions").replaceChildren(); return; }
@@ -210,11 +220,12 @@ function loadSessions() {
       const li = document.createElement("li");
       li.dataset.session = s.id;
       const cmd = document.createElement("span"); cmd.className = "cmd"; cmd.textContent = s.command; cmd.title = s.id;
+      const state = document.createElement("span"); state.className = "state " + (s.state || "unknown"); state.textContent = stateOf(s);
       const at = document.createElement("span"); at.className = "when";
       at.textContent = [s.created_at && "started " + when(s.created_at), s.last_activity_at && "active " + when(s.last_activity_at)].filter(Boolean).join(" · ");
       const attach = button("attach", "Attach", () => openView({op: "attach", provider: current.provider, sandbox: current.name, session: s.id}, "attach " + s.id));
       attach.dataset.session = s.id;
-      li.append(cmd, at, attach);
+      li.append(cmd, state, at, attach);
       return li;
     }));
   });
