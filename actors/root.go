@@ -29,8 +29,8 @@ type root struct {
 	sandboxes map[string]*actor.PID
 	stopping  map[string][]held // sandbox actors being stopped, and the requests held for their successor
 	commands  map[paddock.Ref]*liveCommand
-	finished  *finishedRefs
-	owners    map[string]*ownerRefs // owner PID ID -> its live commands
+	finished  *recent[paddock.Ref, bool] // recently finished commands: whether each was detached
+	owners    map[string]*ownerRefs      // owner PID ID -> its live commands
 }
 
 // liveCommand is a command actor and its owner.
@@ -54,7 +54,7 @@ func newRoot(rt *Runtime) actor.Producer {
 			sandboxes: map[string]*actor.PID{},
 			stopping:  map[string][]held{},
 			commands:  map[paddock.Ref]*liveCommand{},
-			finished:  newFinishedRefs(rt.cfg.FinishedRefs),
+			finished:  newRecent[paddock.Ref, bool](rt.cfg.FinishedRefs),
 			owners:    map[string]*ownerRefs{},
 		}
 	}
@@ -332,7 +332,7 @@ func (r *root) commandDone(c *actor.Context, m commandDone) {
 		return
 	}
 	delete(r.commands, m.ref)
-	r.finished.add(m.ref, m.detached)
+	r.finished.put(m.ref, m.detached)
 	if cmd.sandbox != nil {
 		c.Send(cmd.sandbox, commandsGone{})
 	}
@@ -409,7 +409,7 @@ func (r *root) closeStdin(c *actor.Context, m *messages.CloseStdinRequest) {
 	case !ok:
 	case cmd != nil:
 		c.Engine().SendWithSender(cmd.pid, m, c.Sender())
-	case r.finished.subscribed(paddock.Ref(m.GetCommand().GetRef())):
+	case r.subscribed(paddock.Ref(m.GetCommand().GetRef())):
 		r.reply(c, &messages.CloseStdinReply{Id: m.GetId()})
 	default:
 		r.fail(c, m, paddock.Provider(m.GetCommand().GetProvider()), "", paddock.ErrCommandExited)
@@ -424,42 +424,13 @@ func (r *root) stopCommand(c *actor.Context, m *messages.StopCommandRequest) {
 	case cmd != nil:
 		c.Engine().SendWithSender(cmd.pid, m, c.Sender())
 	default:
-		r.finished.detach(paddock.Ref(m.GetCommand().GetRef()))
+		r.finished.update(paddock.Ref(m.GetCommand().GetRef()), true)
 		r.reply(c, &messages.StopCommandReply{Id: m.GetId()})
 	}
 }
 
-// finishedRefs remembers the most recent finished commands and whether each
-// was detached, within a fixed capacity.
-type finishedRefs struct {
-	max      int
-	detached map[paddock.Ref]bool
-	order    []paddock.Ref
-}
-
-func newFinishedRefs(max int) *finishedRefs {
-	return &finishedRefs{max: max, detached: map[paddock.Ref]bool{}}
-}
-
-func (f *finishedRefs) add(ref paddock.Ref, detached bool) {
-	if _, ok := f.detached[ref]; !ok {
-		f.order = append(f.order, ref)
-	}
-	f.detached[ref] = detached
-	for len(f.order) > f.max {
-		delete(f.detached, f.order[0])
-		f.order = f.order[1:]
-	}
-}
-
-// subscribed reports a finished command that was not detached.
-func (f *finishedRefs) subscribed(ref paddock.Ref) bool {
-	detached, ok := f.detached[ref]
+// subscribed reports a recently finished command that was not detached.
+func (r *root) subscribed(ref paddock.Ref) bool {
+	detached, ok := r.finished.get(ref)
 	return ok && !detached
-}
-
-func (f *finishedRefs) detach(ref paddock.Ref) {
-	if _, ok := f.detached[ref]; ok {
-		f.detached[ref] = true
-	}
 }
