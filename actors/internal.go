@@ -21,6 +21,7 @@ type streamOpened struct {
 	replyTo  *actor.PID
 	answer   func(*messages.CommandRef) proto.Message // the request's reply, naming the new command
 	sandbox  *actor.PID                               // the sandbox actor, told when the command starts and ends
+	opening  openKey                                  // the request's, when a remote owner sent it
 }
 
 // execCall carries an ExecRequest to its sandbox actor with the deadline the

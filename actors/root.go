@@ -30,6 +30,7 @@ type root struct {
 	stopping  map[string][]held // sandbox actors being stopped, and the requests held for their successor
 	commands  map[paddock.Ref]*liveCommand
 	finished  *recent[paddock.Ref, bool] // recently finished commands: whether each was detached
+	opens     *recent[openKey, proto.Message] // stream openings by remote owners: the reply, nil while under way
 	owners    map[string]*ownerRefs      // owner PID ID -> its live commands
 }
 
@@ -55,6 +56,7 @@ func newRoot(rt *Runtime) actor.Producer {
 			stopping:  map[string][]held{},
 			commands:  map[paddock.Ref]*liveCommand{},
 			finished:  newRecent[paddock.Ref, bool](rt.cfg.FinishedRefs),
+			opens:     newRecent[openKey, proto.Message](rt.cfg.FinishedRefs),
 			owners:    map[string]*ownerRefs{},
 		}
 	}
@@ -81,6 +83,8 @@ func (r *root) Receive(c *actor.Context) {
 		r.sandboxStopped(c, m)
 	case supervisor.OwnerDown:
 		r.ownerDown(c, m)
+	case openAnswered:
+		r.opens.update(m.key, m.reply)
 	case *fileCall:
 		h := m.req.(handleRequest).GetHandle()
 		r.toSandboxAs(c, m.req, m, paddock.Provider(h.GetProvider()), h.GetName())
@@ -105,9 +109,14 @@ func (r *root) reply(c *actor.Context, msg proto.Message) {
 	}
 }
 
-// fail answers req with err, wrapped with its operation.
+// fail answers req with err, wrapped with its operation (and remembers
+// the answer of an opening request from a remote owner).
 func (r *root) fail(c *actor.Context, req proto.Message, p paddock.Provider, name string, err error) {
-	r.reply(c, failureReply(req, wire.FailureOf(&paddock.OpError{Op: opName(req), Provider: p, Name: name, Err: err})))
+	reply := failureReply(req, wire.FailureOf(&paddock.OpError{Op: opName(req), Provider: p, Name: name, Err: err}))
+	if key, ok := openKeyOf(req, c.Sender(), c.Engine().Address()); ok {
+		r.opens.update(key, reply)
+	}
+	r.reply(c, reply)
 }
 
 // adapter looks the provider up, answering the loud unknown-provider error
@@ -307,7 +316,11 @@ func (r *root) startCommand(c *actor.Context, m *streamOpened) {
 	}
 	r.watchOwner(c, m.owner, ref)
 	cmd := &messages.CommandRef{Provider: string(m.provider), Ref: string(ref)}
-	c.Engine().Send(m.replyTo, m.answer(cmd)) // before the launch: a requester that owns the frames has its reply first
+	reply := m.answer(cmd)
+	if m.opening != (openKey{}) {
+		r.opens.update(m.opening, reply)
+	}
+	c.Engine().Send(m.replyTo, reply) // before the launch: a requester that owns the frames has its reply first
 	c.Send(pid, launch{})
 }
 

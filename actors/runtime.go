@@ -54,7 +54,9 @@ type Config struct {
 	// system clock.
 	Clock paddock.Clock
 	// FinishedRefs is how many finished commands the runtime remembers, to
-	// answer late stdin and stop calls precisely. Default 4096.
+	// answer late stdin and stop calls precisely, and how many stream
+	// openings by owners on other nodes, to answer a repeat with the first
+	// reply. Default 4096.
 	FinishedRefs int
 	// ReapInterval is how often the runtime runs the Reap of each adapter
 	// that has one (enforcing idle timeouts and maximum ages, removing

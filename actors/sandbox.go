@@ -84,6 +84,7 @@ type opCall struct {
 	replyTo  *actor.PID
 	deadline *paddock.ExecDeadline // an exec's, fixed when the root admitted it
 	file     *fileCall             // a file stream of the runtime's own transport
+	opening  openKey               // an opening request's, from a remote owner (opens.go)
 }
 
 // dispatch serves req, as its operation declares, on a tracked goroutine
@@ -99,12 +100,16 @@ func (s *sandboxActor) dispatch(c *actor.Context, req proto.Message, cl opCall) 
 		cl.ctx = s.rt.opsCtx
 	}
 	cl.h, cl.e, cl.self, cl.root, cl.replyTo = s.handle(req), c.Engine(), c.PID(), s.root, c.Sender()
+	cl.opening, _ = openKeyOf(req, cl.replyTo, cl.e.Address())
 	s.rt.goTracked(o.name()+" on "+s.key, func() {
 		measured := s.rt.measure(req, s.provider, o.name())
 		reply := s.admitted(o, req, func() proto.Message {
 			return guardedServe(req, func() proto.Message { return o.serve(s, cl, req) })
 		})
 		measured.End(failureOf(reply))
+		if reply != nil && cl.opening != (openKey{}) {
+			cl.e.Send(cl.root, openAnswered{key: cl.opening, reply: reply})
+		}
 		if reply != nil && cl.replyTo != nil {
 			cl.e.Send(cl.replyTo, reply)
 		}
@@ -465,7 +470,7 @@ func (s *sandboxActor) opened(cl opCall, so *streamOpened) error {
 		_ = so.stream.Close()
 		return errStopped
 	}
-	so.sandbox = cl.self
+	so.sandbox, so.opening = cl.self, cl.opening
 	cl.e.Send(cl.root, so)
 	return nil
 }

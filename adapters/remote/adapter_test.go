@@ -239,3 +239,94 @@ func TestSilentOwnerNodeIsDetached(t *testing.T) {
 	require.NoError(t, again.Close())
 	remote.SetFaults(p.driving, nil)
 }
+
+// A spawn whose reply the link lost is sent again after a quarter of a
+// lease, and the serving runtime answers the repeat with the first reply
+// instead of starting the command again: the stream opens, every byte
+// arrives once with one terminal frame, and the command ran once. Without
+// a session to re-attach to, the frames that came before the reply are
+// kept, not lost.
+func TestALostSpawnReplyIsAskedAgain(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		args     []string
+		sessions bool // the serving adapter's spawns follow a session
+		stdin    string
+		stdout   string
+		code     int32
+	}{
+		{"a session", []string{"out:hello ", "out:world", "exit:3"}, true, "", "hello world", 3},
+		{"no session, output after the reply", []string{"stay"}, false, "ping", "echo:ping", 0},
+		{"no session, output before the reply", []string{"out:early ", "out:bird", "exit:4"}, false, "", "early bird", 4},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPair(t, 2*time.Second, func(c *actors.Config) {
+				if !tc.sessions {
+					c.Adapters[paddock.ProviderFake] = sessionless{c.Adapters[paddock.ProviderFake]}
+				}
+			})
+			rt := p.driveRuntime(t)
+			h, err := rt.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
+			require.NoError(t, err)
+			// The first batch that holds a spawn reply and nothing else is
+			// lost. A reply that shares its batch with frames passes: losing
+			// those frames too would be a loss no session can replay, so
+			// such a spawn is let through and the next one tried.
+			var replies, dropped atomic.Int64
+			remote.SetFaults(p.serving, func(env *hremote.Envelope) bool {
+				held, only := 0, true
+				for _, m := range env.GetMessages() {
+					if strings.HasSuffix(env.GetTypeNames()[m.GetTypeNameIndex()], "SpawnReply") {
+						held++
+					} else {
+						only = false
+					}
+				}
+				replies.Add(int64(held))
+				return held > 0 && only && dropped.CompareAndSwap(0, 1)
+			})
+			spawns := 0
+			for dropped.Load() == 0 {
+				require.Less(t, spawns, 50, "no spawn reply ever crossed alone")
+				spawns++
+				s, err := rt.Adapter(h.Provider).Spawn(ctx, h, paddock.NewCmd("emit", tc.args...),
+					paddock.SpawnOpts{Detachable: tc.sessions, Stdin: tc.stdin != ""})
+				require.NoError(t, err)
+				if tc.stdin != "" {
+					require.NoError(t, s.WriteStdin(ctx, []byte(tc.stdin)))
+					require.NoError(t, s.CloseStdin(ctx))
+				}
+				stdout, _, terminals := collect(t, s, 2*time.Minute)
+				require.Len(t, terminals, 1, "one terminal frame")
+				exit, ok := terminals[0].(*messages.Exit)
+				require.True(t, ok, "the exit, not %v", terminals[0])
+				assert.Equal(t, tc.code, exit.GetCode())
+				assert.Equal(t, tc.stdout, string(stdout), "every byte once")
+			}
+			assert.Equal(t, int64(spawns+1), replies.Load(), "the lost reply was sent once more")
+			sh := paddock.Handle{Provider: paddock.ProviderFake, Name: "box"}
+			sessions, err := p.fake.ListSessions(ctx, sh)
+			require.NoError(t, err)
+			assert.Len(t, sessions, spawns, "each command ran once")
+		})
+	}
+}
+
+// sessionless is an adapter whose spawns follow no session, as spawns
+// that are not detachable are on most providers.
+type sessionless struct{ paddock.Adapter }
+
+func (a sessionless) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
+	st, err := a.Adapter.Spawn(ctx, h, cmd, opts)
+	if err != nil {
+		return nil, err
+	}
+	return noSession{st}, nil
+}
+
+type noSession struct{ paddock.Stream }
+
+func (noSession) SessionID() string { return "" }

@@ -108,12 +108,13 @@ type proxy struct {
 	sentAt time.Time  // when it was sent
 
 	session   string
-	expect    uint64    // the next seq of ref
-	outputs   uint64    // output frames of ref so far
-	delivered [2]uint64 // stdout and stderr bytes handed to the stream
-	dedup     [2]uint64 // bytes of ref's streams that were delivered already
-	owed      int       // output events of ref handed out and not credited
-	heard     time.Time // the serving node's last word
+	early     []heldFrame // frames that came while opening, before the reply named their ref
+	expect    uint64      // the next seq of ref
+	outputs   uint64      // output frames of ref so far
+	delivered [2]uint64   // stdout and stderr bytes handed to the stream
+	dedup     [2]uint64   // bytes of ref's streams that were delivered already
+	owed      int         // output events of ref handed out and not credited
+	heard     time.Time   // the serving node's last word
 	ticks     int
 	probed    bool // re-attached for a silence since the last word
 }
@@ -134,9 +135,9 @@ func (p *proxy) Receive(c *actor.Context) {
 	case *messages.WatchReply:
 		p.opened(c, m, m.GetCommand(), "", 0, 0)
 	case messages.Frame:
-		p.frame(c, m)
+		p.frame(c, m, c.Sender())
 	case *messages.Beat:
-		p.hear(c, m.GetRef())
+		p.hear(c.Sender(), m.GetRef())
 		if m.GetRef() == p.ref && p.state == live && m.GetLastSeq() >= p.expect {
 			p.reattach(c, "a beat names a frame that never came")
 		}
@@ -177,11 +178,11 @@ func (p *proxy) stop(c *actor.Context, ref string) {
 }
 
 // hear notes a word from the serving node; one of the subscription's
-// command names the actor that takes its credits.
-func (p *proxy) hear(c *actor.Context, ref string) {
+// command (sender) names the actor that takes its credits.
+func (p *proxy) hear(sender *actor.PID, ref string) {
 	p.heard, p.probed = time.Now(), false
-	if s := c.Sender(); s != nil && p.state == live && ref == p.ref {
-		p.cmd = s
+	if sender != nil && p.state == live && ref == p.ref {
+		p.cmd = sender
 	}
 }
 
@@ -213,11 +214,31 @@ func (p *proxy) opened(c *actor.Context, r client.Reply, cmd *messages.CommandRe
 	if first {
 		p.ready <- openResult{reply: r}
 	}
+	early := p.early
+	p.early = nil
+	for _, h := range early {
+		p.frame(c, h.f, h.sender)
+	}
 }
 
-// frame accepts the next frame of the subscription.
-func (p *proxy) frame(c *actor.Context, f messages.Frame) {
-	p.hear(c, f.GetRef())
+// heldFrame is a frame that came before the reply that names its ref, and
+// the command actor that sent it.
+type heldFrame struct {
+	f      messages.Frame
+	sender *actor.PID
+}
+
+// frame accepts the next frame of the subscription, from its command
+// actor (sender). While opening, the frames of the subscription being
+// opened (the proxy is the owner of no other) are held until the reply
+// names their ref, up to a window of output and the terminal frame: the
+// reply may be lost and come again, after them.
+func (p *proxy) frame(c *actor.Context, f messages.Frame, sender *actor.PID) {
+	p.hear(sender, f.GetRef())
+	if p.state == opening && len(p.early) <= p.t.cfg.Window {
+		p.early = append(p.early, heldFrame{f, sender})
+		return
+	}
 	if f.GetRef() != p.ref || p.state != live {
 		return // of a subscription given up on
 	}
@@ -301,8 +322,10 @@ func (p *proxy) consumed(c *actor.Context, ref string) {
 }
 
 // tick ends the stream with node_lost after three quarters of a lease of
-// silence, re-attaches after half a lease of it (or when an attach went
-// unanswered for a quarter), and renews the command's lease every fifth.
+// silence, sends the opening request again when it went unanswered for a
+// quarter of one, re-attaches after half a lease of silence (or when an
+// attach went unanswered for a quarter), and renews the command's lease
+// every fifth.
 func (p *proxy) tick(c *actor.Context) {
 	if p.state == done {
 		return
@@ -312,6 +335,9 @@ func (p *proxy) tick(c *actor.Context) {
 	case silent > lease*3/4:
 		p.end(c, &paddock.UnavailableError{Detail: ReasonNodeLost})
 		return
+	case p.state == opening && time.Since(p.sentAt) > lease/4:
+		p.sentAt = time.Now() // the same request again: the serving runtime opens it once
+		c.Engine().SendWithSender(p.t.root, p.open, p.self)
 	case p.state == attaching && time.Since(p.sentAt) > lease/4:
 		p.state = live // as if live, to re-attach again
 		p.reattach(c, "an attach went unanswered")
