@@ -45,18 +45,26 @@ const (
 	leaseEnv    = "PADDOCK_REMOTE_LEASE"    // serve, own: the remote lease
 	providerEnv = "PADDOCK_REMOTE_PROVIDER" // serve: local or fake
 	rootEnv     = "PADDOCK_REMOTE_ROOT"     // serve: the local adapter's root
+	nofileEnv   = "PADDOCK_REMOTE_NOFILE"   // any role: the process's limit of open files
 	chunkSize   = 32 << 10
 )
 
 // runRole runs this process as a node or the emitter; its exit code.
 func runRole(role string) int {
 	var err error
-	switch role {
-	case "emit":
+	if n := os.Getenv(nofileEnv); n != "" {
+		var limit uint64
+		if limit, err = strconv.ParseUint(n, 10, 64); err == nil {
+			err = limitFiles(limit)
+		}
+	}
+	switch {
+	case err != nil:
+	case role == "emit":
 		err = emit(os.Stdout)
-	case "serve":
+	case role == "serve":
 		err = serveRole()
-	case "own":
+	case role == "own":
 		err = ownRole()
 	default:
 		err = fmt.Errorf("unknown role %q", role)
