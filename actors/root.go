@@ -29,9 +29,9 @@ type root struct {
 	sandboxes map[string]*actor.PID
 	stopping  map[string][]held // sandbox actors being stopped, and the requests held for their successor
 	commands  map[paddock.Ref]*liveCommand
-	finished  *recent[paddock.Ref, bool] // recently finished commands: whether each was detached
+	finished  *recent[paddock.Ref, bool]      // recently finished commands: whether each was detached
 	opens     *recent[openKey, proto.Message] // stream openings by remote owners: the reply, nil while under way
-	owners    map[string]*ownerRefs      // owner PID ID -> its live commands
+	owners    map[string]*ownerRefs           // owner PID ID -> its live commands
 }
 
 // liveCommand is a command actor and its owner.
