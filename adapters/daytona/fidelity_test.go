@@ -161,5 +161,5 @@ func TestListingShapes(t *testing.T) {
 // Every test FIDELITY.md names exists, in this package or daytonatest.
 func TestFidelityTableNamesRealTests(t *testing.T) {
 	t.Parallel()
-	fidelity.RequireNamedTestsExist(t, "FIDELITY.md", 30, "*_test.go", "daytonatest/*_test.go")
+	fidelity.RequireNamedTestsExist(t, "FIDELITY.md", 30, "*_test.go", "daytonatest/*_test.go", "../internal/stubfs/*_test.go")
 }

@@ -18,7 +18,7 @@ import (
 // and the dropped command kills its journal's wrapper, so envd ends the
 // stream with no exit the command made.
 // The load case runs 200 turns (400 commands at once): each e2btest
-// process gets a mount namespace of its own, which a CI machine running
+// sandbox gets a mount namespace of its own, which a CI machine running
 // the docker and local suites beside it makes slow.
 func suiteConfig(a paddock.Adapter) conformance.Config {
 	return conformance.Config{Adapter: a, Fixtures: conformance.WrappedShellFixtures(),

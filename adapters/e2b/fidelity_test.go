@@ -317,5 +317,5 @@ func readUntil(t *testing.T, st paddock.Stream, want string) {
 // runtime's.
 func TestFidelityTableNamesRealTests(t *testing.T) {
 	t.Parallel()
-	fidelity.RequireNamedTestsExist(t, "FIDELITY.md", 40, "*_test.go", "e2btest/*_test.go", "../../actors/*_test.go")
+	fidelity.RequireNamedTestsExist(t, "FIDELITY.md", 40, "*_test.go", "e2btest/*_test.go", "../../actors/*_test.go", "../internal/stubfs/*_test.go")
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -167,13 +166,14 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 	sb := &sandbox{id: id, name: name, snapshot: snapshot, labels: orEmpty(req.Labels), env: orEmpty(req.Env),
 		createdAt: now, updatedAt: now, autoStop: orDefault(req.AutoStop, 15), autoArchive: orDefault(req.AutoArchive, 10080),
 		autoDelete: orDefault(req.AutoDelete, -1)}
-	sb.dir, sb.sessions = filepath.Join(s.Root(), id), map[string]*session{}
-	sb.space = stubfs.NewSpace(sb.dir, s.mapped)
-	if err := os.MkdirAll(sb.resolve(home), 0o755); err != nil {
+	sb.sessions = map[string]*session{}
+	space, err := stubfs.NewSpace(stubfs.Config{Root: filepath.Join(s.Root(), id, "fs"), Scratch: filepath.Join(s.Root(), id, "stubfs"),
+		Users: users, Mapped: s.mapped})
+	if err != nil {
 		apiError(w, r, http.StatusInternalServerError, "creating the sandbox failed")
 		return
 	}
-	_ = os.MkdirAll(filepath.Join(sb.dir, "tmp"), 0o1777)
+	sb.space = space
 	s.sandboxes[id] = sb
 	s.order = append(s.order, id)
 	s.begin(sb, "creating", "started", s.transition)

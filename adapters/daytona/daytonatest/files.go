@@ -9,9 +9,12 @@ import (
 	"net/textproto"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 )
 
 // upload is POST /files/upload?path=: the multipart field file, written
@@ -35,21 +38,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 		if part.FormName() != "file" {
 			continue
 		}
-		target := sb.resolve(p)
-		if err := os.MkdirAll(filepath.Dir(target), 0o750); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-		if err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		_, err = io.Copy(f, part)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if _, err := sb.writeFile(p, part); err != nil {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
@@ -67,7 +56,12 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
-	f, err := os.Open(sb.resolve(p))
+	host, err := sb.resolve(p)
+	if err != nil {
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	f, err := os.Open(host)
 	if err != nil {
 		if os.IsPermission(err) {
 			w.WriteHeader(http.StatusForbidden)
@@ -92,7 +86,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 // multipart parts files[i].path (the target) and files[i].file (the
 // bytes), parents made; 200 {"files":[{path,bytes}]}, or 400
 // {"errors":[…],"files":null}. A file part that comes before its path is
-// spooled in the sandbox and moved into place.
+// spooled outside the sandbox and copied into place.
 func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) {
 	sb := sandboxOf(r)
 	_, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -103,12 +97,14 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) {
 	var order []string
 	var errs []string
 	place := func(idx, spool string) {
-		target := sb.resolve(paths[idx])
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		defer os.Remove(spool)
+		f, err := os.Open(spool)
+		if err != nil {
 			errs = append(errs, err.Error())
 			return
 		}
-		if err := os.Rename(spool, target); err != nil {
+		defer f.Close()
+		if _, err := sb.writeFile(paths[idx], f); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}
@@ -136,7 +132,16 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) {
 				delete(spooled, idx)
 			}
 		case "file":
-			f, err := os.CreateTemp(sb.dir, "upload-")
+			if p, ok := paths[idx]; ok {
+				n, err := sb.writeFile(p, part)
+				if err != nil {
+					errs = append(errs, err.Error())
+					continue
+				}
+				sizes[idx] = n
+				continue
+			}
+			f, err := os.CreateTemp(s.Root(), "upload-")
 			if err != nil {
 				errs = append(errs, err.Error())
 				continue
@@ -146,15 +151,11 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) {
 				err = cerr
 			}
 			if err != nil {
+				_ = os.Remove(f.Name())
 				errs = append(errs, err.Error())
 				continue
 			}
-			sizes[idx] = n
-			if _, ok := paths[idx]; ok {
-				place(idx, f.Name())
-			} else {
-				spooled[idx] = f.Name()
-			}
+			sizes[idx], spooled[idx] = n, f.Name()
 		}
 	}
 	for _, spool := range spooled {
@@ -170,6 +171,30 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) {
 		files = append(files, map[string]any{"path": paths[idx], "bytes": sizes[idx]})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"files": files})
+}
+
+// writeFile writes r to sandbox path p as the daemon does, as daytona:
+// parents made (0750), the file created 0644 or truncated; the bytes
+// written.
+func (sb *sandbox) writeFile(p string, r io.Reader) (int64, error) {
+	abs := inside(p)
+	if err := sb.space.MkdirAll(path.Dir(abs), 0o750, daytona); err != nil {
+		return 0, err
+	}
+	host, err := sb.space.Path(abs)
+	if err != nil {
+		return 0, err
+	}
+	f, err := os.OpenFile(host, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	_ = stubfs.Chown(host, daytona)
+	n, err := io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
 }
 
 // bulkField splits a part name files[i].path or files[i].file.
@@ -201,7 +226,11 @@ func (s *Server) bulkDownload(w http.ResponseWriter, r *http.Request) {
 	mw := multipart.NewWriter(w)
 	_ = mw.SetBoundary(boundary)
 	for _, p := range req.Paths {
-		f, err := os.Open(sb.resolve(p))
+		host, err := sb.resolve(p)
+		var f *os.File
+		if err == nil {
+			f, err = os.Open(host)
+		}
 		var info os.FileInfo
 		if err == nil {
 			info, err = f.Stat()

@@ -58,15 +58,20 @@ func failWith(w http.ResponseWriter, err error) {
 	}
 }
 
-// pathOf is where the required path parameter name is in the request's
-// sandbox, on the host; without one it answers 400.
+// pathOf is where this machine reaches the required path parameter name
+// of the request's sandbox; without one it answers 400.
 func pathOf(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
 	p := r.URL.Query().Get(name)
 	if p == "" {
 		w.WriteHeader(http.StatusBadRequest)
 		return "", false
 	}
-	return sandboxOf(r).resolve(p), true
+	host, err := sandboxOf(r).resolve(p)
+	if err != nil {
+		w.WriteHeader(http.StatusInternalServerError)
+		return "", false
+	}
+	return host, true
 }
 
 // listFiles is GET /files?path=: the directory's entries (an array, empty
@@ -75,14 +80,19 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request) {
 	sb := sandboxOf(r)
 	p := r.URL.Query().Get("path")
 	p = cmp.Or(p, home)
-	entries, err := os.ReadDir(sb.resolve(p))
+	host, err := sb.resolve(p)
+	if err != nil {
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	entries, err := os.ReadDir(host)
 	if err != nil {
 		failWith(w, err)
 		return
 	}
 	out := make([]fileInfo, 0, len(entries))
 	for _, e := range entries {
-		if info, err := describe(filepath.Join(sb.resolve(p), e.Name())); err == nil {
+		if info, err := describe(filepath.Join(host, e.Name())); err == nil {
 			out = append(out, info)
 		}
 	}
@@ -111,6 +121,7 @@ func (s *Server) createFolder(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	sb := sandboxOf(r)
 	perm := fs.FileMode(0o755)
 	if m := r.URL.Query().Get("mode"); m != "" {
 		n, err := strconv.ParseUint(m, 8, 32)
@@ -124,7 +135,7 @@ func (s *Server) createFolder(w http.ResponseWriter, r *http.Request) {
 	if info, err := os.Stat(target); err == nil && info.IsDir() {
 		existed = true
 	}
-	if err := os.MkdirAll(target, perm); err != nil {
+	if err := sb.space.MkdirAll(inside(r.URL.Query().Get("path")), perm, daytona); err != nil {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}

@@ -3,7 +3,10 @@
 // bodies, and failure injection per route. It follows the provider's real
 // behaviour where that differs from what clients assume: stop is not
 // idempotent (400 on a stopped sandbox), a delete frees the name at once,
-// create checks the snapshot before the name.
+// create checks the snapshot before the name. A sandbox is a filesystem of
+// its own (package stubfs): where Linux mount namespaces work its commands
+// run changed into its root as daytona (when the server is root), and the
+// file routes reach the same files.
 package daytonatest
 
 import (
@@ -33,7 +36,7 @@ type Server struct {
 	transition time.Duration // how long starting, stopping and the like take
 	destroying time.Duration // how long a deleted sandbox stays visible by id
 	held       map[string]bool
-	mapped     bool // processes see a sandbox's own /home and /tmp (stubfs.Probe)
+	mapped     bool // processes see the sandbox's own files at its paths (stubfs.Probe)
 	toolboxMux http.Handler
 	idlePolls  int // follow polls of nothing before the exit code is checked
 	frameSize  int // the largest follow frame
@@ -195,3 +198,8 @@ func trimmed(list string) []string {
 	}
 	return out
 }
+
+// Mapped reports whether sandboxes' processes see the sandbox's own files
+// at the sandbox's paths here (stubfs.Probe: Linux mount namespaces);
+// without, they run on this machine's paths.
+func (s *Server) Mapped() bool { return s.mapped }

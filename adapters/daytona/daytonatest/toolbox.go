@@ -10,19 +10,25 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"path"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
 
 // The toolbox: each sandbox's daemon behind the proxy at
-// /toolbox/{id}/..., running real processes in the sandbox's directory
-// (its home is /home/daytona; where mount namespaces work, processes see
-// the sandbox's own /home and /tmp).
+// /toolbox/{id}/..., running real processes in the sandbox's filesystem
+// (stubfs) as the sandbox's user, daytona, whose home is /home/daytona.
+
+// daytona is the user the daemon and its commands run as.
+var daytona = stubfs.User{Name: "daytona", UID: 1000, GID: 1000, Home: "/home/daytona"}
+
+// users are a sandbox's users.
+var users = []stubfs.User{{Name: "root", Home: "/root"}, daytona}
 
 // home is the sandbox user's home inside a sandbox.
 const home = "/home/daytona"
@@ -138,36 +144,34 @@ func degenerate(w http.ResponseWriter, msg string) {
 		"timestamp": "0001-01-01T00:00:00Z", "path": ""})
 }
 
-// resolve maps a path inside the sandbox to this machine: absolute paths
-// under the sandbox's directory, relative ones under the home.
-func (sb *sandbox) resolve(p string) string {
+// inside is the sandbox path p names: relative paths are under the home.
+func inside(p string) string {
 	if !strings.HasPrefix(p, "/") {
 		p = home + "/" + p
 	}
-	return filepath.Join(sb.dir, filepath.Clean("/"+p))
+	return path.Clean(p)
 }
 
-// shell is a process running a shell in the sandbox (in its mount
-// namespace where there is one), in its own process group: the script
-// comes on its stdin when script is set, as the daemon feeds it.
+// resolve is where this machine reaches the file sandbox path p names.
+func (sb *sandbox) resolve(p string) (string, error) { return sb.space.Path(inside(p)) }
+
+// shell is a process running a shell in the sandbox as daytona, in its
+// own process group: the script comes on its stdin when script is set, as
+// the daemon feeds it.
 func (s *Server) shell(sb *sandbox, cwd string, envs map[string]string, args ...string) (*exec.Cmd, error) {
-	dir := sb.resolve(home)
+	dir := home
 	if cwd != "" {
-		dir = sb.resolve(cwd)
-	}
-	homeDir := sb.resolve(home)
-	if s.mapped {
-		homeDir = home
+		dir = inside(cwd)
 	}
 	shell := "/bin/sh"
 	if _, err := os.Stat("/bin/bash"); err == nil {
 		shell = "/bin/bash"
 	}
-	cmd, err := sb.space.Command(dir, shell, args...)
+	cmd, err := sb.space.Command(dir, daytona, shell, args...)
 	if err != nil {
 		return nil, err
 	}
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + homeDir, "USER=daytona", "LANG=C.UTF-8"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + sb.space.Seen(home), "USER=daytona", "LANG=C.UTF-8"}
 	for k, v := range envs {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -204,7 +208,8 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) {
 	}
 	sb := sandboxOf(r)
 	if req.Cwd != "" {
-		if info, err := os.Stat(sb.resolve(req.Cwd)); err != nil || !info.IsDir() {
+		host, err := sb.resolve(req.Cwd)
+		if info, serr := os.Stat(host); err != nil || serr != nil || !info.IsDir() {
 			writeJSON(w, http.StatusOK, map[string]any{"exitCode": -1, "result": "fork/exec /usr/bin/bash: no such file or directory"})
 			return
 		}

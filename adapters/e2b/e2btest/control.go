@@ -3,12 +3,10 @@ package e2btest
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -32,8 +30,7 @@ type sandbox struct {
 	startedAt time.Time
 	endAt     time.Time
 	network   json.RawMessage
-	dir       string // its filesystem, as envd's processes see it
-	space     *stubfs.Space
+	space     *stubfs.Space // its filesystem, as envd's processes and its file routes see it
 	procs     *processTable
 	token     string            // the envd access token of a secure sandbox ("" = none)
 	owners    map[string]string // path inside -> the username /files wrote it as
@@ -169,15 +166,15 @@ func (s *Server) create(w http.ResponseWriter, _ *http.Request, body []byte) {
 		}
 	}
 	id := "i" + randomID(20)
-	dir := filepath.Join(s.Root(), id)
-	if err := errors.Join(os.MkdirAll(filepath.Join(dir, "home", "user"), 0o755), os.MkdirAll(filepath.Join(dir, "tmp"), 0o1777)); err != nil {
+	space, err := stubfs.NewSpace(stubfs.Config{Root: filepath.Join(s.Root(), id, "fs"), Scratch: filepath.Join(s.Root(), id, "stubfs"),
+		Users: users, Mapped: s.mapped})
+	if err != nil {
 		apiError(w, http.StatusInternalServerError, "creating the sandbox failed")
 		return
 	}
 	s.mu.Lock()
 	sb := &sandbox{s: s, id: id, template: req.TemplateID, clientID: randomID(8), metadata: req.Metadata, envVars: req.EnvVars,
-		state: "running", autoPause: req.AutoPause, startedAt: s.now, endAt: s.now.Add(ttl), network: req.Network, dir: dir,
-		space: stubfs.NewSpace(dir, s.mapped)}
+		state: "running", autoPause: req.AutoPause, startedAt: s.now, endAt: s.now.Add(ttl), network: req.Network, space: space}
 	sb.procs = newProcessTable(sb)
 	sb.owners = map[string]string{}
 	if req.Secure {

@@ -11,12 +11,14 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/paddockhq/paddock/adapters/e2b/envd/filesystempb/filesystempbconnect"
 	"github.com/paddockhq/paddock/adapters/e2b/envd/processpb/processpbconnect"
+	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 )
 
 // envdTarget is the sandbox an envd request names (the routing header, or
@@ -99,9 +101,32 @@ func peekBody(r *http.Request) ([]byte, *http.Request) {
 	return body, r
 }
 
-// knownUser reports a user the sandbox has (E2B's templates have user and
-// root).
-func knownUser(name string) bool { return name == "user" || name == "root" }
+// users are the users of E2B's templates: root, and user, the default.
+var users = []stubfs.User{{Name: "root", Home: "/root"}, {Name: "user", UID: 1000, GID: 1000, Home: "/home/user"}}
+
+// userNamed is the sandbox's user of that name; false for one it lacks.
+func userNamed(name string) (stubfs.User, bool) {
+	for _, u := range users {
+		if u.Name == name {
+			return u, true
+		}
+	}
+	return stubfs.User{}, false
+}
+
+// knownUser reports a user the sandbox has.
+func knownUser(name string) bool { _, ok := userNamed(name); return ok }
+
+// userOf is the user an RPC acts as: its Basic-auth user (refused before
+// when unknown), by default user.
+func userOf(h http.Header) stubfs.User {
+	name, _, ok := (&http.Request{Header: h}).BasicAuth()
+	u, known := userNamed(name)
+	if !ok || !known {
+		u, _ = userNamed("user")
+	}
+	return u
+}
 
 // basicUser is the user a Basic Authorization header names.
 func basicUser(r *http.Request) (string, bool) {
@@ -112,14 +137,14 @@ func basicUser(r *http.Request) (string, bool) {
 // filesUser is the user a /files call acts as: its username parameter
 // (the Basic-auth user does not count there), by default user; an unknown
 // one is refused with envd's 401.
-func filesUser(w http.ResponseWriter, r *http.Request) (string, bool) {
+func filesUser(w http.ResponseWriter, r *http.Request) (stubfs.User, bool) {
 	name := r.URL.Query().Get("username")
 	name = cmp.Or(name, "user")
-	if !knownUser(name) {
+	u, ok := userNamed(name)
+	if !ok {
 		filesError(w, http.StatusUnauthorized, "invalid username: '"+name+"'")
-		return "", false
 	}
-	return name, true
+	return u, ok
 }
 
 // filesError answers envd's own error shape for /files.
@@ -137,12 +162,16 @@ func sandboxFor(r *http.Request) *sandbox { return sandboxOf(r.Context()) }
 // download is GET /files?path=: the file's bytes, streamed.
 func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 	sb := sandboxFor(r)
-	if _, ok := filesUser(w, r); !ok {
+	user, ok := filesUser(w, r)
+	if !ok {
 		return
 	}
-	p := r.URL.Query().Get("path")
-	abs := sb.inside(p)
-	target := sb.resolve(p)
+	abs := sb.inside(r.URL.Query().Get("path"), user)
+	target, err := sb.space.Path(abs)
+	if err != nil {
+		filesError(w, http.StatusInternalServerError, "error checking path: "+err.Error())
+		return
+	}
 	info, err := os.Stat(target)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -171,13 +200,17 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	ct, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var written []map[string]string
 	write := func(name string, body io.Reader) bool {
-		abs := sb.inside(name)
-		target := sb.resolve(name)
+		abs := sb.inside(name, owner)
+		target, err := sb.space.Path(abs)
+		if err != nil {
+			filesError(w, http.StatusInternalServerError, "error resolving path: "+err.Error())
+			return false
+		}
 		if info, err := os.Stat(target); err == nil && info.IsDir() {
 			filesError(w, http.StatusBadRequest, "path is a directory: "+abs)
 			return false
 		}
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		if err := sb.space.MkdirAll(path.Dir(abs), 0o755, owner); err != nil {
 			filesError(w, http.StatusInternalServerError, "error creating directories: "+err.Error())
 			return false
 		}
@@ -186,6 +219,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 			filesError(w, http.StatusInternalServerError, "error opening file: "+err.Error())
 			return false
 		}
+		_ = stubfs.Chown(target, owner)
 		_, err = io.Copy(f, body)
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -199,7 +233,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 			return false
 		}
 		sb.s.mu.Lock()
-		sb.owners[abs] = owner
+		sb.owners[abs] = owner.Name
 		sb.s.mu.Unlock()
 		written = append(written, map[string]string{"name": filepath.Base(abs), "path": abs, "type": "file"})
 		return true
@@ -245,13 +279,6 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8") // as envd labels it
 	w.WriteHeader(http.StatusOK)
 	_ = json.NewEncoder(w).Encode(written)
-}
-
-// inside is the absolute path inside the sandbox that p names (relative
-// and ~ against the user's home).
-func (sb *sandbox) inside(p string) string {
-	rel, _ := filepath.Rel(sb.dir, sb.resolve(p))
-	return "/" + rel
 }
 
 // killAll kills every process of the sandbox (it was killed) and lets

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/paddockhq/paddock/adapters/e2b/envd/filesystempb"
+	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -21,28 +23,34 @@ import (
 // comes with the request's context. Relative paths are the user's home.
 type fsService struct{ s *Server }
 
-// entry describes the file at abs (inside the sandbox), as envd does.
+// entry describes the file at abs (a sandbox path), as envd does.
 func (sb *sandbox) entry(abs string) (*filesystempb.EntryInfo, error) {
-	target := sb.resolve(abs)
+	target, err := sb.space.Path(abs)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInternal, err)
+	}
 	info, err := os.Lstat(target)
 	if err != nil {
 		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("file not found: lstat %s: no such file or directory", abs))
 	}
 	permissions := info.Mode().String()
-	var linkTarget *string
+	e := &filesystempb.EntryInfo{Name: path.Base(abs), Path: abs, Permissions: permissions, Owner: "user", Group: "user"}
 	if info.Mode()&fs.ModeSymlink != 0 {
 		// envd describes a link by what it leads to (type, mode, size),
 		// with the link's own permissions string (starting "L") and the
 		// resolved target; a dangling link stays a link.
-		if resolved, err := filepath.EvalSymlinks(target); err == nil && strings.HasPrefix(resolved, sb.dir) {
-			if to, err := os.Stat(resolved); err == nil {
-				inside := "/" + strings.TrimPrefix(strings.TrimPrefix(resolved, sb.dir), "/")
-				linkTarget, info = &inside, to
+		if resolved, err := sb.space.Resolve(abs); err == nil {
+			if host, err := sb.space.Path(resolved); err == nil {
+				if to, err := os.Stat(host); err == nil {
+					e.SymlinkTarget, info = &resolved, to
+				}
 			}
 		}
 	}
-	e := &filesystempb.EntryInfo{Name: filepath.Base(abs), Path: abs, Size: info.Size(), Mode: uint32(info.Mode().Perm()),
-		Permissions: permissions, Owner: "user", Group: "user", ModifiedTime: timestamppb.New(info.ModTime()), SymlinkTarget: linkTarget}
+	e.Size, e.Mode, e.ModifiedTime = info.Size(), uint32(info.Mode().Perm()), timestamppb.New(info.ModTime())
+	if u, ok := stubfs.Owner(info, users); ok {
+		e.Owner, e.Group = u.Name, u.Name
+	}
 	sb.s.mu.Lock()
 	if o := sb.owners[abs]; o != "" {
 		e.Owner, e.Group = o, o
@@ -62,9 +70,18 @@ func (sb *sandbox) entry(abs string) (*filesystempb.EntryInfo, error) {
 	return e, nil
 }
 
+// host is where this machine reaches sandbox path abs, as an RPC's error.
+func (sb *sandbox) host(abs string) (string, error) {
+	p, err := sb.space.Path(abs)
+	if err != nil {
+		return "", connect.NewError(connect.CodeInternal, err)
+	}
+	return p, nil
+}
+
 func (f fsService) Stat(ctx context.Context, req *connect.Request[filesystempb.StatRequest]) (*connect.Response[filesystempb.StatResponse], error) {
 	sb := sandboxOf(ctx)
-	e, err := sb.entry(sb.inside(req.Msg.GetPath()))
+	e, err := sb.entry(sb.inside(req.Msg.GetPath(), userOf(req.Header())))
 	if err != nil {
 		return nil, err
 	}
@@ -75,14 +92,19 @@ func (f fsService) Stat(ctx context.Context, req *connect.Request[filesystempb.S
 // already_exists, an existing file invalid_argument.
 func (f fsService) MakeDir(ctx context.Context, req *connect.Request[filesystempb.MakeDirRequest]) (*connect.Response[filesystempb.MakeDirResponse], error) {
 	sb := sandboxOf(ctx)
-	abs := sb.inside(req.Msg.GetPath())
-	if info, err := os.Stat(sb.resolve(abs)); err == nil {
+	user := userOf(req.Header())
+	abs := sb.inside(req.Msg.GetPath(), user)
+	host, err := sb.host(abs)
+	if err != nil {
+		return nil, err
+	}
+	if info, err := os.Stat(host); err == nil {
 		if info.IsDir() {
 			return nil, connect.NewError(connect.CodeAlreadyExists, fmt.Errorf("directory already exists: %s", abs))
 		}
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path already exists but it is not a directory: %s", abs))
 	}
-	if err := os.MkdirAll(sb.resolve(abs), 0o755); err != nil {
+	if err := sb.space.MkdirAll(abs, 0o755, user); err != nil {
 		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("error making directory: %w", err))
 	}
 	e, err := sb.entry(abs)
@@ -94,14 +116,23 @@ func (f fsService) MakeDir(ctx context.Context, req *connect.Request[filesystemp
 
 func (f fsService) Move(ctx context.Context, req *connect.Request[filesystempb.MoveRequest]) (*connect.Response[filesystempb.MoveResponse], error) {
 	sb := sandboxOf(ctx)
-	src, dst := sb.inside(req.Msg.GetSource()), sb.inside(req.Msg.GetDestination())
-	if _, err := os.Lstat(sb.resolve(src)); err != nil {
+	user := userOf(req.Header())
+	src, dst := sb.inside(req.Msg.GetSource(), user), sb.inside(req.Msg.GetDestination(), user)
+	from, err := sb.host(src)
+	if err != nil {
+		return nil, err
+	}
+	to, err := sb.host(dst)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Lstat(from); err != nil {
 		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("source file not found: %s", src))
 	}
-	if err := os.MkdirAll(filepath.Dir(sb.resolve(dst)), 0o755); err != nil {
+	if err := sb.space.MkdirAll(path.Dir(dst), 0o755, user); err != nil {
 		return nil, connect.NewError(connect.CodeInternal, err)
 	}
-	if err := os.Rename(sb.resolve(src), sb.resolve(dst)); err != nil {
+	if err := os.Rename(from, to); err != nil {
 		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("error renaming: %w", err))
 	}
 	sb.s.mu.Lock() // a rename keeps the file, owner and all
@@ -122,8 +153,12 @@ func (f fsService) Move(ctx context.Context, req *connect.Request[filesystempb.M
 // ListDir lists a directory to depth levels (0 counts as 1).
 func (f fsService) ListDir(ctx context.Context, req *connect.Request[filesystempb.ListDirRequest]) (*connect.Response[filesystempb.ListDirResponse], error) {
 	sb := sandboxOf(ctx)
-	root := sb.inside(req.Msg.GetPath())
-	info, err := os.Stat(sb.resolve(root))
+	root := sb.inside(req.Msg.GetPath(), userOf(req.Header()))
+	host, err := sb.host(root)
+	if err != nil {
+		return nil, err
+	}
+	info, err := os.Stat(host)
 	if err != nil {
 		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("path not found: %s", root))
 	}
@@ -134,7 +169,11 @@ func (f fsService) ListDir(ctx context.Context, req *connect.Request[filesystemp
 	out := &filesystempb.ListDirResponse{}
 	var walk func(dir string, level int)
 	walk = func(dir string, level int) {
-		names, _ := os.ReadDir(sb.resolve(dir))
+		host, err := sb.host(dir)
+		if err != nil {
+			return
+		}
+		names, _ := os.ReadDir(host)
 		for _, d := range names {
 			abs := strings.TrimSuffix(dir, "/") + "/" + d.Name()
 			if e, err := sb.entry(abs); err == nil {
@@ -152,7 +191,11 @@ func (f fsService) ListDir(ctx context.Context, req *connect.Request[filesystemp
 // Remove removes recursively; an absent path is fine.
 func (f fsService) Remove(ctx context.Context, req *connect.Request[filesystempb.RemoveRequest]) (*connect.Response[filesystempb.RemoveResponse], error) {
 	sb := sandboxOf(ctx)
-	if err := os.RemoveAll(sb.resolve(req.Msg.GetPath())); err != nil {
+	host, err := sb.host(sb.inside(req.Msg.GetPath(), userOf(req.Header())))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(host); err != nil {
 		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("error removing: %w", err))
 	}
 	return connect.NewResponse(&filesystempb.RemoveResponse{}), nil
@@ -230,17 +273,21 @@ func changes(sb *sandbox, root string, before, after snapshot, withEntry bool) [
 	return out
 }
 
-// watchRoot checks a watch's directory: it must exist and be one.
-func watchRoot(sb *sandbox, path string) (string, error) {
-	abs := sb.inside(path)
-	info, err := os.Stat(sb.resolve(abs))
+// watchRoot checks a watch's directory: it must exist and be one. It
+// answers the sandbox path and where this machine reaches it.
+func watchRoot(sb *sandbox, p string, user stubfs.User) (abs, host string, err error) {
+	abs = sb.inside(p, user)
+	if host, err = sb.host(abs); err != nil {
+		return "", "", err
+	}
+	info, err := os.Stat(host)
 	if err != nil {
-		return "", connect.NewError(connect.CodeNotFound, fmt.Errorf("path %s not found", abs))
+		return "", "", connect.NewError(connect.CodeNotFound, fmt.Errorf("path %s not found", abs))
 	}
 	if !info.IsDir() {
-		return "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %s not a directory", abs))
+		return "", "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %s not a directory", abs))
 	}
-	return abs, nil
+	return abs, host, nil
 }
 
 // WatchDir streams changes under a directory as envd does (fsnotify, so
@@ -251,11 +298,11 @@ func watchRoot(sb *sandbox, path string) (string, error) {
 // directory's own removal ends the stream.
 func (f fsService) WatchDir(ctx context.Context, req *connect.Request[filesystempb.WatchDirRequest], stream *connect.ServerStream[filesystempb.WatchDirResponse]) error {
 	sb := sandboxOf(ctx)
-	root, err := watchRoot(sb, req.Msg.GetPath())
+	root, host, err := watchRoot(sb, req.Msg.GetPath(), userOf(req.Header()))
 	if err != nil {
 		return err
 	}
-	n, err := newNotifier(sb.resolve(root), req.Msg.GetRecursive())
+	n, err := newNotifier(host, req.Msg.GetRecursive())
 	if err != nil {
 		return connect.NewError(connect.CodeInternal, err)
 	}
@@ -314,11 +361,11 @@ type watchers struct {
 
 func (f fsService) CreateWatcher(ctx context.Context, req *connect.Request[filesystempb.CreateWatcherRequest]) (*connect.Response[filesystempb.CreateWatcherResponse], error) {
 	sb := sandboxOf(ctx)
-	root, err := watchRoot(sb, req.Msg.GetPath())
+	root, host, err := watchRoot(sb, req.Msg.GetPath(), userOf(req.Header()))
 	if err != nil {
 		return nil, err
 	}
-	w := &watcher{sb: sb, root: root, dir: sb.resolve(root), recursive: req.Msg.GetRecursive(), entry: req.Msg.GetIncludeEntry()}
+	w := &watcher{sb: sb, root: root, dir: host, recursive: req.Msg.GetRecursive(), entry: req.Msg.GetIncludeEntry()}
 	w.seen = look(w.dir, w.recursive)
 	id := randomID(16)
 	f.s.watches.mu.Lock()

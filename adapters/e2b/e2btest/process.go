@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +18,7 @@ import (
 	"connectrpc.com/connect"
 	"github.com/creack/pty"
 	"github.com/paddockhq/paddock/adapters/e2b/envd/processpb"
+	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
 
@@ -145,7 +146,7 @@ func sandboxOf(ctx context.Context) *sandbox { return ctx.Value(sandboxKey{}).(*
 // Start runs a process and follows it.
 func (ps processService) Start(ctx context.Context, req *connect.Request[processpb.StartRequest], stream *connect.ServerStream[processpb.StartResponse]) error {
 	sb := sandboxOf(ctx)
-	p, sub, err := sb.start(req.Msg)
+	p, sub, err := sb.start(req.Msg, userOf(req.Header()))
 	if err != nil {
 		return err
 	}
@@ -272,25 +273,22 @@ func (p *process) broadcast(ev *processpb.ProcessEvent) {
 	}
 }
 
-// start launches a process for req in the sandbox, with the Start
-// stream's subscriber in place before it can print.
-func (sb *sandbox) start(req *processpb.StartRequest) (*process, *subscriber, error) {
+// start launches a process for req in the sandbox as user, with the
+// Start stream's subscriber in place before it can print.
+func (sb *sandbox) start(req *processpb.StartRequest, user stubfs.User) (*process, *subscriber, error) {
 	cfg := req.GetProcess()
-	var home string
-	dir := filepath.Join(sb.dir, "home", "user")
-	if req.GetProcess().Cwd != nil {
-		dir = sb.resolve(cfg.GetCwd())
-		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+	cwd := user.Home
+	if cfg.Cwd != nil {
+		cwd = sb.inside(cfg.GetCwd(), user)
+		host, err := sb.space.Path(cwd)
+		if err != nil {
+			return nil, nil, connect.NewError(connect.CodeInternal, err)
+		}
+		if info, err := os.Stat(host); err != nil || !info.IsDir() {
 			return nil, nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("cwd '%s' does not exist", cfg.GetCwd()))
 		}
 	}
-	mapped := sb.s.mapped
-	if !mapped {
-		home = filepath.Join(sb.dir, "home", "user") // (HOME below is then this machine's path)
-	} else {
-		home = "/home/user"
-	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "USER=user", "LOGNAME=user", "E2B_SANDBOX=true"}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + sb.space.Seen(user.Home), "USER=" + user.Name, "LOGNAME=" + user.Name, "E2B_SANDBOX=true"}
 	for k, v := range sb.envVars {
 		env = append(env, k+"="+v)
 	}
@@ -298,10 +296,9 @@ func (sb *sandbox) start(req *processpb.StartRequest) (*process, *subscriber, er
 		env = append(env, k+"="+v)
 	}
 	// Like envd, through a shell that execs the command, so a missing
-	// command is a start, stderr and exit 127, never a start failure; where
-	// mount namespaces work, in the sandbox's namespace, so a process and
-	// /files see the same files at /tmp and /home.
-	cmd, err := sb.space.Command(dir, cfg.GetCmd(), cfg.GetArgs()...)
+	// command is a start, stderr and exit 127, never a start failure; in
+	// the sandbox's namespace and root where there is one, as the user.
+	cmd, err := sb.space.Command(cwd, user, cfg.GetCmd(), cfg.GetArgs()...)
 	if err != nil {
 		return nil, nil, connect.NewError(connect.CodeInternal, err)
 	}
@@ -429,19 +426,18 @@ func (p *process) run(outputs ...output) {
 	close(p.done)
 }
 
-// resolve maps a path inside the sandbox to this machine: absolute paths
-// under the sandbox's directory, relative ones and ~ under the user's home.
-func (sb *sandbox) resolve(p string) string {
-	home := "/home/user"
+// inside is the absolute sandbox path p names for user: relative paths
+// and ~ are under the user's home.
+func (sb *sandbox) inside(p string, user stubfs.User) string {
 	switch {
 	case p == "~" || p == "":
-		p = home
+		p = user.Home
 	case strings.HasPrefix(p, "~/"):
-		p = home + p[1:]
+		p = user.Home + p[1:]
 	case !strings.HasPrefix(p, "/"):
-		p = home + "/" + p
+		p = user.Home + "/" + p
 	}
-	return filepath.Join(sb.dir, filepath.Clean("/"+p))
+	return path.Clean("/" + p)
 }
 
 // List answers the live processes.

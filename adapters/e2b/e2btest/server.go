@@ -6,12 +6,15 @@
 // /health. envd calls are routed by the E2b-Sandbox-Id header (or a
 // 49983-<id> host), as E2B's proxy routes them. It follows the provider's
 // protocol (as its API server and envd answer), not any adapter, and can inject
-// the failures that protocol allows. A sandbox's files live under a
-// directory of its own: /files and a process's working directory map
-// there, and where mount namespaces work (as root, or with unprivileged
-// user namespaces) each process gets the sandbox's own /tmp and /home
-// mounted, so both see the same files; elsewhere processes see this
-// machine's.
+// the failures that protocol allows. A sandbox is a filesystem of its own
+// (package stubfs): where Linux mount namespaces work (as root, or with
+// unprivileged user namespaces) its processes run changed into its root,
+// with this machine's system directories read-only, and /files and the
+// Filesystem service reach the same files, so an absolute path means one
+// file to both. Processes run as the user asked for (user by default,
+// root) when the server is root, each with its home; elsewhere they run as
+// the server's user, and without mount namespaces on this machine's
+// paths.
 //
 //	srv := e2btest.NewServer(t)
 //	a := e2b.New(e2b.Config{APIKey: paddock.NewSecret(srv.Key()), BaseURL: srv.URL(), EnvdURL: srv.URL()})
@@ -46,7 +49,7 @@ type Server struct {
 	sandboxes map[string]*sandbox
 	maxTTL    time.Duration
 	envdMux   http.Handler
-	mapped    bool // processes see the sandbox's own /tmp and /home (stubfs.Probe)
+	mapped    bool // processes see the sandbox's own files at its paths (stubfs.Probe)
 	watches   watchers
 }
 
@@ -145,3 +148,8 @@ func randomID(n int) string {
 	}
 	return string(b)
 }
+
+// Mapped reports whether sandboxes' processes see the sandbox's own files
+// at the sandbox's paths here (stubfs.Probe: Linux mount namespaces);
+// without, they run on this machine's paths.
+func (s *Server) Mapped() bool { return s.mapped }

@@ -16,21 +16,50 @@ import (
 )
 
 // holder is a process that made the sandbox's mount namespace, mounted
-// the sandbox's home and tmp in it, and waits for its stdin to close.
+// this machine's directories into the sandbox's root, changed its root to
+// it, and waits for its stdin to close.
 type holder struct {
 	cmd   *exec.Cmd
 	stdin io.Closer
 	done  chan struct{} // closed when it has exited
 }
 
-// startHolder starts the holder of dir's namespace and waits until its
-// mounts are in place.
-func startHolder(dir string) (*holder, error) {
-	q := func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-	// /home first: the sandbox's directory may itself be under /tmp.
-	script := "mount --make-rprivate / && mount --bind " + q(filepath.Join(dir, "home")) + " /home && mount --bind " +
-		q(filepath.Join(dir, "tmp")) + " /tmp && echo ready && exec cat >/dev/null"
-	cmd := exec.Command("/bin/sh", "-c", script)
+// quote is s as one word of a shell script.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// holderScript mounts the space's view under its root and becomes the
+// holder, changed into the root.
+func holderScript(cfg Config) string {
+	root := func(d string) string { return quote(filepath.Join(cfg.Root, d)) }
+	var b strings.Builder
+	b.WriteString("set -e\nmount --make-rprivate /\n")
+	for _, d := range systemDirs {
+		if info, err := os.Lstat("/" + d); err == nil && info.IsDir() {
+			fmt.Fprintf(&b, "mount --bind -o ro /%s %s\n", d, root(d))
+		}
+	}
+	for _, f := range []string{"passwd", "group"} {
+		fmt.Fprintf(&b, "mount --bind %s %s\n", quote(filepath.Join(cfg.Scratch, f)), root(filepath.Join("etc", f)))
+	}
+	for _, d := range mounts {
+		if info, err := os.Lstat("/" + d); err == nil && info.IsDir() {
+			bind := "--bind" // one mount each: a namespace costs the kernel time per mount
+			if d == "dev" {
+				bind = "--rbind" // with /dev/pts and /dev/shm
+			}
+			fmt.Fprintf(&b, "mount %s /%s %s\n", bind, d, root(d))
+		}
+	}
+	// ready only once changed into the root: a command enters the
+	// holder's root as it is when the command starts.
+	fmt.Fprintf(&b, "exec chroot %s /bin/sh -c 'echo ready && exec cat >/dev/null'\n", quote(cfg.Root))
+	return b.String()
+}
+
+// startHolder starts the holder of the space's namespace and waits until
+// its mounts are in place.
+func startHolder(cfg Config) (*holder, error) {
+	cmd := exec.Command("/bin/sh", "-c", holderScript(cfg))
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Setpgid: true}
 	if os.Geteuid() != 0 {
@@ -68,14 +97,19 @@ func startHolder(dir string) (*holder, error) {
 	return h, nil
 }
 
+// root is where this machine reaches the holder's root: the sandbox's "/"
+// with the namespace's mounts.
+func (h *holder) root() string { return "/proc/" + strconv.Itoa(h.cmd.Process.Pid) + "/root" }
+
 // enter prefixes argv with nsenter into the holder's mount namespace (and
-// its user namespace when not root), starting in cwd: nsenter opens cwd
-// before it enters, so a directory the mounts cover stays reachable.
-func (h *holder) enter(cwd string, argv []string) []string {
-	pid := strconv.Itoa(h.cmd.Process.Pid)
-	pre := []string{"nsenter", "--target=" + pid, "--mount", "--wd=" + cwd}
+// its user namespace when not root) and root, as user where the server
+// may change users (root).
+func (h *holder) enter(user User, argv []string) []string {
+	pre := []string{"nsenter", "--target=" + strconv.Itoa(h.cmd.Process.Pid), "--mount", "--root", "--wd"}
 	if os.Geteuid() != 0 {
 		pre = append(pre, "--user")
+	} else {
+		pre = append(pre, "--setuid="+strconv.Itoa(user.UID), "--setgid="+strconv.Itoa(user.GID))
 	}
 	return append(append(pre, "--"), argv...)
 }
@@ -96,25 +130,24 @@ func (h *holder) stop() {
 	<-h.done
 }
 
-// Probe reports whether processes can get a sandbox's own /tmp and /home
-// here (mount namespaces, mount and nsenter); root is a scratch directory
+// Probe reports whether a sandbox's processes can see its own files here
+// (mount namespaces, mount, chroot and nsenter); scratch is a directory
 // it may write under.
-func Probe(root string) bool {
-	dir, err := os.MkdirTemp(root, "probe-")
+func Probe(scratch string) bool {
+	dir, err := os.MkdirTemp(scratch, "probe-")
 	if err != nil {
 		return false
 	}
 	defer os.RemoveAll(dir)
-	for _, d := range []string{"tmp", "home"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return false
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "tmp", "probe"), nil, 0o644); err != nil {
+	sp, err := NewSpace(Config{Root: filepath.Join(dir, "root"), Scratch: filepath.Join(dir, "scratch"),
+		Users: []User{{Name: "root", Home: "/root"}}, Mapped: true})
+	if err != nil {
 		return false
 	}
-	sp := NewSpace(dir, true)
 	defer sp.Close()
-	cmd, err := sp.Command("/", "test", "-e", "/tmp/probe")
+	if err := os.WriteFile(filepath.Join(dir, "root", "tmp", "probe"), nil, 0o644); err != nil {
+		return false
+	}
+	cmd, err := sp.Command("/", User{Name: "root", Home: "/root"}, "test", "-e", "/tmp/probe")
 	return err == nil && cmd.Run() == nil
 }

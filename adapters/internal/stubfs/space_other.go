@@ -9,10 +9,11 @@ import "errors"
 
 type holder struct{}
 
-func startHolder(string) (*holder, error)              { return nil, errors.ErrUnsupported }
-func (*holder) enter(_ string, argv []string) []string { return argv }
-func (*holder) ended() bool                            { return true }
-func (*holder) stop()                                  {}
+func startHolder(Config) (*holder, error)            { return nil, errors.ErrUnsupported }
+func (*holder) root() string                         { return "" }
+func (*holder) enter(_ User, argv []string) []string { return argv }
+func (*holder) ended() bool                          { return true }
+func (*holder) stop()                                {}
 
 // Probe answers false: mount namespaces need Linux.
 func Probe(string) bool { return false }

@@ -1,9 +1,11 @@
 package stubfs_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/paddockhq/paddock/adapters/internal/stubfs"
@@ -14,98 +16,193 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// sandboxDir makes a sandbox directory with its home and tmp, and a file
-// in its tmp.
-func sandboxDir(t *testing.T) string {
+var (
+	root  = stubfs.User{Name: "root", Home: "/root"}
+	user  = stubfs.User{Name: "user", UID: 1000, GID: 1000, Home: "/home/user"}
+	users = []stubfs.User{root, user}
+)
+
+// space makes a sandbox's space in a new directory, with a file in its
+// tmp.
+func space(t *testing.T, mapped bool) *stubfs.Space {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "sb")
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "home"), 0o755))
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "tmp"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "tmp", "mine"), []byte("sandbox"), 0o644))
-	return dir
+	dir := t.TempDir()
+	sp, err := stubfs.NewSpace(stubfs.Config{Root: filepath.Join(dir, "root"), Scratch: filepath.Join(dir, "scratch"),
+		Users: users, Mapped: mapped})
+	require.NoError(t, err)
+	t.Cleanup(sp.Retire)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "root", "tmp", "mine"), []byte("sandbox"), 0o644))
+	return sp
 }
 
-// run runs a script in the space and returns its output.
-func run(t *testing.T, sp *stubfs.Space, cwd, script string) string {
+// run runs a script in the space as u and returns its output.
+func run(t *testing.T, sp *stubfs.Space, u stubfs.User, cwd, script string) string {
 	t.Helper()
-	cmd, err := sp.Command(cwd, "sh", "-c", script)
+	cmd, err := sp.Command(cwd, u, "sh", "-c", script)
 	require.NoError(t, err)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, string(out))
 	return string(out)
 }
 
-// Where the probe says mounts work, every process of a mapped space sees
-// the sandbox's /tmp and /home, and starts in the directory asked for even
-// when the mounts cover it.
-func TestMappedProcessesSeeTheSandbox(t *testing.T) {
-	t.Parallel()
-	if !stubfs.Probe(t.TempDir()) {
-		t.Skip("mount namespaces are unavailable here (the servers then run processes on this machine's paths)")
+// mapped is whether this machine gives sandboxes their own files.
+func mapped(t *testing.T) bool {
+	t.Helper()
+	ok := stubfs.Probe(t.TempDir())
+	if !ok && os.Getenv("CI") != "" {
+		t.Fatal("mount namespaces must work in CI (root, mount, chroot and nsenter)")
 	}
-	dir := sandboxDir(t)
-	sp := stubfs.NewSpace(dir, true)
-	defer sp.Close()
-	assert.Equal(t, "sandbox", run(t, sp, "/", "cat /tmp/mine && echo made > /home/new"))
-	made, err := os.ReadFile(filepath.Join(dir, "home", "new"))
-	require.NoError(t, err)
-	assert.Equal(t, "made\n", string(made))
-
-	// The sandbox's home is the working directory, though /tmp (where the
-	// test's directory may be) is covered by the sandbox's.
-	home := filepath.Join(dir, "home")
-	assert.Equal(t, "new\n", run(t, sp, home, "ls"))
-
-	// Every command enters the same namespace.
-	first := run(t, sp, "/", "readlink /proc/self/ns/mnt")
-	assert.Equal(t, first, run(t, sp, "/", "readlink /proc/self/ns/mnt"))
-	host, err := os.Readlink("/proc/self/ns/mnt")
-	require.NoError(t, err)
-	assert.NotEqual(t, host+"\n", first, "not this machine's")
-
-	// Closed, the next command gets a namespace again.
-	sp.Close()
-	assert.Equal(t, "sandbox", run(t, sp, "/", "cat /tmp/mine"))
+	return ok
 }
 
-// A space that is not mapped runs on this machine's paths.
+// In a mapped space a command and the file API agree on every absolute
+// path: the sandbox's own files anywhere, this machine's system
+// directories read-only for both; a command starts in the sandbox path it
+// was given, as the user asked for when the server is root.
+func TestCommandsAndTheFileAPIAgree(t *testing.T) {
+	t.Parallel()
+	if !mapped(t) {
+		t.Skip("mount namespaces are unavailable here: the servers run processes on this machine's paths")
+	}
+	sp := space(t, true)
+	assert.Equal(t, "sandbox", run(t, sp, root, "/", "cat /tmp/mine && mkdir -p /workspace && echo made > /workspace/new"))
+	p, err := sp.Path("/workspace/new")
+	require.NoError(t, err)
+	made, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "made\n", string(made), "a file a command made is the file API's")
+
+	p, err = sp.Path("/opt/data/x")
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte("from the API"), 0o644))
+	assert.Equal(t, "from the API", run(t, sp, root, "/", "cat /opt/data/x"), "a file the API made is the command's")
+	_, err = os.Stat("/opt/data/x")
+	assert.ErrorIs(t, err, os.ErrNotExist, "and not this machine's")
+
+	assert.Equal(t, "/home/user\n", run(t, sp, root, "/home/user", "pwd"), "the sandbox's path, not this machine's")
+	host, err := os.Readlink("/proc/self/ns/mnt")
+	require.NoError(t, err)
+	assert.NotEqual(t, host+"\n", run(t, sp, root, "/", "readlink /proc/self/ns/mnt"), "not this machine's namespace")
+
+	env, err := sp.Path("/usr/bin/env")
+	require.NoError(t, err)
+	assert.FileExists(t, env, "this machine's system directories are seen through the API too")
+	usr, err := sp.Path("/usr/paddock-stubfs-test")
+	require.NoError(t, err)
+	err = os.WriteFile(usr, nil, 0o644)
+	assert.True(t, errors.Is(err, syscall.EROFS), "read-only for the API: %v", err)
+	cmd, err := sp.Command("/", root, "sh", "-c", "touch /usr/paddock-stubfs-test")
+	require.NoError(t, err)
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "read-only for a command too")
+	assert.Contains(t, string(out), "Read-only")
+
+	passwd, err := sp.Path("/etc/passwd")
+	require.NoError(t, err)
+	b, err := os.ReadFile(passwd)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "user:x:1000:1000::/home/user:", "the provider's users")
+	if os.Geteuid() == 0 {
+		assert.Equal(t, "user 1000\n", run(t, sp, user, "/home/user", "echo $(id -un) $(id -u)"))
+		assert.Equal(t, "root\n", run(t, sp, root, "/", "id -un"))
+	}
+
+	// Every command enters the same namespace; closed, the next one gets a
+	// namespace again, with the same files.
+	first := run(t, sp, root, "/", "readlink /proc/self/ns/mnt")
+	assert.Equal(t, first, run(t, sp, root, "/", "readlink /proc/self/ns/mnt"))
+	sp.Close()
+	assert.Equal(t, "sandbox", run(t, sp, root, "/", "cat /tmp/mine"))
+}
+
+// A space that is not mapped runs on this machine's paths, from the
+// cwd's directory under the root.
 func TestUnmappedProcessesSeeThisMachine(t *testing.T) {
 	t.Parallel()
-	dir := sandboxDir(t)
-	sp := stubfs.NewSpace(dir, false)
-	defer sp.Close()
-	assert.Equal(t, "sandbox", run(t, sp, filepath.Join(dir, "tmp"), "cat mine"))
-	assert.NoFileExists(t, "/tmp/mine")
-	out := run(t, sp, dir, "pwd")
-	assert.Equal(t, dir, strings.TrimSpace(out))
+	sp := space(t, false)
+	assert.Equal(t, "sandbox", run(t, sp, root, "/tmp", "cat mine"))
+	tmp, err := sp.Path("/tmp")
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(sp.Root(), "tmp"), tmp)
+	assert.Equal(t, tmp, strings.TrimSpace(run(t, sp, root, "/tmp", "pwd")))
 }
 
 // A missing program starts, says so on stderr and exits 127, as under the
-// providers' daemons.
+// providers' daemons; a missing working directory exits 1.
 func TestAMissingProgramExits127(t *testing.T) {
 	t.Parallel()
-	for _, mapped := range []bool{false, stubfs.Probe(t.TempDir())} {
-		sp := stubfs.NewSpace(sandboxDir(t), mapped)
-		cmd, err := sp.Command("/", "no-such-program-here")
+	for _, m := range []bool{false, mapped(t)} {
+		sp := space(t, m)
+		cmd, err := sp.Command("/", root, "no-such-program-here")
 		require.NoError(t, err)
 		out, err := cmd.CombinedOutput()
-		assert.Equal(t, 127, cmd.ProcessState.ExitCode(), "mapped %v: %s %v", mapped, out, err)
+		assert.Equal(t, 127, cmd.ProcessState.ExitCode(), "mapped %v: %s %v", m, out, err)
 		assert.Contains(t, string(out), "no-such-program-here")
-		sp.Close()
+
+		cmd, err = sp.Command("/no/such/dir", root, "true")
+		require.NoError(t, err)
+		_ = cmd.Run()
+		assert.Equal(t, 1, cmd.ProcessState.ExitCode(), "mapped %v", m)
 	}
 }
 
 // A closed space starts its namespace again for the next command; a
-// retired one starts nothing, mapped or not.
+// retired one starts nothing and maps no path, mapped or not.
 func TestARetiredSpaceStartsNothing(t *testing.T) {
 	t.Parallel()
-	for _, mapped := range []bool{false, stubfs.Probe(t.TempDir())} {
-		sp := stubfs.NewSpace(sandboxDir(t), mapped)
+	for _, m := range []bool{false, mapped(t)} {
+		sp := space(t, m)
 		sp.Close()
-		assert.Equal(t, "again\n", run(t, sp, "/", "echo again"), "mapped %v", mapped)
+		assert.Equal(t, "again\n", run(t, sp, root, "/", "echo again"), "mapped %v", m)
 		sp.Retire()
-		_, err := sp.Command("/", "true")
-		require.Error(t, err, "mapped %v", mapped)
+		_, err := sp.Command("/", root, "true")
+		require.Error(t, err, "mapped %v", m)
+		_, err = sp.Path("/tmp")
+		require.Error(t, err, "mapped %v", m)
 		sp.Retire()
+	}
+}
+
+// Links resolve as the sandbox's processes follow them, an absolute
+// target inside the sandbox; MkdirAll makes directories the user owns
+// (where the server is root); Seen is a path as processes see it.
+func TestLinksDirectoriesAndSeenPaths(t *testing.T) {
+	t.Parallel()
+	for _, m := range []bool{false, mapped(t)} {
+		sp := space(t, m)
+		require.NoError(t, sp.MkdirAll("/work/deep", 0o755, user), "mapped %v", m)
+		deep, err := sp.Path("/work/deep")
+		require.NoError(t, err)
+		info, err := os.Stat(deep)
+		require.NoError(t, err)
+		assert.True(t, info.IsDir())
+		if owner, ok := stubfs.Owner(info, users); ok || os.Geteuid() == 0 {
+			assert.Equal(t, user, owner, "the user's directory")
+		}
+		for link, target := range map[string]string{"/work/abs": "/work/deep", "/work/rel": "deep/../deep", "/work/chain": "/work/abs"} {
+			host, err := sp.Path(link)
+			require.NoError(t, err)
+			require.NoError(t, os.Symlink(target, host))
+		}
+		for _, link := range []string{"/work/abs", "/work/rel", "/work/chain"} {
+			got, err := sp.Resolve(link + "/x/..")
+			if err == nil {
+				t.Errorf("mapped %v: %s/x/.. resolved to %s, though x does not exist", m, link, got)
+			}
+			got, err = sp.Resolve(link)
+			require.NoError(t, err, "mapped %v", m)
+			assert.Equal(t, "/work/deep", got, "mapped %v: %s", m, link)
+		}
+		loop, err := sp.Path("/work/loop")
+		require.NoError(t, err)
+		require.NoError(t, os.Symlink("/work/loop", loop))
+		_, err = sp.Resolve("/work/loop")
+		assert.ErrorIs(t, err, syscall.ELOOP)
+		if m {
+			assert.Equal(t, "/home/user", sp.Seen("/home/user"))
+		} else {
+			assert.Equal(t, filepath.Join(sp.Root(), "home", "user"), sp.Seen("/home/user"))
+		}
 	}
 }

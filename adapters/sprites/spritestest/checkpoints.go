@@ -166,6 +166,7 @@ func (s *Server) restoreCheckpoint(w http.ResponseWriter, r *http.Request, _ []b
 	for _, ss := range sessions {
 		ss.shutdown()
 	}
+	sp.space.Close() // its holder lives in the files that go now
 	s.mu.Lock()
 	err := os.RemoveAll(sp.fsDir())
 	if err == nil {

@@ -233,7 +233,8 @@ func (s *Server) execSocket(w http.ResponseWriter, r *http.Request, _ []byte) {
 		script = dropScript(p.argv[1:])
 	}
 	if p.dir != "" {
-		if info, err := os.Stat(sp.hostPath(p.dir)); err != nil || !info.IsDir() {
+		host, err := sp.hostPath(p.dir)
+		if info, serr := os.Stat(host); err != nil || serr != nil || !info.IsDir() {
 			s.mu.Unlock()
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "working directory does not exist: " + p.dir})
 			return

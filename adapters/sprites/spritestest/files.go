@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 )
 
 // fsTarget resolves the path and workingDir parameters to a sprite path.
@@ -53,9 +55,13 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, _ []byte) {
 	if !ok {
 		return
 	}
-	target := sp.hostPath(p)
+	target, err := sp.hostPath(p)
+	if err != nil {
+		fsFailure(w, p, err)
+		return
+	}
 	if parents {
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		if err := sp.space.MkdirAll(path.Dir(path.Clean("/"+p)), 0o755, spriteUser); err != nil {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error(), "code": "EIO", "path": p})
 			return
 		}
@@ -78,6 +84,7 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, _ []byte) {
 		return
 	}
 	_ = os.Chmod(target, mode.Perm())
+	_ = stubfs.Chown(target, spriteUser)
 	writeJSON(w, http.StatusOK, map[string]any{"path": p, "size": n, "mode": "0" + strconv.FormatUint(uint64(mode.Perm()), 8)})
 }
 
@@ -87,7 +94,12 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request, _ []byte) {
 	if !ok {
 		return
 	}
-	f, err := os.Open(sp.hostPath(p))
+	host, err := sp.hostPath(p)
+	if err != nil {
+		fsFailure(w, p, err)
+		return
+	}
+	f, err := os.Open(host)
 	if err != nil {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "file not found", "code": "ENOENT", "path": p})
 		return
@@ -134,7 +146,11 @@ func (s *Server) File(name, p string) ([]byte, bool) {
 	if sp == nil {
 		return nil, false
 	}
-	b, err := os.ReadFile(sp.hostPath(p))
+	host, err := sp.hostPath(p)
+	if err != nil {
+		return nil, false
+	}
+	b, err := os.ReadFile(host)
 	return b, err == nil
 }
 
@@ -200,7 +216,11 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, _ []byte) {
 	if !ok {
 		return
 	}
-	host := sp.hostPath(p)
+	host, err := sp.hostPath(p)
+	if err != nil {
+		fsFailure(w, p, err)
+		return
+	}
 	info, err := os.Lstat(host)
 	if err != nil {
 		fsFailure(w, p, err)
@@ -232,7 +252,11 @@ func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request, _ []byte) {
 	if !ok {
 		return
 	}
-	host := sp.hostPath(p)
+	host, err := sp.hostPath(p)
+	if err != nil {
+		fsFailure(w, p, err)
+		return
+	}
 	if p == "/" {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "refusing to delete /", "code": "EINVAL", "path": p})
 		return
@@ -241,7 +265,6 @@ func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request, _ []byte) {
 		fsFailure(w, p, err)
 		return
 	}
-	var err error
 	if r.URL.Query().Get("recursive") == "true" {
 		err = os.RemoveAll(host)
 	} else {
@@ -292,11 +315,21 @@ func (s *Server) renameFile(w http.ResponseWriter, r *http.Request, body []byte)
 	if !ok {
 		return
 	}
-	if _, err := os.Lstat(sp.hostPath(req.Source)); err != nil {
+	src, err := sp.hostPath(req.Source)
+	if err != nil {
 		fsFailure(w, req.Source, err)
 		return
 	}
-	if err := os.Rename(sp.hostPath(req.Source), sp.hostPath(req.Dest)); err != nil {
+	dst, err := sp.hostPath(req.Dest)
+	if err != nil {
+		fsFailure(w, req.Dest, err)
+		return
+	}
+	if _, err := os.Lstat(src); err != nil {
+		fsFailure(w, req.Source, err)
+		return
+	}
+	if err := os.Rename(src, dst); err != nil {
 		fsFailure(w, req.Dest, err)
 		return
 	}
@@ -310,7 +343,16 @@ func (s *Server) copyFile(w http.ResponseWriter, r *http.Request, body []byte) {
 	if !ok {
 		return
 	}
-	src, dst := sp.hostPath(req.Source), sp.hostPath(req.Dest)
+	src, err := sp.hostPath(req.Source)
+	if err != nil {
+		fsFailure(w, req.Source, err)
+		return
+	}
+	dst, err := sp.hostPath(req.Dest)
+	if err != nil {
+		fsFailure(w, req.Dest, err)
+		return
+	}
 	info, err := os.Lstat(src)
 	if err != nil {
 		fsFailure(w, req.Source, err)
@@ -400,7 +442,12 @@ func (s *Server) chmodFile(w http.ResponseWriter, r *http.Request, body []byte) 
 	if !ok {
 		return
 	}
-	if err := os.Chmod(sp.hostPath(p), fs.FileMode(mode)); err != nil {
+	host, err := sp.hostPath(p)
+	if err != nil {
+		fsFailure(w, p, err)
+		return
+	}
+	if err := os.Chmod(host, fs.FileMode(mode)); err != nil {
 		fsFailure(w, p, err)
 		return
 	}

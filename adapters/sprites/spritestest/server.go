@@ -3,7 +3,10 @@
 // behind them, sessions that outlive a disconnect and replay on attach,
 // kill, checkpoints, network policy, URL settings and files. It follows the
 // provider's protocol as Sprites documents and serves it, not any adapter,
-// and can inject the failures that protocol allows, per route and call.
+// and can inject the failures that protocol allows, per route and call. A
+// sprite is a filesystem of its own (package stubfs): where Linux mount
+// namespaces work its commands run changed into its root as sprite (when
+// the server is root), and the fs routes reach the same files.
 //
 //	srv := spritestest.NewServer(t)
 //	srv.Fail("POST /v1/sprites", spritestest.RateLimited(2))
@@ -18,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 	"github.com/paddockhq/paddock/adapters/internal/stubserver"
 )
 
@@ -43,6 +47,7 @@ type Server struct {
 
 	coldStart    int    // exec upgrades each new sprite refuses with 503
 	capabilities string // X-Sprite-Capabilities of exec upgrades
+	mapped       bool   // sprites' processes see their own files (stubfs.Probe)
 }
 
 // Option configures NewServer.
@@ -78,25 +83,34 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
-	s.Start(t, "spritestest", stubserver.Style{DefaultBody: faultBody, ContentType: contentType}, s.routes, s.shutdown)
+	s.Start(t, "spritestest", stubserver.Style{DefaultBody: faultBody, ContentType: contentType}, func() http.Handler {
+		s.mapped = stubfs.Probe(s.Root())
+		return s.routes()
+	}, s.shutdown)
 	return s
 }
 
 // Token is the bearer token the server accepts.
 func (s *Server) Token() string { return s.token }
 
-// shutdown stops every session, as the server closes.
+// shutdown stops every session, as the server closes, and lets every
+// sprite's mount namespace go.
 func (s *Server) shutdown() {
 	s.mu.Lock()
 	var all []*session
+	var spaces []*stubfs.Space
 	for _, sp := range s.sprites {
 		for _, ss := range sp.sessions {
 			all = append(all, ss)
 		}
+		spaces = append(spaces, sp.space)
 	}
 	s.mu.Unlock()
 	for _, ss := range all {
 		ss.shutdown()
+	}
+	for _, sp := range spaces {
+		sp.Retire()
 	}
 }
 
@@ -166,3 +180,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // String names the server by its URL (never its token).
 func (s *Server) String() string { return "spritestest.Server(" + s.URL() + ")" }
+
+// Mapped reports whether sandboxes' processes see the sandbox's own files
+// at the sandbox's paths here (stubfs.Probe: Linux mount namespaces);
+// without, they run on this machine's paths.
+func (s *Server) Mapped() bool { return s.mapped }

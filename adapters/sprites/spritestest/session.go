@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -165,9 +164,22 @@ func parseExec(q map[string][]string) (execParams, error) {
 	return p, nil
 }
 
+// defaultPath is the PATH of a sprite's default environment.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// pathOf is env's PATH, or the default one.
+func pathOf(env []string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			return v
+		}
+	}
+	return defaultPath
+}
+
 // defaultEnv is a sprite's environment when exec gives none.
 func defaultEnv(home string, tty bool) []string {
-	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + home,
+	env := []string{"PATH=" + defaultPath, "HOME=" + home,
 		"USER=sprite", "LANG=C.UTF-8"}
 	if tty {
 		env = append(env, "TERM=xterm-256color")
@@ -179,18 +191,16 @@ func defaultEnv(home string, tty bool) []string {
 // start still makes a session, which reports it on stderr and exits 127
 // (not found) or 126, as a shell would.
 func (s *Server) startSession(sp *sprite, id string, p execParams) *session {
-	hostDir := sp.hostPath(p.dir)
-	if p.dir == "" {
-		hostDir = sp.hostPath("/home/sprite")
-	}
 	ss := &session{s: s, id: id, tty: p.tty, workdir: p.dir, created: time.Now(), maxRun: p.maxRun,
 		clients: map[*client]bool{}, lastActivity: time.Now(), done: make(chan struct{})}
-	ss.workdir = cmp.Or(ss.workdir, "/home/sprite")
-	program := p.path
-	if strings.Contains(program, "/") && !filepath.IsAbs(program) {
-		program = filepath.Join(hostDir, program) // relative to the command's directory, as a shell finds it
+	ss.workdir = cmp.Or(ss.workdir, spriteUser.Home)
+	env := p.env
+	if env == nil {
+		env = defaultEnv(sp.space.Seen(spriteUser.Home), p.tty)
 	}
-	resolved, err := exec.LookPath(program)
+	// The program as the sprite's shell finds it (a relative one from the
+	// command's directory); the listing shows it resolved.
+	resolved, err := sp.space.LookPath(p.path, pathOf(env), ss.workdir)
 	ss.command = strings.Join(append([]string{resolved}, p.argv[1:]...), " ")
 	if err != nil {
 		ss.command = strings.Join(p.argv, " ")
@@ -202,13 +212,12 @@ func (s *Server) startSession(sp *sprite, id string, p execParams) *session {
 		s.Go(func() { ss.failStart(p.path, err) })
 		return ss
 	}
-	cmd := exec.Command(resolved, p.argv[1:]...)
-	cmd.Args[0] = p.argv[0]
-	cmd.Dir = hostDir
-	cmd.Env = p.env
-	if cmd.Env == nil {
-		cmd.Env = defaultEnv(sp.hostPath("/home/sprite"), p.tty)
+	cmd, err := sp.space.Command(ss.workdir, spriteUser, resolved, p.argv[1:]...)
+	if err != nil {
+		s.Go(func() { ss.failStart(p.path, err) })
+		return ss
 	}
+	cmd.Env = env
 	if p.tty {
 		ptmx, err := pty.StartWithAttrs(cmd, &pty.Winsize{Rows: p.rows, Cols: p.cols},
 			stubproc.TerminalAttr(nil))

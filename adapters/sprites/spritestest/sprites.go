@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 	"github.com/paddockhq/paddock/adapters/internal/stubserver"
 )
 
@@ -41,6 +42,7 @@ type sprite struct {
 	dir        string    // the server's directory for this sprite
 	coldStart  int       // exec upgrades still to refuse with 503
 
+	space       *stubfs.Space // its files, as its processes and the fs routes see them
 	sessions    map[string]*session
 	checkpoints []*checkpoint // oldest first
 	rules       json.RawMessage
@@ -49,11 +51,15 @@ type sprite struct {
 // fsDir is the sprite's filesystem root.
 func (sp *sprite) fsDir() string { return filepath.Join(sp.dir, "fs") }
 
-// hostPath maps a sprite path to the server's disk; ".." cannot leave the
-// sprite.
-func (sp *sprite) hostPath(p string) string {
-	return filepath.Join(sp.fsDir(), filepath.Clean("/"+p))
-}
+// hostPath is where this machine reaches sprite path p, as the sprite's
+// processes see it (stubfs); ".." cannot leave the sprite.
+func (sp *sprite) hostPath(p string) (string, error) { return sp.space.Path(p) }
+
+// The sprite's users: commands and files are sprite's.
+var (
+	spriteUser = stubfs.User{Name: "sprite", UID: 1000, GID: 1000, Home: "/home/sprite"}
+	users      = []stubfs.User{{Name: "root", Home: "/root"}, spriteUser}
+)
 
 // statusAt is the sprite's status word at now: cold until first activity,
 // running while a session has a client or within the warm delay of the
@@ -113,12 +119,11 @@ func (s *Server) newSprite(name, auth string) (*sprite, error) {
 		sessions: map[string]*session{}, coldStart: s.coldStart,
 		rules: json.RawMessage(`[]`)}
 	sp.dir = filepath.Join(s.Root(), sp.id)
-	if err := os.MkdirAll(filepath.Join(sp.fsDir(), "home", "sprite"), 0o755); err != nil {
+	space, err := stubfs.NewSpace(stubfs.Config{Root: sp.fsDir(), Scratch: filepath.Join(sp.dir, "stubfs"), Users: users, Mapped: s.mapped})
+	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(sp.fsDir(), "tmp"), 0o777); err != nil {
-		return nil, err
-	}
+	sp.space = space
 	// A new sprite already has v0.
 	if _, err := s.snapshot(sp, ""); err != nil {
 		return nil, err
@@ -256,6 +261,7 @@ func (s *Server) deleteSprite(w http.ResponseWriter, r *http.Request, _ []byte) 
 	for _, ss := range sessions {
 		ss.shutdown()
 	}
+	sp.space.Retire()
 	_ = os.RemoveAll(sp.dir)
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -19,6 +19,16 @@ step('execute', async () => {
   expect(r.exitCode === 3, 'exit ' + JSON.stringify(r))
   expect(r.result.includes('hello') && r.result.includes('oops'), 'result ' + JSON.stringify(r.result))
 })
+step('user, home and paths', async () => {
+  // Commands run as daytona in its home, and see the sandbox's paths.
+  const r = await sbx.process.executeCommand('echo $(id -un) $HOME $(pwd)')
+  expect(r.result === 'daytona /home/daytona /home/daytona\n', 'who and where ' + JSON.stringify(r.result))
+  const inTmp = await sbx.process.executeCommand('pwd', '/tmp')
+  expect(inTmp.result === '/tmp\n', 'cwd ' + JSON.stringify(inTmp.result))
+  await sbx.fs.uploadFile(Buffer.from('here'), '/home/daytona/where/abs.txt')
+  const abs = await sbx.process.executeCommand('cat /home/daytona/where/abs.txt && stat -c %U:%a /home/daytona/where/abs.txt')
+  expect(abs.result === 'here' + 'daytona:644\n', 'a file by its absolute path ' + JSON.stringify(abs.result))
+})
 step('session', async () => {
   await sbx.process.createSession('s1')
   const cmd = await sbx.process.executeSessionCommand('s1', { command: 'echo out; echo err >&2; sleep 0.2; echo done', runAsync: true })

@@ -22,6 +22,19 @@ step('run exit 0', async () => {
   const r = await sbx.commands.run('printf %s "$HOME"')
   expect(r.exitCode === 0 && r.stdout === '/home/user', JSON.stringify(r))
 })
+step('users, homes and working directories', async () => {
+  // Commands run as the user asked for (user by default), with its home,
+  // and see the sandbox's paths.
+  const asUser = await sbx.commands.run('echo $(id -un) $HOME $(pwd)')
+  expect(asUser.stdout === 'user /home/user /home/user\n', 'as user ' + JSON.stringify(asUser.stdout))
+  const asRoot = await sbx.commands.run('echo $(id -un) $HOME $(pwd)', { user: 'root' })
+  expect(asRoot.stdout === 'root /root /root\n', 'as root ' + JSON.stringify(asRoot.stdout))
+  const inTmp = await sbx.commands.run('pwd', { cwd: '/tmp' })
+  expect(inTmp.stdout === '/tmp\n', 'cwd ' + JSON.stringify(inTmp.stdout))
+  await sbx.files.write('/opt/paddock/where.txt', 'here')
+  const r = await sbx.commands.run('cat /opt/paddock/where.txt && stat -c %U /opt/paddock/where.txt')
+  expect(r.stdout === 'here' + 'user\n', 'a file by its absolute path ' + JSON.stringify(r.stdout))
+})
 step('background with stdin', async () => {
   const h = await sbx.commands.run('cat', { background: true, stdin: true })
   await sbx.commands.sendStdin(h.pid, 'typed')
@@ -82,9 +95,10 @@ step('pty', async () => {
   let out = ''
   const term = await sbx.pty.create({ cols: 80, rows: 24, onData: (d) => { out += new TextDecoder().decode(d) } })
   await sbx.pty.resize(term.pid, { cols: 100, rows: 30 })
-  await sbx.pty.sendInput(term.pid, new TextEncoder().encode('stty size; exit 4\n'))
+  await sbx.pty.sendInput(term.pid, new TextEncoder().encode('stty size; echo "who=$(id -un)"; exit 4\n'))
   const r = await term.wait().catch((e) => e.result ?? e)
   expect(out.includes('30 100'), 'resized: ' + JSON.stringify(out))
+  expect(out.includes('who=user'), 'the terminal is the user\'s: ' + JSON.stringify(out))
   expect(r.exitCode === 4, 'pty exit ' + JSON.stringify(r))
 })
 step('timeout, info, list, pause, connect', async () => {
