@@ -127,8 +127,10 @@ func (sb *sandbox) freeze() {
 	sb.procs.cutStreams()
 }
 
-// create is POST /sandboxes (and the SDK's /v2 form).
-func (s *Server) create(w http.ResponseWriter, _ *http.Request, body []byte) {
+// create is POST /sandboxes, and the current SDKs' POST /v2/sandboxes,
+// whose sandboxes are secure (an envd access token) unless the body says
+// "secure": false; the first form's are secure only when it says true.
+func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 	var req struct {
 		TemplateID string            `json:"templateID"`
 		Timeout    *int              `json:"timeout"`
@@ -136,7 +138,7 @@ func (s *Server) create(w http.ResponseWriter, _ *http.Request, body []byte) {
 		Metadata   map[string]string `json:"metadata"`
 		EnvVars    map[string]string `json:"envVars"`
 		Network    json.RawMessage   `json:"network"`
-		Secure     bool              `json:"secure"`
+		Secure     *bool             `json:"secure"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil || req.TemplateID == "" {
 		apiError(w, http.StatusBadRequest, "Error when parsing request: templateID is required")
@@ -177,7 +179,7 @@ func (s *Server) create(w http.ResponseWriter, _ *http.Request, body []byte) {
 		state: "running", autoPause: req.AutoPause, startedAt: s.now, endAt: s.now.Add(ttl), network: req.Network, space: space}
 	sb.procs = newProcessTable(sb)
 	sb.owners = map[string]string{}
-	if req.Secure {
+	if req.Secure != nil && *req.Secure || req.Secure == nil && strings.HasPrefix(r.URL.Path, "/v2/") {
 		sb.token = randomID(32)
 	}
 	s.sandboxes[id] = sb

@@ -3,6 +3,9 @@ package e2btest
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -13,6 +16,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -69,7 +73,12 @@ func (s *Server) envd(w http.ResponseWriter, r *http.Request, id string) {
 	if s.Fault(route, -1, w, r) {
 		return
 	}
-	if sb.token != "" && r.Header.Get("X-Access-Token") != sb.token {
+	if sb.token != "" && r.URL.Path == "/files" {
+		if msg := sb.filesAccess(r); msg != "" {
+			filesError(w, http.StatusUnauthorized, msg)
+			return
+		}
+	} else if sb.token != "" && r.Header.Get("X-Access-Token") != sb.token {
 		// Even on a stream: HTTP 401 with envd's JSON, as envd answers it.
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"code": 401,
 			"message": "unauthorized access, please provide a valid access token or method signing if supported"})
@@ -145,6 +154,48 @@ func filesUser(w http.ResponseWriter, r *http.Request) (stubfs.User, bool) {
 		filesError(w, http.StatusUnauthorized, "invalid username: '"+name+"'")
 	}
 	return u, ok
+}
+
+// filesAccess checks a /files call of a secure sandbox as envd does: the
+// access token in X-Access-Token, or else a signature of the call in the
+// query (v1_ and unpadded base64 of SHA-256 over
+// "<path>:<read|write>:<username>:<token>[:<expiration>]"), unexpired by
+// the server's clock; "" when allowed, else envd's message.
+func (sb *sandbox) filesAccess(r *http.Request) string {
+	if h := r.Header.Get("X-Access-Token"); h != "" {
+		if h == sb.token {
+			return ""
+		}
+		return "access token present in header but does not match"
+	}
+	q := r.URL.Query()
+	sig := q.Get("signature")
+	if sig == "" {
+		return "missing signature query parameter"
+	}
+	op := "read"
+	if r.Method == http.MethodPost {
+		op = "write"
+	}
+	raw := q.Get("path") + ":" + op + ":" + q.Get("username") + ":" + sb.token
+	exp := q.Get("signature_expiration")
+	if exp != "" {
+		raw += ":" + exp
+	}
+	sum := sha256.Sum256([]byte(raw))
+	if subtle.ConstantTimeCompare([]byte(sig), []byte("v1_"+base64.RawStdEncoding.EncodeToString(sum[:]))) != 1 {
+		return "invalid signature"
+	}
+	if exp != "" {
+		at, err := strconv.ParseInt(exp, 10, 64)
+		sb.s.mu.Lock()
+		now := sb.s.now
+		sb.s.mu.Unlock()
+		if err != nil || now.Unix() > at {
+			return "signature is already expired"
+		}
+	}
+	return ""
 }
 
 // filesError answers envd's own error shape for /files.

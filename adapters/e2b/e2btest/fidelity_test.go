@@ -3,6 +3,7 @@ package e2btest_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -10,6 +11,8 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -625,4 +628,71 @@ func TestFilesystemService(t *testing.T) {
 	fs := frames(t, raw)
 	require.Len(t, fs, 1)
 	assert.Contains(t, fs[0].json, `"not_found"`)
+}
+
+// The SDKs' create route (v2) makes secure sandboxes, the first form only
+// on request. A secure sandbox's /files takes the access token, or else a
+// signature of the call, which names its path, operation and user and
+// may expire (by the server's clock), with envd's answers for each fault.
+func TestFilesTakeASignature(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	assert.Empty(t, srv.AccessToken(create(t, srv, map[string]any{"templateID": "base"})), "the first form: not secure by default")
+	status, _, data := call(t, srv, http.MethodPost, "/v2/sandboxes", map[string]any{"templateID": "base", "timeout": 3600})
+	require.Equal(t, http.StatusCreated, status)
+	var out struct {
+		ID    string `json:"sandboxID"`
+		Token string `json:"envdAccessToken"`
+	}
+	require.NoError(t, json.Unmarshal(data, &out))
+	require.NotEmpty(t, out.Token, "v2: secure by default")
+	status, _, data = call(t, srv, http.MethodPost, "/v2/sandboxes", map[string]any{"templateID": "base", "secure": false})
+	require.Equal(t, http.StatusCreated, status)
+	assert.NotContains(t, string(data), "envdAccessToken", "unless it says otherwise")
+
+	token := http.Header{"X-Access-Token": {out.Token}}
+	status, _, body := envd(t, srv, out.ID, http.MethodPost, "/files?path=/tmp/s.txt", "application/octet-stream", []byte("signed"), token)
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	sign := func(path, op, user, exp string) string {
+		raw := path + ":" + op + ":" + user + ":" + out.Token
+		if exp != "" {
+			raw += ":" + exp
+		}
+		sum := sha256.Sum256([]byte(raw))
+		q := url.Values{"path": {path}, "signature": {"v1_" + base64.RawStdEncoding.EncodeToString(sum[:])}}
+		if user != "" {
+			q.Set("username", user)
+		}
+		if exp != "" {
+			q.Set("signature_expiration", exp)
+		}
+		return "/files?" + q.Encode()
+	}
+	later := strconv.FormatInt(srv.Now().Add(time.Minute).Unix(), 10)
+	cases := []struct {
+		name   string
+		path   string
+		header http.Header
+		status int
+		msg    string
+	}{
+		{"signed", sign("/tmp/s.txt", "read", "", ""), nil, http.StatusOK, ""},
+		{"signed for a user, expiring", sign("/tmp/s.txt", "read", "root", later), nil, http.StatusOK, ""},
+		{"no signature", "/files?path=/tmp/s.txt", nil, http.StatusUnauthorized, "missing signature query parameter"},
+		{"signed for writing", sign("/tmp/s.txt", "write", "", ""), nil, http.StatusUnauthorized, "invalid signature"},
+		{"a wrong token", "/files?path=/tmp/s.txt", http.Header{"X-Access-Token": {"wrong"}}, http.StatusUnauthorized, "access token present in header but does not match"},
+	}
+	for _, tc := range cases {
+		status, _, body := envd(t, srv, out.ID, http.MethodGet, tc.path, "", nil, tc.header)
+		require.Equal(t, tc.status, status, "%s: %s", tc.name, body)
+		if tc.msg != "" {
+			assert.Contains(t, string(body), `"message":"`+tc.msg+`"`, tc.name)
+		} else {
+			assert.Equal(t, "signed", string(body), tc.name)
+		}
+	}
+	srv.Advance(2 * time.Minute)
+	status, _, body = envd(t, srv, out.ID, http.MethodGet, sign("/tmp/s.txt", "read", "root", later), "", nil, nil)
+	assert.Equal(t, http.StatusUnauthorized, status)
+	assert.Contains(t, string(body), "signature is already expired")
 }

@@ -68,6 +68,30 @@ step('files write and read', async () => {
   const r = await sbx.commands.run('cat /tmp/js/hello.txt')
   expect(r.stdout === 'from js', 'a process sees the file')
 })
+step('signed file URLs', async () => {
+  // The control plane's sandboxes are secure: envd wants the access token,
+  // or a signature of the file call. (E2B_SANDBOX_URL points every sandbox
+  // at e2btest, so the URL's host cannot name the sandbox: the routing
+  // headers do, as E2B's proxy would route the URL's host.)
+  expect(!!sbx.envdAccessToken, 'an envd access token')
+  const routed = { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '49983' }
+  const down = await fetch(await sbx.downloadUrl('/tmp/js/hello.txt', { useSignatureExpiration: 60 }), { headers: routed })
+  expect(down.status === 200 && (await down.text()) === 'from js', 'signed download ' + down.status)
+  const form = new FormData()
+  form.append('file', new Blob(['uploaded']), 'up.txt')
+  const up = await fetch(await sbx.uploadUrl('/tmp/js/up.txt'), { method: 'POST', body: form, headers: routed })
+  expect(up.status === 200, 'signed upload ' + up.status)
+  expect((await sbx.files.read('/tmp/js/up.txt')) === 'uploaded', 'uploaded')
+  await sbx.files.remove('/tmp/js/up.txt')
+  const forged = new URL(await sbx.downloadUrl('/tmp/js/hello.txt'))
+  forged.searchParams.set('path', '/etc/hostname')
+  const refused = await fetch(forged, { headers: routed })
+  expect(refused.status === 401, 'a signature for another path ' + refused.status)
+  const unsigned = await fetch(forged.origin + forged.pathname + '?path=/tmp/js/hello.txt', { headers: routed })
+  expect(unsigned.status === 401, 'no signature ' + unsigned.status)
+  const wrong = await fetch(forged.origin + forged.pathname + '?path=/tmp/js/hello.txt', { headers: { ...routed, 'X-Access-Token': 'wrong' } })
+  expect(wrong.status === 401, 'a wrong token ' + wrong.status)
+})
 step('files service', async () => {
   expect(await sbx.files.exists('/tmp/js/hello.txt'), 'exists')
   expect(!(await sbx.files.exists('/tmp/js/nope')), 'does not exist')
