@@ -303,10 +303,30 @@ func TestConnectTimeoutKillsTheProcess(t *testing.T) {
 	assert.Contains(t, fs[1].json, `"deadline_exceeded"`, "no end event")
 	require.Eventually(t, func() bool { _, body := unary(t, srv, id, "List", `{}`); return body == "{}\n" || body == "{}" }, time.Minute, 10*time.Millisecond, "the process was killed")
 
+	// The deadline kills the process whether or not its client stays: here
+	// the client leaves at the start event.
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL()+"/process.Process/Start",
+		bytes.NewReader(envelope(`{"process":{"cmd":"sleep","args":["3600"]},"tag":"left"}`)))
+	require.NoError(t, err)
+	req.Header.Set("E2b-Sandbox-Id", id)
+	req.Header.Set("Content-Type", "application/connect+json")
+	req.Header.Set("Connect-Timeout-Ms", "500")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_, err = io.ReadFull(res.Body, make([]byte, 5)) // the start event's envelope
+	require.NoError(t, err)
+	cancel()
+	_ = res.Body.Close()
+	_, body := unary(t, srv, id, "List", `{}`)
+	require.Contains(t, body, `"tag":"left"`, "the process runs past its client")
+	require.Eventually(t, func() bool { _, body := unary(t, srv, id, "List", `{}`); return !strings.Contains(body, `"tag":"left"`) },
+		time.Minute, 10*time.Millisecond, "and is killed at its deadline")
+
 	_, fs = start(t, srv, id, `{"process":{"cmd":"sleep","args":["30"]},"tag":"zero"}`, http.Header{"Connect-Timeout-Ms": {"0"}})
 	require.Len(t, fs, 1, "no start event")
 	assert.Contains(t, fs[0].json, `"deadline_exceeded"`)
-	_, body := unary(t, srv, id, "List", `{}`)
+	_, body = unary(t, srv, id, "List", `{}`)
 	assert.Contains(t, body, `"tag":"zero"`, "the process runs on")
 }
 

@@ -156,7 +156,10 @@ func (ps processService) Start(ctx context.Context, req *connect.Request[process
 		p.unsubscribe(sub)
 		return connect.NewError(connect.CodeDeadlineExceeded, errors.New("context deadline exceeded"))
 	}
-	_, deadline := ctx.Deadline()
+	at, deadline := ctx.Deadline()
+	if deadline {
+		p.killAt(at) // whether the client stays or not, as envd does
+	}
 	return ps.follow(ctx, sb, p, sub, deadline, func(ev *processpb.ProcessEvent) error {
 		return stream.Send(&processpb.StartResponse{Event: ev})
 	}, req.Header().Get("Keepalive-Ping-Interval"))
@@ -172,6 +175,22 @@ func (ps processService) Connect(ctx context.Context, req *connect.Request[proce
 	return ps.follow(ctx, sb, p, nil, false, func(ev *processpb.ProcessEvent) error {
 		return stream.Send(&processpb.ConnectResponse{Event: ev})
 	}, req.Header().Get("Keepalive-Ping-Interval"))
+}
+
+// killAt kills the process's group at the time given, unless it has
+// ended by then: a Start's Connect-Timeout-Ms is the process's lifetime.
+func (p *process) killAt(at time.Time) {
+	t := time.AfterFunc(time.Until(at), func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.end == nil { // its pid is still its own
+			_ = stubproc.SignalGroup(int(p.pid), syscall.SIGKILL)
+		}
+	})
+	go func() {
+		<-p.done
+		t.Stop()
+	}()
 }
 
 // follow streams a process: start, output while subscribed, its end.
@@ -222,8 +241,7 @@ func (ps processService) follow(ctx context.Context, sb *sandbox, p *process, su
 			panic(http.ErrAbortHandler) // the connection drops, as a pause drops it
 		case <-ctx.Done():
 			if deadline && errors.Is(ctx.Err(), context.DeadlineExceeded) && start {
-				_ = stubproc.SignalGroup(int(p.pid), syscall.SIGKILL)
-				return connect.NewError(connect.CodeDeadlineExceeded, errors.New("context deadline exceeded"))
+				return connect.NewError(connect.CodeDeadlineExceeded, errors.New("context deadline exceeded")) // killAt kills it
 			}
 			return ctx.Err()
 		}
