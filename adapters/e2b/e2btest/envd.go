@@ -2,6 +2,7 @@ package e2btest
 
 import (
 	"cmp"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -320,7 +321,17 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 			filesError(w, http.StatusBadRequest, "path query parameter is required for raw body upload")
 			return
 		}
-		if !write(p, r.Body) {
+		body := io.Reader(r.Body)
+		if r.Header.Get("Content-Encoding") == "gzip" { // envd stores what was compressed, uncompressed
+			zr, err := gzip.NewReader(r.Body)
+			if err != nil {
+				filesError(w, http.StatusBadRequest, "error decompressing the body: "+err.Error())
+				return
+			}
+			defer zr.Close()
+			body = zr
+		}
+		if !write(p, body) {
 			return
 		}
 	default:

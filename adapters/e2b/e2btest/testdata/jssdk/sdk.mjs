@@ -68,6 +68,15 @@ step('files write and read', async () => {
   const r = await sbx.commands.run('cat /tmp/js/hello.txt')
   expect(r.stdout === 'from js', 'a process sees the file')
 })
+step('gzip upload', async () => {
+  // A compressed upload is stored as what was compressed.
+  const text = 'zipped '.repeat(1000)
+  await sbx.files.write('/tmp/js/zipped.txt', text, { gzip: true })
+  expect((await sbx.files.read('/tmp/js/zipped.txt')) === text, 'read back uncompressed')
+  const info = await sbx.files.getInfo('/tmp/js/zipped.txt')
+  expect(info.size === text.length, 'its size ' + info.size)
+  await sbx.files.remove('/tmp/js/zipped.txt')
+})
 step('signed file URLs', async () => {
   // The control plane's sandboxes are secure: envd wants the access token,
   // or a signature of the file call. (E2B_SANDBOX_URL points every sandbox
