@@ -120,9 +120,13 @@ step('watch a directory', async () => {
   const events = []
   const handle = await sbx.files.watchDir('/tmp/js', (ev) => events.push(ev))
   await sbx.files.write('/tmp/js/watched.txt', 'w')
-  for (let i = 0; i < 100 && !events.some((e) => e.name === 'watched.txt'); i++) await new Promise((r) => setTimeout(r, 50))
+  for (let i = 0; i < 100 && !events.some((e) => e.name === 'watched.txt' && e.type === 'chmod'); i++) await new Promise((r) => setTimeout(r, 50))
   await handle.stop()
   expect(events.some((e) => e.name === 'watched.txt' && e.type === 'create'), 'events ' + JSON.stringify(events))
+  // The write gives the file its user, which inotify (and so envd) reports
+  // as a chmod after the create.
+  const first = events.findIndex((e) => e.name === 'watched.txt' && e.type === 'create')
+  expect(events.slice(first).some((e) => e.name === 'watched.txt' && e.type === 'chmod'), 'a chmod after the create ' + JSON.stringify(events))
 })
 step('pty', async () => {
   let out = ''
