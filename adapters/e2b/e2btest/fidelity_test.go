@@ -320,7 +320,10 @@ func TestConnectTimeoutKillsTheProcess(t *testing.T) {
 	_ = res.Body.Close()
 	_, body := unary(t, srv, id, "List", `{}`)
 	require.Contains(t, body, `"tag":"left"`, "the process runs past its client")
-	require.Eventually(t, func() bool { _, body := unary(t, srv, id, "List", `{}`); return !strings.Contains(body, `"tag":"left"`) },
+	require.Eventually(t, func() bool {
+		_, body := unary(t, srv, id, "List", `{}`)
+		return !strings.Contains(body, `"tag":"left"`)
+	},
 		time.Minute, 10*time.Millisecond, "and is killed at its deadline")
 
 	_, fs = start(t, srv, id, `{"process":{"cmd":"sleep","args":["30"]},"tag":"zero"}`, http.Header{"Connect-Timeout-Ms": {"0"}})
