@@ -66,6 +66,13 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, ss *session, c *
 		}
 		for len(b) > 0 {
 			n := min(len(b), s.frameSize)
+			if n < len(b) && n > 3 && (bytes.HasSuffix(b[:n], stdoutMarker) || bytes.HasSuffix(b[:n], stderrMarker)) {
+				// Frames split markers anywhere but right after a whole
+				// one: through the official SDK the daemon's frames give
+				// back every byte (spec, appendix B), and the SDK's demuxer
+				// emits the first byte of a marker that ends a frame.
+				n--
+			}
 			if err := conn.WriteMessage(websocket.BinaryMessage, b[:n]); err != nil {
 				return err
 			}

@@ -219,7 +219,7 @@ func TestSessionCommandsQueue(t *testing.T) {
 	}, time.Minute, 10*time.Millisecond)
 	status, _, _ = call(t, srv, http.MethodPost, tb+"/process/session/s/command/"+first+"/input", map[string]string{"data": "late"})
 	assert.Equal(t, http.StatusInternalServerError, status, "ended, its exit not yet read")
-	status, _, data = call(t, srv, http.MethodPost, tb+"/process/session/s/exec", map[string]any{"command": "echo sync; exit 5"})
+	status, _, data = call(t, srv, http.MethodPost, tb+"/process/session/s/exec", map[string]any{"command": "echo sync; (exit 5)"})
 	require.Equal(t, http.StatusOK, status, "a sync exec answers when the command ends")
 	assert.Contains(t, string(data), `"exitCode":5`)
 	assert.Contains(t, string(data), `"output":"sync\n"`)

@@ -1,7 +1,6 @@
 package daytonatest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -269,11 +268,12 @@ var (
 // session is one daemon session: its commands run one after another.
 type session struct {
 	id       string
-	mu       sync.Mutex
+	mu       sync.Mutex // commands, deleted, shell
 	commands map[string]*command
 	turn     sync.Mutex // held by the running command
 	gone     chan struct{}
 	deleted  bool
+	shell    *sessionShell // started with the first command (shell.go)
 }
 
 // command is one command of a session and its journal.
@@ -410,26 +410,15 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// kill ends the session: its running commands' groups get SIGKILL.
+// kill ends the session: its shell's group gets SIGKILL.
 func (ss *session) kill() {
 	ss.mu.Lock()
 	if !ss.deleted {
 		ss.deleted = true
 		close(ss.gone)
 	}
-	cmds := make([]*command, 0, len(ss.commands))
-	for _, c := range ss.commands {
-		cmds = append(cmds, c)
-	}
 	ss.mu.Unlock()
-	for _, c := range cmds {
-		c.mu.Lock()
-		pgid := c.pgid
-		c.mu.Unlock()
-		if pgid > 0 {
-			_ = stubproc.SignalGroup(pgid, syscall.SIGKILL)
-		}
-	}
+	ss.killShell()
 }
 
 // sessionExec is POST …/exec: async answers 202 with the command id at
@@ -455,7 +444,12 @@ func (s *Server) sessionExec(w http.ResponseWriter, r *http.Request) {
 		noExit: s.take(&s.noExits)}
 	ss.mu.Lock()
 	ss.commands[c.id] = c
+	dead := ss.shell != nil && ss.shell.dead.Load()
 	ss.mu.Unlock()
+	if dead { // the command is listed all the same, and never runs
+		degenerate(w, "failed to execute command: bad request: failed to write command: write |1: broken pipe")
+		return
+	}
 	async := req.RunAsync || req.Async
 	s.Go(func() { s.run(sandboxOf(r), ss, c, async) })
 	if async {
@@ -468,18 +462,35 @@ func (s *Server) sessionExec(w http.ResponseWriter, r *http.Request) {
 		degenerate(w, "failed to execute command: bad request: session cancelled")
 		return
 	}
-	out, _ := c.journal()
+	journal, _ := c.journal()
 	rec := c.record()
-	writeJSON(w, http.StatusOK, map[string]any{"cmdId": c.id, "output": string(logsFor(r, out).text), "exitCode": rec["exitCode"]})
+	writeJSON(w, http.StatusOK, syncAnswer(r, c.id, journal, rec["exitCode"]))
 }
 
-// run runs one command after the session's earlier ones: its lines
-// journaled with their markers (NUL bytes dropped, a last unterminated line
-// given its newline), then its exit code, once the journal is whole.
+// syncAnswer is a synchronous exec's answer by the request's headers, as
+// the daemon renders it: an SDK version ≥ 0.167.0 gets the raw journal as
+// output with the demuxed stdout and stderr; split output asked for gets
+// the raw journal alone; anything else the output stripped of its markers.
+func syncAnswer(r *http.Request, id string, journal []byte, exitCode any) map[string]any {
+	answer := map[string]any{"cmdId": id, "exitCode": exitCode, "stdout": nil, "stderr": nil}
+	switch {
+	case newSDK(r.Header.Get("X-Daytona-SDK-Version")):
+		out, errb := demux(journal)
+		answer["output"], answer["stdout"], answer["stderr"] = string(journal), string(out), string(errb)
+	case r.Header.Get("X-Daytona-Split-Output") == "true":
+		answer["output"] = string(journal)
+	default:
+		answer["output"] = string(strip(journal))
+	}
+	return answer
+}
+
+// run runs one command after the session's earlier ones, in the
+// session's shell (shell.go).
 func (s *Server) run(sb *sandbox, ss *session, c *command, async bool) {
 	defer close(c.done)
-	startedOnce := sync.OnceFunc(func() { close(c.started) })
-	defer startedOnce()
+	started := sync.OnceFunc(func() { close(c.started) })
+	defer started()
 	ss.turn.Lock()
 	defer ss.turn.Unlock()
 	select {
@@ -487,72 +498,14 @@ func (s *Server) run(sb *sandbox, ss *session, c *command, async bool) {
 		return
 	default:
 	}
-	cmd, err := s.shell(sb, "", nil, "-c", c.text)
-	var stdin io.WriteCloser
-	var stdout, stderr io.ReadCloser
-	if err == nil {
-		stdin, _ = cmd.StdinPipe()
-		stdout, _ = cmd.StdoutPipe()
-		stderr, _ = cmd.StderrPipe()
-		err = cmd.Start()
-	}
-	if err != nil {
+	if err := s.runInShell(sb, ss, c, async, started); err != nil && !c.noExit {
 		code := -1
 		c.mu.Lock()
-		c.exitCode = &code
+		if c.exitCode == nil {
+			c.exitCode = &code
+		}
 		c.mu.Unlock()
-		return
 	}
-	c.mu.Lock()
-	c.stdin, c.pgid = stdin, cmd.Process.Pid
-	c.mu.Unlock()
-	startedOnce()
-	if !async {
-		_ = stdin.Close() // a sync command's stdin is at EOF at once
-	}
-	ended := make(chan struct{})
-	defer close(ended)
-	go func() { // a session deleted meanwhile takes its command down
-		select {
-		case <-ss.gone:
-			_ = stubproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL)
-		case <-ended:
-		}
-	}()
-	var labelers sync.WaitGroup
-	label := func(from io.Reader, marker []byte) {
-		defer labelers.Done()
-		rd := bufio.NewReaderSize(from, 64<<10)
-		for {
-			line, err := rd.ReadBytes('\n')
-			if len(line) > 0 {
-				line = bytes.ReplaceAll(line, []byte{0}, nil)
-				if line[len(line)-1] != '\n' {
-					line = append(line, '\n')
-				}
-				c.append(marker, line)
-			}
-			if err != nil {
-				return
-			}
-		}
-	}
-	labelers.Add(2)
-	go label(stdout, stdoutMarker)
-	go label(stderr, stderrMarker)
-	labelers.Wait()
-	_ = cmd.Wait()
-	code := cmd.ProcessState.ExitCode()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		code = 128 + int(ws.Signal())
-	}
-	c.mu.Lock()
-	c.stdin = nil
-	if !c.noExit {
-		c.exitCode = &code
-	}
-	c.mu.Unlock()
-	_ = stdin.Close()
 }
 
 // commandOf finds a command of a session of the request's sandbox.
@@ -630,38 +583,45 @@ type logView struct {
 }
 
 // logsFor renders a journal by the request's headers: split output asked
-// for is the raw journal; an SDK version ≥ 0.167.0 gets JSON; anything
-// else has its markers stripped.
+// for is the raw journal; an SDK version ≥ 0.167.0 gets JSON, the raw
+// journal as output beside the demuxed stdout and stderr; anything else
+// has its markers stripped.
 func logsFor(r *http.Request, journal []byte) logView {
 	switch {
 	case r.Header.Get("X-Daytona-Split-Output") == "true":
 		return logView{"text/plain; charset=utf-8", journal}
 	case newSDK(r.Header.Get("X-Daytona-SDK-Version")):
-		var out, errb []byte
-		var cur *[]byte
-		for len(journal) > 0 {
-			switch {
-			case bytes.HasPrefix(journal, stdoutMarker):
-				cur, journal = &out, journal[3:]
-			case bytes.HasPrefix(journal, stderrMarker):
-				cur, journal = &errb, journal[3:]
-			default:
-				if cur != nil {
-					*cur = append(*cur, journal[0])
-				}
-				journal = journal[1:]
-			}
-		}
-		b, _ := json.Marshal(map[string]string{"output": string(journalOf(out, errb)), "stdout": string(out), "stderr": string(errb)})
+		out, errb := demux(journal)
+		b, _ := json.Marshal(map[string]string{"output": string(journal), "stdout": string(out), "stderr": string(errb)})
 		return logView{"application/json; charset=utf-8", b}
 	}
-	stripped := bytes.ReplaceAll(bytes.ReplaceAll(journal, stdoutMarker, nil), stderrMarker, nil)
-	return logView{"text/plain; charset=utf-8", stripped}
+	return logView{"text/plain; charset=utf-8", strip(journal)}
 }
 
-// journalOf is a stand-in raw output for the JSON view.
-func journalOf(out, errb []byte) []byte {
-	return append(append(append([]byte(nil), stdoutMarker...), out...), append(append([]byte(nil), stderrMarker...), errb...)...)
+// demux splits a journal into its stdout and stderr as Daytona's demuxers
+// do: the bytes after a marker are that marker's stream, those before the
+// first are dropped.
+func demux(journal []byte) (stdout, stderr []byte) {
+	var cur *[]byte
+	for len(journal) > 0 {
+		switch {
+		case bytes.HasPrefix(journal, stdoutMarker):
+			cur, journal = &stdout, journal[3:]
+		case bytes.HasPrefix(journal, stderrMarker):
+			cur, journal = &stderr, journal[3:]
+		default:
+			if cur != nil {
+				*cur = append(*cur, journal[0])
+			}
+			journal = journal[1:]
+		}
+	}
+	return stdout, stderr
+}
+
+// strip is the journal with its markers removed (the combined output).
+func strip(journal []byte) []byte {
+	return bytes.ReplaceAll(bytes.ReplaceAll(journal, stdoutMarker, nil), stderrMarker, nil)
 }
 
 // newSDK reports an SDK version at or above 0.167.0 (or a dev build).

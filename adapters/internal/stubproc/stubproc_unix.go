@@ -42,3 +42,9 @@ func Owner(info os.FileInfo) (uid, gid int, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// Mkfifo makes a named pipe at path with mode.
+func Mkfifo(path string, mode uint32) error { return syscall.Mkfifo(path, mode) }
+
+// NonBlock is the open flag that does not wait for a FIFO's other end.
+const NonBlock = syscall.O_NONBLOCK

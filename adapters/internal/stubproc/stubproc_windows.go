@@ -30,3 +30,9 @@ func SignalGroup(int, syscall.Signal) error { return errors.ErrUnsupported }
 
 // Owner is unknown here.
 func Owner(os.FileInfo) (uid, gid int, ok bool) { return 0, 0, false }
+
+// Mkfifo refuses: Windows has no named pipes in its file system.
+func Mkfifo(string, uint32) error { return errors.ErrUnsupported }
+
+// NonBlock opens nothing differently: there is no FIFO to open here.
+const NonBlock = 0

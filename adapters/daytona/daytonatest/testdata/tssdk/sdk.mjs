@@ -3,6 +3,7 @@
 // (no socket.io). Each step prints "ok <step>"; the first failure prints
 // "FAIL <step>: <error>" and exits 1.
 import { Daytona } from '@daytonaio/sdk'
+import { createHash } from 'node:crypto'
 
 const steps = []
 const step = (name, fn) => steps.push([name, fn])
@@ -41,11 +42,30 @@ step('session', async () => {
   expect(c.exitCode === 0, 'exit ' + JSON.stringify(c))
   const logs = await sbx.process.getSessionCommandLogs('s1', cmd.cmdId)
   expect(logs.stdout === 'out\ndone\n' && logs.stderr === 'err\n', 'logs ' + JSON.stringify(logs))
-  const sync = await sbx.process.executeSessionCommand('s1', { command: 'echo sync; (exit 4)' })
+  const sync = await sbx.process.executeSessionCommand('s1', { command: 'echo sync; echo serr >&2; (exit 4)' })
   expect(sync.exitCode === 4, 'sync ' + JSON.stringify(sync))
+  expect(sync.stdout === 'sync\n' && sync.stderr === 'serr\n', 'sync output apart ' + JSON.stringify(sync))
+  // A session is one shell: its directory and exports carry over.
+  await sbx.process.executeSessionCommand('s1', { command: 'cd /tmp && export CARRIED=yes' })
+  const carried = await sbx.process.executeSessionCommand('s1', { command: 'echo $(pwd) $CARRIED' })
+  expect(carried.stdout === '/tmp yes\n', 'the shell carries over ' + JSON.stringify(carried))
   const sessions = await sbx.process.listSessions()
   expect(sessions.some((s) => s.sessionId === 's1'), 'sessions ' + JSON.stringify(sessions))
   await sbx.process.deleteSession('s1')
+})
+step('10 MB followed through the log callbacks', async () => {
+  await sbx.process.createSession('big')
+  const cmd = await sbx.process.executeSessionCommand('big', { command: 'seq 1 1450000; echo tail >&2', runAsync: true })
+  const out = createHash('sha256'), err = []
+  let n = 0
+  await sbx.process.getSessionCommandLogs('big', cmd.cmdId, (s) => { out.update(s); n += Buffer.byteLength(s) }, (s) => err.push(s))
+  const want = createHash('sha256')
+  let size = 0
+  for (let i = 1; i <= 1450000; i++) { const line = i + '\n'; want.update(line); size += line.length }
+  expect(n === size, 'stdout bytes ' + n + ' of ' + size)
+  expect(out.digest('hex') === want.digest('hex'), 'stdout by SHA-256')
+  expect(err.join('') === 'tail\n', 'stderr ' + JSON.stringify(err.join('')))
+  await sbx.process.deleteSession('big')
 })
 step('files', async () => {
   await sbx.fs.uploadFile(Buffer.from('from ts'), '/tmp/ts/hello.txt')
