@@ -68,6 +68,17 @@ func (s *Server) toolboxHandler() http.Handler {
 	handle("POST /files/move", s.moveFile)
 	handle("POST /files/permissions", s.setPermissions)
 	handle("DELETE /files", s.deleteFile)
+	handle("GET /files/find", s.findInFiles)
+	handle("GET /files/search", s.searchFiles)
+	handle("POST /files/replace", s.replaceInFiles)
+	handle("GET /user-home-dir", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"dir": home})
+	})
+	handle("GET /work-dir", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"dir": home})
+	}) // the home when the image sets no workdir
+	handle("GET /process/session/entrypoint", s.entrypoint)
+	handle("GET /process/session/entrypoint/logs", s.entrypointLogs)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(http.StatusNotFound)
@@ -326,6 +337,31 @@ func (c *command) record() map[string]any {
 		c.observed = true
 	}
 	return m
+}
+
+// The entrypoint session: the daemon's record of the sandbox's entrypoint,
+// here the default snapshot's, which runs for good and logs nothing.
+const (
+	entrypointCommandID = "entrypoint_command"
+	entrypointCommand   = "sleep infinity"
+)
+
+// entrypoint is GET /process/session/entrypoint.
+func (s *Server) entrypoint(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"sessionId": "entrypoint",
+		"commands": []map[string]any{{"id": entrypointCommandID, "command": entrypointCommand}}})
+}
+
+// entrypointLogs is GET /process/session/entrypoint/logs: never stripped
+// of its markers, JSON for an SDK version >= 0.167.0.
+func (s *Server) entrypointLogs(w http.ResponseWriter, r *http.Request) {
+	v := logView{"text/plain; charset=utf-8", nil}
+	if newSDK(r.Header.Get("X-Daytona-SDK-Version")) {
+		v = logsFor(r, nil)
+	}
+	w.Header().Set("Content-Type", v.contentType)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(v.text)
 }
 
 // sessionOf finds a session of the request's sandbox.
