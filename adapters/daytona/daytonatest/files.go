@@ -2,6 +2,7 @@ package daytonatest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -105,7 +106,7 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) {
 		}
 		defer f.Close()
 		if _, err := sb.writeFile(paths[idx], f); err != nil {
-			errs = append(errs, err.Error())
+			errs = append(errs, paths[idx]+": "+err.Error())
 		}
 	}
 	for {
@@ -135,7 +136,7 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) {
 			if p, ok := paths[idx]; ok {
 				n, err := sb.writeFile(p, part)
 				if err != nil {
-					errs = append(errs, err.Error())
+					errs = append(errs, p+": "+err.Error())
 					continue
 				}
 				sizes[idx] = n
@@ -178,6 +179,25 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) {
 // written.
 func (sb *sandbox) writeFile(p string, r io.Reader) (int64, error) {
 	abs := inside(p)
+	// As daytona: a missing parent is made only in a directory daytona may
+	// write, and the file only in one (/opt or / are root's).
+	dir, made := path.Dir(abs), ""
+	for {
+		host, err := sb.space.Path(dir)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := os.Stat(host); err == nil || dir == "/" {
+			break
+		}
+		dir, made = path.Dir(dir), dir
+	}
+	if !sb.space.Writable(dir, daytona) {
+		if made != "" {
+			return 0, fmt.Errorf("mkdir %s: mkdir %s: permission denied", path.Dir(abs), made)
+		}
+		return 0, fmt.Errorf("create temp: open %s/.daytona-upload: permission denied", dir)
+	}
 	if err := sb.space.MkdirAll(path.Dir(abs), 0o750, daytona); err != nil {
 		return 0, err
 	}

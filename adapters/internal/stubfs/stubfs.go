@@ -319,6 +319,35 @@ func (s *Space) LookPath(name, pathList, cwd string) (string, error) {
 	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
 }
 
+// Writable reports whether u may make entries in directory p (a sandbox
+// path), as the kernel would decide for u: root may; another user by the
+// directory's mode bits for its owner, its group or others. Where the
+// server is not root, files are the server's own and every user may.
+func (s *Space) Writable(p string, u User) bool {
+	if u.UID == 0 || os.Geteuid() != 0 {
+		return true
+	}
+	host, err := s.Path(p)
+	if err != nil {
+		return false
+	}
+	info, err := os.Stat(host)
+	if err != nil {
+		return false
+	}
+	uid, gid, ok := stubproc.Owner(info)
+	perm := info.Mode().Perm()
+	switch {
+	case !ok:
+		return true
+	case uid == u.UID:
+		return perm&0o200 != 0
+	case gid == u.GID:
+		return perm&0o020 != 0
+	}
+	return perm&0o002 != 0
+}
+
 // Owner is the user among users that owns the file info describes, where
 // the server gives files their users (root).
 func Owner(info fs.FileInfo, users []User) (User, bool) {

@@ -29,6 +29,12 @@ step('user, home and paths', async () => {
   await sbx.fs.uploadFile(Buffer.from('here'), '/home/daytona/where/abs.txt')
   const abs = await sbx.process.executeCommand('cat /home/daytona/where/abs.txt && stat -c %U:%a /home/daytona/where/abs.txt')
   expect(abs.result === 'here' + 'daytona:644\n', 'a file by its absolute path ' + JSON.stringify(abs.result))
+  // The daemon runs as daytona: where daytona may not write, an upload is
+  // refused (a validation error), and nothing is made.
+  const refused = await sbx.fs.uploadFile(Buffer.from('no'), '/opt/denied/x.txt').then(() => null, (e) => e)
+  expect(refused && /permission denied/.test(String(refused.message)), 'refused: ' + (refused && refused.message))
+  const none = await sbx.process.executeCommand('ls /opt/denied 2>&1; echo $?')
+  expect(none.result.trim().endsWith('2'), 'nothing made ' + JSON.stringify(none.result))
 })
 step('session', async () => {
   await sbx.process.createSession('s1')
