@@ -151,12 +151,14 @@ func (s *Server) routes() http.Handler {
 		"POST /v1/sprites/{name}/fs/rename":                s.renameFile,
 		"POST /v1/sprites/{name}/fs/copy":                  s.copyFile,
 		"POST /v1/sprites/{name}/fs/chmod":                 s.chmodFile,
+		"POST /v1/sprites/{name}/upgrade":                  s.upgradeSprite,
 		// No control connections: SDK clients fall back to direct exec.
 		"/v1/sprites/{name}/control": notFound,
 		"/":                          notFound,
 	}, "PUT /v1/sprites/{name}/fs/write")
 	mux.HandleFunc("GET /v1/sprites/{name}/exec", s.execRoute)
 	mux.HandleFunc("GET /v1/sprites/{name}/exec/{session}", s.sessionRoute)
+	mux.HandleFunc("GET /v1/sprites/{name}/proxy", s.serve("WS /v1/sprites/{name}/proxy", s.proxyRoute))
 	return mux
 }
 
