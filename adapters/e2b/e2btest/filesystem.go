@@ -126,11 +126,11 @@ func (f fsService) Move(ctx context.Context, req *connect.Request[filesystempb.M
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Lstat(from); err != nil {
-		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("source file not found: %s", src))
-	}
 	if err := sb.space.MkdirAll(path.Dir(dst), 0o755, user); err != nil {
 		return nil, connect.NewError(connect.CodeInternal, err)
+	}
+	if _, err := os.Lstat(from); err != nil {
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("source file not found: rename %s %s: no such file or directory", src, dst))
 	}
 	if err := os.Rename(from, to); err != nil {
 		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("error renaming: %w", err))
@@ -154,16 +154,23 @@ func (f fsService) Move(ctx context.Context, req *connect.Request[filesystempb.M
 func (f fsService) ListDir(ctx context.Context, req *connect.Request[filesystempb.ListDirRequest]) (*connect.Response[filesystempb.ListDirResponse], error) {
 	sb := sandboxOf(ctx)
 	root := sb.inside(req.Msg.GetPath(), userOf(req.Header()))
-	host, err := sb.host(root)
+	resolved, err := sb.space.Resolve(root) // as envd's EvalSymlinks
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("path not found: %w", err))
+	}
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("error resolving symlink: %w", err))
+	}
+	host, err := sb.host(resolved)
 	if err != nil {
 		return nil, err
 	}
 	info, err := os.Stat(host)
 	if err != nil {
-		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("path not found: %s", root))
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("directory not found: stat %s: no such file or directory", resolved))
 	}
 	if !info.IsDir() {
-		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path is not a directory: %s", root))
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path is not a directory: %s", resolved))
 	}
 	depth := int(max(req.Msg.GetDepth(), 1))
 	out := &filesystempb.ListDirResponse{}
@@ -184,7 +191,7 @@ func (f fsService) ListDir(ctx context.Context, req *connect.Request[filesystemp
 			}
 		}
 	}
-	walk(root, 1)
+	walk(resolved, 1) // entries under the resolved path, as envd walks it
 	return connect.NewResponse(out), nil
 }
 

@@ -199,7 +199,8 @@ func (s *Space) Seen(p string) string {
 
 // Resolve is sandbox path p with every symbolic link followed, as the
 // sandbox's processes would follow them (an absolute target is the
-// sandbox's); an error when a link is dangling or loops.
+// sandbox's); an error when a link is dangling or loops, or a part of p is
+// missing (an lstat error naming the sandbox's path of that part).
 func (s *Space) Resolve(p string) (string, error) {
 	rest := strings.Split(p, "/")
 	done := "/"
@@ -220,7 +221,7 @@ func (s *Space) Resolve(p string) (string, error) {
 		}
 		info, err := os.Lstat(host)
 		if err != nil {
-			return "", err
+			return "", &fs.PathError{Op: "lstat", Path: next, Err: errors.Unwrap(err)} // named as the sandbox sees it
 		}
 		if info.Mode()&os.ModeSymlink == 0 {
 			done = next

@@ -115,6 +115,11 @@ step('files service', async () => {
   expect(await sbx.files.exists('/tmp/js/c.txt'), 'renamed')
   await sbx.files.remove('/tmp/js/c.txt')
   expect(!(await sbx.files.exists('/tmp/js/c.txt')), 'removed')
+  // envd's own words for what is missing.
+  const missing = await sbx.files.list('/tmp/js/none/deeper').then(() => null, (e) => String(e.message))
+  expect(missing && missing.includes('path not found: lstat /tmp/js/none: no such file or directory'), 'a missing directory: ' + missing)
+  const moved = await sbx.files.rename('/tmp/js/nope', '/tmp/js/x').then(() => null, (e) => String(e.message))
+  expect(moved && moved.includes('source file not found: rename /tmp/js/nope /tmp/js/x: no such file or directory'), 'a missing source: ' + moved)
 })
 step('watch a directory', async () => {
   const events = []
