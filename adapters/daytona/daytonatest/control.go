@@ -33,10 +33,10 @@ type sandbox struct {
 	networkAllowList   string
 	domainAllowList    string
 	deleted            bool
-	dir                string // its filesystem, as its processes see it
-	space              *stubfs.Space
+	space              *stubfs.Space // its filesystem, as its processes and the file routes see it
 	smu                sync.Mutex
 	sessions           map[string]*session
+	ptys               map[string]*ptySession // the PTY sessions (pty.go)
 }
 
 // settle ends a transition whose time has come (the caller holds s.mu);
@@ -166,7 +166,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 	sb := &sandbox{id: id, name: name, snapshot: snapshot, labels: orEmpty(req.Labels), env: orEmpty(req.Env),
 		createdAt: now, updatedAt: now, autoStop: orDefault(req.AutoStop, 15), autoArchive: orDefault(req.AutoArchive, 10080),
 		autoDelete: orDefault(req.AutoDelete, -1)}
-	sb.sessions = map[string]*session{}
+	sb.sessions, sb.ptys = map[string]*session{}, map[string]*ptySession{}
 	space, err := stubfs.NewSpace(stubfs.Config{Root: filepath.Join(s.Root(), id, "fs"), Scratch: filepath.Join(s.Root(), id, "stubfs"),
 		Users: users, Mapped: s.mapped})
 	if err != nil {
@@ -561,11 +561,14 @@ func (s *Server) Labels(idOrName string) map[string]string {
 // and lets the sandbox's mount namespace go.
 func (sb *sandbox) dropSessions() {
 	sb.smu.Lock()
-	all := sb.sessions
-	sb.sessions = map[string]*session{}
+	all, ptys := sb.sessions, sb.ptys
+	sb.sessions, sb.ptys = map[string]*session{}, map[string]*ptySession{}
 	sb.smu.Unlock()
 	for _, ss := range all {
 		ss.kill()
+	}
+	for _, p := range ptys {
+		p.kill()
 	}
 	sb.space.Close()
 }

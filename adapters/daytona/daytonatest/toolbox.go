@@ -77,6 +77,12 @@ func (s *Server) toolboxHandler() http.Handler {
 	handle("GET /work-dir", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"dir": home})
 	}) // the home when the image sets no workdir
+	handle("POST /process/pty", s.createPTY)
+	handle("GET /process/pty", s.listPTYs)
+	handle("GET /process/pty/{pty}", s.getPTY)
+	handle("DELETE /process/pty/{pty}", s.deletePTY)
+	handle("POST /process/pty/{pty}/resize", s.resizePTY)
+	handle("GET /process/pty/{pty}/connect", s.connectPTY)
 	handle("GET /process/session/entrypoint", s.entrypoint)
 	handle("GET /process/session/entrypoint/logs", s.entrypointLogs)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
