@@ -37,6 +37,7 @@ type sandbox struct {
 	smu                sync.Mutex
 	sessions           map[string]*session
 	ptys               map[string]*ptySession // the PTY sessions (pty.go)
+	leftBehind         []int                  // the sessions of ended PTY shells whose jobs outlived them
 }
 
 // settle ends a transition whose time has come (the caller holds s.mu);
@@ -570,6 +571,7 @@ func (sb *sandbox) dropSessions() {
 	for _, p := range ptys {
 		p.kill()
 	}
+	sb.killLeftBehind()
 	sb.space.Close()
 }
 

@@ -16,7 +16,7 @@ import (
 )
 
 // The toolbox's PTY sessions, as the daemon serves them (its
-// process/pty package, and the spec's appendix B): create starts an
+// process/pty package): create starts an
 // interactive login shell on a terminal (or, with lazyStart, at the first
 // connection); clients connect over a WebSocket whose first message is a
 // control message, then binary output and input either way; the end is in
@@ -46,6 +46,8 @@ type ptySession struct {
 	tty     *os.File
 	clients map[*ptyClient]bool
 	killed  bool
+	drained chan struct{} // closed once the terminal has no writer left
+	stop    chan struct{} // closed by kill
 }
 
 // ptyClient is one connected WebSocket.
@@ -113,7 +115,7 @@ func (s *Server) createPTY(w http.ResponseWriter, r *http.Request) {
 	if req.Rows != nil {
 		info.Rows = *req.Rows
 	}
-	p := &ptySession{info: info, clients: map[*ptyClient]bool{}}
+	p := &ptySession{info: info, clients: map[*ptyClient]bool{}, drained: make(chan struct{}), stop: make(chan struct{})}
 	sb.smu.Lock()
 	if sb.ptys[req.ID] != nil {
 		sb.smu.Unlock()
@@ -161,8 +163,11 @@ func (s *Server) startPTY(sb *sandbox, p *ptySession) error {
 	return nil
 }
 
-// read broadcasts the terminal's output to the connected clients.
+// read broadcasts the terminal's output to the connected clients until
+// no process holds the terminal any more (the read fails only once every
+// byte written to it has been read).
 func (p *ptySession) read() {
+	defer close(p.drained)
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := p.tty.Read(buf)
@@ -185,8 +190,11 @@ func (p *ptySession) read() {
 	}
 }
 
-// reapPTY waits for the shell, closes every client with its end, and
-// forgets the session.
+// reapPTY waits for the shell and, unless a process it left behind still
+// holds the terminal, for the last of the output; then it closes every
+// client with the shell's end and forgets the session. Like the daemon, it
+// ends the session when the shell exits: what processes left behind write
+// later reaches no one.
 func (s *Server) reapPTY(sb *sandbox, p *ptySession) {
 	err := p.cmd.Wait()
 	code := 0
@@ -199,8 +207,20 @@ func (s *Server) reapPTY(sb *sandbox, p *ptySession) {
 		code = 1
 	}
 	p.mu.Lock()
-	killed := p.killed
 	p.info.Active = false
+	p.mu.Unlock()
+	if held, err := stubproc.TerminalHeld(p.tty); err == nil && !held {
+		select { // the last of the output is on its way
+		case <-p.drained:
+		case <-p.stop:
+		}
+	} else {
+		sb.smu.Lock()
+		sb.leftBehind = append(sb.leftBehind, p.cmd.Process.Pid)
+		sb.smu.Unlock()
+	}
+	p.mu.Lock()
+	killed := p.killed
 	p.mu.Unlock()
 	if !killed {
 		p.end(code)
@@ -241,20 +261,37 @@ func (p *ptySession) end(code int) {
 	}
 }
 
-// kill ends the session at once: its shell's group gets SIGKILL, its
-// clients 137 SIGKILL.
+// kill ends the session at once: its shell and every job it started get
+// SIGKILL, its clients 137 SIGKILL.
 func (p *ptySession) kill() {
 	p.mu.Lock()
-	if !p.info.Active || p.killed {
-		p.killed = true
+	if p.killed {
 		p.mu.Unlock()
 		return
 	}
-	p.killed, p.info.Active = true, false
-	pid := p.cmd.Process.Pid
+	p.killed = true
+	started, active := p.cmd != nil, p.info.Active
+	p.info.Active = false
 	p.mu.Unlock()
-	_ = stubproc.SignalGroup(pid, syscall.SIGKILL)
+	if !started {
+		return
+	}
+	close(p.stop)
+	if active {
+		_ = stubproc.SignalSession(p.cmd.Process.Pid, syscall.SIGKILL)
+	}
 	p.end(137)
+}
+
+// killLeftBehind kills the jobs that ended PTY shells left running.
+func (sb *sandbox) killLeftBehind() {
+	sb.smu.Lock()
+	left := sb.leftBehind
+	sb.leftBehind = nil
+	sb.smu.Unlock()
+	for _, sid := range left {
+		_ = stubproc.SignalSession(sid, syscall.SIGKILL)
+	}
 }
 
 // forgetPTY removes p from its sandbox's sessions.

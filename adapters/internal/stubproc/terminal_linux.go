@@ -1,0 +1,69 @@
+//go:build linux
+
+package stubproc
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// TerminalHeld reports whether any process of this machine still has open
+// the terminal whose master side is master: once none has, reading the
+// master ends after the last byte written to the terminal.
+func TerminalHeld(master *os.File) (bool, error) {
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		return false, fmt.Errorf("terminal number: %w", err)
+	}
+	var terminal unix.Stat_t
+	if err := unix.Stat(fmt.Sprintf("/dev/pts/%d", n), &terminal); err != nil {
+		return false, fmt.Errorf("terminal: %w", err)
+	}
+	fds, err := filepath.Glob("/proc/[0-9]*/fd/[0-9]*")
+	if err != nil {
+		return false, err
+	}
+	for _, fd := range fds {
+		var st unix.Stat_t
+		// A process that exits or closes the file meanwhile no longer holds it.
+		if unix.Stat(fd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFCHR && st.Rdev == terminal.Rdev {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// SignalSession sends sig to every process of the session sid (a process
+// started with TerminalAttr leads a session of its own; an interactive
+// shell's jobs stay in it, each in a group of its own).
+func SignalSession(sid int, sig syscall.Signal) error {
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		return err
+	}
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// After the command's name, in parentheses: state, ppid, pgrp, session.
+		end := strings.LastIndexByte(string(b), ')')
+		if end < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[end+1:]))
+		if len(f) < 4 || f[3] != strconv.Itoa(sid) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(path))); err == nil {
+			_ = syscall.Kill(pid, sig)
+		}
+	}
+	return nil
+}
