@@ -125,6 +125,41 @@ step('PTY sessions', async () => {
   const gone = await sbx.process.getPtySessionInfo('raw-pty').then(() => null, (e) => e)
   expect(gone, 'killed and forgotten')
 })
+step('git', async () => {
+  // The daemon's git routes, on a repository in the sandbox: clone, status,
+  // add, commit, push, pull, branches; and the answers of routes this
+  // daemon version does not have (init), and of a directory that is no
+  // repository.
+  const seed = await sbx.process.executeCommand('git init -q -b main seed && cd seed && git -c user.name=s -c user.email=s@example.com commit -q --allow-empty -m init && git clone -q --bare . ../origin.git')
+  expect(seed.exitCode === 0, 'seed ' + JSON.stringify(seed))
+  await sbx.git.clone('/home/daytona/origin.git', 'repo', 'main')
+  await sbx.fs.uploadFile(Buffer.from('hi'), 'repo/a.txt')
+  let st = await sbx.git.status('repo')
+  expect(st.currentBranch === 'main' && st.branchPublished === true && JSON.stringify(st.fileStatus) ===
+    JSON.stringify([{ name: 'a.txt', extra: '', staging: 'Untracked', worktree: 'Untracked' }]), 'status ' + JSON.stringify(st))
+  await sbx.git.add('repo', ['a.txt'])
+  const { sha } = await sbx.git.commit('repo', 'add a', 'Ada', 'ada@example.com')
+  expect(/^[0-9a-f]{40}$/.test(sha), 'sha ' + sha)
+  st = await sbx.git.status('repo')
+  expect(st.ahead === 1 && st.fileStatus.length === 0, 'ahead ' + JSON.stringify(st))
+  await sbx.git.push('repo')
+  await sbx.git.pull('repo')
+  st = await sbx.git.status('repo')
+  expect(st.ahead === 0 && st.behind === 0, 'pushed ' + JSON.stringify(st))
+  const pushed = await sbx.process.executeCommand('git -C origin.git log -1 --format=%H')
+  expect(pushed.result.trim() === sha, 'the origin has it ' + JSON.stringify(pushed))
+  await sbx.git.createBranch('repo', 'feature')
+  let branches = await sbx.git.branches('repo')
+  expect(JSON.stringify(branches.branches) === '["feature","main"]', 'branches ' + JSON.stringify(branches))
+  await sbx.git.checkoutBranch('repo', 'main')
+  await sbx.git.deleteBranch('repo', 'feature')
+  branches = await sbx.git.branches('repo')
+  expect(JSON.stringify(branches.branches) === '["main"]', 'deleted ' + JSON.stringify(branches))
+  const init = await sbx.git.init('fresh').then(() => null, (e) => e)
+  expect(init && init.statusCode === 404, 'init is not this version\'s: ' + (init && init.statusCode))
+  const none = await sbx.git.status('/tmp').then(() => null, (e) => e)
+  expect(none && none.statusCode === 404 && /repository does not exist/.test(none.message), 'no repository: ' + (none && none.message))
+})
 step('stop, start, delete', async () => {
   await sbx.stop()
   expect(sbx.state === 'stopped', 'stopped ' + sbx.state)
