@@ -78,16 +78,18 @@ type (
 	}
 )
 
-// bindGit decodes a git route's body into req and checks its required
+// bindJSON decodes a route's body into req and checks its required
 // fields as the daemon's validator does (a string must not be empty, a
-// list must be present); false once it has answered the error.
-func bindGit(w http.ResponseWriter, r *http.Request, req any) bool {
+// list must be present); false once it has answered the error, whose
+// message is the daemon's wrapping of it: "invalid body request: ", then
+// what the route adds (wrap), then the decoder's or validator's words.
+func bindJSON(w http.ResponseWriter, r *http.Request, req any, wrap string) bool {
 	err := json.NewDecoder(r.Body).Decode(req)
 	if err == nil {
 		err = validateRequired(req)
 	}
 	if err != nil {
-		toolboxError(w, r, http.StatusBadRequest, "INVALID_REQUEST_BODY", "invalid body request: invalid request body: "+err.Error())
+		toolboxError(w, r, http.StatusBadRequest, "INVALID_REQUEST_BODY", "invalid body request: "+wrap+err.Error())
 		return false
 	}
 	return true
@@ -240,7 +242,7 @@ func (sb *sandbox) remoteURL(repo *git.Repository, name string) string {
 func gitPost[T any](status int, op func(sb *sandbox, req *T) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req T
-		if !bindGit(w, r, &req) {
+		if !bindJSON(w, r, &req, "invalid request body: ") {
 			return
 		}
 		gitAnswer(w, r, status, func(sb *sandbox) (any, error) { return op(sb, &req) })

@@ -50,6 +50,7 @@ func (s *Server) toolboxHandler() http.Handler {
 		})
 	}
 	handle("POST /process/execute", s.execute)
+	handle("POST /process/code-run", s.codeRun)
 	handle("POST /process/session", s.createSession)
 	handle("GET /process/session", s.listSessions)
 	handle("GET /process/session/{session}", s.getSession)
@@ -227,11 +228,8 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) {
 		toolboxError(w, r, http.StatusBadRequest, "BAD_REQUEST", "bad request: command cannot be empty or whitespace-only")
 		return
 	}
-	for k := range req.Envs {
-		if !validEnvName(k) {
-			toolboxError(w, r, http.StatusBadRequest, "BAD_REQUEST", fmt.Sprintf("bad request: invalid environment variable name: '%s'", k))
-			return
-		}
+	if !envsValid(w, r, req.Envs) {
+		return
 	}
 	sb := sandboxOf(r)
 	if req.Cwd != "" {
@@ -241,23 +239,44 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	cmd, err := s.shell(sb, req.Cwd, req.Envs)
-	if err != nil {
-		writeJSON(w, http.StatusOK, map[string]any{"exitCode": -1, "result": err.Error()})
-		return
+	if code, out, ok := s.runScript(w, r, sb, req.Cwd, req.Envs, req.Command, req.Timeout); ok {
+		writeJSON(w, http.StatusOK, map[string]any{"exitCode": code, "result": string(out)})
 	}
-	cmd.Stdin = strings.NewReader(req.Command)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+}
+
+// envsValid answers the daemon's 400 for an environment variable name
+// that is not one; false when it has.
+func envsValid(w http.ResponseWriter, r *http.Request, envs map[string]string) bool {
+	for k := range envs {
+		if !validEnvName(k) {
+			toolboxError(w, r, http.StatusBadRequest, "BAD_REQUEST", fmt.Sprintf("bad request: invalid environment variable name: '%s'", k))
+			return false
+		}
+	}
+	return true
+}
+
+// runScript runs script on a shell's stdin in the sandbox, stdout and
+// stderr sharing one pipe, as the daemon runs execute's and code-run's: a
+// start failure is exit -1 with its message, a timeout (seconds) kills the
+// group and answers 408 without the output. ok is false when it has
+// answered (the timeout, or the server closing).
+func (s *Server) runScript(w http.ResponseWriter, r *http.Request, sb *sandbox, cwd string, envs map[string]string, script string, timeout int) (code int, out []byte, ok bool) {
+	cmd, err := s.shell(sb, cwd, envs)
+	if err != nil {
+		return -1, []byte(err.Error()), true
+	}
+	cmd.Stdin = strings.NewReader(script)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Start(); err != nil {
-		writeJSON(w, http.StatusOK, map[string]any{"exitCode": -1, "result": err.Error()})
-		return
+		return -1, []byte(err.Error()), true
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var limit <-chan time.Time
-	if req.Timeout > 0 {
-		limit = time.After(time.Duration(req.Timeout) * time.Second)
+	if timeout > 0 {
+		limit = time.After(time.Duration(timeout) * time.Second)
 	}
 	select {
 	case <-done:
@@ -265,13 +284,13 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) {
 		_ = stubproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 		toolboxError(w, r, http.StatusRequestTimeout, "REQUEST_TIMEOUT", "request timeout: command execution timeout")
-		return
+		return 0, nil, false
 	case <-s.Closing():
 		_ = stubproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL)
 		<-done
-		return
+		return 0, nil, false
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"exitCode": cmd.ProcessState.ExitCode(), "result": out.String()})
+	return cmd.ProcessState.ExitCode(), buf.Bytes(), true
 }
 
 // validEnvName is a POSIX environment variable name.

@@ -20,6 +20,12 @@ step('execute', async () => {
   expect(r.exitCode === 3, 'exit ' + JSON.stringify(r))
   expect(r.result.includes('hello') && r.result.includes('oops'), 'result ' + JSON.stringify(r.result))
 })
+step('codeRun', async () => {
+  // The sandbox's language is python by default; codeRun is the daemon's
+  // code-run route.
+  const r = await sbx.process.codeRun('import sys\nprint("py", sys.argv[1:])\nsys.exit(2)', { argv: ['x'] })
+  expect(r.exitCode === 2 && r.result === "py ['x']\n" && r.artifacts.charts.length === 0, 'codeRun ' + JSON.stringify(r))
+})
 step('user, home and paths', async () => {
   // Commands run as daytona in its home, and see the sandbox's paths.
   const r = await sbx.process.executeCommand('echo $(id -un) $HOME $(pwd)')
