@@ -38,6 +38,7 @@ type sandbox struct {
 	sessions           map[string]*session
 	ptys               map[string]*ptySession // the PTY sessions (pty.go)
 	leftBehind         []int                  // the sessions of ended PTY shells whose jobs outlived them
+	public             bool                   // its previews need no token
 }
 
 // settle ends a transition whose time has come (the caller holds s.mu);
@@ -100,7 +101,7 @@ func (s *Server) find(idOrName string) *sandbox {
 func (s *Server) dto(sb *sandbox) map[string]any {
 	return map[string]any{
 		"id": sb.id, "organizationId": "org-paddock-test", "name": sb.name, "user": "daytona", "env": sb.env,
-		"labels": sb.labels, "public": false, "networkBlockAll": sb.blockAll, "networkAllowList": nullable(sb.networkAllowList),
+		"labels": sb.labels, "public": sb.public, "networkBlockAll": sb.blockAll, "networkAllowList": nullable(sb.networkAllowList),
 		"domainAllowList": nullable(sb.domainAllowList), "target": "us", "cpu": 1, "gpu": 0, "memory": 1, "disk": 3,
 		"snapshot": sb.snapshot, "state": sb.state, "desiredState": sb.desired, "errorReason": nullable(sb.errorReason),
 		"autoStopInterval": sb.autoStop, "autoArchiveInterval": sb.autoArchive, "autoDeleteInterval": sb.autoDelete,
@@ -163,9 +164,18 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 			return
 		}
 	}
+	autoStop, autoArchive := orDefault(req.AutoStop, 15), orDefault(req.AutoArchive, 10080)
+	if msg := checkInterval("autostop", &autoStop); msg != "" {
+		apiError(w, r, http.StatusBadRequest, msg)
+		return
+	}
+	if msg := checkInterval("autoarchive", &autoArchive); msg != "" {
+		apiError(w, r, http.StatusBadRequest, msg)
+		return
+	}
 	now := time.Now().UTC()
 	sb := &sandbox{id: id, name: name, snapshot: snapshot, labels: orEmpty(req.Labels), env: orEmpty(req.Env),
-		createdAt: now, updatedAt: now, autoStop: orDefault(req.AutoStop, 15), autoArchive: orDefault(req.AutoArchive, 10080),
+		createdAt: now, updatedAt: now, autoStop: autoStop, autoArchive: autoArchive,
 		autoDelete: orDefault(req.AutoDelete, -1)}
 	sb.sessions, sb.ptys = map[string]*session{}, map[string]*ptySession{}
 	space, err := stubfs.NewSpace(stubfs.Config{Root: filepath.Join(s.Root(), id, "fs"), Scratch: filepath.Join(s.Root(), id, "stubfs"),
@@ -594,4 +604,83 @@ func (s *Server) replaceLabels(w http.ResponseWriter, r *http.Request, body []by
 	sb.labels = req.Labels
 	sb.updatedAt = time.Now()
 	writeJSON(w, http.StatusOK, map[string]any{"labels": sb.labels})
+}
+
+// maxAutoArchive is the control plane's longest auto-archive interval
+// (minutes), its default configuration.
+const maxAutoArchive = 43200
+
+// checkInterval resolves *minutes for the interval named which
+// (autostop, autoarchive or autodelete) as the control plane does: a
+// negative auto-stop or auto-archive is refused (the message answered),
+// an auto-archive of 0 or past the longest is the longest; auto-delete
+// takes any value (negative disables it).
+func checkInterval(which string, minutes *int) string {
+	switch {
+	case which == "autostop" && *minutes < 0:
+		return "Auto-stop interval must be non-negative"
+	case which == "autoarchive" && *minutes < 0:
+		return "Auto-archive interval must be non-negative"
+	case which == "autoarchive" && (*minutes == 0 || *minutes > maxAutoArchive):
+		*minutes = maxAutoArchive
+	}
+	return ""
+}
+
+// setInterval is POST …/autostop/{interval}, …/autoarchive/{interval} or
+// …/autodelete/{interval} (which): the interval in minutes, answered with
+// the Sandbox object. A value that is not a whole number reaches the
+// control plane's database as NaN there, and fails as a 500.
+func (s *Server) setInterval(which string) func(http.ResponseWriter, *http.Request, []byte) {
+	return func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		minutes, err := strconv.Atoi(r.PathValue("interval"))
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		sb := s.live(w, r)
+		if sb == nil {
+			return
+		}
+		if err != nil {
+			apiError(w, r, http.StatusInternalServerError, "Internal server error")
+			return
+		}
+		if msg := checkInterval(which, &minutes); msg != "" {
+			apiError(w, r, http.StatusBadRequest, msg)
+			return
+		}
+		switch which {
+		case "autostop":
+			sb.autoStop = minutes
+		case "autoarchive":
+			sb.autoArchive = minutes
+		default:
+			sb.autoDelete = minutes
+		}
+		sb.updatedAt = time.Now()
+		writeJSON(w, http.StatusOK, s.dto(sb))
+	}
+}
+
+// setPublic is POST …/public/{isPublic}: the Sandbox object, public when
+// the parameter is true.
+func (s *Server) setPublic(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb := s.live(w, r)
+	if sb == nil {
+		return
+	}
+	sb.public = r.PathValue("isPublic") == "true"
+	sb.updatedAt = time.Now()
+	writeJSON(w, http.StatusOK, s.dto(sb))
+}
+
+// lastActivity is POST …/last-activity (the SDK's refreshActivity): 201
+// with no body.
+func (s *Server) lastActivity(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb := s.live(w, r); sb != nil {
+		w.WriteHeader(http.StatusCreated)
+	}
 }

@@ -194,3 +194,46 @@ func TestListAndNetwork(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	assert.Equal(t, srv.URL()+"/toolbox", decode(t, data)["url"])
 }
+
+// The interval setters, public and last activity, as the control plane
+// answers them: the Sandbox object with the interval resolved (auto-stop
+// and auto-archive never negative, an auto-archive of 0 or past the
+// longest is the longest, any auto-delete), 404 for an unknown sandbox,
+// 500 for an interval that is not a number.
+func TestIntervalsAndPublic(t *testing.T) {
+	t.Parallel()
+	srv := daytonatest.NewServer(t)
+	create(t, srv, "box")
+	for _, tc := range []struct {
+		route  string
+		status int
+		field  string
+		want   any
+	}{
+		{"/api/sandbox/box/autostop/30", http.StatusOK, "autoStopInterval", 30.0},
+		{"/api/sandbox/box/autostop/0", http.StatusOK, "autoStopInterval", 0.0},
+		{"/api/sandbox/box/autostop/-1", http.StatusBadRequest, "message", "Auto-stop interval must be non-negative"},
+		{"/api/sandbox/box/autoarchive/60", http.StatusOK, "autoArchiveInterval", 60.0},
+		{"/api/sandbox/box/autoarchive/0", http.StatusOK, "autoArchiveInterval", 43200.0},
+		{"/api/sandbox/box/autoarchive/99999", http.StatusOK, "autoArchiveInterval", 43200.0},
+		{"/api/sandbox/box/autoarchive/-5", http.StatusBadRequest, "message", "Auto-archive interval must be non-negative"},
+		{"/api/sandbox/box/autodelete/-1", http.StatusOK, "autoDeleteInterval", -1.0},
+		{"/api/sandbox/box/autodelete/0", http.StatusOK, "autoDeleteInterval", 0.0},
+		{"/api/sandbox/box/autostop/soon", http.StatusInternalServerError, "message", "Internal server error"},
+		{"/api/sandbox/nobox/autostop/5", http.StatusNotFound, "message", "Sandbox with ID or name nobox not found"},
+		{"/api/sandbox/box/public/true", http.StatusOK, "public", true},
+		{"/api/sandbox/box/public/false", http.StatusOK, "public", false},
+	} {
+		status, _, data := call(t, srv, http.MethodPost, tc.route, nil)
+		require.Equal(t, tc.status, status, "%s: %s", tc.route, data)
+		var body map[string]any
+		require.NoError(t, json.Unmarshal(data, &body), tc.route)
+		assert.Equal(t, tc.want, body[tc.field], tc.route)
+	}
+	status, _, data := call(t, srv, http.MethodGet, "/api/sandbox/box", nil)
+	require.Equal(t, http.StatusOK, status)
+	assert.Contains(t, string(data), `"autoStopInterval":0`, "the last value set stays")
+	status, _, data = call(t, srv, http.MethodPost, "/api/sandbox/box/last-activity", nil)
+	assert.Equal(t, http.StatusCreated, status)
+	assert.Empty(t, data)
+}

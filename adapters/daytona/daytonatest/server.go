@@ -143,16 +143,21 @@ func (s *Server) dropAll() {
 // routes serves the control plane under /api.
 func (s *Server) routes() http.Handler {
 	mux := s.Mux(s.authorized, stubserver.Routes{
-		"POST /api/sandbox":                             s.create,
-		"GET /api/sandbox":                              s.list,
-		"GET /api/sandbox/{idOrName}":                   s.get,
-		"DELETE /api/sandbox/{idOrName}":                s.delete,
-		"POST /api/sandbox/{idOrName}/start":            s.start,
-		"POST /api/sandbox/{idOrName}/stop":             s.stop,
-		"POST /api/sandbox/{idOrName}/archive":          s.archive,
-		"POST /api/sandbox/{idOrName}/network-settings": s.network,
-		"PUT /api/sandbox/{idOrName}/labels":            s.replaceLabels,
-		"GET /api/sandbox/{idOrName}/toolbox-proxy-url": s.toolboxProxyURL,
+		"POST /api/sandbox":                                   s.create,
+		"GET /api/sandbox":                                    s.list,
+		"GET /api/sandbox/{idOrName}":                         s.get,
+		"DELETE /api/sandbox/{idOrName}":                      s.delete,
+		"POST /api/sandbox/{idOrName}/start":                  s.start,
+		"POST /api/sandbox/{idOrName}/stop":                   s.stop,
+		"POST /api/sandbox/{idOrName}/archive":                s.archive,
+		"POST /api/sandbox/{idOrName}/network-settings":       s.network,
+		"PUT /api/sandbox/{idOrName}/labels":                  s.replaceLabels,
+		"POST /api/sandbox/{idOrName}/autostop/{interval}":    s.setInterval("autostop"),
+		"POST /api/sandbox/{idOrName}/autoarchive/{interval}": s.setInterval("autoarchive"),
+		"POST /api/sandbox/{idOrName}/autodelete/{interval}":  s.setInterval("autodelete"),
+		"POST /api/sandbox/{idOrName}/public/{isPublic}":      s.setPublic,
+		"POST /api/sandbox/{idOrName}/last-activity":          s.lastActivity,
+		"GET /api/sandbox/{idOrName}/toolbox-proxy-url":       s.toolboxProxyURL,
 		"/": func(w http.ResponseWriter, r *http.Request, _ []byte) {
 			apiError(w, r, http.StatusNotFound, "Cannot "+r.Method+" "+r.URL.Path)
 		},

@@ -15,6 +15,15 @@ step('create', async () => {
   sbx = await daytona.create({ name: 'ts', labels: { paddock: '1' } })
   expect(sbx.state === 'started', 'state ' + sbx.state)
 })
+step('intervals and activity', async () => {
+  await sbx.setAutostopInterval(30)
+  await sbx.setAutoArchiveInterval(0)
+  await sbx.setAutoDeleteInterval(-1)
+  await sbx.refreshActivity()
+  await sbx.refreshData()
+  expect(sbx.autoStopInterval === 30 && sbx.autoArchiveInterval === 43200 && sbx.autoDeleteInterval === -1,
+    'intervals ' + JSON.stringify([sbx.autoStopInterval, sbx.autoArchiveInterval, sbx.autoDeleteInterval]))
+})
 step('execute', async () => {
   const r = await sbx.process.executeCommand('echo hello; echo oops >&2; exit 3')
   expect(r.exitCode === 3, 'exit ' + JSON.stringify(r))
