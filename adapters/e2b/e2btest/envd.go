@@ -249,8 +249,13 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	metadata := metadataHeaders(r.Header)
+	if err := validateMetadata(metadata); err != nil {
+		filesError(w, http.StatusBadRequest, "invalid metadata: "+err.Error())
+		return
+	}
 	ct, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	var written []map[string]string
+	var written []map[string]any
 	write := func(name string, body io.Reader) bool {
 		abs := sb.inside(name, owner)
 		target, err := sb.space.Path(abs)
@@ -284,10 +289,24 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 			filesError(w, http.StatusInternalServerError, "error writing file: "+err.Error())
 			return false
 		}
+		// Always written, so that a file written again keeps only the
+		// metadata of its last write.
+		if err := writeMetadata(target, metadata); err != nil && !noXattrs(err) {
+			if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+				filesError(w, http.StatusInsufficientStorage, "not enough space for file metadata: "+err.Error())
+			} else {
+				filesError(w, http.StatusInternalServerError, "error writing file metadata: "+err.Error())
+			}
+			return false
+		}
 		sb.s.mu.Lock()
 		sb.owners[abs] = owner.Name
 		sb.s.mu.Unlock()
-		written = append(written, map[string]string{"name": filepath.Base(abs), "path": abs, "type": "file"})
+		entry := map[string]any{"name": filepath.Base(abs), "path": abs, "type": "file"}
+		if kept := readMetadata(target); len(kept) > 0 { // what the file holds, not what was asked
+			entry["metadata"] = kept
+		}
+		written = append(written, entry)
 		return true
 	}
 	switch ct {

@@ -719,3 +719,47 @@ func TestFilesTakeASignature(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, status)
 	assert.Contains(t, string(body), "signature is already expired")
 }
+
+// File metadata as envd keeps it: an upload's X-Metadata-* headers (keys
+// lowercased) become the file's user.e2b.* extended attributes, replacing
+// what it had (a write without them clears them); the upload's answer,
+// Stat and ListDir read them back from the file; metadata envd would
+// refuse is a 400 and writes nothing.
+func TestFileMetadata(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	id := create(t, srv, map[string]any{"templateID": "base"})
+	upload := func(header http.Header) (int, string) {
+		t.Helper()
+		status, _, body := envd(t, srv, id, http.MethodPost, "/files?path=/tmp/m.txt", "application/octet-stream", []byte("data"), header)
+		return status, compact(body)
+	}
+	stat := func() string {
+		t.Helper()
+		status, _, body := envd(t, srv, id, http.MethodPost, "/filesystem.Filesystem/Stat", "application/json", []byte(`{"path":"/tmp/m.txt"}`), nil)
+		require.Equal(t, http.StatusOK, status)
+		return compact(body)
+	}
+	status, body := upload(http.Header{"X-Metadata-Author": {"ada"}, "X-Metadata-Purpose": {"test run"}})
+	require.Equal(t, http.StatusOK, status, body)
+	assert.JSONEq(t, `[{"name":"m.txt","path":"/tmp/m.txt","type":"file","metadata":{"author":"ada","purpose":"test run"}}]`, body)
+	assert.Contains(t, stat(), `"metadata":{"author":"ada","purpose":"test run"}`)
+	status, _, raw := envd(t, srv, id, http.MethodPost, "/filesystem.Filesystem/ListDir", "application/json", []byte(`{"path":"/tmp","depth":1}`), nil)
+	require.Equal(t, http.StatusOK, status)
+	assert.Contains(t, compact(raw), `"metadata":{"author":"ada","purpose":"test run"}`)
+
+	status, body = upload(http.Header{"X-Metadata-Author": {"bob"}})
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Contains(t, body, `"metadata":{"author":"bob"}`, "a write replaces the set")
+	assert.NotContains(t, stat(), "purpose")
+
+	status, body = upload(http.Header{"X-Metadata-" + strings.Repeat("k", 250): {"v"}})
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, body, `invalid metadata: metadata key \"`+strings.Repeat("k", 250)+`\" exceeds 246 bytes`)
+	assert.Contains(t, stat(), `"metadata":{"author":"bob"}`, "a refused write changes nothing")
+
+	status, body = upload(nil)
+	require.Equal(t, http.StatusOK, status, body)
+	assert.NotContains(t, body, "metadata", "a write without metadata clears it")
+	assert.NotContains(t, stat(), "metadata")
+}

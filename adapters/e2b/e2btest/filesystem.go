@@ -48,6 +48,7 @@ func (sb *sandbox) entry(abs string) (*filesystempb.EntryInfo, error) {
 		}
 	}
 	e.Size, e.Mode, e.ModifiedTime = info.Size(), uint32(info.Mode().Perm()), timestamppb.New(info.ModTime())
+	e.Metadata = readMetadata(target)
 	if u, ok := stubfs.Owner(info, users); ok {
 		e.Owner, e.Group = u.Name, u.Name
 	}

@@ -68,6 +68,18 @@ step('files write and read', async () => {
   const r = await sbx.commands.run('cat /tmp/js/hello.txt')
   expect(r.stdout === 'from js', 'a process sees the file')
 })
+step('file metadata', async () => {
+  // Kept in the file's extended attributes: echoed by the write, read back
+  // by getInfo and list, replaced by the next write.
+  const w = await sbx.files.write('/tmp/meta.txt', 'm', { metadata: { Author: 'ada', purpose: 'sdk' } })
+  expect(JSON.stringify(w.metadata) === JSON.stringify({ author: 'ada', purpose: 'sdk' }), 'written ' + JSON.stringify(w))
+  const info = await sbx.files.getInfo('/tmp/meta.txt')
+  expect(info.metadata && info.metadata.author === 'ada' && info.metadata.purpose === 'sdk', 'info ' + JSON.stringify(info))
+  const listed = (await sbx.files.list('/tmp')).find((e) => e.name === 'meta.txt')
+  expect(listed && listed.metadata && listed.metadata.author === 'ada', 'listed ' + JSON.stringify(listed))
+  const again = await sbx.files.write('/tmp/meta.txt', 'n')
+  expect(again.metadata === undefined, 'a write without metadata clears it ' + JSON.stringify(again))
+})
 step('gzip upload', async () => {
   // A compressed upload is stored as what was compressed.
   const text = 'zipped '.repeat(1000)
