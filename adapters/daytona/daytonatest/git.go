@@ -530,7 +530,7 @@ func (sb *sandbox) gitProgram(args ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + sb.space.Seen(home), "USER=daytona", "LANG=C.UTF-8"}
+	cmd.Env = sb.daytonaEnv()
 	out, err := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out)), err
 }

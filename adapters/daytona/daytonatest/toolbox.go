@@ -199,11 +199,16 @@ func (s *Server) shell(sb *sandbox, cwd string, envs map[string]string, args ...
 	if err != nil {
 		return nil, err
 	}
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + sb.space.Seen(home), "USER=daytona", "LANG=C.UTF-8"}
+	cmd.Env = sb.daytonaEnv()
 	for k, v := range envs {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	return cmd, nil
+}
+
+// daytonaEnv is the environment of what the daemon starts: daytona's.
+func (sb *sandbox) daytonaEnv() []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + sb.space.Seen(home), "USER=daytona", "LANG=C.UTF-8"}
 }
 
 // execute is POST /process/execute: the command is the shell's stdin,
