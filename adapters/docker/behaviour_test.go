@@ -374,3 +374,47 @@ func TestWatchSeesTheSandboxsOwnChanges(t *testing.T) {
 	_, err = paddock.Watch(ctx, without, h, "/workspace")
 	require.ErrorIs(t, err, paddock.ErrNotSupported)
 }
+
+// A follower that dies mid-session (here killed; at the sandbox's process
+// limit, a refused fork ends it) is replaced by one that starts where the
+// delivered bytes end: every byte once, in order, and the recorded exit.
+func TestAFollowerThatDiesIsReplaced(t *testing.T) {
+	t.Parallel()
+	a := newAdapter(t)
+	h := sandbox(t, a, "refollow", nil)
+	ctx := ctxFor(t, 2*time.Minute)
+	script := `for i in 0 1 2 3 4; do echo out$i; echo err$i >&2; done
+until [ -e /tmp/go ]; do sleep 0.01; done
+for i in 5 6 7 8 9; do echo out$i; echo err$i >&2; done
+exit 3`
+	st, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", script), paddock.SpawnOpts{})
+	require.NoError(t, err)
+	defer st.Close()
+	var stdout, stderr strings.Builder
+	for !strings.Contains(stdout.String(), "out4\n") || !strings.Contains(stderr.String(), "err4\n") {
+		ev, err := st.Next(ctx)
+		require.NoError(t, err)
+		switch ev.Kind {
+		case paddock.EventStdout:
+			stdout.Write(ev.Data)
+		case paddock.EventStderr:
+			stderr.Write(ev.Data)
+		default:
+			t.Fatalf("ended early: %+v", ev)
+		}
+	}
+	// The pattern does not match the killing shell's own command line.
+	out, code := execOut(t, a, h, "sh", "-c", `n=0
+for p in /proc/[0-9]*; do
+  case "$(tr '\0' ' ' < $p/cmdline)" in *_pd_f""in=*) kill -9 "${p#/proc/}" && n=$((n+1));; esac
+done 2>/dev/null
+echo killed=$n`)
+	require.Equal(t, 0, code, out)
+	require.NotEqual(t, "killed=0\n", out, "a follower was there to kill")
+	_, code = execOut(t, a, h, "touch", "/tmp/go")
+	require.Equal(t, 0, code)
+	rest, errRest, last := adaptertest.Drain(t, st, time.Minute)
+	require.Equal(t, "out0\nout1\nout2\nout3\nout4\nout5\nout6\nout7\nout8\nout9\n", stdout.String()+rest)
+	require.Equal(t, "err0\nerr1\nerr2\nerr3\nerr4\nerr5\nerr6\nerr7\nerr8\nerr9\n", stderr.String()+errRest)
+	require.Equal(t, paddock.Exit(3), last)
+}

@@ -13,8 +13,11 @@
 // under a runner in a process group of its own, its output goes to
 // journal files, and every subscriber (the spawner, each Attach) follows
 // the journal from byte zero, so a session is detachable and replayable,
-// live or finished, until the sandbox stops. TTY sessions run on the
-// exec's terminal instead: listed and terminable, not journaled.
+// live or finished, until the sandbox stops. A follower that ends before
+// its session (an exec the engine cannot start, or a shell whose fork is
+// refused, when the sandbox is at its process limit) is replaced by one
+// starting at the bytes already delivered. TTY sessions run on the exec's
+// terminal instead: listed and terminable, not journaled.
 //
 // Reap enforces idle timeouts (stop), maximum ages (destroy) and removes
 // orphans whose owner runtime is gone, from labels and an activity stamp

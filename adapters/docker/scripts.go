@@ -73,29 +73,42 @@ _pd_x=$?
 [ -f "$_pd_d/writers" ] && kill $(cat "$_pd_d/writers") 2>/dev/null
 echo $_pd_x > "$_pd_d/exit.tmp" && mv "$_pd_d/exit.tmp" "$_pd_d/exit"`
 
-// scriptFollow streams a session's journal from byte zero (stdout to
-// stdout, stderr to stderr) until the session has ended and all of it is
-// sent; it polls, quickly while output flows, slowly when idle, and ends
-// too when the runner is gone without recording an exit.
-// Args: dir
-const scriptFollow = pathPrelude + `_pd_d=$1 _pd_o=0 _pd_e=0 _pd_s=0.005
+// scriptFollow streams a session's journal from the given offsets
+// (stdout to stdout, stderr to stderr) until the session has ended and
+// all of it is sent, then exits 0; it polls, quickly while output flows,
+// slowly when idle, and ends too when the runner is gone without
+// recording an exit. Its first bytes are followReady on stdout, so that
+// what an exec the engine could not start says is never taken for the
+// journal; its shell's own complaints go nowhere, so that a fork refused
+// at the sandbox's process limit ends it (a non-zero exit: the stream
+// starts another at the bytes it has) without a word in the journal.
+// Args: dir, stdout offset, stderr offset
+const scriptFollow = pathPrelude + `_pd_d=$1 _pd_o=$2 _pd_e=$3 _pd_s=0.005
+printf '%s\n' ` + followReadyWord + `
+exec 3>&2 2>/dev/null
 while :; do
   _pd_fin=0
   [ -e "$_pd_d/exit" ] && _pd_fin=1
-  if [ $_pd_fin = 0 ] && ! kill -0 "$(cat "$_pd_d/runner" 2>/dev/null)" 2>/dev/null; then
+  if [ $_pd_fin = 0 ] && ! kill -0 "$(cat "$_pd_d/runner")"; then
     [ -e "$_pd_d/exit" ] && _pd_fin=1 || _pd_fin=2
   fi
   _pd_m=0
-  _pd_n=$(stat -c %s "$_pd_d/stdout")
-  if [ "$_pd_n" -gt "$_pd_o" ]; then tail -c +$((_pd_o+1)) "$_pd_d/stdout" | head -c $((_pd_n-_pd_o)); _pd_o=$_pd_n; _pd_m=1; fi
-  _pd_n=$(stat -c %s "$_pd_d/stderr")
-  if [ "$_pd_n" -gt "$_pd_e" ]; then tail -c +$((_pd_e+1)) "$_pd_d/stderr" | head -c $((_pd_n-_pd_e)) >&2; _pd_e=$_pd_n; _pd_m=1; fi
+  _pd_n=$(stat -c %s "$_pd_d/stdout") || exit 3
+  if [ "$_pd_n" -gt "$_pd_o" ]; then tail -c +$((_pd_o+1)) "$_pd_d/stdout" | head -c $((_pd_n-_pd_o)) || exit 3; _pd_o=$_pd_n; _pd_m=1; fi
+  _pd_n=$(stat -c %s "$_pd_d/stderr") || exit 3
+  if [ "$_pd_n" -gt "$_pd_e" ]; then tail -c +$((_pd_e+1)) "$_pd_d/stderr" | head -c $((_pd_n-_pd_e)) >&3 || exit 3; _pd_e=$_pd_n; _pd_m=1; fi
   [ $_pd_fin != 0 ] && exit 0
   if [ $_pd_m = 1 ]; then _pd_s=0.005; else
     case $_pd_s in 0.005) _pd_s=0.01;; 0.01) _pd_s=0.02;; 0.02) _pd_s=0.05;; 0.05) _pd_s=0.1;; 0.1) _pd_s=0.25;; esac
   fi
-  sleep $_pd_s
+  sleep $_pd_s || exit 3
 done`
+
+// followReadyWord is the line scriptFollow prints before the journal.
+const followReadyWord = "paddock-follow"
+
+// followReady is what a follower's stdout starts with.
+const followReady = followReadyWord + "\n"
 
 // scriptResult prints a session's recorded exit code, or nothing.
 // Args: dir

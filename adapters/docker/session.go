@@ -15,7 +15,7 @@ import (
 
 // follow subscribes to a journaled session from byte zero.
 func (a *Adapter) follow(ctx context.Context, h paddock.Handle, id string) (paddock.Stream, error) {
-	x, err := a.startExec(ctx, h.Name, execSpec{cmd: sh(scriptFollow, sessionBase+"/s/"+id)})
+	x, err := a.startExec(ctx, h.Name, followSpec(sessionBase+"/s/"+id, 0, 0))
 	if err != nil {
 		return nil, err
 	}

@@ -38,8 +38,9 @@ type stream struct {
 	id      string
 	dir     string
 	tty     bool
-	in      *attached // the followed exec (TTY: the session itself)
-	stdinOK bool      // TTY: the exec has stdin attached
+	inMu    sync.Mutex // held to replace in, and by Close to end it
+	in      *attached  // the followed exec (TTY: the session itself)
+	stdinOK bool       // TTY: the exec has stdin attached
 
 	q      *eventq.Queue  // closed by Close
 	reader sync.WaitGroup // the reader, and the writer's drain
@@ -62,32 +63,147 @@ func (a *Adapter) newStream(h paddock.Handle, id string, tty bool, in *attached)
 	return st
 }
 
-// read is the reader goroutine.
+// Bounds on replacing a follower that ended before the session did: the
+// first wait, the longest, and how long followers may keep failing (none
+// getting as far as its ready line) before the stream ends
+// closed_before_exit.
+const (
+	followRetryFirst = 10 * time.Millisecond
+	followRetryMost  = time.Second
+	followFailing    = engineWait
+)
+
+// read is the reader goroutine. A follower can end before the session
+// does: the engine may fail to start its exec, or its shell may die (both
+// happen when the sandbox is at its process limit, since runc's and the
+// script's own processes count). Then another starts where the journal's
+// delivered bytes end, so nothing is lost or sent twice.
 func (st *stream) read() {
 	defer st.reader.Done()
-	buf := make([]byte, 32<<10)
+	var sent [3]int // bytes delivered, by multiplexed stream
+	lastReady, delay := time.Now(), followRetryFirst
 	for {
-		stream, data, err := st.in.next(buf)
-		if kind := muxKind(stream); kind != 0 && len(data) > 0 {
-			if !st.q.Emit(paddock.Event{Kind: kind, Data: append([]byte(nil), data...)}) {
-				return
-			}
-		}
-		if err == nil {
-			continue
-		}
+		ready, err := st.pump(&sent)
 		if st.q.Closed() {
 			return // a local detach: no terminal event
 		}
-		ev := st.outcome(err)
-		st.exited.Store(true)
-		st.q.Emit(ev)
-		st.a.touch(st.h)
-		return
+		if ready {
+			lastReady, delay = time.Now(), followRetryFirst
+		}
+		if st.tty || !errors.Is(err, io.EOF) || (ready && st.followerFinished()) {
+			st.finish(st.outcome(err))
+			return
+		}
+		if time.Since(lastReady) > followFailing {
+			st.finish(paddock.Failed(paddock.ErrClosedBeforeExit))
+			return
+		}
+		select {
+		case <-st.q.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, followRetryMost)
+		if !st.refollow(sent) {
+			return
+		}
 	}
 }
 
-// outcome is the terminal event once the followed stream ended.
+// pump delivers the current exec's output until it ends, counting the
+// bytes sent per stream. A follower's output counts only after its ready
+// line: what comes before it, or instead of it, is the engine's account
+// of an exec it could not start, never the journal. ready reports that
+// the line came (always, for a TTY session).
+func (st *stream) pump(sent *[3]int) (ready bool, err error) {
+	buf := make([]byte, 32<<10)
+	var lead []byte // a follower's stdout until its ready line is whole
+	foreign := false
+	ready = st.tty
+	for {
+		stream, data, err := st.in.next(buf)
+		if !ready && !foreign && len(data) > 0 {
+			lead = append(lead, data...)
+			switch {
+			case stream != muxStdout || !strings.HasPrefix(followReady, string(lead[:min(len(lead), len(followReady))])):
+				foreign = true
+			case len(lead) >= len(followReady):
+				ready, stream, data = true, muxStdout, lead[len(followReady):]
+			}
+		}
+		if kind := muxKind(stream); ready && kind != 0 && len(data) > 0 {
+			if !st.q.Emit(paddock.Event{Kind: kind, Data: append([]byte(nil), data...)}) {
+				return ready, io.EOF
+			}
+			sent[stream] += len(data)
+		}
+		if err != nil {
+			return ready, err
+		}
+	}
+}
+
+// followerFinished reports whether the follower exec ended as its script
+// ends once the session has: with exit 0.
+func (st *stream) followerFinished() bool {
+	code, err := st.a.exitCode(st.in.id)
+	return err == nil && code == 0
+}
+
+// refollow replaces the follower with one that starts at the bytes sent;
+// false when the stream is closed, or ended for want of an engine.
+func (st *stream) refollow(sent [3]int) bool {
+	ctx, cancel := st.engineContext()
+	defer cancel()
+	x, err := st.a.startExec(ctx, st.h.Name, followSpec(st.dir, sent[muxStdout], sent[muxStderr]))
+	if err != nil {
+		if !st.q.Closed() {
+			st.finish(paddock.Failed(paddock.ErrClosedBeforeExit))
+		}
+		return false
+	}
+	st.inMu.Lock()
+	defer st.inMu.Unlock()
+	if st.q.Closed() {
+		x.close()
+		return false
+	}
+	st.in.close()
+	st.in = x
+	return true
+}
+
+// followSpec is the follower exec of the session in dir, from the given
+// offsets of its stdout and stderr.
+func followSpec(dir string, stdout, stderr int) execSpec {
+	return execSpec{cmd: sh(scriptFollow, dir, strconv.Itoa(stdout), strconv.Itoa(stderr))}
+}
+
+// finish sends the terminal event.
+func (st *stream) finish(ev paddock.Event) {
+	st.exited.Store(true)
+	st.q.Emit(ev)
+	st.a.touch(st.h)
+}
+
+// engineContext bounds a call the stream makes on its own: by engineWait,
+// and by a Close meanwhile.
+func (st *stream) engineContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), engineWait)
+	go func() {
+		select {
+		case <-st.q.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// outcome is the terminal event once the followed stream ended. The
+// recorded exit is read by an exec, which the engine may fail to start
+// while the sandbox is at its process limit (the script itself always
+// exits 0): it is asked again, within engineWait.
 func (st *stream) outcome(streamErr error) paddock.Event {
 	if !errors.Is(streamErr, io.EOF) {
 		return paddock.Failed(paddock.ErrClosedBeforeExit)
@@ -99,25 +215,27 @@ func (st *stream) outcome(streamErr error) paddock.Event {
 		}
 		return paddock.Exit(code)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), engineWait)
+	ctx, cancel := st.engineContext()
 	defer cancel()
-	go func() { // a Close meanwhile ends the wait
-		select {
-		case <-st.q.Done():
-			cancel()
-		case <-ctx.Done():
+	for delay := followRetryFirst; ; delay = min(2*delay, followRetryMost) {
+		out, err := st.a.run(ctx, st.h.Name, execSpec{cmd: sh(scriptResult, st.dir)}, nil)
+		if err != nil {
+			return paddock.Failed(paddock.ErrClosedBeforeExit)
 		}
-	}()
-	out, err := st.a.run(ctx, st.h.Name, execSpec{cmd: sh(scriptResult, st.dir)}, nil)
-	if err != nil || out.code != 0 {
-		return paddock.Failed(paddock.ErrClosedBeforeExit)
+		if out.code == 0 {
+			code, err := strconv.Atoi(strings.TrimSpace(string(out.stdout)))
+			if err != nil || code < 0 || code > 255 {
+				// The runner went away without recording an exit.
+				return paddock.Failed(paddock.ErrClosedBeforeExit)
+			}
+			return paddock.Exit(code)
+		}
+		select {
+		case <-ctx.Done():
+			return paddock.Failed(paddock.ErrClosedBeforeExit)
+		case <-time.After(delay):
+		}
 	}
-	code, err := strconv.Atoi(strings.TrimSpace(string(out.stdout)))
-	if err != nil || code < 0 || code > 255 {
-		// The runner went away without recording an exit.
-		return paddock.Failed(paddock.ErrClosedBeforeExit)
-	}
-	return paddock.Exit(code)
 }
 
 // Next returns the next event; io.EOF after the terminal event or Close.
@@ -275,7 +393,9 @@ func (st *stream) Close() error {
 	if !st.q.Close() {
 		return nil
 	}
+	st.inMu.Lock()
 	st.in.close()
+	st.inMu.Unlock()
 	st.wmu.Lock()
 	if st.writer != nil {
 		st.writer.close()
