@@ -58,6 +58,28 @@ func TestKeysAndErrorShapes(t *testing.T) {
 	assert.Equal(t, "text/plain", h.Get("Content-Type"))
 	status, _, _ = call(t, srv, http.MethodPost, tb+"/files/upload-v2?path=/tmp/x", []byte("x"))
 	assert.Equal(t, http.StatusNotFound, status, "upload-v2 is not in the public daemon")
+
+	// What FIDELITY.md names as not offered answers the unknown route's 404.
+	for _, route := range []struct{ method, path string }{
+		{http.MethodPost, "/api/sandbox/box/fork"}, {http.MethodPost, "/api/sandbox/box/snapshot"},
+		{http.MethodGet, "/api/snapshots"}, {http.MethodGet, "/api/volumes"},
+		{http.MethodPost, "/api/sandbox/box/recover"}, {http.MethodPost, "/api/sandbox/box/pause"},
+		{http.MethodPost, "/api/sandbox/box/resize"}, {http.MethodPost, "/api/sandbox/box/ssh-access"},
+		{http.MethodGet, "/api/sandbox/box/ports/3000/preview-url"},
+		{http.MethodGet, "/api/sandbox/box/ports/3000/signed-preview-url"},
+	} {
+		status, _, data := call(t, srv, route.method, route.path, nil)
+		assert.Equal(t, http.StatusNotFound, status, route.path)
+		assert.Equal(t, "Cannot "+route.method+" "+route.path, decode(t, data)["message"], route.path)
+	}
+	for _, route := range []struct{ method, path string }{
+		{http.MethodPost, "/process/interpreter/context"}, {http.MethodGet, "/process/interpreter/execute"},
+		{http.MethodPost, "/lsp/start"}, {http.MethodGet, "/computeruse/status"},
+	} {
+		status, _, data := call(t, srv, route.method, tb+route.path, nil)
+		assert.Equal(t, http.StatusNotFound, status, route.path)
+		assert.Equal(t, "404 page not found", string(data), route.path)
+	}
 }
 
 // Create validates as Daytona does: the snapshot and resources before the
