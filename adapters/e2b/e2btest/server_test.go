@@ -192,3 +192,23 @@ func TestRateLimitFault(t *testing.T) {
 	assert.JSONEq(t, `{"code":429,"message":"Rate limit exceeded"}`, string(data))
 	create(t, srv, map[string]any{"templateID": "base"}) // each fault is used once
 }
+
+// What FIDELITY.md names as not offered answers the control plane's 404
+// for an unknown route, with E2B's error body.
+func TestWhatIsNotOfferedIsNotFound(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	id := create(t, srv, map[string]any{"templateID": "base"})
+	for _, route := range []struct{ method, path string }{
+		{http.MethodGet, "/sandboxes/" + id + "/metrics"},
+		{http.MethodPost, "/sandboxes/" + id + "/snapshots"}, {http.MethodGet, "/snapshots"},
+		{http.MethodPost, "/sandboxes/" + id + "/fork"},
+		{http.MethodGet, "/secrets"}, {http.MethodPost, "/secrets"},
+		{http.MethodGet, "/volumes"}, {http.MethodPost, "/volumes"},
+		{http.MethodPost, "/v3/templates"}, {http.MethodGet, "/templates/aliases/base"},
+	} {
+		status, _, data := call(t, srv, route.method, route.path, nil)
+		assert.Equal(t, http.StatusNotFound, status, route.path)
+		assert.JSONEq(t, `{"code":404,"message":"not found"}`, string(data), route.path)
+	}
+}

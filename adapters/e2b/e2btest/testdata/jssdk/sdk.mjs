@@ -155,6 +155,35 @@ step('pty', async () => {
   expect(out.includes('who=user'), 'the terminal is the user\'s: ' + JSON.stringify(out))
   expect(r.exitCode === 4, 'pty exit ' + JSON.stringify(r))
 })
+step('git', async () => {
+  // The SDK's git runs the git program in the sandbox, as the user.
+  await sbx.git.init('/home/user/repo', { initialBranch: 'main' })
+  await sbx.files.write('/home/user/repo/a.txt', 'a')
+  let st = await sbx.git.status('/home/user/repo')
+  expect(st.currentBranch === 'main' && st.fileStatus.some((f) => f.name === 'a.txt'), 'status ' + JSON.stringify(st))
+  await sbx.git.add('/home/user/repo')
+  await sbx.git.commit('/home/user/repo', 'first', { authorName: 'Ada', authorEmail: 'ada@example.com' })
+  st = await sbx.git.status('/home/user/repo')
+  expect(st.fileStatus.length === 0, 'committed ' + JSON.stringify(st))
+  const log = await sbx.commands.run('git -C /home/user/repo log --format="%an %s"')
+  expect(log.stdout === 'Ada first\n', 'log ' + JSON.stringify(log.stdout))
+})
+step('pty connect and kill', async () => {
+  let seen = ''
+  const term = await sbx.pty.create({ cols: 80, rows: 24, onData: () => {} })
+  const again = await sbx.pty.connect(term.pid, { onData: (d) => { seen += new TextDecoder().decode(d) } })
+  await sbx.pty.sendInput(term.pid, new TextEncoder().encode('echo via-connect\n'))
+  for (let i = 0; i < 500 && !seen.includes('via-connect'); i++) await new Promise((r) => setTimeout(r, 10))
+  expect(seen.includes('via-connect'), 'a connected terminal sees the output ' + JSON.stringify(seen))
+  expect(await sbx.pty.kill(term.pid) === true, 'killed')
+  const r = await again.wait().catch((e) => e.result ?? e)
+  expect(r.exitCode !== 0 || r.error, 'ended by the kill ' + JSON.stringify(r))
+})
+step('running, host, network', async () => {
+  expect(await sbx.isRunning() === true, 'running')
+  expect(sbx.getHost(8080).startsWith('8080-' + sbx.sandboxId + '.'), 'host ' + sbx.getHost(8080))
+  await sbx.updateNetwork({ denyOut: ['0.0.0.0/0'] })
+})
 step('timeout, info, list, pause, connect', async () => {
   await sbx.setTimeout(120_000)
   const info = await sbx.getInfo()
