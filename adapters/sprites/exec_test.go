@@ -302,9 +302,10 @@ func TestTTYAttachEndsWithoutACloseFrame(t *testing.T) {
 }
 
 // The shortened keepalive of the tests below: short enough that a quiet
-// command outlives it several times over, long enough that a loaded
-// machine (CI runs the load cases beside these) does not starve a live
-// socket past it (300 ms once did).
+// command outlives it several times over. Silence is counted in the
+// pinger's ticks, so a loaded machine that starves the process (CI runs
+// the load cases beside these) does not make a live socket look silent:
+// with a read deadline, 300 ms and once 1.5 s did.
 const (
 	testPing = 100 * time.Millisecond
 	testWait = 1500 * time.Millisecond

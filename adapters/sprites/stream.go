@@ -26,6 +26,15 @@ type keepalive struct {
 	ping, wait time.Duration
 }
 
+// silentTicks is how many of the pinger's ticks in a row may pass with
+// the reader waiting on the socket and no frame arriving before the
+// socket is given up: the wait, counted in ticks the pinger saw. A
+// process starved of the CPU sees few ticks however long it stalls, so a
+// stall (of the machine, or of this process) is never taken for a socket
+// gone silent, as a read deadline would take it: one that expires while
+// the reader waits to be scheduled fails the read, data pending or not.
+func (k keepalive) silentTicks() int { return max(int((k.wait+k.ping-1)/k.ping), 1) }
+
 // stream is one command subscription over its WebSocket. A reader goroutine
 // decodes frames into a bounded channel and ends with the terminal event:
 // the exit, or closed_before_exit when the socket ends first (an exit
@@ -46,6 +55,9 @@ type stream struct {
 
 	wmu    sync.Mutex
 	exited atomic.Bool // the terminal event was read
+
+	frames  atomic.Uint64 // frames read so far, pongs included
+	waiting atomic.Bool   // the reader waits on the socket (not on the consumer)
 }
 
 var _ paddock.Stream = (*stream)(nil)
@@ -53,7 +65,7 @@ var _ paddock.Stream = (*stream)(nil)
 func newStream(conn *websocket.Conn, tty bool, keep keepalive) *stream {
 	st := &stream{conn: conn, tty: tty, keep: keep, q: eventq.New(readAhead),
 		info: make(chan sessionInfo, 1), ended: make(chan struct{})}
-	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(keep.wait)) })
+	conn.SetPongHandler(func(string) error { st.frames.Add(1); return nil })
 	st.stopped.Add(2)
 	go st.read(tty)
 	go st.ping()
@@ -69,8 +81,10 @@ func (st *stream) read(tty bool) {
 	for {
 		// Only time spent waiting on the socket counts: while Emit waits
 		// for a slow consumer, the socket is not read, and not silent.
-		_ = st.conn.SetReadDeadline(time.Now().Add(st.keep.wait))
+		st.waiting.Store(true)
 		kind, data, err := st.conn.ReadMessage()
+		st.waiting.Store(false)
+		st.frames.Add(1)
 		if err != nil {
 			if !st.exited.Swap(true) { // set before the consumer can see the end
 				st.q.Emit(paddock.Failed(&paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit}))
@@ -98,14 +112,23 @@ func (st *stream) read(tty bool) {
 	}
 }
 
-// ping keeps the connection alive.
+// ping keeps the connection alive, and gives it up (closing it, so the
+// reader ends closed_before_exit) once keepalive.silentTicks ticks in a
+// row found the reader waiting on the socket and no frame come.
 func (st *stream) ping() {
 	defer st.stopped.Done()
 	t := time.NewTicker(st.keep.ping)
 	defer t.Stop()
+	seen, silent := st.frames.Load(), 0
 	for {
 		select {
 		case <-t.C:
+			if n := st.frames.Load(); n != seen || !st.waiting.Load() {
+				seen, silent = n, 0
+			} else if silent++; silent >= st.keep.silentTicks() {
+				_ = st.conn.Close()
+				return
+			}
 			st.wmu.Lock()
 			err := st.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait))
 			st.wmu.Unlock()
