@@ -327,6 +327,30 @@ func (s *Server) archive(w http.ResponseWriter, r *http.Request, _ []byte) {
 	})
 }
 
+// pause is POST …/pause: only a started sandbox, and only one of a VM
+// class; every sandbox here is a container, Daytona's default class, which
+// the control plane refuses with 422.
+func (s *Server) pause(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.change(w, r, func(sb *sandbox) (int, string) {
+		switch {
+		case sb.state != "started":
+			return http.StatusBadRequest, "Sandbox must be in started state to pause"
+		case busy(sb):
+			return http.StatusConflict, stateConflict
+		}
+		return http.StatusUnprocessableEntity, "Pausing is not supported for this sandbox"
+	})
+}
+
+// recover is POST …/recover: only a sandbox whose runner marked its error
+// recoverable (a full disk, say) is recovered; nothing here runs on a
+// runner that marks one, so the control plane's 400 is the answer.
+func (s *Server) recover(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.change(w, r, func(*sandbox) (int, string) {
+		return http.StatusBadRequest, "Sandbox is not in a recoverable state"
+	})
+}
+
 // list is GET /api/sandbox: the labels filter (a JSON object), limit
 // 1..200 (default 100), an opaque cursor, {items, nextCursor|null}, in
 // creation order; deleted sandboxes are not listed.

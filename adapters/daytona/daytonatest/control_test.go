@@ -63,7 +63,6 @@ func TestKeysAndErrorShapes(t *testing.T) {
 	for _, route := range []struct{ method, path string }{
 		{http.MethodPost, "/api/sandbox/box/fork"}, {http.MethodPost, "/api/sandbox/box/snapshot"},
 		{http.MethodGet, "/api/snapshots"}, {http.MethodGet, "/api/volumes"},
-		{http.MethodPost, "/api/sandbox/box/recover"}, {http.MethodPost, "/api/sandbox/box/pause"},
 		{http.MethodPost, "/api/sandbox/box/resize"}, {http.MethodPost, "/api/sandbox/box/ssh-access"},
 		{http.MethodGet, "/api/sandbox/box/ports/3000/preview-url"},
 		{http.MethodGet, "/api/sandbox/box/ports/3000/signed-preview-url"},
@@ -258,4 +257,32 @@ func TestIntervalsAndPublic(t *testing.T) {
 	status, _, data = call(t, srv, http.MethodPost, "/api/sandbox/box/last-activity", nil)
 	assert.Equal(t, http.StatusCreated, status)
 	assert.Empty(t, data)
+}
+
+// Pause and recover as the control plane answers them for the sandboxes
+// here: a started container cannot be paused (422), a sandbox not started
+// is refused first (400), and no sandbox has a recoverable error (400).
+func TestPauseAndRecover(t *testing.T) {
+	t.Parallel()
+	srv := daytonatest.NewServer(t)
+	create(t, srv, "box")
+	for _, tc := range []struct {
+		route, stop string
+		status      int
+		message     string
+	}{
+		{"/api/sandbox/box/pause", "", http.StatusUnprocessableEntity, "Pausing is not supported for this sandbox"},
+		{"/api/sandbox/box/recover", "", http.StatusBadRequest, "Sandbox is not in a recoverable state"},
+		{"/api/sandbox/nobox/pause", "", http.StatusNotFound, "Sandbox with ID or name nobox not found"},
+		{"/api/sandbox/box/pause", "/api/sandbox/box/stop", http.StatusBadRequest, "Sandbox must be in started state to pause"},
+	} {
+		if tc.stop != "" {
+			status, _, data := call(t, srv, http.MethodPost, tc.stop, nil)
+			require.Equal(t, http.StatusOK, status, string(data))
+			require.Eventually(t, func() bool { return srv.State("box") == "stopped" }, time.Minute, 10*time.Millisecond)
+		}
+		status, _, data := call(t, srv, http.MethodPost, tc.route, nil)
+		require.Equal(t, tc.status, status, "%s: %s", tc.route, data)
+		assert.Equal(t, tc.message, decode(t, data)["message"], tc.route)
+	}
 }

@@ -150,6 +150,8 @@ func (s *Server) routes() http.Handler {
 		"POST /api/sandbox/{idOrName}/start":                  s.start,
 		"POST /api/sandbox/{idOrName}/stop":                   s.stop,
 		"POST /api/sandbox/{idOrName}/archive":                s.archive,
+		"POST /api/sandbox/{idOrName}/pause":                  s.pause,
+		"POST /api/sandbox/{idOrName}/recover":                s.recover,
 		"POST /api/sandbox/{idOrName}/network-settings":       s.network,
 		"PUT /api/sandbox/{idOrName}/labels":                  s.replaceLabels,
 		"POST /api/sandbox/{idOrName}/autostop/{interval}":    s.setInterval("autostop"),

@@ -23,6 +23,12 @@ step('intervals and activity', async () => {
   await sbx.refreshData()
   expect(sbx.autoStopInterval === 30 && sbx.autoArchiveInterval === 43200 && sbx.autoDeleteInterval === -1,
     'intervals ' + JSON.stringify([sbx.autoStopInterval, sbx.autoArchiveInterval, sbx.autoDeleteInterval]))
+  // A container (the default class) cannot be paused; nothing here has a
+  // recoverable error.
+  const paused = await sbx.pause().then(() => null, (e) => e)
+  expect(paused && paused.statusCode === 422, 'pause refused: ' + (paused && paused.statusCode))
+  const recovered = await sbx.recover().then(() => null, (e) => e)
+  expect(recovered && recovered.statusCode === 400, 'recover refused: ' + (recovered && recovered.statusCode))
 })
 step('execute', async () => {
   const r = await sbx.process.executeCommand('echo hello; echo oops >&2; exit 3')
