@@ -90,19 +90,44 @@ func (t *transport) Call(ctx context.Context, q client.Request, hold time.Durati
 	t.waiting.Store(id, ch)
 	defer t.waiting.Delete(id)
 	t.n.Engine.SendWithSender(t.root, q, t.client)
-	select {
-	case m := <-ch:
-		r, ok := m.(client.Reply)
-		if !ok {
-			return nil, &paddock.UnavailableError{Detail: fmt.Sprintf("remote: a %T answered a %T", m, q)}
-		}
-		t.ours(r)
-		return r, nil
-	case <-ctx.Done():
-		// unavailable, and the context's end too: a caller that ended it
-		// itself can tell
-		return nil, fmt.Errorf("%w: %w", &paddock.UnavailableError{Detail: "remote: no reply from " + t.cfg.Peer}, ctx.Err())
+	var again <-chan time.Time // the link can lose a request or its reply
+	if repeatable(q) {
+		tick := time.NewTicker(t.cfg.Lease / 4)
+		defer tick.Stop()
+		again = tick.C
 	}
+	for {
+		select {
+		case m := <-ch:
+			r, ok := m.(client.Reply)
+			if !ok {
+				return nil, &paddock.UnavailableError{Detail: fmt.Sprintf("remote: a %T answered a %T", m, q)}
+			}
+			t.ours(r)
+			return r, nil
+		case <-again:
+			t.n.Engine.SendWithSender(t.root, q, t.client) // the same id: the first reply to come answers
+		case <-ctx.Done():
+			// unavailable, and the context's end too: a caller that ended it
+			// itself can tell
+			return nil, fmt.Errorf("%w: %w", &paddock.UnavailableError{Detail: "remote: no reply from " + t.cfg.Peer}, ctx.Err())
+		}
+	}
+}
+
+// repeatable reports whether serving q twice does what serving it once
+// does, by the contract: a destroy (an absent sandbox is success) and the
+// requests that only read. Such a request unanswered for a quarter of a
+// lease is sent again, as an opening is; any other is sent once, since a
+// second exec or write would be a second effect.
+func repeatable(q client.Request) bool {
+	switch q.(type) {
+	case *messages.DestroyRequest, *messages.GetRequest, *messages.CapabilitiesRequest, *messages.ListRequest,
+		*messages.ListSessionsRequest, *messages.ReadFileRequest, *messages.ListDirRequest, *messages.StatRequest,
+		*messages.ListCheckpointsRequest:
+		return true
+	}
+	return false
 }
 
 // Upload sends the file in one request: a file over the node's message

@@ -330,3 +330,36 @@ func (a sessionless) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cm
 type noSession struct{ paddock.Stream }
 
 func (noSession) SessionID() string { return "" }
+
+// A request that serving twice does no harm (a destroy, a read) is sent
+// again, same id, when its reply is lost: the caller gets the answer,
+// not unavailable.
+func TestALostReplyToARepeatableRequestIsAskedAgain(t *testing.T) {
+	t.Parallel()
+	p := newPair(t, 2*time.Second)
+	rt := p.driveRuntime(t)
+	h, err := rt.Adapter(paddock.ProviderFake).Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	lost := map[string]*atomic.Int64{"GetReply": {}, "DestroyReply": {}}
+	remote.SetFaults(p.serving, func(env *hremote.Envelope) bool {
+		for _, m := range env.GetMessages() {
+			name := env.GetTypeNames()[m.GetTypeNameIndex()]
+			for suffix, n := range lost {
+				if strings.HasSuffix(name, suffix) && len(env.GetMessages()) == 1 && n.CompareAndSwap(0, 1) {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	a := rt.Adapter(h.Provider)
+	got, err := a.Get(ctx, h)
+	require.NoError(t, err, "a lost get reply is asked again")
+	assert.Equal(t, h.Name, got.Name)
+	require.NoError(t, a.Destroy(ctx, h), "a lost destroy reply is asked again")
+	_, err = a.Get(ctx, h)
+	require.ErrorIs(t, err, paddock.ErrNotFound, "destroyed")
+	for name, n := range lost {
+		assert.Equal(t, int64(1), n.Load(), "one %s was lost", name)
+	}
+}
