@@ -382,7 +382,7 @@ func TestAFollowerThatDiesIsReplaced(t *testing.T) {
 	t.Parallel()
 	a := newAdapter(t)
 	h := sandbox(t, a, "refollow", nil)
-	ctx := ctxFor(t, 2*time.Minute)
+	ctx := ctxFor(t, 5*time.Minute) // a hang bound past the stream's own (engineWait) on a loaded engine
 	script := `for i in 0 1 2 3 4; do echo out$i; echo err$i >&2; done
 until [ -e /tmp/go ]; do sleep 0.01; done
 for i in 5 6 7 8 9; do echo out$i; echo err$i >&2; done
@@ -413,7 +413,7 @@ echo killed=$n`)
 	require.NotEqual(t, "killed=0\n", out, "a follower was there to kill")
 	_, code = execOut(t, a, h, "touch", "/tmp/go")
 	require.Equal(t, 0, code)
-	rest, errRest, last := adaptertest.Drain(t, st, time.Minute)
+	rest, errRest, last := adaptertest.Drain(t, st, 5*time.Minute)
 	require.Equal(t, "out0\nout1\nout2\nout3\nout4\nout5\nout6\nout7\nout8\nout9\n", stdout.String()+rest)
 	require.Equal(t, "err0\nerr1\nerr2\nerr3\nerr4\nerr5\nerr6\nerr7\nerr8\nerr9\n", stderr.String()+errRest)
 	require.Equal(t, paddock.Exit(3), last)
