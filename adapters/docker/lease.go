@@ -94,6 +94,8 @@ type recorded struct {
 // sandboxState reads a running sandbox's recorded state; ok is false when
 // it could not be read.
 func (a *Adapter) sandboxState(ctx context.Context, name string) (r recorded, ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, stateWait)
+	defer cancel()
 	out, err := a.run(ctx, name, execSpec{cmd: sh(scriptState)}, nil)
 	if err != nil || out.code != 0 {
 		return recorded{}, false
@@ -182,6 +184,12 @@ func (a *Adapter) SandboxFacts(ctx context.Context) ([]paddock.SandboxFacts, err
 }
 
 // facts reads one sandbox's facts.
+// stateWait bounds the read of one sandbox's recorded state in a sweep: a
+// sandbox whose exec does not answer (one at its process limit, say) is
+// unknown this time, and the sweep goes on with the others instead of
+// waiting for it.
+const stateWait = 30 * time.Second
+
 func (a *Adapter) facts(ctx context.Context, c container.Summary) paddock.SandboxFacts {
 	name := c.Labels[labelName]
 	f := paddock.SandboxFacts{
