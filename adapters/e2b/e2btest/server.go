@@ -1,6 +1,6 @@
 // Package e2btest is a loopback E2B for tests: the control-plane REST API
 // (create, list with metadata filters and paging, get, kill, timeout,
-// pause, connect, network) with a manual clock for TTLs, and envd, the
+// pause, connect, network, secrets) with a manual clock for TTLs, and envd, the
 // daemon of each sandbox: the Process service over the Connect protocol
 // (connect-go, as envd itself) with real processes behind it, /files and
 // /health. envd calls are routed by the E2b-Sandbox-Id header (or a
@@ -51,6 +51,7 @@ type Server struct {
 	envdMux   http.Handler
 	mapped    bool // processes see the sandbox's own files at its paths (stubfs.Probe)
 	watches   watchers
+	secrets   []*secret // oldest first
 }
 
 // Option configures NewServer.
@@ -92,7 +93,7 @@ func (s *Server) killAll() { stubserver.Each(&s.mu, s.sandboxes, (*sandbox).kill
 // header, or a 49983-<id> host) goes to that sandbox's envd, any other to
 // the control plane.
 func (s *Server) routes() http.Handler {
-	control := s.Mux(s.authorized, stubserver.Routes{
+	control := withSecrets(s.Mux(s.authorized, stubserver.Routes{
 		"POST /sandboxes":                 s.create,
 		"POST /v2/sandboxes":              s.create, // the current JS SDK's form
 		"GET /v2/sandboxes":               s.list,
@@ -104,10 +105,15 @@ func (s *Server) routes() http.Handler {
 		"POST /sandboxes/{id}/connect":    s.connect,
 		"POST /v2/sandboxes/{id}/connect": s.connect,
 		"PUT /sandboxes/{id}/network":     s.network,
+		"GET /secrets":                    s.listSecrets,
+		"POST /secrets":                   s.createSecret,
+		"GET /secrets/{id}":               s.getSecret,
+		"POST /secrets/{id}":              s.updateSecret,
+		"DELETE /secrets/{id}":            s.deleteSecret,
 		"/": func(w http.ResponseWriter, _ *http.Request, _ []byte) {
 			apiError(w, http.StatusNotFound, "not found")
 		},
-	})
+	}, secretRoutes...))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if id := envdTarget(r); id != "" {
 			s.envd(w, r, id)

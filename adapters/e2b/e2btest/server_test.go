@@ -203,7 +203,6 @@ func TestWhatIsNotOfferedIsNotFound(t *testing.T) {
 		{http.MethodGet, "/sandboxes/" + id + "/metrics"},
 		{http.MethodPost, "/sandboxes/" + id + "/snapshots"}, {http.MethodGet, "/snapshots"},
 		{http.MethodPost, "/sandboxes/" + id + "/fork"},
-		{http.MethodGet, "/secrets"}, {http.MethodPost, "/secrets"},
 		{http.MethodGet, "/volumes"}, {http.MethodPost, "/volumes"},
 		{http.MethodPost, "/v3/templates"}, {http.MethodGet, "/templates/aliases/base"},
 	} {

@@ -1,7 +1,7 @@
 // Drives E2B's official JS SDK against e2btest: E2B_API_URL and
 // E2B_SANDBOX_URL point at it, E2B_API_KEY is its key. Each step prints
 // "ok <step>"; the first failure prints "FAIL <step>: <error>" and exits 1.
-import { Sandbox } from 'e2b'
+import { Sandbox, Secret, SecretError } from 'e2b'
 
 const steps = []
 const step = (name, fn) => steps.push([name, fn])
@@ -197,6 +197,27 @@ step('timeout, info, list, pause, connect', async () => {
   expect((await back.getInfo()).state === 'running', 'resumed')
   const r = await back.commands.run('cat /tmp/js/hello.txt')
   expect(r.stdout === 'from js', 'the disk survived the pause')
+})
+step('secrets', async () => {
+  const made = await Secret.create('Paddock-Key', 'first value', { metadata: { team: 'a' } })
+  expect(/^sec_[0-9a-z]{26}$/.test(made.secretId), 'id ' + made.secretId)
+  expect(made.name === 'paddock-key' && made.version === 1 && made.metadata.team === 'a', 'made ' + JSON.stringify(made))
+  expect(made.createdAt instanceof Date && !isNaN(made.createdAt), 'created at ' + made.createdAt)
+  const taken = await Secret.create('paddock-key', 'again').catch((e) => e)
+  expect(taken instanceof SecretError, 'a name taken ' + taken)
+  const updated = await Secret.update('paddock-key', 'second value')
+  expect(updated.version === 2 && updated.metadata.team === 'a', 'updated ' + JSON.stringify(updated))
+  const info = await Secret.getInfo(made.secretId)
+  expect(info.name === 'paddock-key' && info.version === 2, 'info ' + JSON.stringify(info))
+  expect(JSON.stringify(info).indexOf('value') < 0, 'no value answered')
+  await Secret.create('other', 'v')
+  const pages = Secret.list({ limit: 1 })
+  const names = []
+  while (pages.hasNext) names.push(...(await pages.nextItems()).map((x) => x.name))
+  expect(JSON.stringify(names) === '["paddock-key","other"]', 'listed ' + JSON.stringify(names))
+  expect((await Secret.exists('nope')) === false && (await Secret.exists('PADDOCK-KEY')) === true, 'exists')
+  expect((await Secret.destroy('paddock-key')) === true && (await Secret.destroy(made.secretId)) === false, 'destroyed')
+  expect(Secret.fill('other') === '${e2b.secrets.other}', 'fill')
 })
 step('kill', async () => {
   await sbx.kill()
