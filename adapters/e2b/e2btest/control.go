@@ -34,6 +34,7 @@ type sandbox struct {
 	procs     *processTable
 	token     string            // the envd access token of a secure sandbox ("" = none)
 	owners    map[string]string // path inside -> the username /files wrote it as
+	cpu       cpuMark           // CPU time at the last metrics sample
 }
 
 // templates are the templates the server knows.
@@ -202,7 +203,7 @@ func (sb *sandbox) created() map[string]any {
 func (sb *sandbox) listed() map[string]any {
 	m := map[string]any{"templateID": sb.template, "alias": sb.template, "sandboxID": sb.id, "clientID": sb.clientID,
 		"startedAt": sb.startedAt.Format(time.RFC3339Nano), "endAt": sb.endAt.Format(time.RFC3339Nano),
-		"cpuCount": 2, "memoryMB": 512, "diskSizeMB": 1024, "state": sb.state, "envdVersion": EnvdVersion, "volumeMounts": []any{}}
+		"cpuCount": sandboxCPUs, "memoryMB": sandboxMemoryMB, "diskSizeMB": sandboxDiskMB, "state": sb.state, "envdVersion": EnvdVersion, "volumeMounts": []any{}}
 	if len(sb.metadata) > 0 {
 		m["metadata"] = sb.metadata
 	}

@@ -1,6 +1,6 @@
 // Package e2btest is a loopback E2B for tests: the control-plane REST API
 // (create, list with metadata filters and paging, get, kill, timeout,
-// pause, connect, network, secrets) with a manual clock for TTLs, and envd, the
+// pause, connect, network, metrics, secrets) with a manual clock for TTLs, and envd, the
 // daemon of each sandbox: the Process service over the Connect protocol
 // (connect-go, as envd itself) with real processes behind it, /files and
 // /health. envd calls are routed by the E2b-Sandbox-Id header (or a
@@ -51,7 +51,8 @@ type Server struct {
 	envdMux   http.Handler
 	mapped    bool // processes see the sandbox's own files at its paths (stubfs.Probe)
 	watches   watchers
-	secrets   []*secret // oldest first
+	secrets   []*secret           // oldest first
+	samples   map[string][]sample // by sandbox id, oldest first; kept after a kill
 }
 
 // Option configures NewServer.
@@ -67,7 +68,7 @@ func WithKey(key string) Option { return func(s *Server) { s.key = key } }
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	s := &Server{t: t, key: "e2b_" + randomID(32), now: time.Now().UTC().Truncate(time.Second),
-		sandboxes: map[string]*sandbox{}, maxTTL: 24 * time.Hour, watches: watchers{byID: map[string]*watcher{}}}
+		sandboxes: map[string]*sandbox{}, samples: map[string][]sample{}, maxTTL: 24 * time.Hour, watches: watchers{byID: map[string]*watcher{}}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -105,6 +106,7 @@ func (s *Server) routes() http.Handler {
 		"POST /sandboxes/{id}/connect":    s.connect,
 		"POST /v2/sandboxes/{id}/connect": s.connect,
 		"PUT /sandboxes/{id}/network":     s.network,
+		"GET /sandboxes/{id}/metrics":     s.sandboxMetrics,
 		"GET /secrets":                    s.listSecrets,
 		"POST /secrets":                   s.createSecret,
 		"GET /secrets/{id}":               s.getSecret,

@@ -200,7 +200,6 @@ func TestWhatIsNotOfferedIsNotFound(t *testing.T) {
 	srv := e2btest.NewServer(t)
 	id := create(t, srv, map[string]any{"templateID": "base"})
 	for _, route := range []struct{ method, path string }{
-		{http.MethodGet, "/sandboxes/" + id + "/metrics"},
 		{http.MethodPost, "/sandboxes/" + id + "/snapshots"}, {http.MethodGet, "/snapshots"},
 		{http.MethodPost, "/sandboxes/" + id + "/fork"},
 		{http.MethodGet, "/volumes"}, {http.MethodPost, "/volumes"},

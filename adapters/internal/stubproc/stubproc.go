@@ -6,3 +6,12 @@
 // through /bin/sh, which Windows lacks, so their commands fail to start
 // there anyway).
 package stubproc
+
+import "time"
+
+// Usage is what the processes of some process groups hold now: resident
+// memory, and the CPU time they have used so far (GroupsUsage).
+type Usage struct {
+	RSS int64 // bytes
+	CPU time.Duration
+}

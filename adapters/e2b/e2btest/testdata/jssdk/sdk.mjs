@@ -198,6 +198,22 @@ step('timeout, info, list, pause, connect', async () => {
   const r = await back.commands.run('cat /tmp/js/hello.txt')
   expect(r.stdout === 'from js', 'the disk survived the pause')
 })
+step('metrics', async () => {
+  const burner = await sbx.commands.run('while :; do :; done', { background: true })
+  let last
+  for (let i = 0; i < 400; i++) { // until the burner's CPU shows, bounded
+    const got = await sbx.getMetrics()
+    last = got[got.length - 1]
+    if (last && last.cpuUsedPct > 0 && last.memUsed > 0) break
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  await burner.kill()
+  expect(last && last.cpuUsedPct > 0 && last.cpuUsedPct <= 100 && last.memUsed > 0, 'usage ' + JSON.stringify(last))
+  expect(last.cpuCount === 2 && last.memTotal === 512 * 1024 * 1024 && last.diskTotal === 1024 * 1024 * 1024, 'resources ' + JSON.stringify(last))
+  expect(last.timestamp instanceof Date && !isNaN(last.timestamp) && last.diskUsed > 0, 'sample ' + JSON.stringify(last))
+  const none = await Sandbox.getMetrics(sbx.sandboxId, { start: new Date(1000), end: new Date(2000) })
+  expect(none.length === 0, 'an empty range ' + JSON.stringify(none))
+})
 step('secrets', async () => {
   const made = await Secret.create('Paddock-Key', 'first value', { metadata: { team: 'a' } })
   expect(/^sec_[0-9a-z]{26}$/.test(made.secretId), 'id ' + made.secretId)
