@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 )
 
 // checkpoint is a saved copy of a sprite's files.
@@ -33,7 +35,10 @@ func (c *checkpoint) entry() map[string]any {
 func (s *Server) snapshot(sp *sprite, comment string) (*checkpoint, error) {
 	c := &checkpoint{id: fmt.Sprintf("v%d", len(sp.checkpoints)), comment: comment, created: time.Now()}
 	c.dir = filepath.Join(sp.dir, "checkpoints", c.id)
-	if err := copyTree(sp.fsDir(), c.dir); err != nil {
+	if err := os.MkdirAll(filepath.Dir(c.dir), 0o700); err != nil {
+		return nil, err
+	}
+	if err := stubfs.CopyTree(sp.fsDir(), c.dir); err != nil {
 		return nil, err
 	}
 	sp.checkpoints = append(sp.checkpoints, c)
@@ -170,7 +175,7 @@ func (s *Server) restoreCheckpoint(w http.ResponseWriter, r *http.Request, _ []b
 	s.mu.Lock()
 	err := os.RemoveAll(sp.fsDir())
 	if err == nil {
-		err = copyTree(c.dir, sp.fsDir())
+		err = stubfs.CopyTree(c.dir, sp.fsDir())
 	}
 	s.mu.Unlock()
 	if err != nil {

@@ -362,56 +362,17 @@ func (s *Server) copyFile(w http.ResponseWriter, r *http.Request, body []byte) {
 		fsFailure(w, req.Source, syscall.EISDIR)
 		return
 	}
-	if err := copyTree(src, dst); err != nil {
+	if info.IsDir() {
+		err = os.MkdirAll(filepath.Dir(dst), 0o755) // a tree copied makes its parents
+	}
+	if err == nil {
+		err = stubfs.CopyTree(src, dst)
+	}
+	if err != nil {
 		fsFailure(w, req.Dest, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"source": req.Source, "dest": req.Dest})
-}
-
-// copyTree copies src to dst (making dst's parents): files with their
-// modes, directories with their entries, links as links. Checkpoints and
-// the copy route both use it.
-func copyTree(src, dst string) error {
-	info, err := os.Lstat(src)
-	if err != nil {
-		return err
-	}
-	switch {
-	case info.Mode()&fs.ModeSymlink != 0:
-		target, err := os.Readlink(src)
-		if err != nil {
-			return err
-		}
-		return os.Symlink(target, dst)
-	case info.IsDir():
-		if err := os.MkdirAll(dst, info.Mode().Perm()|0o700); err != nil { // writable while it fills
-			return err
-		}
-		entries, err := os.ReadDir(src)
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if err := copyTree(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
-				return err
-			}
-		}
-		return os.Chmod(dst, info.Mode().Perm())
-	case !info.Mode().IsRegular():
-		return nil // sockets, pipes and devices are not copied
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, info.Mode().Perm())
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	return errors.Join(err, out.Close())
 }
 
 // chmodFile is POST /v1/sprites/{name}/fs/chmod with {path, workingDir,
