@@ -34,11 +34,14 @@ func TestMetrics(t *testing.T) {
 		return out
 	}
 	first := srv.Now()
+	// A point is stamped with the start of its step, as E2B's
+	// toStartOfInterval does.
+	point := func(t time.Time) time.Time { return t.Truncate(5 * time.Second) }
 	got := metrics("/sandboxes/" + id + "/metrics")
 	require.Len(t, got, 1)
 	m := got[0]
-	assert.EqualValues(t, first.Unix(), m["timestampUnix"])
-	assert.Equal(t, first.Format(time.RFC3339), m["timestamp"])
+	assert.EqualValues(t, point(first).Unix(), m["timestampUnix"])
+	assert.Equal(t, point(first).Format(time.RFC3339), m["timestamp"])
 	assert.EqualValues(t, 2, m["cpuCount"])
 	assert.EqualValues(t, 512<<20, m["memTotal"])
 	assert.EqualValues(t, 1024<<20, m["diskTotal"])
@@ -53,11 +56,11 @@ func TestMetrics(t *testing.T) {
 	srv.Advance(5 * time.Second)
 	got = metrics("/sandboxes/" + id + "/metrics")
 	require.Len(t, got, 3)
-	assert.EqualValues(t, first.Unix()+10, got[2]["timestampUnix"])
+	assert.EqualValues(t, point(first).Unix()+10, got[2]["timestampUnix"])
 	sec := strconv.FormatInt(first.Unix()+5, 10)
 	got = metrics("/sandboxes/" + id + "/metrics?start=" + sec + "&end=" + sec)
 	require.Len(t, got, 1, "the range given")
-	assert.EqualValues(t, first.Unix()+5, got[0]["timestampUnix"])
+	assert.EqualValues(t, point(first).Unix()+5, got[0]["timestampUnix"])
 
 	for path, want := range map[string]string{
 		"/sandboxes/" + id + "/metrics?start=20&end=10": `{"code":400,"message":"Invalid time range for metrics"}`,
