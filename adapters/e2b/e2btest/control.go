@@ -37,9 +37,6 @@ type sandbox struct {
 	cpu       cpuMark           // CPU time at the last metrics sample
 }
 
-// templates are the templates the server knows.
-var templates = map[string]bool{"base": true}
-
 // with runs f on sandbox id, under the server's lock, if it exists.
 func (s *Server) with(id string, f func(sb *sandbox)) {
 	s.mu.Lock()
@@ -145,21 +142,13 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 		apiError(w, http.StatusBadRequest, "Error when parsing request: templateID is required")
 		return
 	}
-	template, _, _ := strings.Cut(req.TemplateID, ":")
-	if !templates[template] {
-		apiError(w, http.StatusNotFound, fmt.Sprintf("template '%s' not found", req.TemplateID))
+	files, status, msg := s.templateFiles(req.TemplateID)
+	if status != 0 {
+		apiError(w, status, msg)
 		return
 	}
-	ttl := 15 * time.Second
-	if req.Timeout != nil {
-		if *req.Timeout <= 0 {
-			apiError(w, http.StatusBadRequest, "Timeout must be greater than 0")
-			return
-		}
-		ttl = time.Duration(*req.Timeout) * time.Second
-	}
-	if ttl > s.maxTTL {
-		s.tooLong(w)
+	ttl, ok := s.timeout(w, req.Timeout)
+	if !ok {
 		return
 	}
 	if len(req.Network) > 0 {
@@ -168,24 +157,61 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 			return
 		}
 	}
-	id := "i" + randomID(20)
-	space, err := stubfs.NewSpace(stubfs.Config{Root: filepath.Join(s.Root(), id, "fs"), Scratch: filepath.Join(s.Root(), id, "stubfs"),
-		Users: users, Mapped: s.mapped})
+	secure := req.Secure != nil && *req.Secure || req.Secure == nil && strings.HasPrefix(r.URL.Path, "/v2/")
+	sb, err := s.newSandbox(sandbox{template: req.TemplateID, metadata: req.Metadata, envVars: req.EnvVars,
+		autoPause: req.AutoPause, network: req.Network}, ttl, secure, files)
 	if err != nil {
 		apiError(w, http.StatusInternalServerError, "creating the sandbox failed")
 		return
 	}
+	writeJSON(w, http.StatusCreated, sb.created())
+}
+
+// timeout reads a new sandbox's time to live in seconds (default 15),
+// answering E2B's 400 for one not above zero or above the maximum.
+func (s *Server) timeout(w http.ResponseWriter, seconds *int) (time.Duration, bool) {
+	ttl := 15 * time.Second
+	if seconds != nil {
+		if *seconds <= 0 {
+			apiError(w, http.StatusBadRequest, "Timeout must be greater than 0")
+			return 0, false
+		}
+		ttl = time.Duration(*seconds) * time.Second
+	}
+	if ttl > s.maxTTL {
+		s.tooLong(w)
+		return 0, false
+	}
+	return ttl, true
+}
+
+// newSandbox starts a running sandbox from like's template, metadata,
+// environment, auto-pause and network, its files a copy of files (none:
+// the base template's), secure (with an envd access token) if asked.
+func (s *Server) newSandbox(like sandbox, ttl time.Duration, secure bool, files string) (*sandbox, error) {
+	id := "i" + randomID(20)
+	space, err := stubfs.NewSpace(stubfs.Config{Root: filepath.Join(s.Root(), id, "fs"), Scratch: filepath.Join(s.Root(), id, "stubfs"),
+		Users: users, Mapped: s.mapped})
+	if err != nil {
+		return nil, err
+	}
+	if files != "" {
+		if err := stubfs.CopyTree(files, space.Root()); err != nil {
+			space.Retire()
+			return nil, err
+		}
+	}
 	s.mu.Lock()
-	sb := &sandbox{s: s, id: id, template: req.TemplateID, clientID: randomID(8), metadata: req.Metadata, envVars: req.EnvVars,
-		state: "running", autoPause: req.AutoPause, startedAt: s.now, endAt: s.now.Add(ttl), network: req.Network, space: space}
+	defer s.mu.Unlock()
+	sb := &sandbox{s: s, id: id, template: like.template, clientID: randomID(8), metadata: like.metadata, envVars: like.envVars,
+		state: "running", autoPause: like.autoPause, startedAt: s.now, endAt: s.now.Add(ttl), network: like.network, space: space,
+		owners: map[string]string{}}
 	sb.procs = newProcessTable(sb)
-	sb.owners = map[string]string{}
-	if req.Secure != nil && *req.Secure || req.Secure == nil && strings.HasPrefix(r.URL.Path, "/v2/") {
+	if secure {
 		sb.token = randomID(32)
 	}
 	s.sandboxes[id] = sb
-	s.mu.Unlock()
-	writeJSON(w, http.StatusCreated, sb.created())
+	return sb, nil
 }
 
 // created is the Sandbox object of create and connect answers; a secure

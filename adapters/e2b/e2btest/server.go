@@ -1,6 +1,6 @@
 // Package e2btest is a loopback E2B for tests: the control-plane REST API
 // (create, list with metadata filters and paging, get, kill, timeout,
-// pause, connect, network, metrics, secrets) with a manual clock for TTLs, and envd, the
+// pause, connect, network, metrics, snapshots and forks, secrets) with a manual clock for TTLs, and envd, the
 // daemon of each sandbox: the Process service over the Connect protocol
 // (connect-go, as envd itself) with real processes behind it, /files and
 // /health. envd calls are routed by the E2b-Sandbox-Id header (or a
@@ -53,6 +53,7 @@ type Server struct {
 	watches   watchers
 	secrets   []*secret           // oldest first
 	samples   map[string][]sample // by sandbox id, oldest first; kept after a kill
+	snapshots []*snapshotTemplate
 }
 
 // Option configures NewServer.
@@ -107,6 +108,10 @@ func (s *Server) routes() http.Handler {
 		"POST /v2/sandboxes/{id}/connect": s.connect,
 		"PUT /sandboxes/{id}/network":     s.network,
 		"GET /sandboxes/{id}/metrics":     s.sandboxMetrics,
+		"POST /sandboxes/{id}/snapshots":  s.createSnapshot,
+		"POST /sandboxes/{id}/fork":       s.fork,
+		"GET /snapshots":                  s.listSnapshots,
+		"DELETE /templates/{id}":          s.deleteTemplate,
 		"GET /secrets":                    s.listSecrets,
 		"POST /secrets":                   s.createSecret,
 		"GET /secrets/{id}":               s.getSecret,

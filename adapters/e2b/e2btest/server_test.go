@@ -198,10 +198,7 @@ func TestRateLimitFault(t *testing.T) {
 func TestWhatIsNotOfferedIsNotFound(t *testing.T) {
 	t.Parallel()
 	srv := e2btest.NewServer(t)
-	id := create(t, srv, map[string]any{"templateID": "base"})
 	for _, route := range []struct{ method, path string }{
-		{http.MethodPost, "/sandboxes/" + id + "/snapshots"}, {http.MethodGet, "/snapshots"},
-		{http.MethodPost, "/sandboxes/" + id + "/fork"},
 		{http.MethodGet, "/volumes"}, {http.MethodPost, "/volumes"},
 		{http.MethodPost, "/v3/templates"}, {http.MethodGet, "/templates/aliases/base"},
 	} {

@@ -13,7 +13,8 @@ import (
 // CopyTree copies src to dst (dst's parent must exist) as a disk snapshot
 // keeps it: files with their modes, owners and extended attributes (where
 // this machine lets the server set them), directories with their entries,
-// links as links. Sockets, pipes and devices are left out.
+// links as links. Sockets, pipes and devices are left out. Onto a tree
+// already there (a new sandbox's prepared root), it adds and overwrites.
 func CopyTree(src, dst string) error {
 	info, err := os.Lstat(src)
 	if err != nil {
@@ -25,8 +26,10 @@ func CopyTree(src, dst string) error {
 		if err != nil {
 			return err
 		}
-		if err := os.Symlink(target, dst); err != nil {
-			return err
+		if current, err := os.Readlink(dst); err != nil || current != target { // the same link is there already
+			if err := os.Symlink(target, dst); err != nil {
+				return err
+			}
 		}
 	case info.IsDir():
 		if err := os.Mkdir(dst, 0o700); err != nil && !errors.Is(err, fs.ErrExist) { // writable while it fills

@@ -214,6 +214,25 @@ step('metrics', async () => {
   const none = await Sandbox.getMetrics(sbx.sandboxId, { start: new Date(1000), end: new Date(2000) })
   expect(none.length === 0, 'an empty range ' + JSON.stringify(none))
 })
+step('snapshots and forks', async () => {
+  await sbx.files.write('/home/user/state.txt', 'mid-task')
+  const snap = await sbx.createSnapshot({ name: 'js-snap' })
+  expect(snap.snapshotId === 'e2btest/js-snap:default' && snap.names[0] === 'e2btest/js-snap', 'made ' + JSON.stringify(snap))
+  const listed = await Sandbox.listSnapshots({ sandboxId: sbx.sandboxId }).nextItems()
+  expect(listed.some((x) => x.snapshotId === snap.snapshotId), 'listed ' + JSON.stringify(listed))
+  const fromSnap = await Sandbox.create(snap.snapshotId)
+  expect((await fromSnap.files.read('/home/user/state.txt')) === 'mid-task', 'a sandbox from the snapshot')
+  await fromSnap.kill()
+  const forks = await sbx.fork({ count: 2 })
+  expect(forks.length === 2 && forks.every((f) => f instanceof Sandbox), 'forks ' + forks)
+  for (const f of forks) {
+    const r = await f.commands.run('cat /home/user/state.txt')
+    expect(r.stdout === 'mid-task' && f.sandboxId !== sbx.sandboxId, 'a fork ' + JSON.stringify(r))
+    await f.kill()
+  }
+  expect((await Sandbox.deleteSnapshot(snap.snapshotId)) === true, 'deleted')
+  expect((await Sandbox.deleteSnapshot(snap.snapshotId)) === false, 'deleted once')
+})
 step('secrets', async () => {
   const made = await Secret.create('Paddock-Key', 'first value', { metadata: { team: 'a' } })
   expect(/^sec_[0-9a-z]{26}$/.test(made.secretId), 'id ' + made.secretId)
