@@ -151,15 +151,16 @@ func (sp *sprite) checkpoint(id string) *checkpoint {
 }
 
 // restoreCheckpoint is POST /v1/sprites/{name}/checkpoints/{id}/restore:
-// every session ends and the files return to the checkpoint. An unknown id
-// fails inside the 200 stream, as Sprites does.
+// every session ends and the files return to the checkpoint; the services
+// that ran start again fresh, as after a cold boot. An unknown id fails
+// inside the 200 stream, as Sprites does.
 func (s *Server) restoreCheckpoint(w http.ResponseWriter, r *http.Request, _ []byte) {
 	sp, ok := s.lock(w, r)
 	if !ok {
 		return
 	}
 	c := sp.checkpoint(r.PathValue("id"))
-	sessions := sp.sessionList()
+	sessions, services := sp.sessionList(), sp.serviceList()
 	s.mu.Unlock()
 	out := startNDJSON(w)
 	out.line(event("info", "Restoring from checkpoint "+r.PathValue("id")+"..."))
@@ -171,6 +172,18 @@ func (s *Server) restoreCheckpoint(w http.ResponseWriter, r *http.Request, _ []b
 	for _, ss := range sessions {
 		ss.shutdown()
 	}
+	var ran []*service
+	for _, svc := range services {
+		if svc.running() {
+			ran = append(ran, svc)
+		}
+	}
+	s.stopServices(services)
+	defer func() {
+		for _, svc := range ran {
+			s.startWithNeeds(sp, svc)
+		}
+	}()
 	sp.space.Close() // its holder lives in the files that go now
 	s.mu.Lock()
 	err := os.RemoveAll(sp.fsDir())

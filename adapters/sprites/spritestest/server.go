@@ -1,7 +1,7 @@
 // Package spritestest is a loopback Sprites API for tests: REST, exec and
 // attach over WebSocket with real processes (or the scripted drop command)
 // behind them, sessions that outlive a disconnect and replay on attach,
-// kill, checkpoints, network policy, URL settings and files. It follows the
+// kill, checkpoints, network policy, URL settings, files and services. It follows the
 // provider's protocol as Sprites documents and serves it, not any adapter,
 // and can inject the failures that protocol allows, per route and call. A
 // sprite is a filesystem of its own (package stubfs): where Linux mount
@@ -98,17 +98,20 @@ func (s *Server) Token() string { return s.token }
 func (s *Server) shutdown() {
 	s.mu.Lock()
 	var all []*session
+	var services []*service
 	var spaces []*stubfs.Space
 	for _, sp := range s.sprites {
 		for _, ss := range sp.sessions {
 			all = append(all, ss)
 		}
+		services = append(services, sp.serviceList()...)
 		spaces = append(spaces, sp.space)
 	}
 	s.mu.Unlock()
 	for _, ss := range all {
 		ss.shutdown()
 	}
+	s.stopServices(services)
 	for _, sp := range spaces {
 		sp.Retire()
 	}
@@ -152,6 +155,13 @@ func (s *Server) routes() http.Handler {
 		"POST /v1/sprites/{name}/fs/copy":                  s.copyFile,
 		"POST /v1/sprites/{name}/fs/chmod":                 s.chmodFile,
 		"POST /v1/sprites/{name}/upgrade":                  s.upgradeSprite,
+		"GET /v1/sprites/{name}/services":                  s.listServices,
+		"GET /v1/sprites/{name}/services/{service}":        s.getService,
+		"PUT /v1/sprites/{name}/services/{service}":        s.putService,
+		"DELETE /v1/sprites/{name}/services/{service}":     s.deleteService,
+		"POST /v1/sprites/{name}/services/{service}/start": s.startService,
+		"POST /v1/sprites/{name}/services/{service}/stop":  s.stopService,
+		"POST /v1/sprites/{name}/services/signal":          s.signalService,
 		// No control connections: SDK clients fall back to direct exec.
 		"/v1/sprites/{name}/control": notFound,
 		"/":                          notFound,

@@ -46,6 +46,7 @@ type sprite struct {
 	sessions    map[string]*session
 	checkpoints []*checkpoint // oldest first
 	rules       json.RawMessage
+	services    map[string]*service
 }
 
 // fsDir is the sprite's filesystem root.
@@ -116,7 +117,7 @@ func (s *Server) newSprite(name, auth string) (*sprite, error) {
 		config:   map[string]any{"ram_mb": 8192, "cpus": 8, "region": "ord", "storage_gb": 100},
 		env:      map[string]string{},
 		labels:   []string{},
-		sessions: map[string]*session{}, coldStart: s.coldStart,
+		sessions: map[string]*session{}, services: map[string]*service{}, coldStart: s.coldStart,
 		rules: json.RawMessage(`[]`)}
 	sp.dir = filepath.Join(s.Root(), sp.id)
 	space, err := stubfs.NewSpace(stubfs.Config{Root: sp.fsDir(), Scratch: filepath.Join(sp.dir, "stubfs"), Users: users, Mapped: s.mapped})
@@ -256,11 +257,12 @@ func (s *Server) deleteSprite(w http.ResponseWriter, r *http.Request, _ []byte) 
 		return
 	}
 	delete(s.sprites, sp.name)
-	sessions := sp.sessionList()
+	sessions, services := sp.sessionList(), sp.serviceList()
 	s.mu.Unlock()
 	for _, ss := range sessions {
 		ss.shutdown()
 	}
+	s.stopServices(services)
 	sp.space.Retire()
 	_ = os.RemoveAll(sp.dir)
 	w.WriteHeader(http.StatusNoContent)
