@@ -39,6 +39,8 @@ type sandbox struct {
 	ptys               map[string]*ptySession // the PTY sessions (pty.go)
 	leftBehind         []int                  // the sessions of ended PTY shells whose jobs outlived them
 	public             bool                   // its previews need no token
+	cpu, mem, disk     int                    // cores, GB, GB
+	authToken          string                 // its previews' token
 }
 
 // settle ends a transition whose time has come (the caller holds s.mu);
@@ -102,7 +104,7 @@ func (s *Server) dto(sb *sandbox) map[string]any {
 	return map[string]any{
 		"id": sb.id, "organizationId": "org-paddock-test", "name": sb.name, "user": "daytona", "env": sb.env,
 		"labels": sb.labels, "public": sb.public, "networkBlockAll": sb.blockAll, "networkAllowList": nullable(sb.networkAllowList),
-		"domainAllowList": nullable(sb.domainAllowList), "target": "us", "cpu": 1, "gpu": 0, "memory": 1, "disk": 3,
+		"domainAllowList": nullable(sb.domainAllowList), "target": "us", "cpu": sb.cpu, "gpu": 0, "memory": sb.mem, "disk": sb.disk,
 		"snapshot": sb.snapshot, "state": sb.state, "desiredState": sb.desired, "errorReason": nullable(sb.errorReason),
 		"autoStopInterval": sb.autoStop, "autoArchiveInterval": sb.autoArchive, "autoDeleteInterval": sb.autoDelete,
 		"createdAt": sb.createdAt.Format(time.RFC3339Nano), "updatedAt": sb.updatedAt.Format(time.RFC3339Nano),
@@ -176,7 +178,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 	now := time.Now().UTC()
 	sb := &sandbox{id: id, name: name, snapshot: snapshot, labels: orEmpty(req.Labels), env: orEmpty(req.Env),
 		createdAt: now, updatedAt: now, autoStop: autoStop, autoArchive: autoArchive,
-		autoDelete: orDefault(req.AutoDelete, -1)}
+		autoDelete: orDefault(req.AutoDelete, -1), cpu: 1, mem: 1, disk: 3, authToken: previewToken()}
 	sb.sessions, sb.ptys = map[string]*session{}, map[string]*ptySession{}
 	space, err := stubfs.NewSpace(stubfs.Config{Root: filepath.Join(s.Root(), id, "fs"), Scratch: filepath.Join(s.Root(), id, "stubfs"),
 		Users: users, Mapped: s.mapped})

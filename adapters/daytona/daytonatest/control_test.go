@@ -63,9 +63,6 @@ func TestKeysAndErrorShapes(t *testing.T) {
 	for _, route := range []struct{ method, path string }{
 		{http.MethodPost, "/api/sandbox/box/fork"}, {http.MethodPost, "/api/sandbox/box/snapshot"},
 		{http.MethodGet, "/api/snapshots"}, {http.MethodGet, "/api/volumes"},
-		{http.MethodPost, "/api/sandbox/box/resize"}, {http.MethodPost, "/api/sandbox/box/ssh-access"},
-		{http.MethodGet, "/api/sandbox/box/ports/3000/preview-url"},
-		{http.MethodGet, "/api/sandbox/box/ports/3000/signed-preview-url"},
 	} {
 		status, _, data := call(t, srv, route.method, route.path, nil)
 		assert.Equal(t, http.StatusNotFound, status, route.path)

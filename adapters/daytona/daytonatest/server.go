@@ -3,7 +3,8 @@
 // bodies, and failure injection per route. It follows the provider's real
 // behaviour where that differs from what clients assume: stop is not
 // idempotent (400 on a stopped sandbox), a delete frees the name at once,
-// create checks the snapshot before the name. A sandbox is a filesystem of
+// create checks the snapshot before the name. It is also the preview proxy
+// of its domain (ProxyDomain). A sandbox is a filesystem of
 // its own (package stubfs): where Linux mount namespaces work its commands
 // run changed into its root as daytona (when the server is root), and the
 // file routes reach the same files.
@@ -42,6 +43,8 @@ type Server struct {
 	frameSize  int // the largest follow frame
 	cutFollows int // follows to close right after their replay
 	noExits    int // commands whose exit code never appears
+	ssh        []*sshAccess
+	signed     map[string]signedPreview // by token
 }
 
 // Option configures NewServer.
@@ -108,7 +111,7 @@ func WithSnapshots(names ...string) Option {
 // NewServer starts a server on 127.0.0.1, closed when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	s := &Server{key: "dtn_" + stubserver.RandomHex(24), sandboxes: map[string]*sandbox{}, held: map[string]bool{},
+	s := &Server{key: "dtn_" + stubserver.RandomHex(24), sandboxes: map[string]*sandbox{}, held: map[string]bool{}, signed: map[string]signedPreview{},
 		snapshots: map[string]bool{"default": true, "paddock-test": true},
 		idlePolls: defaultIdlePoll, frameSize: followFrame}
 	for _, o := range opts {
@@ -143,29 +146,43 @@ func (s *Server) dropAll() {
 // routes serves the control plane under /api.
 func (s *Server) routes() http.Handler {
 	mux := s.Mux(s.authorized, stubserver.Routes{
-		"POST /api/sandbox":                                   s.create,
-		"GET /api/sandbox":                                    s.list,
-		"GET /api/sandbox/{idOrName}":                         s.get,
-		"DELETE /api/sandbox/{idOrName}":                      s.delete,
-		"POST /api/sandbox/{idOrName}/start":                  s.start,
-		"POST /api/sandbox/{idOrName}/stop":                   s.stop,
-		"POST /api/sandbox/{idOrName}/archive":                s.archive,
-		"POST /api/sandbox/{idOrName}/pause":                  s.pause,
-		"POST /api/sandbox/{idOrName}/recover":                s.recover,
-		"POST /api/sandbox/{idOrName}/network-settings":       s.network,
-		"PUT /api/sandbox/{idOrName}/labels":                  s.replaceLabels,
-		"POST /api/sandbox/{idOrName}/autostop/{interval}":    s.setInterval("autostop"),
-		"POST /api/sandbox/{idOrName}/autoarchive/{interval}": s.setInterval("autoarchive"),
-		"POST /api/sandbox/{idOrName}/autodelete/{interval}":  s.setInterval("autodelete"),
-		"POST /api/sandbox/{idOrName}/public/{isPublic}":      s.setPublic,
-		"POST /api/sandbox/{idOrName}/last-activity":          s.lastActivity,
-		"GET /api/sandbox/{idOrName}/toolbox-proxy-url":       s.toolboxProxyURL,
+		"POST /api/sandbox":                                                           s.create,
+		"GET /api/sandbox":                                                            s.list,
+		"GET /api/sandbox/{idOrName}":                                                 s.get,
+		"DELETE /api/sandbox/{idOrName}":                                              s.delete,
+		"POST /api/sandbox/{idOrName}/start":                                          s.start,
+		"POST /api/sandbox/{idOrName}/stop":                                           s.stop,
+		"POST /api/sandbox/{idOrName}/archive":                                        s.archive,
+		"POST /api/sandbox/{idOrName}/pause":                                          s.pause,
+		"POST /api/sandbox/{idOrName}/recover":                                        s.recover,
+		"POST /api/sandbox/{idOrName}/network-settings":                               s.network,
+		"PUT /api/sandbox/{idOrName}/labels":                                          s.replaceLabels,
+		"POST /api/sandbox/{idOrName}/autostop/{interval}":                            s.setInterval("autostop"),
+		"POST /api/sandbox/{idOrName}/autoarchive/{interval}":                         s.setInterval("autoarchive"),
+		"POST /api/sandbox/{idOrName}/autodelete/{interval}":                          s.setInterval("autodelete"),
+		"POST /api/sandbox/{idOrName}/public/{isPublic}":                              s.setPublic,
+		"POST /api/sandbox/{idOrName}/last-activity":                                  s.lastActivity,
+		"GET /api/sandbox/{idOrName}/toolbox-proxy-url":                               s.toolboxProxyURL,
+		"POST /api/sandbox/{idOrName}/resize":                                         s.resize,
+		"POST /api/sandbox/{idOrName}/ssh-access":                                     s.createSSHAccess,
+		"DELETE /api/sandbox/{idOrName}/ssh-access":                                   s.revokeSSHAccess,
+		"GET /api/sandbox/ssh-access/validate":                                        s.validateSSHAccess,
+		"GET /api/sandbox/{idOrName}/ports/{port}/preview-url":                        s.previewURL,
+		"GET /api/sandbox/{idOrName}/ports/{port}/signed-preview-url":                 s.signedPreviewURL,
+		"POST /api/sandbox/{idOrName}/ports/{port}/signed-preview-url/{token}/expire": s.expireSignedPreviewURL,
 		"/": func(w http.ResponseWriter, r *http.Request, _ []byte) {
 			apiError(w, r, http.StatusNotFound, "Cannot "+r.Method+" "+r.URL.Path)
 		},
 	})
 	mux.HandleFunc("/toolbox/{id}/{rest...}", s.toolbox)
-	return mux
+	preview := s.Route("PREVIEW", false, nil, func(w http.ResponseWriter, r *http.Request, _ []byte) { s.preview(w, r) })
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.isPreview(r) {
+			preview(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // authorized checks the key, answering Daytona's 401 without it.

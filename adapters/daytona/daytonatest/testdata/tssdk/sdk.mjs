@@ -4,6 +4,7 @@
 // "FAIL <step>: <error>" and exits 1.
 import { Daytona } from '@daytonaio/sdk'
 import { createHash } from 'node:crypto'
+import http from 'node:http'
 
 const steps = []
 const step = (name, fn) => steps.push([name, fn])
@@ -180,6 +181,50 @@ step('git', async () => {
   expect(init && init.statusCode === 404, 'init is not this version\'s: ' + (init && init.statusCode))
   const none = await sbx.git.status('/tmp').then(() => null, (e) => e)
   expect(none && none.statusCode === 404 && /repository does not exist/.test(none.message), 'no repository: ' + (none && none.message))
+})
+// viaServer sends a GET for url to the server's own address with url's
+// host: the proxy domain's names do not resolve here.
+const viaServer = (url, headers = {}) => new Promise((resolve, reject) => {
+  const u = new URL(url)
+  const api = new URL(process.env.DAYTONA_API_URL)
+  const req = http.request({ host: api.hostname, port: api.port, path: u.pathname + u.search, headers: { ...headers, host: u.host } }, (res) => {
+    let body = ''
+    res.on('data', (d) => { body += d })
+    res.on('end', () => resolve({ status: res.statusCode, body }))
+  })
+  req.on('error', reject)
+  req.end()
+})
+step('resize, SSH access, previews', async () => {
+  await sbx.resize({ cpu: 2, memory: 2 })
+  expect(sbx.cpu === 2 && sbx.memory === 2 && sbx.state === 'started', 'resized: ' + sbx.cpu + ' ' + sbx.memory + ' ' + sbx.state)
+  const tooBig = await sbx.resize({ cpu: 8 }).catch((e) => e)
+  expect(tooBig && tooBig.statusCode === 400 && /exceeds maximum allowed per sandbox \(4\)/.test(tooBig.message), 'over the limit: ' + tooBig)
+  const ssh = await sbx.createSshAccess(5)
+  expect(/^[A-Za-z0-9]{32}$/.test(ssh.token) && ssh.sshCommand === `ssh -p 2222 ${ssh.token}@localhost`, 'ssh: ' + JSON.stringify(ssh))
+  const denied = await sbx.validateSshAccess(ssh.token).catch((e) => e)
+  expect(denied && denied.statusCode === 403, 'validation is the gateway\'s: ' + (denied && denied.statusCode))
+  await sbx.revokeSshAccess(ssh.token)
+
+  const app = http.createServer((req, res) => res.end('app ' + req.url))
+  await new Promise((resolve) => app.listen(0, '127.0.0.1', resolve))
+  try {
+    const port = app.address().port
+    const link = await sbx.getPreviewLink(port)
+    expect(link.url.startsWith(`http://${port}-${sbx.id}.proxy.localhost:`) && link.token, 'link: ' + JSON.stringify(link))
+    const open = await viaServer(link.url + '/x', { 'X-Daytona-Preview-Token': link.token })
+    expect(open.status === 200 && open.body === 'app /x', 'with the token: ' + JSON.stringify(open))
+    const shut = await viaServer(link.url + '/x')
+    expect(shut.status === 307, 'without: ' + shut.status)
+    const signed = await sbx.getSignedPreviewUrl(port, 60)
+    expect(signed.port === port && /^[a-z0-9]{16}$/.test(signed.token), 'signed: ' + JSON.stringify(signed))
+    const bySigned = await viaServer(signed.url + '/y')
+    expect(bySigned.status === 200 && bySigned.body === 'app /y', 'signed: ' + JSON.stringify(bySigned))
+    await sbx.expireSignedPreviewUrl(port, signed.token)
+    expect((await viaServer(signed.url + '/y')).status === 307, 'expired')
+  } finally {
+    app.close()
+  }
 })
 step('stop, start, delete', async () => {
   await sbx.stop()
