@@ -353,6 +353,34 @@ func (s *Server) recover(w http.ResponseWriter, r *http.Request, _ []byte) {
 	})
 }
 
+// fork is POST …/fork: only a VM sandbox forks, so the control plane
+// refuses a container (Daytona's default class, and every sandbox here)
+// before anything else, 422.
+func (s *Server) fork(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.change(w, r, func(*sandbox) (int, string) {
+		return http.StatusUnprocessableEntity, "Forking is not supported for this sandbox"
+	})
+}
+
+// forks is GET …/forks and ancestors GET …/ancestors: a container has no
+// fork relations, so both are empty.
+func (s *Server) forks(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live(w, r) != nil {
+		writeJSON(w, http.StatusOK, []any{})
+	}
+}
+
+// parent is GET …/parent: none, for a sandbox that no fork made.
+func (s *Server) parent(w http.ResponseWriter, r *http.Request, _ []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live(w, r) != nil {
+		apiError(w, r, http.StatusNotFound, "Parent sandbox not found for sandbox "+r.PathValue("idOrName"))
+	}
+}
+
 // list is GET /api/sandbox: the labels filter (a JSON object), limit
 // 1..200 (default 100), an opaque cursor, {items, nextCursor|null}, in
 // creation order; deleted sandboxes are not listed.

@@ -61,7 +61,7 @@ func TestKeysAndErrorShapes(t *testing.T) {
 
 	// What FIDELITY.md names as not offered answers the unknown route's 404.
 	for _, route := range []struct{ method, path string }{
-		{http.MethodPost, "/api/sandbox/box/fork"}, {http.MethodPost, "/api/sandbox/box/snapshot"},
+		{http.MethodPost, "/api/sandbox/box/snapshot"},
 		{http.MethodGet, "/api/snapshots"}, {http.MethodGet, "/api/volumes"},
 	} {
 		status, _, data := call(t, srv, route.method, route.path, nil)
@@ -282,4 +282,26 @@ func TestPauseAndRecover(t *testing.T) {
 		require.Equal(t, tc.status, status, "%s: %s", tc.route, data)
 		assert.Equal(t, tc.message, decode(t, data)["message"], tc.route)
 	}
+}
+
+// A container sandbox (every one here, and Daytona's default class) does
+// not fork: the control plane refuses it with 422, and it has no fork
+// relations.
+func TestForkIsForVMs(t *testing.T) {
+	t.Parallel()
+	srv := daytonatest.NewServer(t)
+	create(t, srv, "box")
+	status, _, data := call(t, srv, http.MethodPost, "/api/sandbox/box/fork", map[string]any{"name": "copy"})
+	assert.Equal(t, http.StatusUnprocessableEntity, status)
+	assert.Equal(t, "Forking is not supported for this sandbox", decode(t, data)["message"])
+	for _, path := range []string{"/api/sandbox/box/forks", "/api/sandbox/box/ancestors"} {
+		status, _, data := call(t, srv, http.MethodGet, path, nil)
+		assert.Equal(t, http.StatusOK, status, path)
+		assert.JSONEq(t, `[]`, string(data), path)
+	}
+	status, _, data = call(t, srv, http.MethodGet, "/api/sandbox/box/parent", nil)
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Equal(t, "Parent sandbox not found for sandbox box", decode(t, data)["message"])
+	status, _, _ = call(t, srv, http.MethodPost, "/api/sandbox/nope/fork", nil)
+	assert.Equal(t, http.StatusNotFound, status)
 }

@@ -195,6 +195,12 @@ const viaServer = (url, headers = {}) => new Promise((resolve, reject) => {
   req.on('error', reject)
   req.end()
 })
+step('fork', async () => {
+  const refused = await sbx.fork({ name: 'copy' }).catch((e) => e)
+  expect(refused && refused.statusCode === 422 && /Forking is not supported/.test(refused.message), 'a container does not fork: ' + refused)
+  const viaClient = await daytona.fork(sbx).catch((e) => e)
+  expect(viaClient && viaClient.statusCode === 422, 'nor through the client: ' + (viaClient && viaClient.statusCode))
+})
 step('resize, SSH access, previews', async () => {
   await sbx.resize({ cpu: 2, memory: 2 })
   expect(sbx.cpu === 2 && sbx.memory === 2 && sbx.state === 'started', 'resized: ' + sbx.cpu + ' ' + sbx.memory + ' ' + sbx.state)
