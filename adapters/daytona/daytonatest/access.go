@@ -112,6 +112,21 @@ func orValue(p *int, d int) int {
 	return *p
 }
 
+// numberParam reads a numeric query parameter (def when absent), answering
+// the control plane's 400 for one that is not a number.
+func numberParam(w http.ResponseWriter, r *http.Request, name string, def int) (int, bool) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, true
+	}
+	n, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		apiError(w, r, http.StatusBadRequest, "Validation failed (numeric string is expected)")
+		return 0, false
+	}
+	return int(n), true
+}
+
 // sshAccess is one SSH access token of a sandbox.
 type sshAccess struct {
 	id, sandboxID, token string
@@ -142,14 +157,9 @@ func previewToken() string { return strings.ToLower(randomToken(30)) }
 // [?expiresInMinutes=60]: any earlier access of the sandbox is revoked and
 // a new token made, answered with the command that uses it.
 func (s *Server) createSSHAccess(w http.ResponseWriter, r *http.Request, _ []byte) {
-	minutes := 60
-	if v := r.URL.Query().Get("expiresInMinutes"); v != "" {
-		n, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			apiError(w, r, http.StatusBadRequest, "Validation failed (numeric string is expected)")
-			return
-		}
-		minutes = int(n)
+	minutes, ok := numberParam(w, r, "expiresInMinutes", 60)
+	if !ok {
+		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -262,14 +272,9 @@ func (s *Server) signedPreviewURL(w http.ResponseWriter, r *http.Request, _ []by
 	if !ok {
 		return
 	}
-	expires := 60
-	if v := r.URL.Query().Get("expiresInSeconds"); v != "" {
-		n, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			apiError(w, r, http.StatusBadRequest, "Validation failed (numeric string is expected)")
-			return
-		}
-		expires = int(n)
+	expires, ok := numberParam(w, r, "expiresInSeconds", 60)
+	if !ok {
+		return
 	}
 	if expires < 1 || expires > 24*60*60 {
 		apiError(w, r, http.StatusBadRequest, "expiresInSeconds must be between 1 second and 24 hours")

@@ -288,14 +288,9 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, _ []byte) {
 		apiError(w, http.StatusBadRequest, "invalid order")
 		return
 	}
-	limit := 100
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			apiError(w, http.StatusBadRequest, "limit must be between 1 and 100")
-			return
-		}
-		limit = n
+	limit, ok := pageLimit(w, q.Get("limit"), "limit must be between 1 and 100")
+	if !ok {
+		return
 	}
 	s.mu.Lock()
 	var all []*sandbox
@@ -333,6 +328,20 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, _ []byte) {
 	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, out)
+}
+
+// pageLimit reads a listing's limit: 1 to 100, 100 when absent; any other
+// value answers 400 with msg.
+func pageLimit(w http.ResponseWriter, v, msg string) (int, bool) {
+	if v == "" {
+		return 100, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 100 {
+		apiError(w, http.StatusBadRequest, msg)
+		return 0, false
+	}
+	return n, true
 }
 
 // matches reports whether metadata holds every pair of filter.

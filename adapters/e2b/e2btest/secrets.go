@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -98,13 +97,13 @@ func (s *Server) findSecret(selector string) (sec *secret, ok bool) {
 	return nil, true
 }
 
-// secretBody reads a secret route's JSON body (at most 1 MiB): value is
-// required, metadata an object of strings; nil metadata means it was
-// omitted.
-func secretBody(r *http.Request, named bool) (name, value string, metadata map[string]string, ok bool) {
+// secretBody reads a secret route's JSON body (at most 1 MiB): a value is
+// required (never kept), metadata an object of strings; nil metadata means
+// it was omitted.
+func secretBody(r *http.Request, named bool) (name string, metadata map[string]string, ok bool) {
 	data, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil {
-		return "", "", nil, false
+		return "", nil, false
 	}
 	var req struct {
 		Name     *string           `json:"name"`
@@ -112,18 +111,18 @@ func secretBody(r *http.Request, named bool) (name, value string, metadata map[s
 		Metadata map[string]string `json:"metadata"`
 	}
 	if json.Unmarshal(data, &req) != nil || req.Value == nil || named && req.Name == nil {
-		return "", "", nil, false
+		return "", nil, false
 	}
 	if req.Name != nil {
 		name = *req.Name
 	}
-	return name, *req.Value, req.Metadata, true
+	return name, req.Metadata, true
 }
 
 // createSecret is POST /secrets: 201 with the new secret at version 1; a
 // name taken is 409.
 func (s *Server) createSecret(w http.ResponseWriter, r *http.Request, _ []byte) {
-	raw, _, metadata, ok := secretBody(r, true)
+	raw, metadata, ok := secretBody(r, true)
 	name, valid := normalizeSecretName(raw)
 	if !ok || !valid || len(strings.TrimSpace(raw)) != len(raw) {
 		apiError(w, http.StatusBadRequest, secretsInvalid)
@@ -141,71 +140,61 @@ func (s *Server) createSecret(w http.ResponseWriter, r *http.Request, _ []byte) 
 	writeJSON(w, http.StatusCreated, sec.answer())
 }
 
-// updateSecret is POST /secrets/{id}: a new version; metadata given
-// replaces the secret's (an empty object clears it), omitted keeps it.
-func (s *Server) updateSecret(w http.ResponseWriter, r *http.Request, _ []byte) {
-	_, _, metadata, ok := secretBody(r, false)
+// withSecret runs f on the route's secret (by id or name) under the
+// server's lock; a selector that is neither is 400, one that names nothing
+// 404.
+func (s *Server) withSecret(w http.ResponseWriter, r *http.Request, f func(sec *secret)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sec, valid := s.findSecret(r.PathValue("id"))
 	switch {
-	case !valid || !ok:
+	case !valid:
 		apiError(w, http.StatusBadRequest, secretsInvalid)
 	case sec == nil:
 		apiError(w, http.StatusNotFound, secretsNotFound)
 	default:
+		f(sec)
+	}
+}
+
+// updateSecret is POST /secrets/{id}: a new version; metadata given
+// replaces the secret's (an empty object clears it), omitted keeps it.
+func (s *Server) updateSecret(w http.ResponseWriter, r *http.Request, _ []byte) {
+	_, metadata, ok := secretBody(r, false)
+	if !ok {
+		apiError(w, http.StatusBadRequest, secretsInvalid)
+		return
+	}
+	s.withSecret(w, r, func(sec *secret) {
 		sec.version++
 		sec.updated = time.Now().UTC()
 		if metadata != nil {
 			sec.metadata = metadata
 		}
 		writeJSON(w, http.StatusOK, sec.answer())
-	}
+	})
 }
 
 // getSecret is GET /secrets/{id}, by id or name.
 func (s *Server) getSecret(w http.ResponseWriter, r *http.Request, _ []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sec, valid := s.findSecret(r.PathValue("id"))
-	switch {
-	case !valid:
-		apiError(w, http.StatusBadRequest, secretsInvalid)
-	case sec == nil:
-		apiError(w, http.StatusNotFound, secretsNotFound)
-	default:
-		writeJSON(w, http.StatusOK, sec.answer())
-	}
+	s.withSecret(w, r, func(sec *secret) { writeJSON(w, http.StatusOK, sec.answer()) })
 }
 
 // deleteSecret is DELETE /secrets/{id}: 204, every version gone.
 func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request, _ []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sec, valid := s.findSecret(r.PathValue("id"))
-	switch {
-	case !valid:
-		apiError(w, http.StatusBadRequest, secretsInvalid)
-	case sec == nil:
-		apiError(w, http.StatusNotFound, secretsNotFound)
-	default:
+	s.withSecret(w, r, func(sec *secret) {
 		s.secrets = slices.DeleteFunc(s.secrets, func(x *secret) bool { return x == sec })
 		w.WriteHeader(http.StatusNoContent)
-	}
+	})
 }
 
 // listSecrets is GET /secrets: oldest first, limit 1..100 (default 100),
 // X-Next-Token while more remain (the last id answered).
 func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request, _ []byte) {
 	q := r.URL.Query()
-	limit := 100
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			apiError(w, http.StatusBadRequest, secretsInvalid)
-			return
-		}
-		limit = n
+	limit, ok := pageLimit(w, q.Get("limit"), secretsInvalid)
+	if !ok {
+		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -125,7 +124,17 @@ func shortID(id string) (string, bool) {
 	return parts[0], true
 }
 
-// snapshotTemplate finds a snapshot template by alias (bare or in the
+// pathSandboxID is the route's sandbox id as shortID reads it, answering
+// E2B's 400 for one it refuses.
+func pathSandboxID(w http.ResponseWriter, r *http.Request) (string, bool) {
+	id, ok := shortID(r.PathValue("id"))
+	if !ok {
+		apiError(w, http.StatusBadRequest, "Invalid sandbox ID")
+	}
+	return id, ok
+}
+
+// findTemplate finds a snapshot template by alias (bare or in the
 // team's namespace) or id; the caller holds s.mu.
 func (s *Server) findTemplate(identifier string) *snapshotTemplate {
 	name := strings.TrimPrefix(identifier, teamSlug+"/")
@@ -176,9 +185,8 @@ func (s *Server) templateFiles(ref string) (files string, status int, msg string
 // taken gets the new build under its tag) or of a new one. 201 with the
 // snapshot's id and names.
 func (s *Server) createSnapshot(w http.ResponseWriter, r *http.Request, body []byte) {
-	id, ok := shortID(r.PathValue("id"))
+	id, ok := pathSandboxID(w, r)
 	if !ok {
-		apiError(w, http.StatusBadRequest, "Invalid sandbox ID")
 		return
 	}
 	var req struct {
@@ -244,14 +252,9 @@ func (s *Server) createSnapshot(w http.ResponseWriter, r *http.Request, body []b
 // every tag), paged by limit (1..100, default 100) with X-Next-Token.
 func (s *Server) listSnapshots(w http.ResponseWriter, r *http.Request, _ []byte) {
 	q := r.URL.Query()
-	limit := 100
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			apiError(w, http.StatusBadRequest, "limit must be between 1 and 100")
-			return
-		}
-		limit = n
+	limit, ok := pageLimit(w, q.Get("limit"), "limit must be between 1 and 100")
+	if !ok {
+		return
 	}
 	after, ok := parseCursor(q.Get("nextToken"))
 	if !ok {
@@ -397,9 +400,8 @@ func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request, _ []byte
 // the running original's files with its template, metadata, environment
 // and network, the original left as it was. 201 with a result per fork.
 func (s *Server) fork(w http.ResponseWriter, r *http.Request, body []byte) {
-	id, ok := shortID(r.PathValue("id"))
+	id, ok := pathSandboxID(w, r)
 	if !ok {
-		apiError(w, http.StatusBadRequest, "Invalid sandbox ID")
 		return
 	}
 	var req struct {

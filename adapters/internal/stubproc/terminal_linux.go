@@ -43,6 +43,18 @@ func TerminalHeld(master *os.File) (bool, error) {
 // started with TerminalAttr leads a session of its own; an interactive
 // shell's jobs stay in it, each in a group of its own).
 func SignalSession(sid int, sig syscall.Signal) error {
+	return eachProcess(func(pid int, f []string) {
+		if len(f) > 3 && f[3] == strconv.Itoa(sid) {
+			_ = syscall.Kill(pid, sig)
+		}
+	})
+}
+
+// eachProcess calls f with every process of this machine and the fields of
+// its /proc stat after the command's name (state, ppid, pgrp, session, ...,
+// utime and stime at 11 and 12, rss at 21). A process gone meanwhile is
+// left out.
+func eachProcess(f func(pid int, fields []string)) error {
 	stats, err := filepath.Glob("/proc/[0-9]*/stat")
 	if err != nil {
 		return err
@@ -52,18 +64,12 @@ func SignalSession(sid int, sig syscall.Signal) error {
 		if err != nil {
 			continue // gone meanwhile
 		}
-		// After the command's name, in parentheses: state, ppid, pgrp, session.
 		end := strings.LastIndexByte(string(b), ')')
-		if end < 0 {
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+		if end < 0 || err != nil {
 			continue
 		}
-		f := strings.Fields(string(b[end+1:]))
-		if len(f) < 4 || f[3] != strconv.Itoa(sid) {
-			continue
-		}
-		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(path))); err == nil {
-			_ = syscall.Kill(pid, sig)
-		}
+		f(pid, strings.Fields(string(b[end+1:])))
 	}
 	return nil
 }

@@ -255,9 +255,8 @@ func cyclic(sp *sprite, svc *service) bool {
 // startService is POST …/services/{service}/start: the service (and what
 // it needs) started unless it runs, its events streamed for ?duration.
 func (s *Server) startService(w http.ResponseWriter, r *http.Request, _ []byte) {
-	follow, err := durationParam(r, "duration", defaultFollow)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid request: " + err.Error()})
+	follow, ok := durationQuery(w, r, "duration", defaultFollow)
+	if !ok {
 		return
 	}
 	sp, svc, ok := s.findService(w, r, r.PathValue("service"))
@@ -270,9 +269,8 @@ func (s *Server) startService(w http.ResponseWriter, r *http.Request, _ []byte) 
 // stopService is POST …/services/{service}/stop: SIGTERM to the service's
 // process group, SIGKILL after ?timeout; 409 when it does not run.
 func (s *Server) stopService(w http.ResponseWriter, r *http.Request, _ []byte) {
-	timeout, err := durationParam(r, "timeout", defaultStopTimeout)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid request: " + err.Error()})
+	timeout, ok := durationQuery(w, r, "timeout", defaultStopTimeout)
+	if !ok {
 		return
 	}
 	_, svc, ok := s.findService(w, r, r.PathValue("service"))
@@ -344,6 +342,15 @@ func (s *Server) deleteService(w http.ResponseWriter, r *http.Request, _ []byte)
 	svc.mu.Unlock()
 	delete(sp.services, svc.name)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// durationQuery is durationParam answering 400 for a value it refuses.
+func durationQuery(w http.ResponseWriter, r *http.Request, name string, def time.Duration) (time.Duration, bool) {
+	d, err := durationParam(r, name, def)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid request: " + err.Error()})
+	}
+	return d, err == nil
 }
 
 // durationParam reads a Go duration from the query (def when absent).
