@@ -149,9 +149,13 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(req.BuildInfo) == 0 && !s.snapshots[snapshot] {
-		apiError(w, r, http.StatusBadRequest, fmt.Sprintf("Snapshot %s not found. Did you add it through the Daytona Dashboard?", snapshot))
-		return
+	var files string
+	if len(req.BuildInfo) == 0 {
+		var msg string
+		if files, msg = s.sandboxSnapshot(snapshot); msg != "" {
+			apiError(w, r, http.StatusBadRequest, msg)
+			return
+		}
 	}
 	if len(req.BuildInfo) == 0 && (req.CPU != nil || req.Memory != nil || req.Disk != nil) {
 		apiError(w, r, http.StatusBadRequest, "Cannot specify Sandbox resources when using a snapshot")
@@ -182,6 +186,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 	sb.sessions, sb.ptys = map[string]*session{}, map[string]*ptySession{}
 	space, err := stubfs.NewSpace(stubfs.Config{Root: filepath.Join(s.Root(), id, "fs"), Scratch: filepath.Join(s.Root(), id, "stubfs"),
 		Users: users, Mapped: s.mapped})
+	if err == nil && files != "" {
+		if err = stubfs.CopyTree(files, space.Root()); err != nil {
+			space.Retire()
+		}
+	}
 	if err != nil {
 		apiError(w, r, http.StatusInternalServerError, "creating the sandbox failed")
 		return

@@ -12,7 +12,9 @@ package daytonatest
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -44,6 +46,7 @@ type Server struct {
 	cutFollows int // follows to close right after their replay
 	noExits    int // commands whose exit code never appears
 	ssh        []*sshAccess
+	images     []*snapshot              // the organization's snapshots and the general ones
 	signed     map[string]signedPreview // by token
 }
 
@@ -97,8 +100,9 @@ func (s *Server) take(n *int) bool {
 	return true
 }
 
-// WithSnapshots sets the snapshots creates may name (default: "default"
-// and "paddock-test"; an absent snapshot is always the default).
+// WithSnapshots sets the built-in (general) snapshots creates may name
+// beside the organization's own (default: "default" and "paddock-test"; an
+// absent snapshot is always the default).
 func WithSnapshots(names ...string) Option {
 	return func(s *Server) {
 		s.snapshots = map[string]bool{}
@@ -116,6 +120,10 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		idlePolls: defaultIdlePoll, frameSize: followFrame}
 	for _, o := range opts {
 		o(s)
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.snapshots)) {
+		general := s.newSnapshot(name, "daytonaio/sandbox:0.190.0", nil, 1, 1, 3, "")
+		general.general, general.state = true, "active"
 	}
 	s.Start(t, "daytonatest", stubserver.Style{DefaultBody: faultBody, ContentType: stubserver.JSONOrText("application/json; charset=utf-8")},
 		func() http.Handler {
@@ -164,6 +172,13 @@ func (s *Server) routes() http.Handler {
 		"POST /api/sandbox/{idOrName}/last-activity":                                  s.lastActivity,
 		"GET /api/sandbox/{idOrName}/toolbox-proxy-url":                               s.toolboxProxyURL,
 		"POST /api/sandbox/{idOrName}/resize":                                         s.resize,
+		"POST /api/sandbox/{idOrName}/snapshot":                                       s.snapshotSandbox,
+		"POST /api/snapshots":                                                         s.createSnapshot,
+		"GET /api/snapshots":                                                          s.listSnapshots,
+		"GET /api/snapshots/{id}":                                                     s.getSnapshot,
+		"DELETE /api/snapshots/{id}":                                                  s.deleteSnapshot,
+		"POST /api/snapshots/{id}/activate":                                           s.activateSnapshot,
+		"POST /api/snapshots/{id}/deactivate":                                         s.deactivateSnapshot,
 		"POST /api/sandbox/{idOrName}/fork":                                           s.fork,
 		"GET /api/sandbox/{idOrName}/forks":                                           s.forks,
 		"GET /api/sandbox/{idOrName}/ancestors":                                       s.forks,

@@ -195,6 +195,32 @@ const viaServer = (url, headers = {}) => new Promise((resolve, reject) => {
   req.on('error', reject)
   req.end()
 })
+step('snapshots', async () => {
+  const made = await daytona.snapshot.create({ name: 'sdk-image', image: 'python:3.12-slim' })
+  expect(made.state === 'active' && made.name === 'sdk-image', 'from an image: ' + JSON.stringify(made))
+  const got = await daytona.snapshot.get('sdk-image')
+  expect(got.id === made.id, 'get by name')
+  const badTag = await daytona.snapshot.create({ name: 'bad', image: 'ubuntu:latest' }).catch((e) => e)
+  expect(badTag && badTag.statusCode === 400 && /latest/.test(badTag.message), 'a :latest image: ' + badTag)
+  await sbx.fs.uploadFile(Buffer.from('kept'), '/home/daytona/kept.txt')
+  await sbx.createSnapshot('sdk-from-sandbox')
+  expect(sbx.state === 'started', 'back to started: ' + sbx.state)
+  const listed = await daytona.snapshot.list(1, 100)
+  const names = listed.items.map((x) => x.name)
+  expect(names.includes('sdk-image') && names.includes('sdk-from-sandbox') && listed.total === listed.items.length, 'listed: ' + JSON.stringify(names))
+  const copy = await daytona.create({ snapshot: 'sdk-from-sandbox' })
+  try {
+    const r = await copy.process.executeCommand('cat /home/daytona/kept.txt')
+    expect(r.result === 'kept', 'a sandbox from the snapshot has its files: ' + JSON.stringify(r.result))
+  } finally {
+    await copy.delete()
+  }
+  const active = await daytona.snapshot.activate('sdk-image').catch((e) => e)
+  expect(active && active.statusCode === 400 && /already active/.test(active.message), 'already active: ' + active)
+  await daytona.snapshot.delete('sdk-image')
+  const gone = await daytona.snapshot.get('sdk-image').catch((e) => e)
+  expect(gone && gone.statusCode === 404, 'deleted: ' + (gone && gone.statusCode))
+})
 step('fork', async () => {
   const refused = await sbx.fork({ name: 'copy' }).catch((e) => e)
   expect(refused && refused.statusCode === 422 && /Forking is not supported/.test(refused.message), 'a container does not fork: ' + refused)
