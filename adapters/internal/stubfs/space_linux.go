@@ -50,6 +50,9 @@ func holderScript(cfg Config) string {
 			fmt.Fprintf(&b, "mount %s /%s %s\n", bind, d, root(d))
 		}
 	}
+	for _, bind := range cfg.Binds {
+		fmt.Fprintf(&b, "mount --bind %s %s\n", quote(bind.Host), root(filepath.Clean("/"+bind.At)))
+	}
 	// ready only once changed into the root: a command enters the
 	// holder's root as it is when the command starts.
 	fmt.Fprintf(&b, "exec chroot %s /bin/sh -c 'echo ready && exec cat >/dev/null'\n", quote(cfg.Root))

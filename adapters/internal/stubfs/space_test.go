@@ -206,3 +206,33 @@ func TestLinksDirectoriesAndSeenPaths(t *testing.T) {
 		}
 	}
 }
+
+// A bind shows one directory of this machine inside two sandboxes at once:
+// what a command of one writes there, the other's command and file API
+// read.
+func TestBindsAreShared(t *testing.T) {
+	t.Parallel()
+	if !mapped(t) {
+		t.Skip("mount namespaces are unavailable here: binds need them")
+	}
+	shared := t.TempDir()
+	spaces := make([]*stubfs.Space, 2)
+	for i := range spaces {
+		dir := t.TempDir()
+		sp, err := stubfs.NewSpace(stubfs.Config{Root: filepath.Join(dir, "root"), Scratch: filepath.Join(dir, "scratch"),
+			Users: users, Mapped: true, Binds: []stubfs.Bind{{Host: shared, At: "/mnt/shared"}}})
+		require.NoError(t, err)
+		t.Cleanup(sp.Retire)
+		spaces[i] = sp
+	}
+	run(t, spaces[0], root, "/", "echo one > /mnt/shared/note")
+	assert.Equal(t, "one\n", run(t, spaces[1], root, "/", "cat /mnt/shared/note"), "the other sandbox's command")
+	p, err := spaces[1].Path("/mnt/shared/note")
+	require.NoError(t, err)
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "one\n", string(b), "the other sandbox's file API")
+	b, err = os.ReadFile(filepath.Join(shared, "note"))
+	require.NoError(t, err)
+	assert.Equal(t, "one\n", string(b), "this machine's directory")
+}

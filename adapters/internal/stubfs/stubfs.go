@@ -58,6 +58,16 @@ type Config struct {
 	Users []User
 	// Mapped is Probe's answer for this machine.
 	Mapped bool
+	// Binds are directories of this machine shown inside the sandbox, at
+	// their At paths, to its processes and its file API alike (a mapped
+	// space only: elsewhere the mount points stay empty directories).
+	Binds []Bind
+}
+
+// Bind shows Host, a directory of this machine, at At, an absolute path
+// inside the sandbox.
+type Bind struct {
+	Host, At string
 }
 
 // Space is the filesystem one sandbox's processes and file API see. Use
@@ -123,6 +133,11 @@ func NewSpace(cfg Config) (*Space, error) {
 	}
 	if cfg.Mapped {
 		if err := mountPoints(cfg.Root); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range cfg.Binds {
+		if err := os.MkdirAll(filepath.Join(cfg.Root, filepath.Clean("/"+b.At)), 0o755); err != nil {
 			return nil, err
 		}
 	}
