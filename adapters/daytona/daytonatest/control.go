@@ -40,6 +40,7 @@ type sandbox struct {
 	leftBehind         []int                  // the sessions of ended PTY shells whose jobs outlived them
 	public             bool                   // its previews need no token
 	cpu, mem, disk     int                    // cores, GB, GB
+	volumes            []mount                // the volumes it mounts, by id
 	authToken          string                 // its previews' token
 }
 
@@ -109,6 +110,7 @@ func (s *Server) dto(sb *sandbox) map[string]any {
 		"autoStopInterval": sb.autoStop, "autoArchiveInterval": sb.autoArchive, "autoDeleteInterval": sb.autoDelete,
 		"createdAt": sb.createdAt.Format(time.RFC3339Nano), "updatedAt": sb.updatedAt.Format(time.RFC3339Nano),
 		"toolboxProxyUrl": s.URL() + "/toolbox", "sandboxClass": "container", "daemonVersion": "v0.190.0",
+		"volumes": orNoMounts(sb.volumes),
 	}
 }
 
@@ -134,6 +136,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 		AutoStop    *int              `json:"autoStopInterval"`
 		AutoArchive *int              `json:"autoArchiveInterval"`
 		AutoDelete  *int              `json:"autoDeleteInterval"`
+		Volumes     []mount           `json:"volumes"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		apiError(w, r, http.StatusBadRequest, "Invalid request body")
@@ -161,6 +164,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 		apiError(w, r, http.StatusBadRequest, "Cannot specify Sandbox resources when using a snapshot")
 		return
 	}
+	volumes, binds, status, msg := s.resolveMounts(req.Volumes)
+	if status != 0 {
+		apiError(w, r, status, msg)
+		return
+	}
 	id := newID()
 	name := req.Name
 	name = cmp.Or(name, id)
@@ -184,8 +192,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 		createdAt: now, updatedAt: now, autoStop: autoStop, autoArchive: autoArchive,
 		autoDelete: orDefault(req.AutoDelete, -1), cpu: 1, mem: 1, disk: 3, authToken: previewToken()}
 	sb.sessions, sb.ptys = map[string]*session{}, map[string]*ptySession{}
+	sb.volumes = volumes
 	space, err := stubfs.NewSpace(stubfs.Config{Root: filepath.Join(s.Root(), id, "fs"), Scratch: filepath.Join(s.Root(), id, "stubfs"),
-		Users: users, Mapped: s.mapped})
+		Users: users, Mapped: s.mapped, Binds: binds})
 	if err == nil && files != "" {
 		if err = stubfs.CopyTree(files, space.Root()); err != nil {
 			space.Retire()
@@ -200,6 +209,13 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 	s.order = append(s.order, id)
 	s.begin(sb, "creating", "started", s.transition)
 	writeJSON(w, http.StatusOK, s.dto(sb))
+}
+
+func orNoMounts(m []mount) []mount {
+	if m == nil {
+		return []mount{}
+	}
+	return m
 }
 
 func orEmpty(m map[string]string) map[string]string {

@@ -61,7 +61,7 @@ func TestKeysAndErrorShapes(t *testing.T) {
 
 	// What FIDELITY.md names as not offered answers the unknown route's 404.
 	for _, route := range []struct{ method, path string }{
-		{http.MethodGet, "/api/volumes"}, {http.MethodPost, "/api/volumes"},
+		{http.MethodPost, "/api/sandbox/box/backup"},
 	} {
 		status, _, data := call(t, srv, route.method, route.path, nil)
 		assert.Equal(t, http.StatusNotFound, status, route.path)

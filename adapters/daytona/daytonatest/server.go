@@ -47,6 +47,7 @@ type Server struct {
 	noExits    int // commands whose exit code never appears
 	ssh        []*sshAccess
 	images     []*snapshot              // the organization's snapshots and the general ones
+	volumes    []*volume                // oldest first, deleted ones too
 	signed     map[string]signedPreview // by token
 }
 
@@ -172,6 +173,11 @@ func (s *Server) routes() http.Handler {
 		"POST /api/sandbox/{idOrName}/last-activity":                                  s.lastActivity,
 		"GET /api/sandbox/{idOrName}/toolbox-proxy-url":                               s.toolboxProxyURL,
 		"POST /api/sandbox/{idOrName}/resize":                                         s.resize,
+		"POST /api/volumes":                                                           s.createVolume,
+		"GET /api/volumes":                                                            s.listVolumes,
+		"GET /api/volumes/{volumeId}":                                                 s.getVolume,
+		"GET /api/volumes/by-name/{name}":                                             s.getVolumeByName,
+		"DELETE /api/volumes/{volumeId}":                                              s.deleteVolume,
 		"POST /api/sandbox/{idOrName}/snapshot":                                       s.snapshotSandbox,
 		"POST /api/snapshots":                                                         s.createSnapshot,
 		"GET /api/snapshots":                                                          s.listSnapshots,

@@ -1,6 +1,7 @@
 package daytonatest_test
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/paddockhq/paddock/adapters/daytona/daytonatest"
@@ -15,5 +16,5 @@ func TestOfficialTSSDK(t *testing.T) {
 	t.Parallel()
 	srv := daytonatest.NewServer(t, daytonatest.WithFollowIdle(5))
 	nodesdk.Run(t, "testdata/tssdk", "@daytonaio/sdk", "sdk.mjs", "stop, start, delete",
-		"DAYTONA_API_KEY="+srv.Key(), "DAYTONA_API_URL="+srv.APIURL())
+		"DAYTONA_API_KEY="+srv.Key(), "DAYTONA_API_URL="+srv.APIURL(), "DAYTONA_MAPPED="+strconv.FormatBool(srv.Mapped()))
 }

@@ -221,6 +221,29 @@ step('snapshots', async () => {
   const gone = await daytona.snapshot.get('sdk-image').catch((e) => e)
   expect(gone && gone.statusCode === 404, 'deleted: ' + (gone && gone.statusCode))
 })
+step('volumes', async () => {
+  const vol = await daytona.volume.get('sdk-volume', true)
+  expect(vol.name === 'sdk-volume' && vol.state === 'pending_create', 'made on get: ' + JSON.stringify(vol))
+  const again = await daytona.volume.get('sdk-volume')
+  expect(again.id === vol.id && again.state === 'ready', 'ready: ' + JSON.stringify(again))
+  const writer = await daytona.create({ volumes: [{ volumeId: vol.id, mountPath: '/home/daytona/vol' }] })
+  const reader = await daytona.create({ volumes: [{ volumeId: 'sdk-volume', mountPath: '/mnt/vol' }] })
+  try {
+    expect(writer.volumes.length === 1 && writer.volumes[0].volumeId === vol.id, 'mounted: ' + JSON.stringify(writer.volumes))
+    if (process.env.DAYTONA_MAPPED === 'true') {
+      await writer.process.executeCommand('echo shared > /home/daytona/vol/note')
+      const r = await reader.process.executeCommand('cat /mnt/vol/note')
+      expect(r.result.trim() === 'shared', 'shared between sandboxes: ' + JSON.stringify(r.result))
+    }
+    const busy = await daytona.volume.delete(again).catch((e) => e)
+    expect(busy && busy.statusCode === 409, 'in use: ' + (busy && busy.statusCode))
+  } finally {
+    await writer.delete()
+    await reader.delete()
+  }
+  await daytona.volume.delete(again)
+  expect(!(await daytona.volume.list()).some((v) => v.id === vol.id), 'deleted')
+})
 step('fork', async () => {
   const refused = await sbx.fork({ name: 'copy' }).catch((e) => e)
   expect(refused && refused.statusCode === 422 && /Forking is not supported/.test(refused.message), 'a container does not fork: ' + refused)
