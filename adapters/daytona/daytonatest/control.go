@@ -36,12 +36,13 @@ type sandbox struct {
 	space              *stubfs.Space // its filesystem, as its processes and the file routes see it
 	smu                sync.Mutex
 	sessions           map[string]*session
-	ptys               map[string]*ptySession // the PTY sessions (pty.go)
-	leftBehind         []int                  // the sessions of ended PTY shells whose jobs outlived them
-	public             bool                   // its previews need no token
-	cpu, mem, disk     int                    // cores, GB, GB
-	volumes            []mount                // the volumes it mounts, by id
-	authToken          string                 // its previews' token
+	ptys               map[string]*ptySession  // the PTY sessions (pty.go)
+	leftBehind         []int                   // the sessions of ended PTY shells whose jobs outlived them
+	interpreters       map[string]*interpreter // the code interpreter's contexts (interpreter.go)
+	public             bool                    // its previews need no token
+	cpu, mem, disk     int                     // cores, GB, GB
+	volumes            []mount                 // the volumes it mounts, by id
+	authToken          string                  // its previews' token
 }
 
 // settle ends a transition whose time has come (the caller holds s.mu);
@@ -191,7 +192,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 	sb := &sandbox{id: id, name: name, snapshot: snapshot, labels: orEmpty(req.Labels), env: orEmpty(req.Env),
 		createdAt: now, updatedAt: now, autoStop: autoStop, autoArchive: autoArchive,
 		autoDelete: orDefault(req.AutoDelete, -1), cpu: 1, mem: 1, disk: 3, authToken: previewToken()}
-	sb.sessions, sb.ptys = map[string]*session{}, map[string]*ptySession{}
+	sb.sessions, sb.ptys, sb.interpreters = map[string]*session{}, map[string]*ptySession{}, map[string]*interpreter{}
 	sb.volumes = volumes
 	space, err := stubfs.NewSpace(stubfs.Config{Root: filepath.Join(s.Root(), id, "fs"), Scratch: filepath.Join(s.Root(), id, "stubfs"),
 		Users: users, Mapped: s.mapped, Binds: binds})
@@ -660,6 +661,7 @@ func (sb *sandbox) dropSessions() {
 	for _, p := range ptys {
 		p.kill()
 	}
+	sb.stopInterpreters()
 	sb.killLeftBehind()
 	sb.space.Close()
 }

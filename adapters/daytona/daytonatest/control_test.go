@@ -68,7 +68,6 @@ func TestKeysAndErrorShapes(t *testing.T) {
 		assert.Equal(t, "Cannot "+route.method+" "+route.path, decode(t, data)["message"], route.path)
 	}
 	for _, route := range []struct{ method, path string }{
-		{http.MethodPost, "/process/interpreter/context"}, {http.MethodGet, "/process/interpreter/execute"},
 		{http.MethodPost, "/lsp/start"}, {http.MethodGet, "/computeruse/status"},
 	} {
 		status, _, data := call(t, srv, route.method, tb+route.path, nil)

@@ -95,6 +95,10 @@ func (s *Server) toolboxHandler() http.Handler {
 	handle("POST /git/commit", gitPost(http.StatusOK, gitCommit))
 	handle("POST /git/pull", gitPost(http.StatusOK, gitPull))
 	handle("POST /git/push", gitPost(http.StatusOK, gitPush))
+	handle("POST /process/interpreter/context", s.createInterpreter)
+	handle("GET /process/interpreter/context", s.listInterpreters)
+	handle("DELETE /process/interpreter/context/{id}", s.deleteInterpreter)
+	handle("GET /process/interpreter/execute", s.executeCode)
 	handle("GET /process/session/entrypoint", s.entrypoint)
 	handle("GET /process/session/entrypoint/logs", s.entrypointLogs)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {

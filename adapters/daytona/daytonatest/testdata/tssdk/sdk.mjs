@@ -244,6 +244,23 @@ step('volumes', async () => {
   await daytona.volume.delete(again)
   expect(!(await daytona.volume.list()).some((v) => v.id === vol.id), 'deleted')
 })
+step('code interpreter', async () => {
+  const seen = []
+  const first = await sbx.codeInterpreter.runCode('x = 40\nprint("hi")', { onStdout: (m) => seen.push(m.output) })
+  expect(first.stdout === 'hi\n' && seen.join('') === 'hi\n' && !first.error, 'first: ' + JSON.stringify(first))
+  const kept = await sbx.codeInterpreter.runCode('print(x + 2)')
+  expect(kept.stdout === '42\n', 'globals kept: ' + JSON.stringify(kept))
+  const failed = await sbx.codeInterpreter.runCode('1/0')
+  expect(failed.error && failed.error.name === 'ZeroDivisionError' && /line 1/.test(failed.error.traceback), 'an error: ' + JSON.stringify(failed.error))
+  const ctx = await sbx.codeInterpreter.createContext('/tmp')
+  const inCtx = await sbx.codeInterpreter.runCode('import os; print(os.getcwd(), "x" in globals())', { context: ctx })
+  expect(inCtx.stdout === '/tmp False\n', 'its own context: ' + JSON.stringify(inCtx.stdout))
+  expect((await sbx.codeInterpreter.listContexts()).some((c) => c.id === ctx.id), 'listed')
+  await sbx.codeInterpreter.deleteContext(ctx)
+  const slow = await sbx.codeInterpreter.runCode('import time; time.sleep(600)', { timeout: 1 }).catch((e) => e)
+  // The worker's "interrupted" control ends the run before the 4008 close.
+  expect(!(slow instanceof Error) && slow.stdout === '' && !slow.error, 'interrupted: ' + slow)
+})
 step('fork', async () => {
   const refused = await sbx.fork({ name: 'copy' }).catch((e) => e)
   expect(refused && refused.statusCode === 422 && /Forking is not supported/.test(refused.message), 'a container does not fork: ' + refused)
