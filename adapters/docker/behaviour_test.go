@@ -393,7 +393,7 @@ exit 3`
 	var stdout, stderr strings.Builder
 	for !strings.Contains(stdout.String(), "out4\n") || !strings.Contains(stderr.String(), "err4\n") {
 		ev, err := st.Next(ctx)
-		require.NoError(t, err)
+		require.NoError(t, err, "after stdout %q and stderr %q", stdout.String(), stderr.String())
 		switch ev.Kind {
 		case paddock.EventStdout:
 			stdout.Write(ev.Data)

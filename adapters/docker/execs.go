@@ -145,6 +145,11 @@ func (x *attached) next(buf []byte) (stream byte, data []byte, err error) {
 func (a *Adapter) exitCode(id string) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), engineWait)
 	defer cancel()
+	return a.exitCodeWithin(ctx, id)
+}
+
+// exitCodeWithin is exitCode bounded by ctx instead of engineWait.
+func (a *Adapter) exitCodeWithin(ctx context.Context, id string) (int, error) {
 	delay := time.Millisecond
 	for {
 		res, err := a.engine.ExecInspect(ctx, id, client.ExecInspectOptions{})

@@ -73,6 +73,11 @@ const (
 	followFailing    = engineWait
 )
 
+// followStuck is how long a follower may go without its ready line before
+// it is replaced (several tries fit in followFailing); a variable for the
+// tests of it.
+var followStuck = followFailing / 4
+
 // read is the reader goroutine. A follower can end before the session
 // does: the engine may fail to start its exec, or its shell may die (both
 // happen when the sandbox is at its process limit, since runc's and the
@@ -120,8 +125,29 @@ func (st *stream) pump(sent *[3]int) (ready bool, err error) {
 	var lead []byte // a follower's stdout until its ready line is whole
 	foreign := false
 	ready = st.tty
+	// A follower whose ready line has not come within followStuck is one
+	// the engine did not start: its attachment is let go, so the stream
+	// replaces it at the bytes delivered (or ends, once followers have
+	// failed for followFailing) instead of waiting on it for good.
+	const waiting, said, cut = 0, 1, 2
+	var state atomic.Int32 // waiting for the ready line, said, or cut by the watchdog
+	if ready {
+		state.Store(said) // a TTY session's own exec says nothing first
+	}
+	st.inMu.Lock()
+	in := st.in
+	st.inMu.Unlock()
+	watchdog := time.AfterFunc(followStuck, func() {
+		if state.CompareAndSwap(waiting, cut) {
+			in.close()
+		}
+	})
+	defer watchdog.Stop()
 	for {
 		stream, data, err := st.in.next(buf)
+		if err != nil && state.Load() == cut {
+			err = io.EOF // let go by the watchdog: replaced at the bytes delivered
+		}
 		if !ready && !foreign && len(data) > 0 {
 			lead = append(lead, data...)
 			switch {
@@ -129,6 +155,7 @@ func (st *stream) pump(sent *[3]int) (ready bool, err error) {
 				foreign = true
 			case len(lead) >= len(followReady):
 				ready, stream, data = true, muxStdout, lead[len(followReady):]
+				state.CompareAndSwap(waiting, said)
 			}
 		}
 		if kind := muxKind(stream); ready && kind != 0 && len(data) > 0 {
@@ -144,11 +171,21 @@ func (st *stream) pump(sent *[3]int) (ready bool, err error) {
 }
 
 // followerFinished reports whether the follower exec ended as its script
-// ends once the session has: with exit 0.
+// ends once the session has: with exit 0. The engine may say running for a
+// moment after the stream ends; one still running after followerSettle
+// had its attachment cut while it tails on (an engine hiccup), and is
+// replaced at the bytes delivered: answering false is always safe, since
+// a new follower sends only what is left, and then ends itself.
 func (st *stream) followerFinished() bool {
-	code, err := st.a.exitCode(st.in.id)
+	ctx, cancel := context.WithTimeout(context.Background(), followerSettle)
+	defer cancel()
+	code, err := st.a.exitCodeWithin(ctx, st.in.id)
 	return err == nil && code == 0
 }
+
+// followerSettle bounds how long a follower whose stream ended may still
+// be reported running before it is taken for one cut off.
+const followerSettle = 5 * time.Second
 
 // refollow replaces the follower with one that starts at the bytes sent;
 // false when the stream is closed, or ended for want of an engine.
