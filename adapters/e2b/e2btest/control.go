@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/paddockhq/paddock/adapters/internal/stubfs"
@@ -34,7 +35,8 @@ type sandbox struct {
 	procs     *processTable
 	token     string            // the envd access token of a secure sandbox ("" = none)
 	owners    map[string]string // path inside -> the username /files wrote it as
-	cpu       cpuMark           // CPU time at the last metrics sample
+	cpu       cpuMark           // CPU time at the last metrics sample, under sampling
+	sampling  sync.Mutex        // one metrics sample at a time
 }
 
 // with runs f on sandbox id, under the server's lock, if it exists.
@@ -158,7 +160,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 		}
 	}
 	secure := req.Secure != nil && *req.Secure || req.Secure == nil && strings.HasPrefix(r.URL.Path, "/v2/")
-	sb, err := s.newSandbox(sandbox{template: req.TemplateID, metadata: req.Metadata, envVars: req.EnvVars,
+	sb, err := s.newSandbox(sandboxConfig{template: req.TemplateID, metadata: req.Metadata, envVars: req.EnvVars,
 		autoPause: req.AutoPause, network: req.Network}, ttl, secure, files)
 	if err != nil {
 		apiError(w, http.StatusInternalServerError, "creating the sandbox failed")
@@ -185,10 +187,19 @@ func (s *Server) timeout(w http.ResponseWriter, seconds *int) (time.Duration, bo
 	return ttl, true
 }
 
+// sandboxConfig is what a new sandbox takes from its create (or from the
+// sandbox a fork copies).
+type sandboxConfig struct {
+	template          string
+	metadata, envVars map[string]string
+	autoPause         bool
+	network           json.RawMessage
+}
+
 // newSandbox starts a running sandbox from like's template, metadata,
 // environment, auto-pause and network, its files a copy of files (none:
 // the base template's), secure (with an envd access token) if asked.
-func (s *Server) newSandbox(like sandbox, ttl time.Duration, secure bool, files string) (*sandbox, error) {
+func (s *Server) newSandbox(like sandboxConfig, ttl time.Duration, secure bool, files string) (*sandbox, error) {
 	id := "i" + randomID(20)
 	space, err := stubfs.NewSpace(stubfs.Config{Root: filepath.Join(s.Root(), id, "fs"), Scratch: filepath.Join(s.Root(), id, "stubfs"),
 		Users: users, Mapped: s.mapped})

@@ -38,7 +38,7 @@ type cpuMark struct {
 
 // measure takes a sample of a running sandbox: the resident memory and CPU
 // of its processes (each leads a process group, which its children join)
-// and the bytes of its own files.
+// and the bytes of its own files. The caller holds sb.sampling.
 func (sb *sandbox) measure(at time.Time) sample {
 	groups := map[int]bool{}
 	sb.procs.mu.Lock()
@@ -100,15 +100,25 @@ func (s *Server) sandboxMetrics(w http.ResponseWriter, r *http.Request, _ []byte
 		bounds[i] = &t
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sb := s.sandboxes[id]; sb != nil && sb.state == "running" {
-		smp := sb.measure(s.now)
+	sb, now := s.sandboxes[id], s.now
+	running := sb != nil && sb.state == "running"
+	s.mu.Unlock()
+	if running {
+		// Measured without the server's lock (it reads /proc and walks
+		// the sandbox's files); one sample of a sandbox at a time.
+		sb.sampling.Lock()
+		smp := sb.measure(now)
+		sb.sampling.Unlock()
+		s.mu.Lock()
 		if kept := s.samples[id]; len(kept) > 0 && kept[len(kept)-1].at.Equal(smp.at) {
 			kept[len(kept)-1] = smp
 		} else {
 			s.samples[id] = append(kept, smp)
 		}
+		s.mu.Unlock()
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	kept := s.samples[id]
 	start, end := time.Unix(0, 0).UTC(), time.Unix(0, 0).UTC()
 	if len(kept) > 0 {

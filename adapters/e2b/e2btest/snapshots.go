@@ -435,9 +435,9 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	s.mu.Lock()
 	original := s.sandboxes[id]
-	var like sandbox
+	var like sandboxConfig
 	if original != nil {
-		like = sandbox{template: original.template, metadata: original.metadata, envVars: original.envVars,
+		like = sandboxConfig{template: original.template, metadata: original.metadata, envVars: original.envVars,
 			autoPause: original.autoPause, network: original.network}
 	}
 	s.mu.Unlock()
