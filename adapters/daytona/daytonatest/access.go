@@ -57,19 +57,15 @@ func (s *Server) resize(w http.ResponseWriter, r *http.Request, body []byte) {
 		apiError(w, r, http.StatusBadRequest, strings.Join(invalid, ", "))
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sb := s.live(w, r)
-	if sb == nil {
-		return
-	}
-	if status, msg := resizeCheck(sb, want[0], want[1], want[2]); status != 0 {
-		apiError(w, r, status, msg)
-		return
-	}
-	sb.cpu, sb.mem, sb.disk = orValue(want[0], sb.cpu), orValue(want[1], sb.mem), orValue(want[2], sb.disk)
-	sb.updatedAt = time.Now().UTC()
-	writeJSON(w, http.StatusOK, s.dto(sb))
+	s.onLive(w, r, func(sb *sandbox) {
+		if status, msg := resizeCheck(sb, want[0], want[1], want[2]); status != 0 {
+			apiError(w, r, status, msg)
+			return
+		}
+		sb.cpu, sb.mem, sb.disk = orValue(want[0], sb.cpu), orValue(want[1], sb.mem), orValue(want[2], sb.disk)
+		sb.updatedAt = time.Now().UTC()
+		writeJSON(w, http.StatusOK, s.dto(sb))
+	})
 }
 
 // resizeCheck is the control plane's refusal of a resize, in its order,
@@ -161,33 +157,25 @@ func (s *Server) createSSHAccess(w http.ResponseWriter, r *http.Request, _ []byt
 	if !ok {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sb := s.live(w, r)
-	if sb == nil {
-		return
-	}
-	s.revokeSSH(sb.id, "")
-	now := time.Now().UTC()
-	a := &sshAccess{id: newID(), sandboxID: sb.id, token: randomToken(32), created: now, expires: now.Add(time.Duration(minutes) * time.Minute)}
-	s.ssh = append(s.ssh, a)
-	host, port, _ := net.SplitHostPort(sshGateway)
-	writeJSON(w, http.StatusOK, map[string]any{"id": a.id, "sandboxId": a.sandboxID, "token": a.token,
-		"expiresAt": a.expires.Format(time.RFC3339Nano), "createdAt": a.created.Format(time.RFC3339Nano),
-		"updatedAt": a.created.Format(time.RFC3339Nano), "sshCommand": "ssh -p " + port + " " + a.token + "@" + host})
+	s.onLive(w, r, func(sb *sandbox) {
+		s.revokeSSH(sb.id, "")
+		now := time.Now().UTC()
+		a := &sshAccess{id: newID(), sandboxID: sb.id, token: randomToken(32), created: now, expires: now.Add(time.Duration(minutes) * time.Minute)}
+		s.ssh = append(s.ssh, a)
+		host, port, _ := net.SplitHostPort(sshGateway)
+		writeJSON(w, http.StatusOK, map[string]any{"id": a.id, "sandboxId": a.sandboxID, "token": a.token,
+			"expiresAt": a.expires.Format(time.RFC3339Nano), "createdAt": a.created.Format(time.RFC3339Nano),
+			"updatedAt": a.created.Format(time.RFC3339Nano), "sshCommand": "ssh -p " + port + " " + a.token + "@" + host})
+	})
 }
 
 // revokeSSHAccess is DELETE /api/sandbox/{idOrName}/ssh-access[?token=]:
 // that token, or every one of the sandbox; the Sandbox object answers.
 func (s *Server) revokeSSHAccess(w http.ResponseWriter, r *http.Request, _ []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sb := s.live(w, r)
-	if sb == nil {
-		return
-	}
-	s.revokeSSH(sb.id, r.URL.Query().Get("token"))
-	writeJSON(w, http.StatusOK, s.dto(sb))
+	s.onLive(w, r, func(sb *sandbox) {
+		s.revokeSSH(sb.id, r.URL.Query().Get("token"))
+		writeJSON(w, http.StatusOK, s.dto(sb))
+	})
 }
 
 // revokeSSH drops a sandbox's access by token, or all of it (the caller
@@ -255,14 +243,10 @@ func (s *Server) previewURL(w http.ResponseWriter, r *http.Request, _ []byte) {
 	if !ok {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sb := s.live(w, r)
-	if sb == nil {
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"sandboxId": sb.id,
-		"url": fmt.Sprintf("http://%d-%s.%s", port, sb.id, s.ProxyDomain()), "token": sb.authToken})
+	s.onLive(w, r, func(sb *sandbox) {
+		writeJSON(w, http.StatusOK, map[string]any{"sandboxId": sb.id,
+			"url": fmt.Sprintf("http://%d-%s.%s", port, sb.id, s.ProxyDomain()), "token": sb.authToken})
+	})
 }
 
 // signedPreviewURL is GET …/ports/{port}/signed-preview-url
@@ -280,16 +264,12 @@ func (s *Server) signedPreviewURL(w http.ResponseWriter, r *http.Request, _ []by
 		apiError(w, r, http.StatusBadRequest, "expiresInSeconds must be between 1 second and 24 hours")
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sb := s.live(w, r)
-	if sb == nil {
-		return
-	}
-	token := strings.ToLower(randomToken(16))
-	s.signed[token] = signedPreview{sandboxID: sb.id, port: port, expires: time.Now().Add(time.Duration(expires) * time.Second)}
-	writeJSON(w, http.StatusOK, map[string]any{"sandboxId": sb.id, "port": port, "token": token,
-		"url": fmt.Sprintf("http://%d-%s.%s", port, token, s.ProxyDomain())})
+	s.onLive(w, r, func(sb *sandbox) {
+		token := strings.ToLower(randomToken(16))
+		s.signed[token] = signedPreview{sandboxID: sb.id, port: port, expires: time.Now().Add(time.Duration(expires) * time.Second)}
+		writeJSON(w, http.StatusOK, map[string]any{"sandboxId": sb.id, "port": port, "token": token,
+			"url": fmt.Sprintf("http://%d-%s.%s", port, token, s.ProxyDomain())})
+	})
 }
 
 // expireSignedPreviewURL is POST …/ports/{port}/signed-preview-url/{token}/expire.
@@ -298,15 +278,12 @@ func (s *Server) expireSignedPreviewURL(w http.ResponseWriter, r *http.Request, 
 	if !ok {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sb := s.live(w, r); sb == nil {
-		return
-	}
-	if sp, ok := s.signed[r.PathValue("token")]; ok && sp.port == port {
-		delete(s.signed, r.PathValue("token"))
-	}
-	w.WriteHeader(http.StatusOK)
+	s.onLive(w, r, func(_ *sandbox) {
+		if sp, ok := s.signed[r.PathValue("token")]; ok && sp.port == port {
+			delete(s.signed, r.PathValue("token"))
+		}
+		w.WriteHeader(http.StatusOK)
+	})
 }
 
 // isPreview reports whether r is for the preview proxy: its host is under

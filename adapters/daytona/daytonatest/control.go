@@ -290,17 +290,23 @@ const stateConflict = "Sandbox state change in progress"
 // or refuses with a status and Daytona's message, under the server's lock;
 // the answer is the sandbox.
 func (s *Server) change(w http.ResponseWriter, r *http.Request, next func(sb *sandbox) (status int, msg string)) {
+	s.onLive(w, r, func(sb *sandbox) {
+		if status, msg := next(sb); status != 0 {
+			apiError(w, r, status, msg)
+			return
+		}
+		writeJSON(w, http.StatusOK, s.dto(sb))
+	})
+}
+
+// onLive runs f on the request's sandbox under the server's lock, unless
+// it is unknown or deleted (then live has answered 404).
+func (s *Server) onLive(w http.ResponseWriter, r *http.Request, f func(sb *sandbox)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb := s.live(w, r)
-	if sb == nil {
-		return
+	if sb := s.live(w, r); sb != nil {
+		f(sb)
 	}
-	if status, msg := next(sb); status != 0 {
-		apiError(w, r, status, msg)
-		return
-	}
-	writeJSON(w, http.StatusOK, s.dto(sb))
 }
 
 // start is POST …/start, with Daytona's guards: a started sandbox is a
@@ -391,20 +397,14 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request, _ []byte) {
 // forks is GET …/forks and ancestors GET …/ancestors: a container has no
 // fork relations, so both are empty.
 func (s *Server) forks(w http.ResponseWriter, r *http.Request, _ []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.live(w, r) != nil {
-		writeJSON(w, http.StatusOK, []any{})
-	}
+	s.onLive(w, r, func(*sandbox) { writeJSON(w, http.StatusOK, []any{}) })
 }
 
 // parent is GET …/parent: none, for a sandbox that no fork made.
 func (s *Server) parent(w http.ResponseWriter, r *http.Request, _ []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.live(w, r) != nil {
+	s.onLive(w, r, func(*sandbox) {
 		apiError(w, r, http.StatusNotFound, "Parent sandbox not found for sandbox "+r.PathValue("idOrName"))
-	}
+	})
 }
 
 // list is GET /api/sandbox: the labels filter (a JSON object), limit
