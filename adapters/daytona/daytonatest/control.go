@@ -36,13 +36,15 @@ type sandbox struct {
 	space              *stubfs.Space // its filesystem, as its processes and the file routes see it
 	smu                sync.Mutex
 	sessions           map[string]*session
-	ptys               map[string]*ptySession  // the PTY sessions (pty.go)
-	leftBehind         []int                   // the sessions of ended PTY shells whose jobs outlived them
-	interpreters       map[string]*interpreter // the code interpreter's contexts (interpreter.go)
-	public             bool                    // its previews need no token
-	cpu, mem, disk     int                     // cores, GB, GB
-	volumes            []mount                 // the volumes it mounts, by id
-	authToken          string                  // its previews' token
+	ptys               map[string]*ptySession      // the PTY sessions (pty.go)
+	leftBehind         []int                       // the sessions of ended PTY shells whose jobs outlived them
+	interpreters       map[string]*interpreter     // the code interpreter's contexts (interpreter.go)
+	recordings         map[string]*activeRecording // the screen recordings that run (computeruse.go)
+	lsps               map[string]*lspServer       // the language servers, by the daemon's key (lsp.go)
+	public             bool                        // its previews need no token
+	cpu, mem, disk     int                         // cores, GB, GB
+	volumes            []mount                     // the volumes it mounts, by id
+	authToken          string                      // its previews' token
 }
 
 // settle ends a transition whose time has come (the caller holds s.mu);
@@ -193,6 +195,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 		createdAt: now, updatedAt: now, autoStop: autoStop, autoArchive: autoArchive,
 		autoDelete: orDefault(req.AutoDelete, -1), cpu: 1, mem: 1, disk: 3, authToken: previewToken()}
 	sb.sessions, sb.ptys, sb.interpreters = map[string]*session{}, map[string]*ptySession{}, map[string]*interpreter{}
+	sb.recordings, sb.lsps = map[string]*activeRecording{}, map[string]*lspServer{}
 	sb.volumes = volumes
 	space, err := stubfs.NewSpace(stubfs.Config{Root: filepath.Join(s.Root(), id, "fs"), Scratch: filepath.Join(s.Root(), id, "stubfs"),
 		Users: users, Mapped: s.mapped, Binds: binds})
@@ -662,6 +665,8 @@ func (sb *sandbox) dropSessions() {
 		p.kill()
 	}
 	sb.stopInterpreters()
+	sb.stopRecordings()
+	sb.stopLSPs()
 	sb.killLeftBehind()
 	sb.space.Close()
 }

@@ -59,16 +59,21 @@ func TestKeysAndErrorShapes(t *testing.T) {
 	status, _, _ = call(t, srv, http.MethodPost, tb+"/files/upload-v2?path=/tmp/x", []byte("x"))
 	assert.Equal(t, http.StatusNotFound, status, "upload-v2 is not in the public daemon")
 
-	// What FIDELITY.md names as not offered answers the unknown route's 404.
+	// The SDK's routes newer than the daemon and control plane followed
+	// here (v0.190.0) answer their unknown route's 404, as those do.
 	for _, route := range []struct{ method, path string }{
 		{http.MethodPost, "/api/sandbox/box/backup"},
+		{http.MethodGet, "/api/sandbox/box/telemetry/metrics"},
+		{http.MethodPut, "/api/sandbox/box/secrets"},
+		{http.MethodGet, "/api/sandbox/box/signing-key"},
+		{http.MethodPost, "/api/sandbox/box/signing-key/rotate"},
 	} {
 		status, _, data := call(t, srv, route.method, route.path, nil)
 		assert.Equal(t, http.StatusNotFound, status, route.path)
 		assert.Equal(t, "Cannot "+route.method+" "+route.path, decode(t, data)["message"], route.path)
 	}
 	for _, route := range []struct{ method, path string }{
-		{http.MethodPost, "/lsp/start"}, {http.MethodGet, "/computeruse/status"},
+		{http.MethodGet, "/system/metrics"}, {http.MethodPost, "/env"},
 	} {
 		status, _, data := call(t, srv, route.method, tb+route.path, nil)
 		assert.Equal(t, http.StatusNotFound, status, route.path)

@@ -6,6 +6,8 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +63,20 @@ func create(t *testing.T, srv *daytonatest.Server, name string) string {
 	require.NoError(t, json.Unmarshal(data, &sb))
 	require.Equal(t, srv.URL()+"/toolbox", sb.Toolbox)
 	return "/toolbox/" + sb.ID
+}
+
+// upload puts content at sandbox path p through the toolbox's multipart
+// upload.
+func upload(t *testing.T, srv *daytonatest.Server, tb, p, content string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	part, err := mw.CreateFormFile("file", path.Base(p))
+	require.NoError(t, err)
+	_, _ = part.Write([]byte(content))
+	require.NoError(t, mw.Close())
+	status, _, data := call(t, srv, http.MethodPost, tb+"/files/upload?path="+url.QueryEscape(p), buf.Bytes(), "Content-Type", mw.FormDataContentType())
+	require.Equal(t, http.StatusOK, status, string(data))
 }
 
 // The execute route: combined output in order, the real exit code, envs
@@ -160,20 +176,7 @@ func TestFiles(t *testing.T) {
 	t.Parallel()
 	srv := daytonatest.NewServer(t)
 	tb := create(t, srv, "box")
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	part, err := mw.CreateFormFile("file", "f.txt")
-	require.NoError(t, err)
-	_, _ = part.Write([]byte("0123456789"))
-	require.NoError(t, mw.Close())
-	req, err := http.NewRequest(http.MethodPost, srv.URL()+tb+"/files/upload?path=/tmp/deep/f.txt", &buf)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+srv.Key())
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	res.Body.Close()
-	require.Equal(t, http.StatusOK, res.StatusCode)
+	upload(t, srv, tb, "/tmp/deep/f.txt", "0123456789")
 	status, _, data := call(t, srv, http.MethodGet, tb+"/files/download?path=/tmp/deep/f.txt", nil)
 	require.Equal(t, http.StatusOK, status)
 	assert.Equal(t, "0123456789", string(data))

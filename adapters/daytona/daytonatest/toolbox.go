@@ -101,6 +101,22 @@ func (s *Server) toolboxHandler() http.Handler {
 	handle("GET /process/interpreter/execute", s.executeCode)
 	handle("GET /process/session/entrypoint", s.entrypoint)
 	handle("GET /process/session/entrypoint/logs", s.entrypointLogs)
+	handle("POST /lsp/start", s.lspStart)
+	handle("POST /lsp/stop", s.lspStop)
+	handle("POST /lsp/completions", s.lspCompletions)
+	handle("POST /lsp/did-open", s.lspDidOpen)
+	handle("POST /lsp/did-close", s.lspDidClose)
+	handle("GET /lsp/document-symbols", s.lspDocumentSymbols)
+	handle("GET /lsp/workspacesymbols", s.lspWorkspaceSymbols)
+	for _, pattern := range computerUsePluginRoutes {
+		handle(pattern, noComputerUse)
+	}
+	handle("POST /computeruse/recordings/start", s.startRecording)
+	handle("POST /computeruse/recordings/stop", s.stopRecording)
+	handle("GET /computeruse/recordings", s.listRecordings)
+	handle("GET /computeruse/recordings/{id}", s.getRecording)
+	handle("GET /computeruse/recordings/{id}/download", s.downloadRecording)
+	handle("DELETE /computeruse/recordings/{id}", s.deleteRecording)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(http.StatusNotFound)
