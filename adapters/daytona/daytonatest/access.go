@@ -129,9 +129,9 @@ type sshAccess struct {
 	created, expires     time.Time
 }
 
-// sshGateway is the SSH gateway address the server's commands name, as
-// Daytona's own local setup configures it.
-const sshGateway = "localhost:2222"
+// sshGatewayCommand is the command an SSH access names, its token for
+// {{TOKEN}}, as Daytona's own local setup configures its gateway.
+const sshGatewayCommand = "ssh -p 2222 {{TOKEN}}@localhost"
 
 // tokenAlphabet is the control plane's URL alphabet without '_' and '-'.
 const tokenAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -162,10 +162,9 @@ func (s *Server) createSSHAccess(w http.ResponseWriter, r *http.Request, _ []byt
 		now := time.Now().UTC()
 		a := &sshAccess{id: newID(), sandboxID: sb.id, token: randomToken(32), created: now, expires: now.Add(time.Duration(minutes) * time.Minute)}
 		s.ssh = append(s.ssh, a)
-		host, port, _ := net.SplitHostPort(sshGateway)
 		writeJSON(w, http.StatusOK, map[string]any{"id": a.id, "sandboxId": a.sandboxID, "token": a.token,
 			"expiresAt": a.expires.Format(time.RFC3339Nano), "createdAt": a.created.Format(time.RFC3339Nano),
-			"updatedAt": a.created.Format(time.RFC3339Nano), "sshCommand": "ssh -p " + port + " " + a.token + "@" + host})
+			"updatedAt": a.created.Format(time.RFC3339Nano), "sshCommand": strings.ReplaceAll(sshGatewayCommand, "{{TOKEN}}", a.token)})
 	})
 }
 
@@ -223,6 +222,29 @@ type signedPreview struct {
 // here; send the request to the server's address with that Host.
 func (s *Server) ProxyDomain() string {
 	return "proxy.localhost:" + strings.TrimPrefix(s.URL()[strings.LastIndex(s.URL(), ":"):], ":")
+}
+
+// config is GET /api/config, which needs no key: the control plane's
+// settings as Daytona's own local setup (its docker-compose) configures
+// them, with this server's proxy and toolbox; no analytics service (the
+// SDK then asks the control plane for metrics), no billing, no announcements.
+func (s *Server) config(w http.ResponseWriter, _ *http.Request, _ []byte) {
+	none := map[string]any{}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"version":                "0.0.0-dev",
+		"oidc":                   map[string]string{"issuer": "http://localhost:5556/dex", "clientId": "daytona", "audience": "daytona"},
+		"linkedAccountsEnabled":  false,
+		"proxyTemplateUrl":       "http://{{PORT}}-{{sandboxId}}." + s.ProxyDomain(),
+		"proxyToolboxUrl":        s.URL() + "/toolbox",
+		"defaultSnapshot":        "default",
+		"dashboardUrl":           "http://localhost:3000/dashboard",
+		"maxAutoArchiveInterval": 43200,
+		"maintananceMode":        false, // sic
+		"environment":            "docker-compose",
+		"sshGatewayCommand":      sshGatewayCommand,
+		"announcements":          none,
+		"rateLimit":              map[string]any{"authenticated": none, "sandboxCreate": none, "sandboxLifecycle": none},
+	})
 }
 
 // previewPort reads the route's port, answering the control plane's 400

@@ -2,6 +2,7 @@ package daytonatest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -196,4 +197,23 @@ func TestPreviews(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status)
 	assert.Equal(t, "app /open?", body)
 	<-seen
+}
+
+// The control plane's configuration needs no key and names this server's
+// proxy, toolbox and SSH command, and no analytics service.
+func TestConfig(t *testing.T) {
+	t.Parallel()
+	srv := daytonatest.NewServer(t)
+	res, err := http.Get(srv.APIURL() + "/config")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	var cfg map[string]any
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&cfg))
+	assert.Equal(t, "http://{{PORT}}-{{sandboxId}}."+srv.ProxyDomain(), cfg["proxyTemplateUrl"])
+	assert.Equal(t, srv.URL()+"/toolbox", cfg["proxyToolboxUrl"])
+	assert.Equal(t, "ssh -p 2222 {{TOKEN}}@localhost", cfg["sshGatewayCommand"])
+	assert.Equal(t, "default", cfg["defaultSnapshot"])
+	assert.EqualValues(t, 43200, cfg["maxAutoArchiveInterval"])
+	assert.NotContains(t, cfg, "analyticsApiUrl")
 }

@@ -199,6 +199,7 @@ func (s *Server) routes() http.Handler {
 			apiError(w, r, http.StatusNotFound, "Cannot "+r.Method+" "+r.URL.Path)
 		},
 	})
+	mux.HandleFunc("GET /api/config", s.Route("GET /api/config", false, nil, s.config))
 	mux.HandleFunc("/toolbox/{id}/{rest...}", s.toolbox)
 	preview := s.Route("PREVIEW", false, nil, func(w http.ResponseWriter, r *http.Request, _ []byte) { s.preview(w, r) })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -261,6 +261,55 @@ step('code interpreter', async () => {
   // The worker's "interrupted" control ends the run before the 4008 close.
   expect(!(slow instanceof Error) && slow.stdout === '' && !slow.error, 'interrupted: ' + slow)
 })
+step('language server, computer use', async () => {
+  // The daemon runs typescript-language-server from the sandbox's PATH.
+  await sbx.fs.uploadFile(Buffer.from("export class Greeter { hello() { return 1 } }\nconst g = new Greeter()\ng.\n"), '/home/daytona/lsp/index.ts')
+  const lsp = await sbx.createLspServer('typescript', '/home/daytona/lsp')
+  await lsp.start()
+  await lsp.didOpen('/home/daytona/lsp/index.ts')
+  const symbols = await lsp.documentSymbols('/home/daytona/lsp/index.ts')
+  expect(symbols.some((s) => s.name === 'Greeter' && s.kind === 5 && s.location.uri === 'file:///home/daytona/lsp/index.ts'), 'symbols: ' + JSON.stringify(symbols))
+  const found = await lsp.sandboxSymbols('Greet')
+  expect(found.some((s) => s.name === 'Greeter'), 'workspace: ' + JSON.stringify(found))
+  const completions = await lsp.completions('/home/daytona/lsp/index.ts', { line: 2, character: 2 })
+  expect(completions.items.some((i) => i.label === 'hello'), 'completions: ' + JSON.stringify(completions))
+  // The daemon's validator takes line 0 for no position.
+  const atZero = await lsp.completions('/home/daytona/lsp/index.ts', { line: 0, character: 1 }).catch((e) => e)
+  expect(atZero && atZero.statusCode === 400, 'line 0: ' + atZero)
+  await lsp.didClose('/home/daytona/lsp/index.ts')
+  await lsp.stop()
+  const again = await lsp.stop().catch((e) => e)
+  expect(again && again.statusCode === 500, 'stopped twice: ' + again)
+
+  // No desktop: the plugin's 503; recordings are the daemon's own.
+  const status = await sbx.computerUse.getStatus().catch((e) => e)
+  expect(status && status.statusCode === 503 && /Computer-use functionality is not available/.test(status.message), 'status: ' + status)
+  const click = await sbx.computerUse.mouse.click(1, 1).catch((e) => e)
+  expect(click && click.statusCode === 503, 'click: ' + click)
+  expect((await sbx.computerUse.recording.list()).recordings.length === 0, 'no recordings')
+  await sbx.fs.uploadFile(Buffer.from('mp4'), '/home/daytona/.daytona/recordings/7d3f4c1e-55a1-4d0e-8e47-2f6a3b1c9d00_demo_20261204_101010.mp4')
+  const rec = await sbx.computerUse.recording.get('7d3f4c1e-55a1-4d0e-8e47-2f6a3b1c9d00')
+  expect(rec.status === 'completed' && rec.sizeBytes === 3, 'recording: ' + JSON.stringify(rec))
+  await sbx.computerUse.recording.delete(rec.id)
+  const gone = await sbx.computerUse.recording.get(rec.id).catch((e) => e)
+  expect(gone && gone.statusCode === 404, 'deleted: ' + gone)
+})
+step('routes newer than the daemon', async () => {
+  // The control plane and daemon followed here are v0.190.0, which have
+  // no metrics, environment, secrets or signing-key routes: their 404.
+  for (const [name, call] of [
+    ['getMetrics', () => sbx.getMetrics()],
+    ['getMetricsLatest', () => sbx.getMetricsLatest()],
+    ['updateEnv', () => sbx.updateEnv({ A: '1' })],
+    ['updateSecrets', () => sbx.updateSecrets({ A: 'a' })],
+    ['downloadUrl', () => sbx.downloadUrl('/home/daytona/x')],
+    ['uploadUrl', () => sbx.uploadUrl('/home/daytona/x')],
+    ['rotateSigningKey', () => sbx.rotateSigningKey()],
+  ]) {
+    const e = await call().then(() => null, (e) => e)
+    expect(e && e.statusCode === 404, name + ': ' + e)
+  }
+})
 step('fork', async () => {
   const refused = await sbx.fork({ name: 'copy' }).catch((e) => e)
   expect(refused && refused.statusCode === 422 && /Forking is not supported/.test(refused.message), 'a container does not fork: ' + refused)
