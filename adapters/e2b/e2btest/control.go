@@ -20,17 +20,13 @@ import (
 
 // sandbox is one sandbox of the server.
 type sandbox struct {
+	sandboxConfig
 	s         *Server
 	id        string
-	template  string
 	clientID  string
-	metadata  map[string]string
-	envVars   map[string]string
 	state     string // "running" or "paused"
-	autoPause bool
 	startedAt time.Time
 	endAt     time.Time
-	network   json.RawMessage
 	space     *stubfs.Space // its filesystem, as envd's processes and its file routes see it
 	procs     *processTable
 	token     string            // the envd access token of a secure sandbox ("" = none)
@@ -139,6 +135,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 		EnvVars    map[string]string `json:"envVars"`
 		Network    json.RawMessage   `json:"network"`
 		Secure     *bool             `json:"secure"`
+		Mounts     []volumeMount     `json:"volumeMounts"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil || req.TemplateID == "" {
 		apiError(w, http.StatusBadRequest, "Error when parsing request: templateID is required")
@@ -159,9 +156,14 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 			return
 		}
 	}
+	binds, msg := s.volumeBinds(req.Mounts)
+	if msg != "" {
+		apiError(w, http.StatusBadRequest, msg)
+		return
+	}
 	secure := req.Secure != nil && *req.Secure || req.Secure == nil && strings.HasPrefix(r.URL.Path, "/v2/")
 	sb, err := s.newSandbox(sandboxConfig{template: req.TemplateID, metadata: req.Metadata, envVars: req.EnvVars,
-		autoPause: req.AutoPause, network: req.Network}, ttl, secure, files)
+		autoPause: req.AutoPause, network: req.Network, mounts: req.Mounts, binds: binds}, ttl, secure, files)
 	if err != nil {
 		apiError(w, http.StatusInternalServerError, "creating the sandbox failed")
 		return
@@ -194,6 +196,8 @@ type sandboxConfig struct {
 	metadata, envVars map[string]string
 	autoPause         bool
 	network           json.RawMessage
+	mounts            []volumeMount // the volumes it mounts, as create named them
+	binds             []stubfs.Bind // where their files show in it
 }
 
 // newSandbox starts a running sandbox from like's template, metadata,
@@ -202,7 +206,7 @@ type sandboxConfig struct {
 func (s *Server) newSandbox(like sandboxConfig, ttl time.Duration, secure bool, files string) (*sandbox, error) {
 	id := "i" + randomID(20)
 	space, err := stubfs.NewSpace(stubfs.Config{Root: filepath.Join(s.Root(), id, "fs"), Scratch: filepath.Join(s.Root(), id, "stubfs"),
-		Users: users, Mapped: s.mapped})
+		Users: users, Mapped: s.mapped, Binds: like.binds})
 	if err != nil {
 		return nil, err
 	}
@@ -214,9 +218,8 @@ func (s *Server) newSandbox(like sandboxConfig, ttl time.Duration, secure bool, 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb := &sandbox{s: s, id: id, template: like.template, clientID: randomID(8), metadata: like.metadata, envVars: like.envVars,
-		state: "running", autoPause: like.autoPause, startedAt: s.now, endAt: s.now.Add(ttl), network: like.network, space: space,
-		owners: map[string]string{}}
+	sb := &sandbox{sandboxConfig: like, s: s, id: id, clientID: randomID(8), state: "running", startedAt: s.now,
+		endAt: s.now.Add(ttl), space: space, owners: map[string]string{}}
 	sb.procs = newProcessTable(sb)
 	if secure {
 		sb.token = randomID(32)
@@ -240,7 +243,7 @@ func (sb *sandbox) created() map[string]any {
 func (sb *sandbox) listed() map[string]any {
 	m := map[string]any{"templateID": sb.template, "alias": sb.template, "sandboxID": sb.id, "clientID": sb.clientID,
 		"startedAt": sb.startedAt.Format(time.RFC3339Nano), "endAt": sb.endAt.Format(time.RFC3339Nano),
-		"cpuCount": sandboxCPUs, "memoryMB": sandboxMemoryMB, "diskSizeMB": sandboxDiskMB, "state": sb.state, "envdVersion": EnvdVersion, "volumeMounts": []any{}}
+		"cpuCount": sandboxCPUs, "memoryMB": sandboxMemoryMB, "diskSizeMB": sandboxDiskMB, "state": sb.state, "envdVersion": EnvdVersion, "volumeMounts": sb.volumeMounts()}
 	if len(sb.metadata) > 0 {
 		m["metadata"] = sb.metadata
 	}

@@ -15,5 +15,5 @@ func TestOfficialJSSDK(t *testing.T) {
 	t.Parallel()
 	srv := e2btest.NewServer(t)
 	nodesdk.Run(t, "testdata/jssdk", "e2b", "sdk.mjs", "kill",
-		"E2B_API_KEY="+srv.Key(), "E2B_API_URL="+srv.URL(), "E2B_SANDBOX_URL="+srv.URL())
+		"E2B_API_KEY="+srv.Key(), "E2B_API_URL="+srv.URL(), "E2B_SANDBOX_URL="+srv.URL(), "E2B_VOLUME_API_URL="+srv.URL())
 }

@@ -1,6 +1,8 @@
 // Package e2btest is a loopback E2B for tests: the control-plane REST API
 // (create, list with metadata filters and paging, get, kill, timeout,
-// pause, connect, network, metrics, snapshots and forks, secrets) with a manual clock for TTLs, and envd, the
+// pause, connect, network, metrics, snapshots and forks, secrets,
+// volumes) with a manual clock for TTLs, the volume content service
+// (/volumecontent), and envd, the
 // daemon of each sandbox: the Process service over the Connect protocol
 // (connect-go, as envd itself) with real processes behind it, /files and
 // /health. envd calls are routed by the E2b-Sandbox-Id header (or a
@@ -24,6 +26,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,6 +57,7 @@ type Server struct {
 	secrets   []*secret           // oldest first
 	samples   map[string][]sample // by sandbox id, oldest first; kept after a kill
 	snapshots []*snapshotTemplate
+	volumes   []*volume // oldest first
 }
 
 // Option configures NewServer.
@@ -117,16 +121,32 @@ func (s *Server) routes() http.Handler {
 		"GET /secrets/{id}":               s.getSecret,
 		"POST /secrets/{id}":              s.updateSecret,
 		"DELETE /secrets/{id}":            s.deleteSecret,
+		"POST /volumes":                   s.createVolume,
+		"GET /volumes":                    s.listVolumes,
+		"GET /volumes/{id}":               s.getVolume,
+		"DELETE /volumes/{id}":            s.deleteVolume,
 		"/": func(w http.ResponseWriter, _ *http.Request, _ []byte) {
 			apiError(w, http.StatusNotFound, "not found")
 		},
 	}, secretRoutes...))
+	volumeContent := s.Mux(s.volumeAuthorized, stubserver.Routes{
+		"GET /volumecontent/{id}/path":    s.statPath,
+		"PATCH /volumecontent/{id}/path":  s.updatePath,
+		"DELETE /volumecontent/{id}/path": s.deletePath,
+		"GET /volumecontent/{id}/dir":     s.listDir,
+		"POST /volumecontent/{id}/dir":    s.makeDir,
+		"GET /volumecontent/{id}/file":    s.readFile,
+		"PUT /volumecontent/{id}/file":    s.writeFile,
+	}, "PUT /volumecontent/{id}/file")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if id := envdTarget(r); id != "" {
+		switch id := envdTarget(r); {
+		case id != "":
 			s.envd(w, r, id)
-			return
+		case strings.HasPrefix(r.URL.Path, "/volumecontent/"):
+			volumeContent.ServeHTTP(w, r)
+		default:
+			control.ServeHTTP(w, r)
 		}
-		control.ServeHTTP(w, r)
 	})
 }
 

@@ -199,7 +199,6 @@ func TestWhatIsNotOfferedIsNotFound(t *testing.T) {
 	t.Parallel()
 	srv := e2btest.NewServer(t)
 	for _, route := range []struct{ method, path string }{
-		{http.MethodGet, "/volumes"}, {http.MethodPost, "/volumes"},
 		{http.MethodPost, "/v3/templates"}, {http.MethodGet, "/templates/aliases/base"},
 	} {
 		status, _, data := call(t, srv, route.method, route.path, nil)

@@ -437,8 +437,7 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request, body []byte) {
 	original := s.sandboxes[id]
 	var like sandboxConfig
 	if original != nil {
-		like = sandboxConfig{template: original.template, metadata: original.metadata, envVars: original.envVars,
-			autoPause: original.autoPause, network: original.network}
+		like = original.sandboxConfig
 	}
 	s.mu.Unlock()
 	switch {

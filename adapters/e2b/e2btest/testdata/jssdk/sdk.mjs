@@ -1,7 +1,7 @@
 // Drives E2B's official JS SDK against e2btest: E2B_API_URL and
 // E2B_SANDBOX_URL point at it, E2B_API_KEY is its key. Each step prints
 // "ok <step>"; the first failure prints "FAIL <step>: <error>" and exits 1.
-import { Sandbox, Secret, SecretError } from 'e2b'
+import { Sandbox, Secret, SecretError, Volume, VolumeError, VolumeNotFoundError, VolumePathNotFoundError } from 'e2b'
 
 const steps = []
 const step = (name, fn) => steps.push([name, fn])
@@ -253,6 +253,58 @@ step('secrets', async () => {
   expect((await Secret.exists('nope')) === false && (await Secret.exists('PADDOCK-KEY')) === true, 'exists')
   expect((await Secret.destroy('paddock-key')) === true && (await Secret.destroy(made.secretId)) === false, 'destroyed')
   expect(Secret.fill('other') === '${e2b.secrets.other}', 'fill')
+})
+step('volumes', async () => {
+  const vol = await Volume.create('data')
+  expect(/^[0-9a-f-]{36}$/.test(vol.volumeId) && vol.name === 'data' && vol.token.split('.').length === 3, 'made ' + JSON.stringify(vol))
+  const taken = await Volume.create('data').catch((e) => e)
+  expect(taken instanceof VolumeError && /Volume with name 'data' already exists/.test(taken.message), 'a name taken: ' + taken)
+  const badName = await Volume.create('no spaces').catch((e) => e)
+  expect(badName instanceof VolumeError && /Invalid volume name/.test(badName.message), 'a bad name: ' + badName)
+
+  // Content, as the volume service keeps it: its default owner and modes.
+  const written = await vol.writeFile('/notes/a.txt', 'hello', { force: true })
+  expect(written.type === 'file' && written.path === '/notes/a.txt' && written.name === 'a.txt' && written.size === 5 &&
+    written.uid === 9090 && written.gid === 9090 && written.mode === 0o666 && written.mtime instanceof Date, 'written ' + JSON.stringify(written))
+  expect((await vol.readFile('/notes/a.txt')) === 'hello', 'read')
+  const again = await vol.writeFile('/notes/a.txt', 'x').catch((e) => e)
+  expect(again instanceof VolumeError && /file exists/.test(again.message), 'no overwrite without force: ' + again)
+  const noParent = await vol.writeFile('/none/b.txt', 'x').catch((e) => e)
+  expect(noParent instanceof VolumePathNotFoundError, 'no parent without force: ' + noParent)
+  const dir = await vol.makeDir('/deep/er', { force: true, mode: 0o750 })
+  expect(dir.type === 'directory' && dir.mode === 0o750 && dir.path === '/deep/er', 'dir ' + JSON.stringify(dir))
+  const listing = await vol.list('/', { depth: 2 })
+  expect(JSON.stringify(listing.map((e) => e.path)) === '["/deep","/deep/er","/notes","/notes/a.txt"]', 'listed ' + JSON.stringify(listing.map((e) => e.path)))
+  const tooDeep = await vol.list('/', { depth: 11 }).catch((e) => e)
+  expect(tooDeep instanceof VolumeError && /depth must be between 1 and 10/.test(tooDeep.message), 'depth: ' + tooDeep)
+  expect((await vol.exists('/notes/a.txt')) === true && (await vol.exists('/nope')) === false, 'exists')
+  const updated = await vol.updateMetadata('/notes/a.txt', { mode: 0o640, uid: 1000 })
+  expect(updated.mode === 0o640 && updated.uid === 1000 && updated.gid === 9090, 'updated ' + JSON.stringify(updated))
+  await vol.remove('/deep')
+  const gone = await vol.remove('/deep').catch((e) => e)
+  expect(gone instanceof VolumePathNotFoundError, 'removed: ' + gone)
+  const root = await vol.remove('/').catch((e) => e)
+  expect(root instanceof VolumeError && /cannot delete root/.test(root.message), 'the root stays: ' + root)
+
+  // A sandbox mounting it sees the same files (as root: the volume's root
+  // directory is root's, mode 0700, as the volume service makes it).
+  const box = await Sandbox.create({ volumeMounts: { '/mnt/data': vol } })
+  const r = await box.commands.run('cat /mnt/data/notes/a.txt && echo more > /mnt/data/from-box', { user: 'root' })
+  expect(r.stdout === 'hello', 'in the sandbox: ' + JSON.stringify(r.stdout))
+  expect((await vol.readFile('/from-box')) === 'more\n', 'from the sandbox')
+  const info = await box.getInfo()
+  expect(JSON.stringify(info.volumeMounts) === '[{"name":"data","path":"/mnt/data"}]', 'mounts ' + JSON.stringify(info.volumeMounts))
+  await box.kill()
+  const badMounts = await Sandbox.create({ volumeMounts: { 'relative': 'data', '/x': 'none' } }).catch((e) => e)
+  expect(badMounts && /invalid mounts:/.test(badMounts.message) && /#0: path must be absolute/.test(badMounts.message) &&
+    /#1: volume 'none' not found/.test(badMounts.message), 'bad mounts: ' + badMounts)
+
+  const connected = await Volume.connect(vol.volumeId)
+  expect(connected.name === 'data' && (await connected.readFile('/from-box')) === 'more\n', 'connected')
+  expect((await Volume.list()).some((v) => v.volumeId === vol.volumeId && v.name === 'data'), 'listed')
+  expect((await Volume.destroy(vol.volumeId)) === true && (await Volume.destroy(vol.volumeId)) === false, 'destroyed')
+  const missing = await Volume.getInfo(vol.volumeId).catch((e) => e)
+  expect(missing instanceof VolumeNotFoundError, 'gone: ' + missing)
 })
 step('kill', async () => {
   await sbx.kill()
