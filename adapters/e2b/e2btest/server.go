@@ -1,9 +1,8 @@
 // Package e2btest is a loopback E2B for tests: the control-plane REST API
 // (create, list with metadata filters and paging, get, kill, timeout,
-// pause, connect, network, metrics, snapshots and forks, secrets,
-// volumes) with a manual clock for TTLs, the volume content service
-// (/volumecontent), and envd, the
-// daemon of each sandbox: the Process service over the Connect protocol
+// pause, connect, network, metrics, snapshots and forks, template names
+// and tags, secrets, volumes) with a manual clock for TTLs, the volume
+// content service (/volumecontent), and envd, the daemon of each sandbox: the Process service over the Connect protocol
 // (connect-go, as envd itself) with real processes behind it, /files and
 // /health. envd calls are routed by the E2b-Sandbox-Id header (or a
 // 49983-<id> host), as E2B's proxy routes them. It follows the provider's
@@ -116,6 +115,9 @@ func (s *Server) routes() http.Handler {
 		"POST /sandboxes/{id}/fork":       s.fork,
 		"GET /snapshots":                  s.listSnapshots,
 		"DELETE /templates/{id}":          s.deleteTemplate,
+		"GET /templates/{first}/{second}": s.templateRoutes,
+		"POST /templates/tags":            s.assignTags,
+		"DELETE /templates/tags":          s.removeTags,
 		"GET /secrets":                    s.listSecrets,
 		"POST /secrets":                   s.createSecret,
 		"GET /secrets/{id}":               s.getSecret,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"net/url"
 	"testing"
 	"time"
@@ -199,7 +200,9 @@ func TestWhatIsNotOfferedIsNotFound(t *testing.T) {
 	t.Parallel()
 	srv := e2btest.NewServer(t)
 	for _, route := range []struct{ method, path string }{
-		{http.MethodPost, "/v3/templates"}, {http.MethodGet, "/templates/aliases/base"},
+		{http.MethodPost, "/v3/templates"}, {http.MethodGet, "/templates/t1/files/" + strings.Repeat("a", 64)},
+		{http.MethodPost, "/v2/templates/t1/builds/b1"}, {http.MethodGet, "/templates/t1/builds/b1/status"},
+		{http.MethodGet, "/templates/t1/other"},
 	} {
 		status, _, data := call(t, srv, route.method, route.path, nil)
 		assert.Equal(t, http.StatusNotFound, status, route.path)

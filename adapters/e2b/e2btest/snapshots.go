@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/paddockhq/paddock/adapters/internal/stubfs"
 )
 
@@ -41,6 +42,7 @@ type snapshotTemplate struct {
 // snapshotBuild is one snapshot: the files of a sandbox at that moment.
 type snapshotBuild struct {
 	tag       string
+	buildID   string // a UUID; tags assigned to a build share it
 	sandboxID string // the sandbox it was taken of
 	dir       string // its copy of the sandbox's files
 	created   time.Time
@@ -222,7 +224,7 @@ func (s *Server) createSnapshot(w http.ResponseWriter, r *http.Request, body []b
 		notFound(w, id)
 		return
 	}
-	build := &snapshotBuild{tag: tag, sandboxID: id, created: time.Now().UTC(),
+	build := &snapshotBuild{tag: tag, buildID: uuid.NewString(), sandboxID: id, created: time.Now().UTC(),
 		dir: filepath.Join(s.Root(), "snapshots", randomID(20))}
 	if err := os.MkdirAll(filepath.Dir(build.dir), 0o700); err != nil {
 		apiError(w, http.StatusInternalServerError, "Error creating snapshot template")

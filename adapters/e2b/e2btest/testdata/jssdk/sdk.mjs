@@ -1,7 +1,7 @@
 // Drives E2B's official JS SDK against e2btest: E2B_API_URL and
 // E2B_SANDBOX_URL point at it, E2B_API_KEY is its key. Each step prints
 // "ok <step>"; the first failure prints "FAIL <step>: <error>" and exits 1.
-import { Sandbox, Secret, SecretError, Volume, VolumeError, VolumeNotFoundError, VolumePathNotFoundError } from 'e2b'
+import { Sandbox, Secret, SecretError, Template, TemplateError, Volume, VolumeError, VolumeNotFoundError, VolumePathNotFoundError } from 'e2b'
 
 const steps = []
 const step = (name, fn) => steps.push([name, fn])
@@ -232,6 +232,36 @@ step('snapshots and forks', async () => {
   }
   expect((await Sandbox.deleteSnapshot(snap.snapshotId)) === true, 'deleted')
   expect((await Sandbox.deleteSnapshot(snap.snapshotId)) === false, 'deleted once')
+})
+step('template names and tags', async () => {
+  await sbx.files.write('/home/user/state.txt', 'v1')
+  const snap = await sbx.createSnapshot({ name: 'tagged:v1' })
+  expect((await Template.exists('tagged')) === true && (await Template.aliasExists('e2btest/tagged')) === true, 'exists')
+  expect((await Template.exists('tagged:v1')) === true && (await Template.exists('tagged:v2')) === false, 'by tag')
+  expect((await Template.exists('nothing')) === false, 'none')
+  expect((await Template.exists('base')) === true, 'the base template is E2B\'s: 403, which the SDK takes as existing')
+  const assigned = await Template.assignTags('tagged:v1', ['Stable', 'prod', 'prod'])
+  expect(JSON.stringify(assigned.tags) === '["prod","stable"]' && /^[0-9a-f-]{36}$/.test(assigned.buildId), 'assigned ' + JSON.stringify(assigned))
+  const fromTag = await Sandbox.create('tagged:stable')
+  expect((await fromTag.files.read('/home/user/state.txt')) === 'v1', 'a sandbox from an assigned tag')
+  await fromTag.kill()
+  const tags = await Template.getTags(snap.snapshotId.split(':')[0])
+  expect(JSON.stringify(tags.map((t) => t.tag)) === '["prod","stable","v1"]' && tags.every((t) => t.buildId === assigned.buildId && t.createdAt instanceof Date),
+    'tags ' + JSON.stringify(tags))
+  await Template.removeTags('tagged', 'prod')
+  expect(JSON.stringify((await Template.getTags('tagged')).map((t) => t.tag)) === '["stable","v1"]', 'removed')
+  for (const [what, call, pattern] of [
+    ['the default tag', () => Template.removeTags('tagged', 'default'), /Cannot delete the 'default' tag/],
+    ['a tag in the name', () => Template.removeTags('tagged:v1', 'stable'), /should not contain a tag/],
+    ['a UUID tag', () => Template.assignTags('tagged:v1', '1b4e28ba-2fa1-11d2-883f-0016d3cca427'), /tag cannot be a UUID/],
+    ['no such tag', () => Template.assignTags('tagged:v9', 'x'), /Template 'tagged:v9' with tag 'v9' not found/],
+    ['the base template', () => Template.getTags('base'), /You don't have access to sandbox template 'base'/],
+    ['another namespace', () => Template.getTags('other/tagged'), /template 'other\/tagged' not found|namespace/],
+  ]) {
+    const e = await call().then(() => null, (e) => e)
+    expect(e instanceof TemplateError && pattern.test(e.message), what + ': ' + e)
+  }
+  expect((await Sandbox.deleteSnapshot(snap.snapshotId)) === true, 'deleted')
 })
 step('secrets', async () => {
   const made = await Secret.create('Paddock-Key', 'first value', { metadata: { team: 'a' } })
