@@ -2,9 +2,9 @@
 // (create, list with metadata filters and paging, get, kill, timeout,
 // pause, connect, network, metrics, snapshots and forks, template names
 // and tags, secrets, volumes) with a manual clock for TTLs, the volume
-// content service (/volumecontent), and envd, the daemon of each sandbox: the Process service over the Connect protocol
-// (connect-go, as envd itself) with real processes behind it, /files and
-// /health. envd calls are routed by the E2b-Sandbox-Id header (or a
+// content service (/volumecontent), and envd, the daemon of each
+// sandbox: the Process service over the Connect protocol (connect-go, as
+// envd itself) with real processes behind it, /files and /health. envd calls are routed by the E2b-Sandbox-Id header (or a
 // 49983-<id> host), as E2B's proxy routes them. It follows the provider's
 // protocol (as its API server and envd answer), not any adapter, and can inject
 // the failures that protocol allows. A sandbox is a filesystem of its own

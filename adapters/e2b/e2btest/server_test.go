@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
