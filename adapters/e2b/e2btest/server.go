@@ -2,20 +2,20 @@
 // (create, list with metadata filters and paging, get, kill, timeout,
 // pause, connect, network, metrics, snapshots and forks, template names
 // and tags, secrets, volumes) with a manual clock for TTLs, the volume
-// content service (/volumecontent), and envd, the daemon of each
-// sandbox: the Process service over the Connect protocol (connect-go, as
-// envd itself) with real processes behind it, /files and /health. envd calls are routed by the E2b-Sandbox-Id header (or a
-// 49983-<id> host), as E2B's proxy routes them. It follows the provider's
-// protocol (as its API server and envd answer), not any adapter, and can inject
-// the failures that protocol allows. A sandbox is a filesystem of its own
-// (package stubfs): where Linux mount namespaces work (as root, or with
-// unprivileged user namespaces) its processes run changed into its root,
-// with this machine's system directories read-only, and /files and the
-// Filesystem service reach the same files, so an absolute path means one
-// file to both. Processes run as the user asked for (user by default,
-// root) when the server is root, each with its home; elsewhere they run as
-// the server's user, and without mount namespaces on this machine's
-// paths.
+// content service (/volumecontent), and envd, the daemon of each sandbox:
+// the Process service over the Connect protocol (connect-go, as envd
+// itself) with real processes behind it, /files and /health. envd calls
+// are routed by the E2b-Sandbox-Id header (or a 49983-<id> host), as E2B's
+// proxy routes them. It follows the provider's protocol (as its API server
+// and envd answer), not any adapter, and can inject the failures that
+// protocol allows. A sandbox is a filesystem of its own (package stubfs):
+// where Linux mount namespaces work (as root, or with unprivileged user
+// namespaces) its processes run changed into its root, with this machine's
+// system directories read-only, and /files and the Filesystem service
+// reach the same files, so an absolute path means one file to both.
+// Processes run as the user asked for (user by default, root) when the
+// server is root, each with its home; elsewhere they run as the server's
+// user, and without mount namespaces on this machine's paths.
 //
 //	srv := e2btest.NewServer(t)
 //	a := e2b.New(e2b.Config{APIKey: paddock.NewSecret(srv.Key()), BaseURL: srv.URL(), EnvdURL: srv.URL()})
