@@ -360,11 +360,7 @@ func (s *Server) downloadRecording(w http.ResponseWriter, r *http.Request) {
 // stopRecordings kills the ffmpeg of every recording (the daemon went
 // away with its sandbox).
 func (sb *sandbox) stopRecordings() {
-	sb.smu.Lock()
-	all := sb.recordings
-	sb.recordings = map[string]*activeRecording{}
-	sb.smu.Unlock()
-	for _, a := range all {
+	for _, a := range takeAll(&sb.smu, &sb.recordings) {
 		_ = stubproc.SignalGroup(a.cmd.Process.Pid, syscall.SIGKILL)
 		<-a.done
 	}

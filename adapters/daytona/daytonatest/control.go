@@ -651,17 +651,23 @@ func (s *Server) Labels(idOrName string) map[string]string {
 	return out
 }
 
+// takeAll empties *m under mu and answers what it held, to be ended
+// outside the lock.
+func takeAll[V any](mu *sync.Mutex, m *map[string]V) map[string]V {
+	mu.Lock()
+	defer mu.Unlock()
+	all := *m
+	*m = map[string]V{}
+	return all
+}
+
 // dropSessions kills and forgets every session (the daemon went away),
 // and lets the sandbox's mount namespace go.
 func (sb *sandbox) dropSessions() {
-	sb.smu.Lock()
-	all, ptys := sb.sessions, sb.ptys
-	sb.sessions, sb.ptys = map[string]*session{}, map[string]*ptySession{}
-	sb.smu.Unlock()
-	for _, ss := range all {
+	for _, ss := range takeAll(&sb.smu, &sb.sessions) {
 		ss.kill()
 	}
-	for _, p := range ptys {
+	for _, p := range takeAll(&sb.smu, &sb.ptys) {
 		p.kill()
 	}
 	sb.stopInterpreters()

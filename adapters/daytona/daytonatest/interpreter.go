@@ -86,20 +86,8 @@ func (s *Server) startWorker(sb *sandbox, it *interpreter) error {
 	if err != nil {
 		return fmt.Errorf("failed to create worker script: %w", err)
 	}
-	cmd, err := sb.space.Command(inside(it.cwd), daytona, "python3", workerPath)
+	cmd, stdin, stdout, err := sb.startPiped(inside(it.cwd), "python3", workerPath)
 	if err != nil {
-		return fmt.Errorf("failed to start Python worker: %w", err)
-	}
-	cmd.Env = sb.daytonaEnv()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("failed to start Python worker: %w", err)
 	}
 	chunks := make(chan map[string]any, 64)
@@ -392,11 +380,7 @@ func (it *interpreter) run(j interpreterJob) {
 
 // stopInterpreters ends every context of the sandbox.
 func (sb *sandbox) stopInterpreters() {
-	sb.smu.Lock()
-	all := sb.interpreters
-	sb.interpreters = map[string]*interpreter{}
-	sb.smu.Unlock()
-	for _, it := range all {
+	for _, it := range takeAll(&sb.smu, &sb.interpreters) {
 		it.stop()
 	}
 }

@@ -31,6 +31,7 @@ import (
 // lspServer is one language server of a sandbox.
 type lspServer struct {
 	language string // the language it was made for: which program it runs
+	project  string // the project's path, as the request named it
 
 	mu   sync.Mutex
 	conn *lspConn // nil until it is initialized
@@ -73,30 +74,18 @@ func lspProgram(language string) []string {
 }
 
 // startLSP runs the server's program in the sandbox as the daemon runs
-// it, and initializes it for project; ctx bounds the wait for its answer.
-func (s *Server) startLSP(ctx context.Context, sb *sandbox, ls *lspServer, project string) error {
-	argv := lspProgram(ls.language)
-	cmd, err := sb.space.Command(home, daytona, argv[0], argv[1:]...)
+// it, and initializes it for its project; ctx bounds the wait for its
+// answer.
+func (s *Server) startLSP(ctx context.Context, sb *sandbox, ls *lspServer) error {
+	cmd, stdin, stdout, err := sb.startPiped(home, lspProgram(ls.language)...)
 	if err != nil {
-		return err
-	}
-	cmd.Env = sb.daytonaEnv()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
 		return err
 	}
 	c := &lspConn{cmd: cmd, stdin: stdin, calls: map[int64]chan lspAnswer{}, ended: make(chan struct{})}
 	s.Go(func() { c.read(stdout) })
-	root := project
-	if strings.HasPrefix(project, "/") {
-		root = sb.space.Seen(project)
+	root := ls.project
+	if strings.HasPrefix(root, "/") {
+		root = sb.space.Seen(root)
 	}
 	// The daemon names itself as the process to watch; here that would be
 	// this server, which a server running as daytona may not signal and
@@ -242,7 +231,7 @@ func (sb *sandbox) lspFor(language, project string) (*lspServer, error) {
 	if language != "typescript" && language != "python" {
 		return nil, fmt.Errorf("unsupported language: %s", language)
 	}
-	ls := &lspServer{language: language}
+	ls := &lspServer{language: language, project: project}
 	sb.lsps[key] = ls
 	return ls, nil
 }
@@ -286,27 +275,37 @@ func bindLSP(w http.ResponseWriter, r *http.Request, req *lspRequest, fields ...
 	return ok
 }
 
+// lspNamed binds a start or stop's body: the sandbox, the daemon's key
+// for the server it names, and that server (made, as a TypeScript one,
+// when create is set and there is none); ok is false once it has answered.
+func lspNamed(w http.ResponseWriter, r *http.Request, create bool) (sb *sandbox, key string, ls *lspServer, ok bool) {
+	var req lspRequest
+	if !bindLSP(w, r, &req) {
+		return nil, "", nil, false
+	}
+	sb, key = sandboxOf(r), lspKey(req.LanguageID, req.PathToProject)
+	sb.smu.Lock()
+	defer sb.smu.Unlock()
+	ls = sb.lsps[key]
+	if ls == nil && create {
+		ls = &lspServer{language: "typescript", project: req.PathToProject}
+		sb.lsps[key] = ls
+	}
+	return sb, key, ls, true
+}
+
 // lspStart is POST /lsp/start: the server initialized (a TypeScript one
 // unless the language's was made before), 200 with no body; 500 when it
 // cannot start.
 func (s *Server) lspStart(w http.ResponseWriter, r *http.Request) {
-	var req lspRequest
-	if !bindLSP(w, r, &req) {
+	sb, _, ls, ok := lspNamed(w, r, true)
+	if !ok {
 		return
 	}
-	sb := sandboxOf(r)
-	key := lspKey(req.LanguageID, req.PathToProject)
-	sb.smu.Lock()
-	ls := sb.lsps[key]
-	if ls == nil {
-		ls = &lspServer{language: "typescript"}
-		sb.lsps[key] = ls
-	}
-	sb.smu.Unlock()
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if ls.conn == nil {
-		if err := s.startLSP(r.Context(), sb, ls, req.PathToProject); err != nil {
+		if err := s.startLSP(r.Context(), sb, ls); err != nil {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
@@ -317,24 +316,17 @@ func (s *Server) lspStart(w http.ResponseWriter, r *http.Request) {
 // lspStop is POST /lsp/stop: "shutdown" notified and the server
 // forgotten; 500 for a project without one, or one never started.
 func (s *Server) lspStop(w http.ResponseWriter, r *http.Request) {
-	var req lspRequest
-	if !bindLSP(w, r, &req) {
+	sb, key, ls, ok := lspNamed(w, r, false)
+	if !ok {
 		return
 	}
-	sb := sandboxOf(r)
-	key := lspKey(req.LanguageID, req.PathToProject)
-	sb.smu.Lock()
-	ls := sb.lsps[key]
-	sb.smu.Unlock()
-	if ls == nil {
-		w.WriteHeader(http.StatusInternalServerError)
-		return
+	var c *lspConn
+	if ls != nil {
+		ls.mu.Lock()
+		c, ls.conn = ls.conn, nil
+		ls.mu.Unlock()
 	}
-	ls.mu.Lock()
-	c := ls.conn
-	ls.conn = nil
-	ls.mu.Unlock()
-	if c == nil { // the daemon fails on a server it never started, and keeps it
+	if c == nil { // none, or one never started: the daemon fails, and keeps it
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
@@ -543,11 +535,7 @@ func (s *Server) lspWorkspaceSymbols(w http.ResponseWriter, r *http.Request) {
 
 // stopLSPs ends every language server of the sandbox.
 func (sb *sandbox) stopLSPs() {
-	sb.smu.Lock()
-	all := sb.lsps
-	sb.lsps = map[string]*lspServer{}
-	sb.smu.Unlock()
-	for _, ls := range all {
+	for _, ls := range takeAll(&sb.smu, &sb.lsps) {
 		ls.mu.Lock()
 		if ls.conn != nil {
 			ls.conn.kill()

@@ -226,6 +226,29 @@ func (s *Server) shell(sb *sandbox, cwd string, envs map[string]string, args ...
 	return cmd, nil
 }
 
+// startPiped starts argv in the sandbox as daytona, from cwd, with
+// daytona's environment, its stdin and stdout piped to the caller (for
+// the workers the daemon speaks to: interpreters, language servers).
+func (sb *sandbox) startPiped(cwd string, argv ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+	cmd, err := sb.space.Command(cwd, daytona, argv[0], argv[1:]...)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cmd.Env = sb.daytonaEnv()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, err
+	}
+	return cmd, stdin, stdout, nil
+}
+
 // daytonaEnv is the environment of what the daemon starts: daytona's.
 func (sb *sandbox) daytonaEnv() []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + sb.space.Seen(home), "USER=daytona", "LANG=C.UTF-8"}

@@ -194,13 +194,44 @@ func (c *content) answerEntry(w http.ResponseWriter, status int) {
 	writeJSON(w, status, c.entry(c.path, info))
 }
 
-// owner reads the uid and gid query parameters (the defaults without).
-func owner(w http.ResponseWriter, r *http.Request) (uid, gid int, ok bool) {
-	uid, ok = uintParam(w, r, "uid", volumeOwner)
+// making is a request that makes an entry: its content, the owner and
+// mode asked for (the service's defaults without), and whether it is
+// forced.
+type making struct {
+	*content
+	uid, gid int
+	mode     fs.FileMode
+	forced   bool
+}
+
+// openMaking reads a make's query parameters (mode defMode without one)
+// and opens its content, the entry's parents made first when forced; nil
+// once it has answered.
+func (s *Server) openMaking(w http.ResponseWriter, r *http.Request, defMode int) *making {
+	uid, ok := uintParam(w, r, "uid", volumeOwner)
+	var gid, mode int
 	if ok {
 		gid, ok = uintParam(w, r, "gid", volumeOwner)
 	}
-	return uid, gid, ok
+	if ok {
+		mode, ok = uintParam(w, r, "mode", defMode)
+	}
+	if !ok {
+		return nil
+	}
+	c := s.openContent(w, r)
+	if c == nil {
+		return nil
+	}
+	forced, _ := strconv.ParseBool(r.URL.Query().Get("force"))
+	if forced {
+		if err := c.ensureDirs(path.Dir(c.path), uid, gid); err != nil {
+			c.root.Close()
+			fault(w, "failed to prepare parent directories", err)
+			return nil
+		}
+	}
+	return &making{content: c, uid: uid, gid: gid, mode: fs.FileMode(mode) & fs.ModePerm, forced: forced}
 }
 
 // uintParam is query parameter name as an unsigned 32-bit number, def
@@ -217,9 +248,6 @@ func uintParam(w http.ResponseWriter, r *http.Request, name string, def int) (in
 	}
 	return int(n), true
 }
-
-// force reads the force query parameter.
-func force(r *http.Request) bool { b, _ := strconv.ParseBool(r.URL.Query().Get("force")); return b }
 
 // ensureDirs makes dir and its missing parents (mode 0777), giving those
 // it made to uid and gid, as the volume service does before a forced
@@ -435,46 +463,31 @@ func (c *content) list(dir string, depth int) ([]map[string]any, error) {
 // 201 with the directory; force makes its parents too and takes one that
 // exists as it is.
 func (s *Server) makeDir(w http.ResponseWriter, r *http.Request, _ []byte) {
-	uid, gid, ok := owner(w, r)
-	if !ok {
+	m := s.openMaking(w, r, volumeDirMode)
+	if m == nil {
 		return
 	}
-	mode, ok := uintParam(w, r, "mode", volumeDirMode)
-	if !ok {
-		return
-	}
-	c := s.openContent(w, r)
-	if c == nil {
-		return
-	}
-	defer c.root.Close()
-	forced := force(r)
-	if forced {
-		if err := c.ensureDirs(path.Dir(c.path), uid, gid); err != nil {
-			fault(w, "failed to prepare parent directories", err)
-			return
-		}
-	}
-	err := c.root.Mkdir(c.name(), fs.FileMode(mode)&fs.ModePerm)
+	defer m.root.Close()
+	err := m.root.Mkdir(m.name(), m.mode)
 	made := err == nil
 	if err != nil {
-		info, statErr := c.root.Stat(c.name())
-		if !forced || !errors.Is(err, fs.ErrExist) || statErr != nil || !info.IsDir() {
+		info, statErr := m.root.Stat(m.name())
+		if !m.forced || !errors.Is(err, fs.ErrExist) || statErr != nil || !info.IsDir() {
 			fault(w, "failed to create directory", err)
 			return
 		}
 	}
 	if made {
-		if err := c.chown(c.path, uid, gid); err != nil {
+		if err := m.chown(m.path, m.uid, m.gid); err != nil {
 			fault(w, "failed to chown directory", err)
 			return
 		}
-		if err := c.root.Chmod(c.name(), fs.FileMode(mode)&fs.ModePerm); err != nil {
+		if err := m.root.Chmod(m.name(), m.mode); err != nil {
 			fault(w, "failed to chmod directory", err)
 			return
 		}
 	}
-	c.answerEntry(w, http.StatusCreated)
+	m.answerEntry(w, http.StatusCreated)
 }
 
 // readFile is GET /volumecontent/{id}/file?path=: the file's bytes.
@@ -510,28 +523,16 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request, _ []byte) {
 // existing file is 409 and a missing parent 404; force makes the parents
 // and replaces the file.
 func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, _ []byte) {
-	uid, gid, ok := owner(w, r)
-	if !ok {
+	m := s.openMaking(w, r, volumeFileMode)
+	if m == nil {
 		return
 	}
-	mode, ok := uintParam(w, r, "mode", volumeFileMode)
-	if !ok {
-		return
-	}
-	c := s.openContent(w, r)
-	if c == nil {
-		return
-	}
-	defer c.root.Close()
+	defer m.root.Close()
 	flags := os.O_CREATE | os.O_WRONLY | os.O_EXCL
-	if force(r) {
-		if err := c.ensureDirs(path.Dir(c.path), uid, gid); err != nil {
-			fault(w, "failed to prepare parent directories", err)
-			return
-		}
+	if m.forced {
 		flags = os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	}
-	f, err := c.root.OpenFile(c.name(), flags, fs.FileMode(mode)&fs.ModePerm)
+	f, err := m.root.OpenFile(m.name(), flags, m.mode)
 	if err != nil {
 		fault(w, "failed to open file for create", err)
 		return
@@ -544,14 +545,14 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, _ []byte) {
 		err = closeErr
 	}
 	if err == nil {
-		err = c.chown(c.path, uid, gid)
+		err = m.chown(m.path, m.uid, m.gid)
 	}
 	if err == nil {
-		err = c.root.Chmod(c.name(), fs.FileMode(mode)&fs.ModePerm)
+		err = m.root.Chmod(m.name(), m.mode)
 	}
 	if err != nil {
 		fault(w, "failed to write file content", err)
 		return
 	}
-	c.answerEntry(w, http.StatusCreated)
+	m.answerEntry(w, http.StatusCreated)
 }

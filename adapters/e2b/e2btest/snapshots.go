@@ -107,6 +107,22 @@ func parseName(input string) (identifier string, tag *string, err error) {
 	return alias, tag, nil
 }
 
+// teamName parses input as parseName does and checks it is in the team's
+// namespace, answering the API's 400: what, then the parser's words, or
+// the namespace's refusal; ok is false once it has answered.
+func teamName(w http.ResponseWriter, input, what string) (identifier string, tag *string, ok bool) {
+	identifier, tag, err := parseName(input)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, what+": "+err.Error())
+		return "", nil, false
+	}
+	if msg := ownNamespace(identifier); msg != "" {
+		apiError(w, http.StatusBadRequest, msg)
+		return "", nil, false
+	}
+	return identifier, tag, true
+}
+
 // ownNamespace answers E2B's refusal of a name in another team's
 // namespace, or "".
 func ownNamespace(identifier string) string {
@@ -200,13 +216,8 @@ func (s *Server) createSnapshot(w http.ResponseWriter, r *http.Request, body []b
 	}
 	alias, tag := "", defaultTag
 	if req.Name != nil {
-		identifier, t, err := parseName(*req.Name)
-		if err != nil {
-			apiError(w, http.StatusBadRequest, "Invalid name: "+err.Error())
-			return
-		}
-		if msg := ownNamespace(identifier); msg != "" {
-			apiError(w, http.StatusBadRequest, msg)
+		identifier, t, ok := teamName(w, *req.Name, "Invalid name")
+		if !ok {
 			return
 		}
 		_, alias, _ = strings.Cut(identifier, "/")
@@ -275,13 +286,8 @@ func (s *Server) listSnapshots(w http.ResponseWriter, r *http.Request, _ []byte)
 	templates := s.snapshots
 	var tagFilter string
 	if q.Has("name") {
-		identifier, tag, err := parseName(q.Get("name"))
-		if err != nil {
-			apiError(w, http.StatusBadRequest, "Invalid name: "+err.Error())
-			return
-		}
-		if msg := ownNamespace(identifier); msg != "" {
-			apiError(w, http.StatusBadRequest, msg)
+		identifier, tag, ok := teamName(w, q.Get("name"), "Invalid name")
+		if !ok {
 			return
 		}
 		if _, _, hasTag := strings.Cut(q.Get("name"), ":"); hasTag {

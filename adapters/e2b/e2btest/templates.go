@@ -61,13 +61,8 @@ func (t *snapshotTemplate) buildTagged(tag string) *snapshotBuild {
 // for the team's template of that name (and tag, when one is given);
 // 403 for one that is not the team's, which the SDK takes as existing.
 func (s *Server) templateAlias(w http.ResponseWriter, alias string) {
-	identifier, tag, err := parseName(alias)
-	if err != nil {
-		apiError(w, http.StatusBadRequest, "Invalid alias format: "+err.Error())
-		return
-	}
-	if msg := ownNamespace(identifier); msg != "" {
-		apiError(w, http.StatusBadRequest, msg)
+	identifier, tag, ok := teamName(w, alias, "Invalid alias format")
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -155,13 +150,8 @@ func (s *Server) assignTags(w http.ResponseWriter, _ *http.Request, body []byte)
 		apiError(w, http.StatusBadRequest, "At least one tag is required")
 		return
 	}
-	identifier, tag, err := parseName(req.Target)
-	if err != nil {
-		apiError(w, http.StatusBadRequest, "Invalid target template format: "+err.Error())
-		return
-	}
-	if msg := ownNamespace(identifier); msg != "" {
-		apiError(w, http.StatusBadRequest, msg)
+	identifier, tag, ok := teamName(w, req.Target, "Invalid target template format")
+	if !ok {
 		return
 	}
 	target := defaultTag
@@ -222,13 +212,8 @@ func (s *Server) removeTags(w http.ResponseWriter, _ *http.Request, body []byte)
 		apiError(w, http.StatusBadRequest, fmt.Sprintf("Cannot delete the '%s' tag", defaultTag))
 		return
 	}
-	identifier, tag, err := parseName(req.Name)
-	if err != nil {
-		apiError(w, http.StatusBadRequest, "Invalid template name format: "+err.Error())
-		return
-	}
-	if msg := ownNamespace(identifier); msg != "" {
-		apiError(w, http.StatusBadRequest, msg)
+	identifier, tag, ok := teamName(w, req.Name, "Invalid template name format")
+	if !ok {
 		return
 	}
 	if tag != nil {
