@@ -3,8 +3,8 @@ package egress_test
 import (
 	"bufio"
 	"crypto/tls"
-	"errors"
 	"crypto/x509"
+	"errors"
 	"io"
 	"net"
 	"net/http"
