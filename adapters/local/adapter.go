@@ -29,7 +29,8 @@ type Adapter struct {
 	initProgram  string        // "" = this program, re-executed
 	previewBase  string
 	previewKey   []byte // only until New made the signer
-	exposure            // the previews, through the proxy of a preview.Service
+	egress       EgressConfig
+	exposure     // the previews, through the proxy of a preview.Service
 
 	probe       sync.Once
 	isolated    bool   // the outcome of the probe
@@ -43,6 +44,7 @@ type Adapter struct {
 	creating map[string]bool     // named spawns and machine starts in progress
 	closed   bool
 	wg       sync.WaitGroup // session supervisors
+	gates    sync.WaitGroup // the egress gates' goroutines, which end with their machines
 }
 
 // defaultRoot is paddock/local under the user's cache directory.
@@ -71,6 +73,9 @@ func (a *Adapter) Capabilities() paddock.CapabilitySet {
 	)
 	if watchSupported {
 		caps = caps.With(paddock.CapWatch)
+	}
+	if isolated, _ := a.Isolated(); isolated {
+		caps = caps.With(paddock.CapNetworkPolicy) // enforced in isolated sandboxes only (egress.go)
 	}
 	return caps
 }
@@ -144,6 +149,7 @@ func (a *Adapter) Close() error {
 	for _, m := range machines {
 		m.close()
 	}
+	a.gates.Wait()
 	if a.removeRoot {
 		_ = os.RemoveAll(a.root)
 	}

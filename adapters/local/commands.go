@@ -17,14 +17,18 @@ import (
 // nothing of the host process's environment (its secrets) is passed on.
 const cleanPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// environment is the minimal base environment, then cmd.Env in order (a
-// later entry replaces an earlier one of the same name).
-func environment(name, home string, cmd paddock.Cmd, tty bool) []string {
+// environment is the minimal base environment (with the proxy's when the
+// sandbox's egress is gated), then cmd.Env in order (a later entry
+// replaces an earlier one of the same name).
+func environment(name, home string, cmd paddock.Cmd, tty, gated bool) []string {
 	term := "dumb"
 	if tty {
 		term = "xterm-256color"
 	}
 	env := []string{"PATH=" + cleanPath, "HOME=" + home, "LANG=C.UTF-8", "TERM=" + term, "PADDOCK_SANDBOX=" + name}
+	if gated {
+		env = append(env, egressEnv...)
+	}
 	for _, e := range cmd.Env {
 		kv := e.Name + "=" + e.Value
 		replaced := false
@@ -73,7 +77,7 @@ func (a *Adapter) spec(m meta, cmd paddock.Cmd, stdin, tty bool) (startSpec, err
 	if err != nil {
 		return startSpec{}, err
 	}
-	return startSpec{argv: cmd.Argv(), env: environment(m.Name, files, cmd, tty), dir: dir, stdin: stdin, tty: tty}, nil
+	return startSpec{argv: cmd.Argv(), env: environment(m.Name, files, cmd, tty, a.gated(m)), dir: dir, stdin: stdin, tty: tty}, nil
 }
 
 // lockName takes the lock of one session name in one sandbox.

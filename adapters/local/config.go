@@ -115,6 +115,9 @@ type Config struct {
 	// PreviewKey signs preview tokens (at least 32 bytes); nil = a random
 	// key, so tokens do not outlive the adapter.
 	PreviewKey []byte
+	// Egress is how isolated sandboxes' proxies reach the network, under
+	// each sandbox's network policy.
+	Egress EgressConfig
 
 	unkillable bool // tests: the processes holding a command's output survive the kill
 }
@@ -142,7 +145,7 @@ func New(cfg Config) (*Adapter, error) {
 		processLimit: cmp.Or(cfg.ProcessLimit, DefaultProcessLimit), fileLimit: cmp.Or(cfg.FileSizeLimit, DefaultFileSizeLimit),
 		keepFinished: cmp.Or(cfg.FinishedSessions, DefaultFinishedSessions), journalLimit: cmp.Or(cfg.SessionOutputLimit, DefaultSessionOutputLimit),
 		drain:      drain.Policy{Grace: grace, Limit: cmp.Or(cfg.DrainLimit, DefaultDrainLimit), Unseen: cmp.Or(cfg.DrainUnseen, drain.DefaultUnseen)},
-		execLimits: cfg.Exec, maxAge: cfg.MaxAge, initProgram: cfg.InitProgram, previewBase: cfg.PreviewBaseURL, previewKey: cfg.PreviewKey,
+		execLimits: cfg.Exec, maxAge: cfg.MaxAge, initProgram: cfg.InitProgram, previewBase: cfg.PreviewBaseURL, previewKey: cfg.PreviewKey, egress: cfg.Egress,
 		sessions: map[string]*session{}, machines: map[string]*machine{}, creating: map[string]bool{},
 	}
 	if cfg.unkillable {

@@ -63,10 +63,19 @@
 // through a symbolic link leading out, is invalid. HostPath maps a sandbox
 // path to where a process sees it.
 //
-// It offers no network policy (egress is chosen at creation: loopback only,
-// or with egress=unrestricted the host's whole network), no public URL and
-// no checkpoints; the facade answers not_supported (no public URL) for
-// those.
+// Network policy (network_policy, advertised when isolated): an isolated
+// sandbox's only way out is an HTTP proxy on 127.0.0.1:3128 in its network
+// namespace, which its init listens on and hands to the adapter, and which
+// commands are told of by HTTP_PROXY and HTTPS_PROXY. The adapter decides
+// each connection by the name it asks for against the sandbox's policy
+// (none applied: nothing), resolves and connects itself; ApplyNetworkPolicy
+// takes effect at once and cuts open connections to names it no longer
+// allows (docs/egress.md). A sandbox made with egress=unrestricted has the
+// host's network and takes no policy; unisolated sandboxes share the
+// host's network and the capability is not advertised.
+//
+// It offers no public URL and no checkpoints; the facade answers
+// not_supported (no public URL) for those.
 //
 // The package has an init function that acts only in a process this
 // package started as a sandbox's init (marked by a private environment

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/paddockhq/paddock/adapters/internal/egress"
 	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
 
@@ -25,6 +26,8 @@ type machine struct {
 	pid      int
 	conn     *net.UnixConn
 	cg       *machineCgroup // nil without cgroups
+	egress   net.Listener   // the sandbox's way out, in its network namespace (egress.go); nil = none
+	gate     *egress.Gate   // what serves egress, under the policy lock
 
 	wmu sync.Mutex // one writer at a time
 

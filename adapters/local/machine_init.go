@@ -43,8 +43,12 @@ type initConfig struct {
 	Isolated bool   `json:"isolated"`
 	Hostname string `json:"hostname,omitempty"`
 	Loopback bool   `json:"loopback,omitempty"` // a network namespace: bring lo up
-	NProc    uint64 `json:"nproc,omitempty"`    // RLIMIT_NPROC, 0 = leave
-	FSize    uint64 `json:"fsize,omitempty"`    // RLIMIT_FSIZE, 0 = leave
+	// Egress asks for the sandbox's way out: a listener on
+	// 127.0.0.1:egressPort in its network namespace, handed to the adapter
+	// with the ready message (egress.go).
+	Egress bool   `json:"egress,omitempty"`
+	NProc  uint64 `json:"nproc,omitempty"` // RLIMIT_NPROC, 0 = leave
+	FSize  uint64 `json:"fsize,omitempty"` // RLIMIT_FSIZE, 0 = leave
 	// Commands is the tasks file of the commands' pids cgroup (cgroup v1):
 	// the thread that starts commands joins it, so each command is under
 	// the limit from its fork while the init's other threads keep the

@@ -51,6 +51,26 @@ func setupMachine(cfg initConfig) error {
 	return nil
 }
 
+// egressListener listens on 127.0.0.1:egressPort in the machine's network
+// namespace: the only way out its commands have, served by the adapter.
+func egressListener() (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("egress listener: %w", err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err == nil {
+		err = unix.Bind(fd, &unix.SockaddrInet4{Port: egressPort, Addr: [4]byte{127, 0, 0, 1}})
+		if err == nil {
+			err = unix.Listen(fd, 128)
+		}
+		if err == nil {
+			return fd, nil
+		}
+	}
+	_ = unix.Close(fd)
+	return -1, fmt.Errorf("egress listener: %w", err)
+}
+
 // loopbackUp sets IFF_UP on lo, as `ip link set lo up` does.
 func loopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)

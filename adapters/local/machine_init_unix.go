@@ -32,11 +32,22 @@ func runInit() int {
 	if err == nil {
 		err = setupMachine(cfg)
 	}
+	var handed []int // descriptors for the adapter: the egress listener
+	if err == nil && cfg.Egress {
+		var fd int
+		if fd, err = egressListener(); err == nil {
+			handed = append(handed, fd)
+		}
+	}
 	if err != nil {
 		s.send(machineMessage{Op: opReady, Error: err.Error()}, nil)
 		return exitInitFailed
 	}
-	if err := s.send(machineMessage{Op: opReady}, nil); err != nil {
+	err = s.send(machineMessage{Op: opReady}, handed)
+	for _, fd := range handed {
+		_ = syscall.Close(fd)
+	}
+	if err != nil {
 		return exitInitFailed
 	}
 	go s.reapChildren()

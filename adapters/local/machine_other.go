@@ -16,6 +16,8 @@ func initExecutable() (string, error) { return os.Executable() }
 
 func initAttr(bool, bool, *os.File) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
+func egressListener() (int, error) { return -1, errors.New("egress needs Linux") }
+
 func setupMachine(cfg initConfig) error {
 	if cfg.Isolated {
 		return errors.New("namespaces need Linux")

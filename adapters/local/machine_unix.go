@@ -76,6 +76,13 @@ func startMachine(key, path string, cfg initConfig, cg *machineCgroup) (*machine
 	}
 	r := newMessageReader(unixConn{conn})
 	ready, files, err := r.next()
+	if err == nil && ready.Error == "" && cfg.Egress {
+		if len(files) == 1 {
+			m.egress, err = net.FileListener(files[0])
+		} else {
+			err = fmt.Errorf("the sandbox's init handed %d descriptors for its egress, not 1", len(files))
+		}
+	}
 	closeAll(files)
 	switch {
 	case err != nil:

@@ -35,6 +35,7 @@ func (a *Adapter) machineFor(sbDir string, m meta) (*machine, error) {
 	cfg := initConfig{Isolated: isolated}
 	if isolated {
 		cfg.Hostname, cfg.Loopback = hostname(m.Name), m.Egress != egressUnrestricted
+		cfg.Egress = cfg.Loopback
 		cfg.NProc, cfg.FSize = uint64(a.processLimit), uint64(a.fileLimit)
 		if a.cgroups.pids != "" {
 			cfg.NProc = 0 // the cgroup limits the sandbox alone, not the whole user
@@ -59,6 +60,9 @@ func (a *Adapter) machineFor(sbDir string, m meta) (*machine, error) {
 	}
 	a.machines[sbDir] = mc
 	a.mu.Unlock()
+	if mc.egress != nil {
+		a.serveEgress(mc, m.Name)
+	}
 	return mc, nil
 }
 

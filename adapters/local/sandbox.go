@@ -55,6 +55,8 @@ type meta struct {
 	Suspended  bool      `json:"suspended,omitempty"`
 	// MaxAge bounds the sandbox's age (Reap); 0 = none.
 	MaxAge time.Duration `json:"max_age,omitempty"`
+	// Policy is the network policy last applied; nil = none (deny all).
+	Policy *paddock.NetworkPolicy `json:"policy,omitempty"`
 }
 
 var plainName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$`)

@@ -1,0 +1,103 @@
+package local_test
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/egress/egresstest"
+	"github.com/paddockhq/paddock/adapters/local"
+	"github.com/paddockhq/paddock/adapters/local/localtest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// An isolated sandbox goes out only by its proxy, under its network
+// policy: none applied denies everything; an applied list lets its names
+// through (HTTPS and HTTP, git over HTTPS), a wildcard its subdomains and
+// not its apex; an IP literal, a connection that skips the proxy, UDP and
+// DNS fail at once, root's included; a live change cuts an open download;
+// an empty list denies all again. A sandbox with the host's network takes
+// no policy.
+func TestEgressFollowsThePolicy(t *testing.T) {
+	t.Parallel()
+	if _, ok := localtest.Modes(t)["namespaces"]; !ok {
+		t.Skip("egress is enforced in isolated sandboxes only, and isolation is unavailable here")
+	}
+	for _, tool := range []string{"curl", "git", "bash"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("CI installs %s", tool)
+			}
+			t.Skipf("needs %s", tool)
+		}
+	}
+	in := egresstest.New(t)
+	a := newLocal(t, withIsolation(local.IsolationNamespaces), func(c *local.Config) {
+		c.Egress = local.EgressConfig{Resolve: in.Resolve, Dial: in.Dial}
+	})
+	require.True(t, a.Capabilities().Has(paddock.CapNetworkPolicy))
+	h := box(t, a, "net")
+	ca := a.HostPath(h, "/ca.pem")
+	require.NoError(t, os.WriteFile(ca, in.CAPEM, 0o644))
+	curl := func(args string) (string, int) {
+		return execOut(t, a, h, "curl -sS --max-time 60 --cacert "+ca+" "+args+" 2>&1")
+	}
+
+	out, code := curl("https://pkg.test/")
+	assert.Equal(t, 56, code, "no policy yet: denied: %s", out)
+	assert.Contains(t, out, "403")
+
+	require.NoError(t, a.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{Allow: []string{"pkg.test", "*.api.pkg.test", "git.test"}}))
+	for _, u := range []string{"https://pkg.test/", "http://pkg.test/", "https://deep.api.pkg.test/"} {
+		out, code := curl(u)
+		assert.Equal(t, 0, code, "%s: %s", u, out)
+		assert.True(t, strings.HasPrefix(out, "hello from "), "%s: %s", u, out)
+	}
+	out, code = execOut(t, a, h, "GIT_SSL_CAINFO="+ca+" HOME=/tmp git clone -q https://git.test"+in.RepoPath+" "+a.HostPath(h, "/repo")+" 2>&1 && cat "+a.HostPath(h, "/repo/README"))
+	assert.Equal(t, 0, code, out)
+	assert.Equal(t, egresstest.RepoContent, out)
+
+	for _, tc := range []struct{ what, args, says string }{
+		{"the wildcard's apex", "https://api.pkg.test/", "403"},
+		{"a name not listed", "https://denied.test/", "403"},
+		{"an IP literal", "https://192.0.2.10/", "403"},
+		{"a plain HTTP name not listed", "-f http://other.test/", "403"},
+	} {
+		out, code := curl(tc.args)
+		assert.NotEqual(t, 0, code, tc.what)
+		assert.Contains(t, out, tc.says, "%s: %s", tc.what, out)
+	}
+	for _, tc := range []struct{ what, script string }{
+		{"TCP past the proxy, as root", `[ "$(id -u)" = 0 ] && curl -sS --noproxy '*' --max-time 60 http://192.0.2.10/`},
+		{"UDP", `bash -c 'echo x > /dev/udp/192.0.2.1/53'`},
+		{"DNS", `getent hosts paddock-egress-test.example`},
+	} {
+		out, code := execOut(t, a, h, tc.script+" 2>&1")
+		assert.NotEqual(t, 0, code, "%s: %s", tc.what, out)
+	}
+
+	// A download under way is cut when its name stops being allowed.
+	blob := a.HostPath(h, "/blob")
+	st := sh(t, a, h, "curl -sS --cacert "+ca+" --limit-rate 256k -o "+blob+" https://pkg.test/blob; echo exit $?", paddock.SpawnOpts{})
+	require.Eventually(t, func() bool {
+		info, err := os.Stat(blob)
+		return err == nil && info.Size() > 0
+	}, time.Minute, 20*time.Millisecond, "the download is under way")
+	require.NoError(t, a.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{Allow: []string{"git.test"}}))
+	evs := events(t, st, time.Minute)
+	assert.NotContains(t, stdout(evs), "exit 0", "the download was cut")
+
+	require.NoError(t, a.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{}))
+	out, code = curl("https://git.test/")
+	assert.Equal(t, 56, code, "an empty list denies everything: %s", out)
+
+	open := box(t, a, "open", "egress", "unrestricted")
+	err := a.ApplyNetworkPolicy(ctx, open, paddock.NetworkPolicy{Allow: []string{"pkg.test"}})
+	var invalid *paddock.InvalidError
+	require.ErrorAs(t, err, &invalid)
+	assert.Contains(t, invalid.Detail, "egress=unrestricted")
+}
