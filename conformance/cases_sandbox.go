@@ -186,6 +186,22 @@ func policyAccepted(t testing.TB, s *suite) {
 	h := s.fresh(t)
 	require.NoError(t, paddock.ApplyNetworkPolicy(ctx, s.a, h, paddock.NetworkPolicy{Allow: []string{}}))
 	require.NoError(t, paddock.ApplyNetworkPolicy(ctx, s.a, h, paddock.NetworkPolicy{Allow: []string{"api.example.com"}}))
+	if p := s.cfg.Egress; p != nil {
+		fetch := func(url string) (string, int) {
+			res, err := s.a.Exec(s.ctx(t), h, p.Fetch(url), paddock.ExecOpts{StderrToStdout: true})
+			require.NoError(t, err, url)
+			return string(res.Stdout), res.ExitCode
+		}
+		require.NoError(t, paddock.ApplyNetworkPolicy(ctx, s.a, h, paddock.NetworkPolicy{Allow: []string{p.Allow}}))
+		out, code := fetch(p.Allowed)
+		require.Equal(t, 0, code, "the allowed URL is reached: %s", out)
+		require.Contains(t, out, p.Body)
+		out, code = fetch(p.Denied)
+		require.NotEqual(t, 0, code, "the denied URL is not: %s", out)
+		require.NoError(t, paddock.ApplyNetworkPolicy(ctx, s.a, h, paddock.NetworkPolicy{Allow: []string{}}))
+		out, code = fetch(p.Allowed)
+		require.NotEqual(t, 0, code, "an empty list denies everything: %s", out)
+	}
 }
 
 // 19 refused. Without network_policy a policy is refused, never silently

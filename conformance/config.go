@@ -41,6 +41,9 @@ type Config struct {
 	PreviewProbe func(ctx context.Context, p paddock.Preview) (bool, error)
 	// Load sizes the load case (many agent turns at once).
 	Load Load
+	// Egress, when set, makes case 19 prove that an applied policy is
+	// enforced, not only accepted (see EgressProbe).
+	Egress *EgressProbe
 	// Cases, when not empty, runs only the cases whose numbers it lists
 	// ("20", "26", "18f"): a second run under a setting that changes only
 	// those cases' promises need not repeat the others.
@@ -190,6 +193,27 @@ func numberLines(from, to int) []byte {
 		b = append(b, '\n')
 	}
 	return b
+}
+
+// EgressProbe is what case 19 needs to watch a network policy at work:
+// after the policy {Allow} a sandbox fetches Allowed (its output contains
+// Body) and cannot fetch Denied; after the empty policy it cannot fetch
+// Allowed either.
+type EgressProbe struct {
+	Allow           string // a domain rule that matches Allowed's host and not Denied's
+	Allowed, Denied string // URLs
+	Body            string // what Allowed's body contains
+	Fetch           func(url string) paddock.Cmd
+}
+
+// CurlEgress is an EgressProbe whose fetch is curl through the sandbox's
+// proxy settings, trusting caPEM (written beside the command first).
+func CurlEgress(caPEM []byte, allow, allowed, denied, body string) *EgressProbe {
+	return &EgressProbe{Allow: allow, Allowed: allowed, Denied: denied, Body: body, Fetch: func(url string) paddock.Cmd {
+		cmd := paddock.NewCmd("sh", "-c", `printf '%s' "$CONFORMANCE_CA" > conformance-ca.pem && curl -sS --max-time 60 --cacert conformance-ca.pem "$0"`, url)
+		cmd.Env = []paddock.EnvVar{{Name: "CONFORMANCE_CA", Value: string(caPEM)}}
+		return cmd
+	}}
 }
 
 // ShellFixtures is the vocabulary for any adapter with a POSIX shell.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/egress/egresstest"
 	"github.com/paddockhq/paddock/adapters/local"
 	"github.com/paddockhq/paddock/adapters/local/localtest"
 	"github.com/paddockhq/paddock/conformance"
@@ -25,18 +26,27 @@ func newLocal(t testing.TB, opts ...option) *local.Adapter {
 	return localtest.New(t, config(opts...))
 }
 
-// shellConfig is the suite on shell fixtures.
-func shellConfig() conformance.Config {
+// shellConfig is the suite on shell fixtures, its network-policy case
+// watching the policy at work on the test internet in (curl through the
+// sandbox's proxy).
+func shellConfig(in *egresstest.Internet) conformance.Config {
 	return conformance.Config{Fixtures: conformance.ShellFixtures(),
-		PreviewProbe: conformance.ProbePreviewHTTP}
+		PreviewProbe: conformance.ProbePreviewHTTP,
+		Egress:       conformance.CurlEgress(in.CAPEM, "*.pkg.test", "https://api.pkg.test/", "https://denied.test/", "hello from api.pkg.test")}
+}
+
+// withInternet sends the sandboxes' proxies to the test internet in.
+func withInternet(in *egresstest.Internet) option {
+	return func(c *local.Config) { c.Egress = local.EgressConfig{Resolve: in.Resolve, Dial: in.Dial} }
 }
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	for mode, opt := range isolationModes(t) {
 		t.Run(mode, func(t *testing.T) {
-			cfg := shellConfig()
-			cfg.Adapter = newPreviewLocal(t, opt)
+			in := egresstest.New(t)
+			cfg := shellConfig(in)
+			cfg.Adapter = newPreviewLocal(t, opt, withInternet(in))
 			cfg.Except = []string{conformance.LoadCase} // run through the runtime, which calls the adapter as the raw case does
 			conformance.Run(t, cfg)
 		})
@@ -47,8 +57,9 @@ func TestConformanceThroughTheRuntime(t *testing.T) {
 	t.Parallel()
 	for mode, opt := range isolationModes(t) {
 		t.Run(mode, func(t *testing.T) {
-			rt := startRuntime(t, newPreviewLocal(t, opt))
-			conformance.RunRuntime(t, rt, paddock.ProviderLocal, shellConfig())
+			in := egresstest.New(t)
+			rt := startRuntime(t, newPreviewLocal(t, opt, withInternet(in)))
+			conformance.RunRuntime(t, rt, paddock.ProviderLocal, shellConfig(in))
 		})
 	}
 }

@@ -35,7 +35,7 @@ const (
 // initProtocol numbers the messages an adapter and its init exchange; an
 // init refuses an adapter that speaks another (an init program of another
 // version).
-const initProtocol = 1
+const initProtocol = 2 // 2: the init hands over an egress listener when asked
 
 // initConfig is what the adapter tells a new init.
 type initConfig struct {
