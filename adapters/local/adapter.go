@@ -30,7 +30,8 @@ type Adapter struct {
 	previewBase  string
 	previewKey   []byte // only until New made the signer
 	egress       EgressConfig
-	exposure     // the previews, through the proxy of a preview.Service
+	verdict      func(allowed bool) // counts the egress gates' decisions; nil = not counted
+	exposure                        // the previews, through the proxy of a preview.Service
 
 	probe       sync.Once
 	isolated    bool   // the outcome of the probe

@@ -9,6 +9,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/drain"
+	"github.com/paddockhq/paddock/adapters/internal/egress"
 	"github.com/rs/zerolog"
 )
 
@@ -157,6 +158,16 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	if err := a.execLimits.Validate(); err != nil {
 		return nil, err
+	}
+	if a.egress.MaxConns < 0 {
+		return nil, &paddock.InvalidError{Detail: "local: the egress connection bound must not be negative"}
+	}
+	if cfg.Egress.Registerer != nil {
+		verdict, err := egress.Verdicts(cfg.Egress.Registerer, string(paddock.ProviderLocal))
+		if err != nil {
+			return nil, fmt.Errorf("local: egress metrics: %w", err)
+		}
+		a.verdict = verdict
 	}
 	if a.drain.Grace < 0 {
 		return nil, &paddock.InvalidError{Detail: "local: the exit grace must not be negative"}

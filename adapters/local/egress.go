@@ -8,6 +8,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/egress"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // An isolated sandbox's network namespace has only loopback. Unless it was
@@ -42,6 +43,9 @@ type EgressConfig struct {
 	// proxy at once; 0 = egress.DefaultMaxConns (256). One more is
 	// answered 503.
 	MaxConns int
+	// Registerer, when set, takes paddock_egress_connections_total
+	// {provider="local", verdict}: the proxies' decisions.
+	Registerer prometheus.Registerer
 }
 
 // gated reports whether the sandbox m describes goes out by the proxy:
@@ -71,7 +75,7 @@ func (a *Adapter) serveEgress(mc *machine, name string) {
 		allow = allowOf(m.Policy)
 	}
 	gate := egress.New(egress.Config{Resolve: a.egress.Resolve, Dial: a.egress.Dial, MaxConns: a.egress.MaxConns,
-		Logger: a.log}, allow)
+		Verdict: a.verdict, Logger: a.log}, allow)
 	mc.gate = gate
 	l := mc.egress
 	a.gates.Add(2)

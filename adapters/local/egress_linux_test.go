@@ -11,6 +11,7 @@ import (
 	"github.com/paddockhq/paddock/adapters/internal/egress/egresstest"
 	"github.com/paddockhq/paddock/adapters/local"
 	"github.com/paddockhq/paddock/adapters/local/localtest"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -36,8 +37,9 @@ func TestEgressFollowsThePolicy(t *testing.T) {
 		}
 	}
 	in := egresstest.New(t)
+	reg := prometheus.NewRegistry()
 	a := newLocal(t, withIsolation(local.IsolationNamespaces), func(c *local.Config) {
-		c.Egress = local.EgressConfig{Resolve: in.Resolve, Dial: in.Dial}
+		c.Egress = local.EgressConfig{Resolve: in.Resolve, Dial: in.Dial, Registerer: reg}
 	})
 	require.True(t, a.Capabilities().Has(paddock.CapNetworkPolicy))
 	h := box(t, a, "net")
@@ -95,8 +97,25 @@ func TestEgressFollowsThePolicy(t *testing.T) {
 	out, code = curl("https://git.test/")
 	assert.Equal(t, 56, code, "an empty list denies everything: %s", out)
 
+	verdicts := map[string]float64{}
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			assert.Equal(t, "local", labels["provider"], "no other label but the verdict")
+			assert.Len(t, labels, 2)
+			verdicts[labels["verdict"]] += m.GetCounter().GetValue()
+		}
+	}
+	assert.GreaterOrEqual(t, verdicts["allowed"], 5.0, "curl's three, git's and the download: %v", verdicts)
+	assert.GreaterOrEqual(t, verdicts["denied"], 6.0, "%v", verdicts)
+
 	open := box(t, a, "open", "egress", "unrestricted")
-	err := a.ApplyNetworkPolicy(ctx, open, paddock.NetworkPolicy{Allow: []string{"pkg.test"}})
+	err = a.ApplyNetworkPolicy(ctx, open, paddock.NetworkPolicy{Allow: []string{"pkg.test"}})
 	var invalid *paddock.InvalidError
 	require.ErrorAs(t, err, &invalid)
 	assert.Contains(t, invalid.Detail, "egress=unrestricted")

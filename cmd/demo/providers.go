@@ -26,8 +26,8 @@ import (
 // SPRITES_BASE_URL and SPRITES_CHECKPOINTS=1 optional; E2B: E2B_API_KEY,
 // with E2B_BASE_URL, E2B_TEMPLATE and E2B_USER optional; Daytona:
 // DAYTONA_API_KEY, with DAYTONA_API_URL and DAYTONA_SNAPSHOT optional).
-func registry(localRoot string, log zerolog.Logger, getenv func(string) string) (paddock.Registry, func(), error) {
-	l, err := local.New(local.Config{Root: localRoot, Logger: log})
+func registry(localRoot string, log zerolog.Logger, getenv func(string) string, metrics prometheus.Registerer) (paddock.Registry, func(), error) {
+	l, err := local.New(local.Config{Root: localRoot, Logger: log, Egress: local.EgressConfig{Registerer: metrics}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("local provider: %w", err)
 	}
@@ -99,7 +99,7 @@ func dockerProvider(getenv func(string) string, log zerolog.Logger) *docker.Adap
 // startRuntime starts a runtime over the demo's providers; stop shuts both
 // down.
 func startRuntime(localRoot string, log zerolog.Logger, metrics prometheus.Registerer) (rt *actors.Runtime, reg paddock.Registry, stop func(), err error) {
-	reg, closeReg, err := registry(localRoot, log, os.Getenv)
+	reg, closeReg, err := registry(localRoot, log, os.Getenv, metrics)
 	if err != nil {
 		return nil, nil, nil, err
 	}

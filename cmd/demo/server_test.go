@@ -511,7 +511,7 @@ func TestRegistryFollowsTheEnvironment(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			reg, closeReg, err := registry(t.TempDir(), zerolog.Nop(), func(k string) string { return c.env[k] })
+			reg, closeReg, err := registry(t.TempDir(), zerolog.Nop(), func(k string) string { return c.env[k] }, nil)
 			require.NoError(t, err)
 			t.Cleanup(closeReg)
 			var got []paddock.Provider
@@ -533,7 +533,7 @@ func TestRegistryOffersDockerWhenAnEngineAnswers(t *testing.T) {
 	if host == "" {
 		t.Skip("DOCKER_HOST is not set: no engine to find")
 	}
-	reg, closeReg, err := registry(t.TempDir(), zerolog.Nop(), os.Getenv)
+	reg, closeReg, err := registry(t.TempDir(), zerolog.Nop(), os.Getenv, nil)
 	require.NoError(t, err)
 	t.Cleanup(closeReg)
 	_, ok := reg[paddock.ProviderDocker]
