@@ -87,6 +87,11 @@ func New(t testing.TB) *Internet {
 	return in
 }
 
+// HTTPSAddr is where the HTTPS server really listens (host:port on
+// loopback), for a client that reaches it without the gate (curl
+// --connect-to name:443:<HTTPSAddr>).
+func (in *Internet) HTTPSAddr() string { return in.https }
+
 // Resolve answers a name's address, as a resolver would; an unknown name
 // is not found.
 func (in *Internet) Resolve(_ context.Context, host string) ([]netip.Addr, error) {
