@@ -9,16 +9,10 @@ package egresstest
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -28,7 +22,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/paddockhq/paddock/adapters/remote/remotetest"
 )
 
 // Names are the names the internet answers for, each at an address of
@@ -56,8 +51,14 @@ const RepoContent = "served over https\n"
 // New starts the internet, closed when t ends.
 func New(t testing.TB) *Internet {
 	t.Helper()
-	ca, caKey := authority(t)
-	cert := leaf(t, ca, caKey)
+	ca, err := remotetest.NewAuthority("paddock egress test CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := ca.Issue(Names...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	repo := gitRepo(t)
 	mux := http.NewServeMux()
 	mux.Handle("/repo.git/", http.StripPrefix("/repo.git/", http.FileServer(http.Dir(repo))))
@@ -79,7 +80,7 @@ func New(t testing.TB) *Internet {
 	secure.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	secure.StartTLS()
 	t.Cleanup(secure.Close)
-	in := &Internet{CAPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw}), RepoPath: "/repo.git",
+	in := &Internet{CAPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw}), RepoPath: "/repo.git",
 		addrs: map[string]netip.Addr{}, http: plain.Listener.Addr().String(), https: secure.Listener.Addr().String()}
 	for i, name := range Names {
 		in.addrs[name] = netip.AddrFrom4([4]byte{192, 0, 2, byte(10 + i)}) // TEST-NET-1: never a real host
@@ -119,42 +120,6 @@ func (in *Internet) Dial(ctx context.Context, network, address string) (net.Conn
 		return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("connection refused")}
 	}
 	return (&net.Dialer{}).DialContext(ctx, network, real)
-}
-
-// authority makes the test certificate authority.
-func authority(t testing.TB) (*x509.Certificate, *ecdsa.PrivateKey) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "paddock egress test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), IsCA: true,
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ca, key
-}
-
-// leaf is the servers' certificate, for every name, signed by ca.
-func leaf(t testing.TB, ca *x509.Certificate, caKey *ecdsa.PrivateKey) tls.Certificate {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: Names[0]}, DNSNames: Names,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
 
 // gitRepo makes a bare repository with one commit, ready for git's dumb
