@@ -357,15 +357,27 @@ func (g *Gate) connect(host, port string) (net.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolving %s: %w", host, err)
 	}
-	var last error
+	var last error = fmt.Errorf("%s resolves only to addresses a sandbox may not reach (this machine's loopback, link-local or unspecified)", host)
 	for _, a := range addrs {
-		c, err := g.cfg.Dial(ctx, "tcp", net.JoinHostPort(a.Unmap().String(), port))
+		if a = a.Unmap(); hostOnly(a) {
+			continue
+		}
+		c, err := g.cfg.Dial(ctx, "tcp", net.JoinHostPort(a.String(), port))
 		if err == nil {
 			return c, nil
 		}
 		last = err
 	}
 	return nil, fmt.Errorf("connecting to %s: %w", host, last)
+}
+
+// hostOnly reports whether a is an address that would reach this
+// machine, or its link, rather than the network: an allowed name that
+// resolves there (by mistake, or by rebinding) must not open the host's
+// own services (or a cloud's metadata service) to the sandbox.
+func hostOnly(a netip.Addr) bool {
+	return a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() ||
+		a.IsUnspecified() || a.IsMulticast()
 }
 
 // refuse answers status with a text naming why, and no more.

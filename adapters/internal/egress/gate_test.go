@@ -2,12 +2,14 @@ package egress_test
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
@@ -164,6 +166,18 @@ func TestBadRequestsAreRefused(t *testing.T) {
 	status, body = raw("CONNECT unknown.test:443 HTTP/1.1\r\n\r\n")
 	assert.Equal(t, http.StatusBadGateway, status)
 	assert.Contains(t, body, "resolving unknown.test")
+	_, local := served(t, in, []string{"home.test"}, func(c *egress.Config) {
+		c.Resolve = func(context.Context, string) ([]netip.Addr, error) {
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::ffff:169.254.169.254"), netip.MustParseAddr("::")}, nil
+		}
+		c.Dial = func(context.Context, string, string) (net.Conn, error) {
+			t.Error("an address of this machine or its link was dialled")
+			return nil, errors.New("dialled")
+		}
+	})
+	status, body, _ = connect(t, local, "home.test:443")
+	assert.Equal(t, http.StatusBadGateway, status, "a name resolving to loopback or link-local is not followed")
+	assert.Contains(t, body, "resolves only to addresses a sandbox may not reach")
 	status, body = raw("CONNECT pkg.test:25 HTTP/1.1\r\n\r\n")
 	assert.Equal(t, http.StatusBadGateway, status, "nothing listens there")
 	assert.Contains(t, body, "connecting to pkg.test")

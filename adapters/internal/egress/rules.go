@@ -5,8 +5,9 @@
 // Gate decides by that name against the sandbox's allow list, resolves
 // an allowed name itself and connects, and answers anything else at once
 // with a refusal that names the policy. IP literals are never allowed:
-// the policy is a list of domains. A policy changed live cuts the open
-// connections to names it no longer allows.
+// the policy is a list of domains; nor is an allowed name that resolves to
+// this machine or its link (loopback, link-local, unspecified). A policy
+// changed live cuts the open connections to names it no longer allows.
 package egress
 
 import (
