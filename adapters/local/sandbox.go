@@ -323,3 +323,40 @@ func randomID(prefix string) string {
 func unavailable(what string, err error) error {
 	return &paddock.UnavailableError{Detail: what + ": " + err.Error()}
 }
+
+// ApplyNetworkPolicy makes p the sandbox's complete egress allow list, at
+// once: connections to names it no longer allows are cut. It needs
+// isolation, and a sandbox made without egress=unrestricted (whose
+// network is the host's).
+func (a *Adapter) ApplyNetworkPolicy(_ context.Context, h paddock.Handle, p paddock.NetworkPolicy) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if err := a.requireIsolation(); err != nil {
+		return err
+	}
+	if isolated, why := a.Isolated(); !isolated {
+		return &paddock.InvalidError{Detail: paddock.DetailNetworkPolicy + ": enforced only in isolated sandboxes (" + why + ")"}
+	}
+	unlock := a.lockName("policy:" + a.dirOf(h.Name))
+	defer unlock()
+	m, err := a.readMeta(h.Name)
+	if err != nil {
+		return err
+	}
+	if m.Egress == egressUnrestricted {
+		return &paddock.InvalidError{Detail: paddock.DetailNetworkPolicy + ": the sandbox was made with egress=unrestricted: it has the host's network"}
+	}
+	allow := append([]string{}, p.Allow...)
+	m.Policy = &paddock.NetworkPolicy{Allow: allow}
+	if err := writeJSON(filepath.Join(a.dirOf(h.Name), metaFile), m, true); err != nil {
+		return unavailable("apply network policy", err)
+	}
+	a.mu.Lock()
+	mc := a.machines[a.dirOf(h.Name)]
+	a.mu.Unlock()
+	if mc != nil && mc.gate != nil {
+		mc.gate.SetPolicy(allow)
+	}
+	return nil
+}
