@@ -2,12 +2,12 @@ package local_test
 
 import (
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/paddockhq/paddock/adapters/internal/egress/egresstest"
 	"github.com/paddockhq/paddock/adapters/local"
 	"github.com/paddockhq/paddock/adapters/local/localtest"
@@ -28,14 +28,7 @@ func TestEgressFollowsThePolicy(t *testing.T) {
 	if _, ok := localtest.Modes(t)["namespaces"]; !ok {
 		t.Skip("egress is enforced in isolated sandboxes only, and isolation is unavailable here")
 	}
-	for _, tool := range []string{"curl", "git", "bash"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("CI installs %s", tool)
-			}
-			t.Skipf("needs %s", tool)
-		}
-	}
+	adaptertest.NeedsTools(t, "curl", "git", "bash")
 	in := egresstest.New(t)
 	reg := prometheus.NewRegistry()
 	a := newLocal(t, withIsolation(local.IsolationNamespaces), func(c *local.Config) {

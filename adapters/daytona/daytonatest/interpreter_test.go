@@ -4,13 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/gorilla/websocket"
 	"github.com/paddockhq/paddock/adapters/daytona/daytonatest"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -59,12 +58,7 @@ func outputOf(chunks []chunk, kind string) string {
 // timeout that interrupts (4008), and the socket's refusals.
 func TestCodeInterpreter(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("python3"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI installs python3, which the interpreter's worker needs")
-		}
-		t.Skip("the interpreter's worker needs python3")
-	}
+	adaptertest.NeedsTools(t, "python3")
 	srv := daytonatest.NewServer(t)
 	tb := create(t, srv, "box")
 

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"testing"
 
 	"github.com/paddockhq/paddock/adapters/daytona/daytonatest"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,12 +22,7 @@ import (
 // language and a second stop answer their status with no body.
 func TestLanguageServers(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("typescript-language-server"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI installs typescript-language-server, which the LSP routes run")
-		}
-		t.Skip("the LSP routes need typescript-language-server")
-	}
+	adaptertest.NeedsTools(t, "typescript-language-server")
 	srv := daytonatest.NewServer(t)
 	tb := create(t, srv, "lsp")
 	upload(t, srv, tb, "/home/daytona/proj/index.ts",

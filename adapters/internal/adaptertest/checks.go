@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/paddockhq/paddock"
@@ -101,4 +103,20 @@ func StreamsFiles(t testing.TB, ctx context.Context, a paddock.Adapter, h paddoc
 	assert.True(t, res.Same, "the same bytes came back")
 	t.Logf("256 MiB round trip: heap in use grew by at most %.1f MiB", float64(res.HeapGrowth)/(1<<20))
 	assert.Less(t, res.HeapGrowth, int64(bound), "streamed, never held whole")
+}
+
+// NeedsTools skips t when one of the programs is not on this machine's
+// PATH, but fails it under CI (CI set in the environment), which installs
+// every program the tests need: there a missing tool is a broken setup,
+// never a skipped check.
+func NeedsTools(t testing.TB, programs ...string) {
+	t.Helper()
+	for _, p := range programs {
+		if _, err := exec.LookPath(p); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("CI installs %s, which this test runs", p)
+			}
+			t.Skipf("this test runs %s, which is not on PATH here", p)
+		}
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/paddockhq/paddock/adapters/internal/egress"
 	"github.com/paddockhq/paddock/adapters/internal/egress/egresstest"
 	"github.com/stretchr/testify/assert"
@@ -239,12 +240,7 @@ func requireCut(t *testing.T, err error, what string) {
 // proxy, as an agent's sandbox would, and is refused a name not allowed.
 func TestGitClonesThroughTheGate(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI has git")
-		}
-		t.Skip("needs git")
-	}
+	adaptertest.NeedsTools(t, "git")
 	in := egresstest.New(t)
 	_, addr := served(t, in, []string{"git.test"})
 	dir := t.TempDir()
