@@ -358,6 +358,17 @@ func (sb *sandbox) lspReady(w http.ResponseWriter, language, project string) (*l
 	return ls, c
 }
 
+// lspDocument binds a document route's body (fields as bindLSP takes
+// them) and finds its started server; c is nil once it has answered.
+func lspDocument(w http.ResponseWriter, r *http.Request, fields ...string) (req lspRequest, sb *sandbox, ls *lspServer, c *lspConn) {
+	if !bindLSP(w, r, &req, fields...) {
+		return req, nil, nil, nil
+	}
+	sb = sandboxOf(r)
+	ls, c = sb.lspReady(w, req.LanguageID, req.PathToProject)
+	return req, sb, ls, c
+}
+
 // lspURI is uri as the server sees the file it names.
 func (sb *sandbox) lspURI(uri string) string {
 	p, ok := strings.CutPrefix(uri, "file://")
@@ -383,12 +394,7 @@ func (sb *sandbox) lspAnswerJSON(w http.ResponseWriter, v any) {
 // lspDidOpen is POST /lsp/did-open: the file's text sent to the server
 // under the server's language.
 func (s *Server) lspDidOpen(w http.ResponseWriter, r *http.Request) {
-	var req lspRequest
-	if !bindLSP(w, r, &req, "uri") {
-		return
-	}
-	sb := sandboxOf(r)
-	ls, c := sb.lspReady(w, req.LanguageID, req.PathToProject)
+	req, sb, ls, c := lspDocument(w, r, "uri")
 	if c == nil {
 		return
 	}
@@ -410,12 +416,7 @@ func (s *Server) lspDidOpen(w http.ResponseWriter, r *http.Request) {
 
 // lspDidClose is POST /lsp/did-close.
 func (s *Server) lspDidClose(w http.ResponseWriter, r *http.Request) {
-	var req lspRequest
-	if !bindLSP(w, r, &req, "uri") {
-		return
-	}
-	sb := sandboxOf(r)
-	_, c := sb.lspReady(w, req.LanguageID, req.PathToProject)
+	req, sb, _, c := lspDocument(w, r, "uri")
 	if c == nil {
 		return
 	}
@@ -440,12 +441,7 @@ type completionItem struct {
 // lspCompletions is POST /lsp/completions: {isIncomplete, items}, the
 // server's list or array of items.
 func (s *Server) lspCompletions(w http.ResponseWriter, r *http.Request) {
-	var req lspRequest
-	if !bindLSP(w, r, &req, "uri", "position") {
-		return
-	}
-	sb := sandboxOf(r)
-	_, c := sb.lspReady(w, req.LanguageID, req.PathToProject)
+	req, sb, _, c := lspDocument(w, r, "uri", "position")
 	if c == nil {
 		return
 	}
