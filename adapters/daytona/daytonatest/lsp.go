@@ -262,12 +262,10 @@ func bindLSP(w http.ResponseWriter, r *http.Request, req *lspRequest, fields ...
 		switch f {
 		case "uri":
 			ok = ok && req.URI != ""
-		case "position": // every field is required, and zero is no value
-			ok = ok && req.Position != nil && req.Position.Line != 0 && req.Position.Character != 0
+		case "position": // every field is required, and zero is no value; a context, if any, needs its kind
+			ok = ok && req.Position != nil && req.Position.Line != 0 && req.Position.Character != 0 &&
+				(req.Context == nil || req.Context.TriggerKind != 0)
 		}
-	}
-	if req.Context != nil && req.Context.TriggerKind == 0 {
-		ok = false
 	}
 	if !ok {
 		w.WriteHeader(http.StatusBadRequest)

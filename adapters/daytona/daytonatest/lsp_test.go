@@ -110,7 +110,13 @@ func TestLanguageServers(t *testing.T) {
 		{"no uri in the query", http.MethodGet, "/lsp/document-symbols?languageId=typescript&pathToProject=/home/daytona/proj", nil, http.StatusBadRequest},
 		{"no query", http.MethodGet, "/lsp/workspacesymbols?languageId=typescript&pathToProject=/home/daytona/proj", nil, http.StatusBadRequest},
 		{"a server never started", http.MethodPost, "/lsp/stop", map[string]any{"languageId": "typescript", "pathToProject": "/elsewhere"}, http.StatusInternalServerError},
-		{"did-close", http.MethodPost, "/lsp/did-close", doc, http.StatusOK},
+		{"a context without its kind", http.MethodPost, "/lsp/completions", map[string]any{"languageId": "typescript",
+			"pathToProject": "/home/daytona/proj", "uri": "file:///home/daytona/proj/index.ts", "position": map[string]int{"line": 3, "character": 2},
+			"context": map[string]any{"triggerCharacter": "."}}, http.StatusBadRequest},
+		// Only completions take a context: elsewhere it is a field the
+		// daemon's request type does not have, and is ignored.
+		{"did-close, a context ignored", http.MethodPost, "/lsp/did-close", map[string]any{"languageId": "typescript",
+			"pathToProject": "/home/daytona/proj", "uri": "file:///home/daytona/proj/index.ts", "context": map[string]any{}}, http.StatusOK},
 		{"stop", http.MethodPost, "/lsp/stop", project, http.StatusOK},
 		{"stopped already", http.MethodPost, "/lsp/stop", project, http.StatusInternalServerError},
 		{"gone with its stop", http.MethodPost, "/lsp/did-open", doc, http.StatusBadRequest},
