@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"strconv"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/egress"
@@ -21,7 +22,7 @@ import (
 const egressPort = 3128
 
 // egressProxy is the proxy's URL, as commands are told it.
-const egressProxy = "http://127.0.0.1:3128"
+var egressProxy = "http://127.0.0.1:" + strconv.Itoa(egressPort)
 
 // egressEnv tells a command to go out by the proxy, and to reach its own
 // loopback directly.
