@@ -3,6 +3,7 @@ package spritestest
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -43,7 +44,25 @@ type client struct {
 }
 
 func newClient(s *Server, conn *websocket.Conn) *client {
+	conn.SetPingHandler(func(data string) error { return pong(conn, data) })
 	return &client{s: s, conn: conn, wake: make(chan struct{}, 1), gone: make(chan struct{})}
+}
+
+// pong answers a ping within the socket's write timeout, as every other
+// write here: a client that stops reading for a while (a slow consumer,
+// its receive buffer full) must not lose its socket because a pong waited
+// a second, which is all the library's own handler gives it before it
+// marks the connection broken for every later write (the exit included).
+// A pong that waits for another writer past that time is skipped; one the
+// socket itself refuses that long finds the client gone, as any write here
+// would.
+func pong(conn *websocket.Conn, data string) error {
+	err := conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(socketWriteTimeout))
+	var ne net.Error
+	if errors.Is(err, websocket.ErrCloseSent) || errors.As(err, &ne) && ne.Timeout() {
+		return nil
+	}
+	return err
 }
 
 // send queues m.
