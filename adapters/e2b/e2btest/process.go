@@ -48,6 +48,7 @@ type process struct {
 	end         *processpb.ProcessEvent_EndEvent // set once it ended
 	endedAt     time.Time
 	done        chan struct{} // closed once it ended
+	outlived    bool          // killed at its Start's deadline
 }
 
 // subscriber is one Start or Connect stream following a process. Each
@@ -184,6 +185,7 @@ func (p *process) killAt(at time.Time) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.end == nil { // its pid is still its own
+			p.outlived = true
 			_ = stubproc.SignalGroup(int(p.pid), syscall.SIGKILL)
 		}
 	})
@@ -229,6 +231,11 @@ func (ps processService) follow(ctx context.Context, sb *sandbox, p *process, su
 			if !ok {
 				return nil // ended and sent: a clean end of stream
 			}
+			if start && deadline && ev.GetEnd() != nil && p.killedAtDeadline() {
+				// The deadline's kill ended it; the stream's own deadline
+				// may not have fired yet, but envd never sends this end.
+				return connect.NewError(connect.CodeDeadlineExceeded, errors.New("context deadline exceeded"))
+			}
 			if err := send(ev); err != nil {
 				return err
 			}
@@ -246,6 +253,13 @@ func (ps processService) follow(ctx context.Context, sb *sandbox, p *process, su
 			return ctx.Err()
 		}
 	}
+}
+
+// killedAtDeadline says whether killAt's deadline ended the process.
+func (p *process) killedAtDeadline() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.outlived
 }
 
 // subscribe adds a subscriber; an ended process gets its end at once.
