@@ -9,6 +9,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/drain"
+	"github.com/paddockhq/paddock/adapters/internal/egress"
 	"github.com/rs/zerolog"
 )
 
@@ -28,10 +29,9 @@ type Adapter struct {
 	maxAge       time.Duration // recorded at creation; 0 = none
 	initProgram  string        // "" = this program, re-executed
 	previewBase  string
-	previewKey   []byte // only until New made the signer
-	egress       EgressConfig
-	verdict      func(allowed bool) // counts the egress gates' decisions; nil = not counted
-	exposure                        // the previews, through the proxy of a preview.Service
+	previewKey   []byte        // only until New made the signer
+	gateConfig   egress.Config // every sandbox's egress gate's
+	exposure                   // the previews, through the proxy of a preview.Service
 
 	probe       sync.Once
 	isolated    bool   // the outcome of the probe

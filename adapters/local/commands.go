@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/egress"
 )
 
 // cleanPath is the PATH of the minimal environment commands start from;
@@ -27,7 +28,7 @@ func environment(name, home string, cmd paddock.Cmd, tty, gated bool) []string {
 	}
 	env := []string{"PATH=" + cleanPath, "HOME=" + home, "LANG=C.UTF-8", "TERM=" + term, "PADDOCK_SANDBOX=" + name}
 	if gated {
-		env = append(env, egressEnv...)
+		env = append(env, egress.ProxyEnv...)
 	}
 	for _, e := range cmd.Env {
 		kv := e.Name + "=" + e.Value

@@ -9,7 +9,6 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/drain"
-	"github.com/paddockhq/paddock/adapters/internal/egress"
 	"github.com/rs/zerolog"
 )
 
@@ -146,7 +145,7 @@ func New(cfg Config) (*Adapter, error) {
 		processLimit: cmp.Or(cfg.ProcessLimit, DefaultProcessLimit), fileLimit: cmp.Or(cfg.FileSizeLimit, DefaultFileSizeLimit),
 		keepFinished: cmp.Or(cfg.FinishedSessions, DefaultFinishedSessions), journalLimit: cmp.Or(cfg.SessionOutputLimit, DefaultSessionOutputLimit),
 		drain:      drain.Policy{Grace: grace, Limit: cmp.Or(cfg.DrainLimit, DefaultDrainLimit), Unseen: cmp.Or(cfg.DrainUnseen, drain.DefaultUnseen)},
-		execLimits: cfg.Exec, maxAge: cfg.MaxAge, initProgram: cfg.InitProgram, previewBase: cfg.PreviewBaseURL, previewKey: cfg.PreviewKey, egress: cfg.Egress,
+		execLimits: cfg.Exec, maxAge: cfg.MaxAge, initProgram: cfg.InitProgram, previewBase: cfg.PreviewBaseURL, previewKey: cfg.PreviewKey,
 		sessions: map[string]*session{}, machines: map[string]*machine{}, creating: map[string]bool{},
 	}
 	if cfg.unkillable {
@@ -159,23 +158,17 @@ func New(cfg Config) (*Adapter, error) {
 	if err := a.execLimits.Validate(); err != nil {
 		return nil, err
 	}
-	if a.egress.MaxConns < 0 {
-		return nil, &paddock.InvalidError{Detail: "local: the egress connection bound must not be negative"}
+	gateConfig, err := cfg.Egress.Config(paddock.ProviderLocal, a.log)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Egress.Registerer != nil {
-		verdict, err := egress.Verdicts(cfg.Egress.Registerer, string(paddock.ProviderLocal))
-		if err != nil {
-			return nil, fmt.Errorf("local: egress metrics: %w", err)
-		}
-		a.verdict = verdict
-	}
+	a.gateConfig = gateConfig
 	if a.drain.Grace < 0 {
 		return nil, &paddock.InvalidError{Detail: "local: the exit grace must not be negative"}
 	}
 	if cfg.TempRoot && a.root != "" {
 		return nil, &paddock.InvalidError{Detail: "local: TempRoot and Root are exclusive"}
 	}
-	var err error
 	if !cfg.TempRoot {
 		if a.root, err = filepath.Abs(cmp.Or(a.root, defaultRoot())); err != nil {
 			return nil, &paddock.InvalidError{Detail: "local: root: " + err.Error()}

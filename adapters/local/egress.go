@@ -1,52 +1,20 @@
 package local
 
 import (
-	"context"
-	"net"
-	"net/netip"
-	"strconv"
-
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/egress"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // An isolated sandbox's network namespace has only loopback. Unless it was
-// made with egress=unrestricted, its init listens on 127.0.0.1:egressPort
+// made with egress=unrestricted, its init listens on 127.0.0.1:egress.Port
 // there and hands the listener to the adapter, which serves it with an
 // egress.Gate: an HTTP proxy deciding each connection by name under the
 // sandbox's network policy (none applied: deny all). Commands are told of
 // it by HTTP_PROXY and HTTPS_PROXY; nothing else leaves the namespace.
 
-// egressPort is where, inside a sandbox, the proxy listens.
-const egressPort = 3128
-
-// egressProxy is the proxy's URL, as commands are told it.
-var egressProxy = "http://127.0.0.1:" + strconv.Itoa(egressPort)
-
-// egressEnv tells a command to go out by the proxy, and to reach its own
-// loopback directly.
-var egressEnv = []string{
-	"HTTP_PROXY=" + egressProxy, "HTTPS_PROXY=" + egressProxy, "http_proxy=" + egressProxy, "https_proxy=" + egressProxy,
-	"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1",
-}
-
 // EgressConfig is how a sandbox's proxy reaches the network; zero fields
-// take the defaults.
-type EgressConfig struct {
-	// Resolve answers the addresses of an allowed name (default: the
-	// system's resolver).
-	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
-	// Dial connects to an address (default: a net.Dialer).
-	Dial func(ctx context.Context, network, address string) (net.Conn, error)
-	// MaxConns bounds the connections one sandbox has open through its
-	// proxy at once; 0 = egress.DefaultMaxConns (256). One more is
-	// answered 503.
-	MaxConns int
-	// Registerer, when set, takes paddock_egress_connections_total
-	// {provider="local", verdict}: the proxies' decisions.
-	Registerer prometheus.Registerer
-}
+// take the defaults. Its metrics are labelled provider="local".
+type EgressConfig = egress.Network
 
 // gated reports whether the sandbox m describes goes out by the proxy:
 // isolated, without unrestricted egress.
@@ -74,8 +42,7 @@ func (a *Adapter) serveEgress(mc *machine, name string) {
 	if m, err := a.readMeta(name); err == nil {
 		allow = allowOf(m.Policy)
 	}
-	gate := egress.New(egress.Config{Resolve: a.egress.Resolve, Dial: a.egress.Dial, MaxConns: a.egress.MaxConns,
-		Verdict: a.verdict, Logger: a.log}, allow)
+	gate := egress.New(a.gateConfig, allow)
 	mc.gate = gate
 	l := mc.egress
 	a.gates.Add(2)

@@ -44,7 +44,7 @@ type initConfig struct {
 	Hostname string `json:"hostname,omitempty"`
 	Loopback bool   `json:"loopback,omitempty"` // a network namespace: bring lo up
 	// Egress asks for the sandbox's way out: a listener on
-	// 127.0.0.1:egressPort in its network namespace, handed to the adapter
+	// 127.0.0.1:egress.Port in its network namespace, handed to the adapter
 	// with the ready message (egress.go).
 	Egress bool   `json:"egress,omitempty"`
 	NProc  uint64 `json:"nproc,omitempty"` // RLIMIT_NPROC, 0 = leave

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/paddockhq/paddock/adapters/internal/egress"
 	"golang.org/x/sys/unix"
 )
 
@@ -51,7 +52,7 @@ func setupMachine(cfg initConfig) error {
 	return nil
 }
 
-// egressListener listens on 127.0.0.1:egressPort in the machine's network
+// egressListener listens on 127.0.0.1:egress.Port in the machine's network
 // namespace: the only way out its commands have, served by the adapter.
 func egressListener() (int, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
@@ -59,7 +60,7 @@ func egressListener() (int, error) {
 		return -1, fmt.Errorf("egress listener: %w", err)
 	}
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err == nil {
-		err = unix.Bind(fd, &unix.SockaddrInet4{Port: egressPort, Addr: [4]byte{127, 0, 0, 1}})
+		err = unix.Bind(fd, &unix.SockaddrInet4{Port: egress.Port, Addr: [4]byte{127, 0, 0, 1}})
 		if err == nil {
 			err = unix.Listen(fd, 128)
 		}
