@@ -7,6 +7,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/egress"
 	"github.com/rs/zerolog"
 )
 
@@ -22,6 +23,7 @@ var _ interface {
 	paddock.Exposer
 	paddock.FileManager
 	paddock.DirWatcher
+	paddock.PolicyApplier
 } = (*Adapter)(nil)
 
 // Adapter runs sandboxes as hardened containers on a Docker engine. It is
@@ -42,10 +44,15 @@ type Adapter struct {
 	stamps        stamper
 	bg            sync.WaitGroup // background stamps
 	gates         sync.Map       // sandbox name -> *sync.RWMutex (see execGate)
+	gateConfig    egress.Config  // every sandbox's egress gate's
+	links         egressLinks    // the egress relays this adapter serves
 }
 
-// Close waits for background work and releases the engine client.
+// Close ends the egress relays it serves (the sandboxes' proxies refuse
+// until another adapter serves them), waits for background work and
+// releases the engine client.
 func (a *Adapter) Close() error {
+	a.links.close()
 	a.stamps.mu.Lock()
 	a.stamps.closed = true
 	a.stamps.mu.Unlock()
@@ -80,16 +87,15 @@ func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderDocker }
 
 // Capabilities: suspend (pause), attach, tty, named spawn, session
 // termination in both modes, create-new, destroy-once, expose, the file
-// operations, signals and terminal resize; watch when Config.Watch says the
-// image has paddock-watch. No
-// network policy (egress is loopback only, or unrestricted when asked at
-// creation), no public URL, no checkpoints.
+// operations, signals and terminal resize; watch and network policy when
+// Config.Helpers says the image carries Paddock's helpers. No public URL,
+// no checkpoints.
 func (a *Adapter) Capabilities() paddock.CapabilitySet {
 	caps := paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapAttach, paddock.CapTTY, paddock.CapNamedSpawn,
 		paddock.CapTerminateSession, paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce,
 		paddock.CapExpose, paddock.CapFiles, paddock.CapSignal, paddock.CapResize)
-	if a.cfg.Watch {
-		caps = caps.With(paddock.CapWatch)
+	if a.cfg.Helpers {
+		caps = caps.With(paddock.CapWatch, paddock.CapNetworkPolicy)
 	}
 	return caps
 }

@@ -207,7 +207,7 @@ func TestOrdinaryImagesAreUsable(t *testing.T) {
 		{dockertest.BareImage, "1000 1777\n1000 777\n"},   // the mounts' modes
 	} {
 		t.Run(tc.image, func(t *testing.T) {
-			a := newAdapter(t, func(c *docker.Config) { c.Image = tc.image; c.Watch = false })
+			a := newAdapter(t, func(c *docker.Config) { c.Image = tc.image; c.Helpers = false })
 			h := sandbox(t, a, "ordinary", nil)
 			out, code := execOut(t, a, h, "sh", "-c", `id -u; echo "$HOME"; pwd; ls -A /workspace | wc -l
 touch /tmp/a /workspace/b "$HOME/.c" && echo writable; stat -c '%u %a' /tmp /workspace`)
@@ -369,7 +369,7 @@ func TestWatchSeesTheSandboxsOwnChanges(t *testing.T) {
 
 	_, err = paddock.Watch(ctx, a, h, "/workspace/absent")
 	require.ErrorIs(t, err, paddock.ErrNotFound)
-	without := newAdapter(t, func(c *docker.Config) { c.Watch = false })
+	without := newAdapter(t, func(c *docker.Config) { c.Helpers = false })
 	require.False(t, without.Capabilities().Has(paddock.CapWatch), "watch only where the image has paddock-watch")
 	_, err = paddock.Watch(ctx, without, h, "/workspace")
 	require.ErrorIs(t, err, paddock.ErrNotSupported)

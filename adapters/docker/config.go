@@ -80,11 +80,15 @@ type Config struct {
 	// PreviewKey signs preview tokens (at least 32 bytes); nil = a random
 	// key of this process.
 	PreviewKey []byte
-	// Watch offers the watch capability: the image has paddock-watch
-	// (cmd/paddock-watch, a static binary) on its PATH, which a watch runs
-	// inside the sandbox. On by itself when Image is left to the default
-	// (that image carries it); off otherwise unless set.
-	Watch bool
+	// Helpers says the image carries Paddock's helpers on its PATH:
+	// paddock-watch and paddock-egress (cmd/paddock-watch and
+	// cmd/paddock-egress, static binaries), which offer the watch and
+	// network_policy capabilities. On by itself when Image is left to the
+	// default (that image carries them); off otherwise unless set.
+	Helpers bool
+	// Egress is how the sandboxes' proxies reach the network, under their
+	// network policies (with Helpers; docs/egress.md).
+	Egress EgressConfig
 	// Logger receives the adapter's logs; the zero Logger is silent.
 	Logger zerolog.Logger
 }
@@ -95,7 +99,7 @@ type Config struct {
 func New(cfg Config) (*Adapter, error) {
 	if cfg.Image == "" {
 		cfg.Image = DefaultImage
-		cfg.Watch = true
+		cfg.Helpers = true
 	}
 	cfg.User = cmp.Or(cfg.User, DefaultUser)
 	if err := checkUser(cfg.User); err != nil {
@@ -127,6 +131,10 @@ func New(cfg Config) (*Adapter, error) {
 		return nil, &paddock.InvalidError{Detail: "docker: engine address: " + err.Error()}
 	}
 	a := &Adapter{cfg: cfg, log: cfg.Logger, engine: engine, owner: cfg.Owner}
+	if a.gateConfig, err = cfg.Egress.Config(paddock.ProviderDocker, cfg.Logger); err != nil {
+		_ = engine.Close()
+		return nil, err
+	}
 	if a.owner == "" {
 		a.owner = procid.Self()
 	}

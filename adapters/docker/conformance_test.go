@@ -59,7 +59,7 @@ func TestConformance(t *testing.T) {
 // with. It has no paddock-watch, so it is proven without watch.
 func TestConformanceOnADistroShapedImage(t *testing.T) {
 	t.Parallel()
-	a := newPreviewAdapter(t, func(c *docker.Config) { c.Image = dockertest.DistroImage; c.Watch = false })
+	a := newPreviewAdapter(t, func(c *docker.Config) { c.Image = dockertest.DistroImage; c.Helpers = false })
 	cfg := suiteConfig(a)
 	cfg.Except = []string{conformance.LoadCase} // the image changes nothing of it
 	conformance.Run(t, cfg)

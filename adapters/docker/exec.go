@@ -40,6 +40,7 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	}
 	runCtx, cancel := dl.Context(ctx)
 	defer cancel()
+	a.serveEgress(runCtx, h.Name)
 	token := randomID()
 	x, err := a.startExec(runCtx, h.Name, execSpec{cmd: append([]string{"/bin/sh", "-c", scriptExec, "paddock"}, cmd.Argv()...),
 		env: append(envOf(cmd), "PADDOCK_EXEC="+token), dir: cmd.Dir})

@@ -240,5 +240,6 @@ func (a *Adapter) StopIdle(ctx context.Context, f paddock.SandboxFacts) error {
 	if _, err := a.engine.ContainerStop(ctx, f.ID, client.ContainerStopOptions{Timeout: &zero}); err != nil && !cerrdefs.IsNotFound(err) {
 		return engineError("stop "+f.Name, err)
 	}
+	a.links.drop(f.Name) // its relay ended with it
 	return nil
 }

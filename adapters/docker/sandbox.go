@@ -125,9 +125,13 @@ func (a *Adapter) adopt(ctx context.Context, name string, lease paddock.Lease) (
 			return paddock.Handle{}, engineError("unpause", err)
 		}
 	default:
+		a.links.drop(name) // a relay of ours ended with the sandbox's stop
 		if _, err := a.engine.ContainerStart(ctx, res.Container.ID, client.ContainerStartOptions{}); err != nil {
 			return paddock.Handle{}, engineError("start", err)
 		}
+	}
+	if err := a.ensureEgress(ctx, name, res.Container.ID); err != nil {
+		return paddock.Handle{}, err
 	}
 	if res.Container.Config.Labels[labelOwner] != a.ownerOf(lease) || !lease.Until.IsZero() {
 		a.claim(ctx, name, lease) // this runtime keeps it now: not an orphan of the old owner
@@ -180,6 +184,9 @@ func (a *Adapter) create(ctx context.Context, name string, s spec) (paddock.Hand
 			return fail(&paddock.InvalidError{Detail: "docker: image " + s.image + ": " + short(string(out.stderr)+string(out.stdout))})
 		}
 		a.checkedImages.Store(s.image, true)
+	}
+	if err := a.ensureEgress(ctx, name, res.ID); err != nil {
+		return fail(err)
 	}
 	// Nothing to stamp: the creation time is the first activity, and the
 	// first exec within stampEvery need not stamp either.
@@ -268,6 +275,7 @@ func (a *Adapter) remove(ctx context.Context, sandbox, container string) (client
 	gate := a.execGate(sandbox)
 	gate.Lock()
 	defer gate.Unlock()
+	defer a.links.drop(sandbox)
 	return a.engine.ContainerRemove(ctx, container, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 }
 

@@ -290,7 +290,7 @@ func TestRunsc(t *testing.T) {
 func TestRunscOnADistroShapedImage(t *testing.T) {
 	t.Parallel()
 	a := newAdapter(t, func(c *docker.Config) {
-		c.Runtime, c.MaxProcesses, c.Image, c.Watch = docker.RuntimeRunsc, 1024, dockertest.DistroImage, false
+		c.Runtime, c.MaxProcesses, c.Image, c.Helpers = docker.RuntimeRunsc, 1024, dockertest.DistroImage, false
 	})
 	h := runscSandbox(t, a, "gvisor-distro")
 	out, code := execOut(t, a, h, "sh", "-c", `touch /tmp/a /workspace/b "$HOME/.c" && echo writable; stat -c '%u' /tmp /workspace`)

@@ -31,6 +31,7 @@ func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string
 	if err := paddock.ValidateAttach(a, sessionID); err != nil {
 		return nil, err
 	}
+	a.serveEgress(ctx, h.Name)
 	out, err := a.run(ctx, h.Name, execSpec{cmd: sh(scriptProbe, sessionBase+"/s/"+sessionID)}, nil)
 	if err != nil {
 		return nil, err

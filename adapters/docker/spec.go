@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/reaping"
 )
@@ -181,8 +182,12 @@ func (a *Adapter) containerConfig(name string, s spec, runtime string, created t
 	host.Memory = memory
 	host.MemorySwap = memory // no swap on top of the memory limit
 	host.PidsLimit = &pids
-	if s.egress {
+	switch {
+	case s.egress:
 		host.NetworkMode = "bridge"
+	case a.cfg.Helpers: // out by the proxy only (egress.go)
+		cfg.Env = append(cfg.Env, egressEnv...)
+		host.Mounts = []mount.Mount{{Type: mount.TypeVolume, Target: policyDir}}
 	}
 	return cfg, host
 }

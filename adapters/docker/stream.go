@@ -455,6 +455,7 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 	if err := paddock.ValidateSpawn(a, cmd, opts); err != nil {
 		return nil, err
 	}
+	a.serveEgress(ctx, h.Name)
 	created := strconv.FormatInt(time.Now().UnixNano(), 10)
 	id := randomID()
 	if opts.TTY {

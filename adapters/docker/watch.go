@@ -18,7 +18,7 @@ import (
 // on an exec whose stdin ends it. It returns once the helper says its
 // watch is in place.
 func (a *Adapter) Watch(ctx context.Context, h paddock.Handle, dir string) (paddock.FileWatch, error) {
-	if !a.cfg.Watch {
+	if !a.cfg.Helpers {
 		return nil, paddock.ErrNotSupported
 	}
 	x, err := a.startExec(ctx, h.Name, execSpec{cmd: sh(scriptWatch, dir), stdin: true})
@@ -118,7 +118,7 @@ func (w *watch) startFailure() error {
 	case code == 4:
 		return &paddock.InvalidError{Detail: paddock.DetailPath + ": not a directory"}
 	case code == 5:
-		return &paddock.UnavailableError{Detail: "docker: the image has no paddock-watch (Config.Watch says it does)"}
+		return &paddock.UnavailableError{Detail: "docker: the image has no paddock-watch (Config.Helpers says it does)"}
 	}
 	return &paddock.InvalidError{Detail: paddock.DetailPath + ": " + short(w.stderr.String())}
 }

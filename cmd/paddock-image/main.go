@@ -1,7 +1,7 @@
 // Command paddock-image builds the docker adapter's default sandbox image,
 // paddock/sandbox:latest, on the engine DOCKER_HOST names (or the default
 // socket): Debian's slim image with a shell, coreutils, curl, git,
-// python3, nc and paddock-watch. Run it from the repository's root:
+// python3, nc and Paddock's helpers (paddock-watch, paddock-egress). Run it from the repository's root:
 //
 //	go run ./cmd/paddock-image
 //
@@ -54,7 +54,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer engine.Close()
-	watch, err := sandboximage.WatchHelper(ctx, engine)
+	helpers, err := sandboximage.BuildHelpers(ctx, engine)
 	if err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *quiet {
 		progress = io.Discard
 	}
-	id, err := sandboximage.Build(ctx, engine, sandboximage.Options{Base: *base, Tag: *tag, Watch: watch,
+	id, err := sandboximage.Build(ctx, engine, sandboximage.Options{Base: *base, Tag: *tag, Helpers: helpers,
 		Network: *network, Progress: progress})
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock/adapters/docker"
 	"github.com/paddockhq/paddock/adapters/docker/sandboximage"
@@ -88,11 +89,11 @@ func ensureImages(ctx context.Context, cli *client.Client, image string) error {
 		}
 	}
 	if !hasImage(ctx, cli, image) {
-		watch, err := sandboximage.WatchHelper(ctx, cli)
+		helpers, err := sandboximage.BuildHelpers(ctx, cli)
 		if err != nil {
 			return err
 		}
-		if _, err := sandboximage.Build(ctx, cli, sandboximage.Options{Base: BareImage, Tag: image, Watch: watch, Network: "none"}); err != nil {
+		if _, err := sandboximage.Build(ctx, cli, sandboximage.Options{Base: BareImage, Tag: image, Helpers: helpers, Network: "none"}); err != nil {
 			return err
 		}
 	}
@@ -198,7 +199,7 @@ func Cleanup() {
 		return
 	}
 	for _, c := range res.Items {
-		_, _ = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true})
+		_, _ = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 	}
 }
 
@@ -207,7 +208,7 @@ func Cleanup() {
 func New(t testing.TB, edit ...func(*docker.Config)) *docker.Adapter {
 	t.Helper()
 	cfg := docker.Config{Image: Image(t), Runtime: docker.RuntimeRunc, MemoryMB: 256, DiskMB: 64, MaxProcesses: 128, CPUs: 1,
-		Watch: true} // the sandbox image has paddock-watch (sandboximage builds it in)
+		Helpers: true} // the sandbox image has Paddock's helpers (sandboximage builds them in)
 	for _, e := range edit {
 		e(&cfg)
 	}
@@ -215,4 +216,38 @@ func New(t testing.TB, edit ...func(*docker.Config)) *docker.Adapter {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, a.Close()) })
 	return a
+}
+
+// ExecAsRoot runs script with sh as root (uid 0, no capabilities: the
+// container's) in the container, through the engine: what only the
+// engine can start, since the adapter runs every command as its user. It
+// returns the output (stdout and stderr together) and the exit code.
+func ExecAsRoot(t testing.TB, container, script string) (string, int) {
+	t.Helper()
+	cli, err := client.New(client.FromEnv)
+	require.NoError(t, err)
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := cli.ExecCreate(ctx, container, client.ExecCreateOptions{User: "0:0", AttachStdout: true, AttachStderr: true,
+		Cmd: []string{"/bin/sh", "-c", script}})
+	require.NoError(t, err)
+	hj, err := cli.ExecAttach(ctx, res.ID, client.ExecAttachOptions{})
+	require.NoError(t, err)
+	defer hj.Close()
+	var out bytes.Buffer
+	_, err = stdcopy.StdCopy(&out, &out, hj.Reader)
+	require.NoError(t, err)
+	for {
+		in, err := cli.ExecInspect(ctx, res.ID, client.ExecInspectOptions{})
+		require.NoError(t, err)
+		if !in.Running {
+			return out.String(), in.ExitCode
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the root exec did not end: %s", out.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }

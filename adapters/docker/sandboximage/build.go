@@ -1,6 +1,6 @@
 // Package sandboximage builds the docker adapter's default sandbox image
 // (docker.DefaultImage) through the Engine API: the Dockerfile embedded
-// here, on a base image, with paddock-watch in the build context. It is
+// here, on a base image, with Paddock's helpers in the build context. It is
 // what `go run ./cmd/paddock-image` runs, and what the adapter's tests
 // build their image with.
 package sandboximage
@@ -15,10 +15,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,8 +36,12 @@ var dockerfile []byte
 // DefaultBase is the base a user's engine pulls: Debian's slim image.
 const DefaultBase = "debian:trixie-slim"
 
-// WatchPackage is the helper the image carries (docker.Config.Watch).
-const WatchPackage = "github.com/paddockhq/paddock/cmd/paddock-watch"
+// HelperPackages are the helpers the image carries (docker.Config.Helpers),
+// by the name of their binary.
+var HelperPackages = map[string]string{
+	"paddock-watch":  "github.com/paddockhq/paddock/cmd/paddock-watch",
+	"paddock-egress": "github.com/paddockhq/paddock/cmd/paddock-egress",
+}
 
 // Options are one build; the zero value of each field takes its default.
 type Options struct {
@@ -45,9 +51,9 @@ type Options struct {
 	Base string
 	// Tag names the result; default docker.DefaultImage.
 	Tag string
-	// Watch is paddock-watch built for the engine's architecture
-	// (WatchHelper builds it); required.
-	Watch []byte
+	// Helpers are the binaries of HelperPackages, by name, built for the
+	// engine's architecture (BuildHelpers builds them); required.
+	Helpers map[string][]byte
 	// Network is the network of the build's RUN step: "" is the engine's
 	// default (the bridge, which apt-get needs); "none" suits an engine
 	// without one (CI's).
@@ -61,13 +67,15 @@ type Options struct {
 func Build(ctx context.Context, engine *client.Client, opts Options) (string, error) {
 	opts.Base = cmp.Or(opts.Base, DefaultBase)
 	opts.Tag = cmp.Or(opts.Tag, docker.DefaultImage)
-	if len(opts.Watch) == 0 {
-		return "", errors.New("sandboximage: no paddock-watch binary for the build context")
+	for name := range HelperPackages {
+		if len(opts.Helpers[name]) == 0 {
+			return "", errors.New("sandboximage: no " + name + " binary for the build context")
+		}
 	}
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
-	buildContext, err := contextTar(opts.Watch)
+	buildContext, err := contextTar(opts.Helpers)
 	if err != nil {
 		return "", err
 	}
@@ -94,20 +102,23 @@ func Build(ctx context.Context, engine *client.Client, opts Options) (string, er
 	return id, nil
 }
 
-// contextTar is the build context: the Dockerfile and paddock-watch.
-func contextTar(watch []byte) (io.Reader, error) {
+// contextTar is the build context: the Dockerfile and the helpers.
+func contextTar(helpers map[string][]byte) (io.Reader, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	for _, f := range []struct {
-		name string
-		mode int64
-		body []byte
-	}{{"Dockerfile", 0o644, dockerfile}, {"paddock-watch", 0o755, watch}} {
-		h := &tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.body)), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)}
+	add := func(name string, mode int64, body []byte) error {
+		h := &tar.Header{Name: name, Mode: mode, Size: int64(len(body)), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)}
 		if err := tw.WriteHeader(h); err != nil {
-			return nil, err
+			return err
 		}
-		if _, err := tw.Write(f.body); err != nil {
+		_, err := tw.Write(body)
+		return err
+	}
+	if err := add("Dockerfile", 0o644, dockerfile); err != nil {
+		return nil, err
+	}
+	for _, name := range slices.Sorted(maps.Keys(HelperPackages)) {
+		if err := add(name, 0o755, helpers[name]); err != nil {
 			return nil, err
 		}
 	}
@@ -144,9 +155,9 @@ func readProgress(body io.Reader, w io.Writer) (string, error) {
 	}
 }
 
-// WatchHelper builds paddock-watch as a static binary for the engine's
-// architecture with the go command on PATH.
-func WatchHelper(ctx context.Context, engine *client.Client) ([]byte, error) {
+// BuildHelpers builds each of HelperPackages as a static binary for the
+// engine's architecture with the go command on PATH.
+func BuildHelpers(ctx context.Context, engine *client.Client) (map[string][]byte, error) {
 	info, err := engine.Info(ctx, client.InfoOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("sandboximage: engine info: %w", err)
@@ -155,18 +166,24 @@ func WatchHelper(ctx context.Context, engine *client.Client) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "paddock-watch")
+	dir, err := os.MkdirTemp("", "paddock-helpers")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	out := filepath.Join(dir, "paddock-watch")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, WatchPackage)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("sandboximage: go build %s: %v: %s", WatchPackage, err, bytes.TrimSpace(msg))
+	helpers := map[string][]byte{}
+	for name, pkg := range HelperPackages {
+		out := filepath.Join(dir, name)
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("sandboximage: go build %s: %v: %s", pkg, err, bytes.TrimSpace(msg))
+		}
+		if helpers[name], err = os.ReadFile(out); err != nil {
+			return nil, err
+		}
 	}
-	return os.ReadFile(out)
+	return helpers, nil
 }
 
 // goArch is Go's name for an engine's architecture (as uname -m says it).

@@ -44,11 +44,11 @@ func TestReadProgress(t *testing.T) {
 	}
 }
 
-// The build context holds exactly the Dockerfile and an executable
-// paddock-watch.
+// The build context holds exactly the Dockerfile and each helper,
+// executable.
 func TestContextTar(t *testing.T) {
 	t.Parallel()
-	r, err := contextTar([]byte("\x7fELF watch"))
+	r, err := contextTar(map[string][]byte{"paddock-watch": []byte("\x7fELF watch"), "paddock-egress": []byte("\x7fELF egress")})
 	require.NoError(t, err)
 	tr := tar.NewReader(r)
 	got := map[string]string{}
@@ -65,9 +65,11 @@ func TestContextTar(t *testing.T) {
 	}
 	assert.Equal(t, string(dockerfile), got["Dockerfile"])
 	assert.Equal(t, "\x7fELF watch", got["paddock-watch"])
-	assert.Len(t, got, 2)
+	assert.Equal(t, "\x7fELF egress", got["paddock-egress"])
+	assert.Len(t, got, 3)
 	assert.EqualValues(t, 0o755, modes["paddock-watch"])
-	assert.Contains(t, got["Dockerfile"], "COPY paddock-watch /usr/local/bin/paddock-watch")
+	assert.EqualValues(t, 0o755, modes["paddock-egress"])
+	assert.Contains(t, got["Dockerfile"], "COPY paddock-watch paddock-egress /usr/local/bin/")
 	assert.Contains(t, got["Dockerfile"], "ARG BASE="+DefaultBase)
 }
 
@@ -82,10 +84,14 @@ func TestGoArch(t *testing.T) {
 	require.ErrorContains(t, err, "s390x")
 }
 
-// Build refuses to start without paddock-watch, before it talks to any
+// Build refuses to start without every helper, before it talks to any
 // engine.
-func TestBuildNeedsTheWatchHelper(t *testing.T) {
+func TestBuildNeedsTheHelpers(t *testing.T) {
 	t.Parallel()
-	_, err := Build(t.Context(), nil, Options{})
-	require.ErrorContains(t, err, "no paddock-watch")
+	for name := range HelperPackages {
+		helpers := map[string][]byte{"paddock-watch": []byte("w"), "paddock-egress": []byte("e")}
+		delete(helpers, name)
+		_, err := Build(t.Context(), nil, Options{Helpers: helpers})
+		require.ErrorContains(t, err, "no "+name, name)
+	}
 }
