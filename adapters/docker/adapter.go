@@ -82,6 +82,21 @@ func (a *Adapter) ImageReady(ctx context.Context) error {
 	return engineError("image inspect", err)
 }
 
+// ImageBuiltByPaddock reports whether the configured image is on the
+// engine and was built by sandboximage (cmd/paddock-image), which puts
+// Paddock's helpers in it (see Config.Helpers).
+func (a *Adapter) ImageBuiltByPaddock(ctx context.Context) bool {
+	res, err := a.engine.ImageInspect(ctx, a.cfg.Image)
+	return err == nil && res.Config != nil && res.Config.Labels[ImageLabel] == ImageTitle
+}
+
+// ImageLabel and ImageTitle are the label, and its value, that the
+// images sandboximage builds carry.
+const (
+	ImageLabel = "org.opencontainers.image.title"
+	ImageTitle = "paddock sandbox"
+)
+
 // Provider returns "docker".
 func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderDocker }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/docker"
 	"github.com/paddockhq/paddock/adapters/docker/dockertest"
+	"github.com/paddockhq/paddock/adapters/internal/egress/egresstest"
 	"github.com/paddockhq/paddock/conformance"
 	"github.com/stretchr/testify/require"
 )
@@ -25,10 +26,38 @@ import (
 const loadTurns = 40
 
 // suiteConfig is the suite on shell fixtures; the dropped command kills its
-// session's runner, so no exit is ever recorded.
-func suiteConfig(a paddock.Adapter) conformance.Config {
-	return conformance.Config{Adapter: a, Fixtures: conformance.WrappedShellFixtures(),
+// session's runner, so no exit is ever recorded. With in, its
+// network-policy case watches the policy at work on that test internet
+// (curl through the sandbox's proxy: the adapter needs the tools image).
+func suiteConfig(a paddock.Adapter, in *egresstest.Internet) conformance.Config {
+	cfg := conformance.Config{Adapter: a, Fixtures: conformance.WrappedShellFixtures(),
 		PreviewProbe: conformance.ProbePreviewHTTP, Load: conformance.Load{Turns: loadTurns}}
+	if in != nil {
+		cfg.Egress = conformance.CurlEgress(in.CAPEM, "*.pkg.test", "https://api.pkg.test/", "https://denied.test/", "hello from api.pkg.test")
+	}
+	return cfg
+}
+
+// withInternet puts the adapter on the tools image, its sandboxes'
+// proxies going to the test internet in.
+func withInternet(t testing.TB, in *egresstest.Internet) func(*docker.Config) {
+	image := dockertest.Tools(t)
+	return func(c *docker.Config) {
+		c.Image, c.Helpers = image, true
+		c.Egress = docker.EgressConfig{Resolve: in.Resolve, Dial: in.Dial}
+	}
+}
+
+// startRuntime starts a runtime over a, shut down when the test ends.
+func startRuntime(t *testing.T, a paddock.Adapter) *actors.Runtime {
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderDocker: a}, ReapInterval: -1})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		require.NoError(t, rt.Shutdown(ctx))
+	})
+	return rt
 }
 
 // newPreviewAdapter returns an adapter whose preview proxy is served on a
@@ -47,8 +76,9 @@ func newPreviewAdapter(t testing.TB, edit ...func(*docker.Config)) *docker.Adapt
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	a := newPreviewAdapter(t)
-	cfg := suiteConfig(a)
+	in := egresstest.New(t)
+	a := newPreviewAdapter(t, withInternet(t, in))
+	cfg := suiteConfig(a, in)
 	cfg.Except = []string{conformance.LoadCase} // run through the runtime, which calls the adapter as the raw case does
 	conformance.Run(t, cfg)
 }
@@ -60,22 +90,32 @@ func TestConformance(t *testing.T) {
 func TestConformanceOnADistroShapedImage(t *testing.T) {
 	t.Parallel()
 	a := newPreviewAdapter(t, func(c *docker.Config) { c.Image = dockertest.DistroImage; c.Helpers = false })
-	cfg := suiteConfig(a)
+	cfg := suiteConfig(a, nil)
 	cfg.Except = []string{conformance.LoadCase} // the image changes nothing of it
 	conformance.Run(t, cfg)
 }
 
 func TestConformanceThroughTheRuntime(t *testing.T) {
 	t.Parallel()
-	a := newPreviewAdapter(t)
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderDocker: a}, ReapInterval: -1})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		require.NoError(t, rt.Shutdown(ctx))
+	in := egresstest.New(t)
+	rt := startRuntime(t, newPreviewAdapter(t, withInternet(t, in)))
+	conformance.RunRuntime(t, rt, paddock.ProviderDocker, suiteConfig(nil, in))
+}
+
+// Under gVisor the network-policy case holds too, raw and through the
+// runtime: its netstack, not the host's, is what the relay listens in.
+func TestNetworkPolicyConformanceUnderRunsc(t *testing.T) {
+	t.Parallel()
+	in := egresstest.New(t)
+	a := newAdapter(t, withInternet(t, in), func(c *docker.Config) { c.Runtime, c.MaxProcesses = docker.RuntimeRunsc, 1024 })
+	runscSandbox(t, a, "runsc-probe") // skips without runsc
+	cfg := suiteConfig(a, in)
+	cfg.Cases = []string{"19"}
+	t.Run("raw", func(t *testing.T) { conformance.Run(t, cfg) })
+	t.Run("runtime", func(t *testing.T) {
+		cfg.Adapter = nil
+		conformance.RunRuntime(t, startRuntime(t, a), paddock.ProviderDocker, cfg)
 	})
-	conformance.RunRuntime(t, rt, paddock.ProviderDocker, suiteConfig(nil))
 }
 
 // wsServer answers a WebSocket handshake and sends one text frame, with
@@ -129,7 +169,7 @@ func TestExposeReachesANoNetworkSandbox(t *testing.T) {
 		require.NoError(t, st.Close()) // the servers run on, detached
 	}
 	require.Eventually(t, func() bool {
-		out, code := execOut(t, a, h, "wget", "-q", "-O", "-", "http://127.0.0.1:8080/")
+		out, code := execOut(t, a, h, "wget", "-Y", "off", "-q", "-O", "-", "http://127.0.0.1:8080/") // busybox wget ignores NO_PROXY
 		return code == 0 && out == "hello preview\n"
 	}, time.Minute, 100*time.Millisecond)
 	out, _ := execOut(t, a, h, "ls", "/sys/class/net")

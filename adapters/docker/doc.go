@@ -2,7 +2,8 @@
 // is a hardened container (gVisor when the engine has it; read-only root,
 // no capabilities, no privilege gain, a non-root user, CPU, memory and
 // process limits, scratch only on size-capped tmpfs drawn from the memory
-// budget, loopback only unless unrestricted egress is asked at creation),
+// budget, no network: loopback only, and out only by its proxy under its
+// network policy, unless unrestricted egress is asked at creation),
 // and its identity lives in labels alone, so any process can manage any
 // sandbox.
 //
@@ -25,7 +26,10 @@
 // signed preview that Previews() serves, reaching the port through the
 // engine even with no network.
 //
-// It offers no network policy (egress is chosen at creation: loopback
-// only, or unrestricted), no public URL and no checkpoints; the facade
-// answers not_supported (no public URL) for those.
+// Network policies are enforced outside the sandbox (egress.go,
+// docs/egress.md): paddock-egress, a helper inside, carries the
+// sandbox's proxy connections over an exec's stdio to the adapter's
+// gate, which decides by name. It offers no public URL and no
+// checkpoints; the facade answers not_supported (no public URL) for
+// those.
 package docker

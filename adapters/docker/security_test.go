@@ -347,5 +347,8 @@ func TestUnreachableEngineIsNotAbsence(t *testing.T) {
 	require.ErrorIs(t, err, paddock.ErrUnavailable)
 	caps := a.Capabilities()
 	require.True(t, caps.Has(paddock.CapExpose) && caps.Has(paddock.CapNamedSpawn) && caps.Has(paddock.CapForceTerminateSession))
-	require.False(t, caps.Has(paddock.CapNetworkPolicy) || caps.Has(paddock.CapCheckpoint) || caps.Has(paddock.CapPublicURL))
+	require.True(t, caps.Has(paddock.CapNetworkPolicy), "the default image carries the helpers")
+	require.False(t, caps.Has(paddock.CapCheckpoint) || caps.Has(paddock.CapPublicURL))
+	err = a.ApplyNetworkPolicy(ctx, a.BuildHandle("any"), paddock.NetworkPolicy{})
+	require.ErrorIs(t, err, paddock.ErrUnavailable)
 }

@@ -108,6 +108,41 @@ func TestConsoleInChromium(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, poll(`document.querySelector('#live-bytes').textContent.endsWith('KiB')`)))
 	assert.NotEqual(t, "0", text(ctx, `#live-sandboxes`))
 
+	// The network policy panel, where the provider enforces policies (the
+	// local adapter in isolation, as in CI): the list applied is shown
+	// and enforced, an empty list denies everything.
+	if eval(ctx, `capabilities.local.includes('network_policy')`) == true {
+		require.NoError(t, chromedp.Do(ctx,
+			chromedp.WaitVisible(css(`#policy-panel`)),
+			poll(`document.querySelector('#policy-state').textContent === 'none applied from this console'`),
+			poll(`(document.querySelector('#policy-allow').value = "pkg.test\n *.example.test \n\n", true)`), // a textarea, which SetValue does not fill
+			chromedp.Click(css(`#policy-apply`)),
+			poll(`document.querySelector('#policy-state').textContent === '2 allowed'`),
+		))
+		assert.Equal(t, "pkg.test\n*.example.test", eval(ctx, `document.querySelector('#policy-allow').value`))
+		// A denied name is refused by the policy; an allowed one is
+		// followed (and fails only because this machine cannot resolve it).
+		require.NoError(t, chromedp.Do(ctx,
+			chromedp.SetValue(css(`#command`), `sh -c 'curl -sS https://denied.test/ 2>&1; curl -sS https://pkg.test/ 2>&1; true'`),
+			chromedp.Click(css(`#run`)),
+			poll(`document.querySelector('.view .status').textContent === 'exit 0'`),
+		))
+		out := text(ctx, `.view .output`)
+		assert.Contains(t, out, "response 403", "denied.test is not in the list")
+		assert.Contains(t, out, "response 502", "pkg.test is, and is followed")
+		require.NoError(t, chromedp.Do(ctx,
+			poll(`(document.querySelector('#policy-allow').value = "not a domain/", true)`),
+			chromedp.Click(css(`#policy-apply`)),
+			poll(`document.querySelector('#policy-status').textContent.includes('network_policy')`),
+			poll(`(document.querySelector('#policy-allow').value = "", true)`),
+			chromedp.Click(css(`#policy-apply`)),
+			poll(`document.querySelector('#policy-state').textContent === 'all egress denied'`),
+		))
+		assert.Empty(t, text(ctx, `#policy-status`), "a success clears the last failure")
+	} else if os.Getenv("CI") != "" {
+		t.Fatal("CI's local adapter isolates sandboxes: it must offer network policies")
+	}
+
 	// The file panel: upload a file into the sandbox, see it listed,
 	// download it byte-equal, delete it.
 	payload := make([]byte, 300<<10)

@@ -64,7 +64,7 @@ func registry(localRoot string, log zerolog.Logger, getenv func(string) string, 
 		reg[p] = a
 	}
 	closers := []func(){func() { _ = l.Close() }}
-	if d := dockerProvider(getenv, log); d != nil {
+	if d := dockerProvider(getenv, log, metrics); d != nil {
 		reg[paddock.ProviderDocker] = d
 		closers = append(closers, func() { _ = d.Close() })
 	}
@@ -81,16 +81,29 @@ func registry(localRoot string, log zerolog.Logger, getenv func(string) string, 
 const pingWait = 10 * time.Second
 
 // dockerProvider returns a docker adapter when an engine answers within
-// pingWait, else nil.
-func dockerProvider(getenv func(string) string, log zerolog.Logger) *docker.Adapter {
-	d, err := docker.New(docker.Config{Host: getenv("DOCKER_HOST"), Image: getenv("PADDOCK_DOCKER_IMAGE"), Logger: log})
+// pingWait, else nil. An image built by cmd/paddock-image (the default,
+// or PADDOCK_DOCKER_IMAGE if it was) carries the helpers: watch and
+// network policies are offered.
+func dockerProvider(getenv func(string) string, log zerolog.Logger, metrics prometheus.Registerer) *docker.Adapter {
+	cfg := docker.Config{Host: getenv("DOCKER_HOST"), Image: getenv("PADDOCK_DOCKER_IMAGE"), Logger: log,
+		Egress: docker.EgressConfig{Registerer: metrics}}
+	probe, err := docker.New(cfg)
 	if err != nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), pingWait)
 	defer cancel()
-	if d.Ping(ctx) != nil {
-		_ = d.Close()
+	if probe.Ping(ctx) != nil {
+		_ = probe.Close()
+		return nil
+	}
+	if cfg.Image == "" || !probe.ImageBuiltByPaddock(ctx) {
+		return probe
+	}
+	_ = probe.Close()
+	cfg.Helpers = true
+	d, err := docker.New(cfg)
+	if err != nil {
 		return nil
 	}
 	return d

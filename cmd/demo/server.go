@@ -49,6 +49,7 @@ type console struct {
 	sockets   socketCounts
 	metrics   prometheus.Gatherer // the runtime's metrics; nil = none
 	failures  atomic.Uint64       // requests and streams of this console that failed
+	policies  policies            // the network policies it applied
 }
 
 // serveOptions are the console's flags.
@@ -175,6 +176,8 @@ func (c *console) handler() http.Handler {
 		"DELETE /api/sandboxes": c.destroySandbox,
 		"GET /api/sessions":     c.listSessions,
 		"POST /api/terminate":   c.terminate,
+		"GET /api/policy":       c.getPolicy,
+		"PUT /api/policy":       c.putPolicy,
 		"GET /api/files":        c.listFiles,
 		"GET /api/file":         c.downloadFile,
 		"PUT /api/file":         c.uploadFile,
@@ -331,7 +334,11 @@ func (c *console) createSandbox(w http.ResponseWriter, r *http.Request) {
 
 func (c *console) destroySandbox(w http.ResponseWriter, r *http.Request) {
 	a, h := c.sandbox(r)
-	c.writeJSON(w, map[string]bool{"ok": true}, a.Destroy(r.Context(), h))
+	err := a.Destroy(r.Context(), h)
+	if err == nil {
+		c.policies.forget(h)
+	}
+	c.writeJSON(w, map[string]bool{"ok": true}, err)
 }
 
 func (c *console) listSessions(w http.ResponseWriter, r *http.Request) {

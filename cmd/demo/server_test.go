@@ -536,8 +536,49 @@ func TestRegistryOffersDockerWhenAnEngineAnswers(t *testing.T) {
 	reg, closeReg, err := registry(t.TempDir(), zerolog.Nop(), os.Getenv, nil)
 	require.NoError(t, err)
 	t.Cleanup(closeReg)
-	_, ok := reg[paddock.ProviderDocker]
+	d, ok := reg[paddock.ProviderDocker]
 	require.True(t, ok, "an engine answers at %s", host)
+	if image := os.Getenv("PADDOCK_DOCKER_IMAGE"); image != "" {
+		assert.True(t, d.Capabilities().Has(paddock.CapNetworkPolicy), "%s was built by paddock-image: it carries the helpers", image)
+	}
+}
+
+// The policy routes apply a sandbox's allow list through the runtime and
+// show what this console applied: nothing at first, the list after a
+// PUT, an empty list as all denied; a bad rule is 400 and changes
+// nothing; an absent sandbox is 404; a destroyed sandbox's list is
+// forgotten.
+func TestPolicyRoutes(t *testing.T) {
+	t.Parallel()
+	c, base := startConsole(t)
+	do := caller(t, c, base)
+	status, _ := do(http.MethodPost, "/api/sandboxes", strings.NewReader(`{"provider":"fake","name":"net"}`))
+	require.Equal(t, http.StatusOK, status)
+	for _, step := range []struct {
+		method, body string
+		status       int
+		shown        string
+	}{
+		{http.MethodGet, "", http.StatusOK, `{"applied":false,"allow":[]}`},
+		{http.MethodPut, `{"provider":"fake","name":"net","allow":["pypi.org","*.pythonhosted.org"]}`, http.StatusOK, `{"applied":true,"allow":["pypi.org","*.pythonhosted.org"]}`},
+		{http.MethodPut, `{"provider":"fake","name":"net","allow":["https://pypi.org"]}`, http.StatusBadRequest, ""},
+		{http.MethodGet, "", http.StatusOK, `{"applied":true,"allow":["pypi.org","*.pythonhosted.org"]}`},
+		{http.MethodPut, `{"provider":"fake","name":"net","allow":[]}`, http.StatusOK, `{"applied":true,"allow":[]}`},
+		{http.MethodPut, `{"provider":"fake","name":"absent","allow":[]}`, http.StatusNotFound, ""},
+	} {
+		status, body := do(step.method, "/api/policy?provider=fake&name=net", strings.NewReader(step.body))
+		assert.Equal(t, step.status, status, "%s %s: %s", step.method, step.body, body)
+		if step.shown != "" {
+			assert.JSONEq(t, step.shown, body, "%s %s", step.method, step.body)
+		} else {
+			assert.Contains(t, body, `"error"`, "%s %s", step.method, step.body)
+		}
+	}
+	status, _ = do(http.MethodDelete, "/api/sandboxes?provider=fake&name=net", nil)
+	require.Equal(t, http.StatusOK, status)
+	status, body := do(http.MethodGet, "/api/policy?provider=fake&name=net", nil)
+	assert.Equal(t, http.StatusOK, status)
+	assert.JSONEq(t, `{"applied":false,"allow":[]}`, body, "forgotten with the sandbox")
 }
 
 // An upload over the console's cap answers 413 invalid(file_too_large),

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paddockhq/paddock/adapters/docker"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -71,6 +72,7 @@ func TestContextTar(t *testing.T) {
 	assert.EqualValues(t, 0o755, modes["paddock-egress"])
 	assert.Contains(t, got["Dockerfile"], "COPY paddock-watch paddock-egress /usr/local/bin/")
 	assert.Contains(t, got["Dockerfile"], "ARG BASE="+DefaultBase)
+	assert.Contains(t, got["Dockerfile"], docker.ImageLabel+`="`+docker.ImageTitle+`"`, "the label that says the helpers are in")
 }
 
 func TestGoArch(t *testing.T) {

@@ -112,7 +112,10 @@ func TestThePolicyDecidesByName(t *testing.T) {
 		{"denied.test:443", "denied.test is not in this sandbox's allow list"},
 		{"api.pkg.test:443", "api.pkg.test is not in this sandbox's allow list"}, // the wildcard's apex
 		{"192.0.2.10:443", "192.0.2.10 is an IP address"},
-		{"[::1]:443", "::1 is an IP address"},
+		{"[2001:db8::1]:443", "2001:db8::1 is an IP address"},
+		{"[::1]:443", "::1 is the sandbox's own loopback"},
+		{"127.0.0.1:8080", "127.0.0.1 is the sandbox's own loopback"},
+		{"LocalHost:80", "LocalHost is the sandbox's own loopback"},
 		{"unknown.test:443", "unknown.test is not in this sandbox's allow list"},
 	} {
 		status, body, _ := connect(t, addr, tc.target)
@@ -127,7 +130,7 @@ func TestThePolicyDecidesByName(t *testing.T) {
 	assert.Equal(t, "refused", res.Header.Get("X-Paddock-Egress"))
 	assert.Contains(t, string(data), "denied.test is not in this sandbox's allow list")
 	assert.EqualValues(t, 5, allowed.Load())
-	assert.EqualValues(t, 6, denied.Load())
+	assert.EqualValues(t, 9, denied.Load())
 
 	_, none := served(t, in, nil)
 	status, body, _ := connect(t, none, "pkg.test:443")

@@ -70,11 +70,16 @@ func (r Rules) Allows(host string) bool {
 
 // refusal is why host is not allowed, in words for the sandbox's user.
 func (r Rules) refusal(host string) string {
+	addr, err := netip.ParseAddr(strings.Trim(host, "[]"))
 	switch {
+	case normalize(host) == "localhost" || (err == nil && addr.IsLoopback()):
+		// A client that ignores NO_PROXY (busybox wget does) sends the
+		// sandbox's own loopback here, where it means another machine.
+		return "paddock egress policy: " + host + " is the sandbox's own loopback, which its proxy cannot reach: the client ignored NO_PROXY (busybox wget: use -Y off)"
 	case r.empty:
 		return "paddock egress policy: this sandbox's allow list is empty, so it may reach nothing (asked for " + host + ")"
 	default:
-		if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		if err == nil {
 			return "paddock egress policy: " + host + " is an IP address; the allow list names domains only"
 		}
 		return "paddock egress policy: " + host + " is not in this sandbox's allow list"

@@ -58,8 +58,11 @@ function argv(line) {
   return out;
 }
 
+let capabilities = {}; // provider -> its capability names
+
 async function loadProviders() {
   const list = await api("/api/providers");
+  capabilities = Object.fromEntries(list.map((p) => [p.name, p.capabilities]));
   $("#providers").replaceChildren(...list.map((p) => {
     const li = document.createElement("li");
     li.textContent = p.name;
@@ -120,6 +123,31 @@ function select(provider, name) {
   loadSandboxes();
   loadSessions();
   loadFiles();
+  loadPolicy();
+}
+
+// The policy panel: the selected sandbox's allow list, as this console
+// applied it (the contract cannot read one back), shown where the
+// provider enforces policies.
+function policyQuery() {
+  return `provider=${encodeURIComponent(current.provider)}&name=${encodeURIComponent(current.name)}`;
+}
+function showPolicy(p) {
+  $("#policy-allow").value = p.allow.join("\n");
+  $("#policy-state").textContent = !p.applied ? "none applied from this console"
+    : p.allow.length ? `${p.allow.length} allowed` : "all egress denied";
+}
+async function loadPolicy() {
+  const offered = current && (capabilities[current.provider] || []).includes("network_policy");
+  $("#policy-panel").hidden = !offered;
+  if (!offered) return;
+  await shown("#policy-status", async () => showPolicy(await api("/api/policy?" + policyQuery())));
+}
+async function applyPolicy() {
+  if (!current) return;
+  const allow = $("#policy-allow").value.split("\n").map((s) => s.trim()).filter((s) => s);
+  await shown("#policy-status", async () => showPolicy(await api("/api/policy", {method: "PUT",
+    body: JSON.stringify({Provider: current.provider, Name: current.name, Allow: allow})})));
 }
 
 // The file panel: the selected sandbox's directory at #files-path.
@@ -167,6 +195,7 @@ async function loadFiles() {
   }));
 }
 
+$("#policy-apply").onclick = applyPolicy;
 $("#files-open").onclick = loadFiles;
 $("#files-path").onkeydown = (e) => { if (e.key === "Enter") loadFiles(); };
 $("#files-up").onclick = () => {
