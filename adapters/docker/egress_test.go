@@ -38,119 +38,137 @@ func egressAdapter(t *testing.T, runtime string, in *egresstest.Internet, reg pr
 func TestEgressFollowsThePolicy(t *testing.T) {
 	t.Parallel()
 	for _, runtime := range []string{docker.RuntimeRunc, docker.RuntimeRunsc} {
-		t.Run(runtime, func(t *testing.T) {
-			t.Parallel()
-			in := egresstest.New(t)
-			reg := prometheus.NewRegistry()
-			a := egressAdapter(t, runtime, in, reg)
-			require.True(t, a.Capabilities().Has(paddock.CapNetworkPolicy))
-			ctx := ctxFor(t, 5*time.Minute)
-			var h paddock.Handle
-			if runtime == docker.RuntimeRunsc {
-				h = runscSandbox(t, a, "net-"+runtime)
-			} else {
-				h = sandbox(t, a, "net-"+runtime, nil)
-			}
-			require.NoError(t, a.WriteFile(ctx, h, "/workspace/ca.pem", 0o644, strings.NewReader(string(in.CAPEM))))
-			curl := func(args string) (string, int) {
-				return execOut(t, a, h, "sh", "-c", "curl -sS --max-time 60 --cacert /workspace/ca.pem "+args+" 2>&1")
-			}
-
-			out, code := curl("https://pkg.test/")
-			assert.Equal(t, 56, code, "no policy yet: denied: %s", out)
-			assert.Contains(t, out, "403")
-
-			require.NoError(t, a.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{Allow: []string{"pkg.test", "*.api.pkg.test", "git.test"}}))
-			for _, u := range []string{"https://pkg.test/", "http://pkg.test/", "https://deep.api.pkg.test/"} {
-				out, code := curl(u)
-				assert.Equal(t, 0, code, "%s: %s", u, out)
-				assert.True(t, strings.HasPrefix(out, "hello from "), "%s: %s", u, out)
-			}
-			out, code = execOut(t, a, h, "sh", "-c", "git -c http.sslCAInfo=/workspace/ca.pem clone -q --template= https://git.test"+in.RepoPath+" /workspace/repo 2>&1 && cat /workspace/repo/README")
-			assert.Equal(t, 0, code, out)
-			assert.Equal(t, egresstest.RepoContent, out)
-
-			for _, tc := range []struct{ what, args, says string }{
-				{"the wildcard's apex", "https://api.pkg.test/", "403"},
-				{"a name not listed", "https://denied.test/", "403"},
-				{"an IP literal", "https://192.0.2.10/", "403"},
-				{"a plain HTTP name not listed", "-f http://other.test/", "403"},
-			} {
-				out, code := curl(tc.args)
-				assert.NotEqual(t, 0, code, tc.what)
-				assert.Contains(t, out, tc.says, "%s: %s", tc.what, out)
-			}
-			for _, tc := range []struct{ what, script string }{
-				{"TCP past the proxy", `curl -sS --noproxy '*' --max-time 60 http://192.0.2.10/`},
-				{"UDP", `echo x | nc -u -w 5 192.0.2.1 53`},
-				{"DNS", `nslookup -timeout=5 paddock-egress-test.example 192.0.2.53`},
-				{"IPv6", `curl -sS --noproxy '*' --max-time 60 'http://[2001:db8::1]/'`},
-			} {
-				out, code := execOut(t, a, h, "sh", "-c", tc.script+" 2>&1")
-				assert.NotEqual(t, 0, code, "%s: %s", tc.what, out)
-			}
-			// Root in the sandbox (only the engine can start one) has no
-			// route out either, and cannot make one.
-			for _, script := range []string{`curl -sS --noproxy '*' --max-time 60 http://192.0.2.10/`, `ip route add default dev lo`, `ip link add x type dummy`} {
-				out, code := dockertest.ExecAsRoot(t, docker.ContainerName(h.Name), script)
-				assert.NotEqual(t, 0, code, "as root: %s: %s", script, out)
-			}
-
-			// A download under way is cut when its name stops being
-			// allowed.
-			st, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", "curl -sS --cacert /workspace/ca.pem --limit-rate 256k -o /workspace/blob https://pkg.test/blob; echo exit $?"), paddock.SpawnOpts{})
-			require.NoError(t, err)
-			defer st.Close()
-			require.Eventually(t, func() bool {
-				out, _ := execOut(t, a, h, "sh", "-c", "stat -c %s /workspace/blob 2>/dev/null || echo 0")
-				return strings.TrimSpace(out) != "0"
-			}, time.Minute, 50*time.Millisecond, "the download is under way")
-			require.NoError(t, a.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{Allow: []string{"git.test"}}))
-			var said strings.Builder
-			for {
-				ev, err := st.Next(ctx)
-				require.NoError(t, err)
-				said.Write(ev.Data)
-				if ev.Kind.Terminal() {
-					break
-				}
-			}
-			assert.Contains(t, said.String(), "exit ", "the download ended")
-			assert.NotContains(t, said.String(), "exit 0", "the download was cut")
-
-			// The policy is kept with the sandbox: a stopped and started
-			// sandbox, served by another adapter, keeps it.
-			require.NoError(t, docker.StopForTest(ctx, a, h.Name))
-			b := egressAdapter(t, runtime, in, reg)
-			_, err = b.Resume(ctx, h)
-			require.NoError(t, err)
-			require.NoError(t, b.WriteFile(ctx, h, "/workspace/ca.pem", 0o644, strings.NewReader(string(in.CAPEM))), "the scratch space was lost with the stop")
-			out, code = execOut(t, b, h, "sh", "-c", "curl -sS --max-time 60 --cacert /workspace/ca.pem https://git.test/ 2>&1; echo; curl -sS --max-time 60 --cacert /workspace/ca.pem https://pkg.test/ 2>&1")
-			assert.Contains(t, out, "hello from git.test", "the kept list: %s", out)
-			assert.Contains(t, out, "403", "the kept list denies the rest: %s", out)
-
-			require.NoError(t, b.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{}))
-			out, code = execOut(t, b, h, "sh", "-c", "curl -sS --max-time 60 --cacert /workspace/ca.pem https://git.test/ 2>&1")
-			assert.Equal(t, 56, code, "an empty list denies everything: %s", out)
-
-			verdicts := map[string]float64{}
-			families, err := reg.Gather()
-			require.NoError(t, err)
-			for _, f := range families {
-				for _, m := range f.GetMetric() {
-					labels := map[string]string{}
-					for _, l := range m.GetLabel() {
-						labels[l.GetName()] = l.GetValue()
-					}
-					assert.Equal(t, "docker", labels["provider"], "no other label but the verdict")
-					assert.Len(t, labels, 2)
-					verdicts[labels["verdict"]] += m.GetCounter().GetValue()
-				}
-			}
-			assert.GreaterOrEqual(t, verdicts["allowed"], 6.0, "curl's, git's, the download and the kept list's: %v", verdicts)
-			assert.GreaterOrEqual(t, verdicts["denied"], 7.0, "%v", verdicts)
-		})
+		for _, via := range []string{"raw", "runtime"} {
+			t.Run(runtime+"/"+via, func(t *testing.T) {
+				t.Parallel()
+				egressFollowsThePolicy(t, runtime, via == "runtime")
+			})
+		}
 	}
+}
+
+// egressFollowsThePolicy is TestEgressFollowsThePolicy under one runtime,
+// every operation on the adapter itself or through a Paddock runtime.
+func egressFollowsThePolicy(t *testing.T, runtime string, throughRuntime bool) {
+	in := egresstest.New(t)
+	reg := prometheus.NewRegistry()
+	raw := egressAdapter(t, runtime, in, reg)
+	require.True(t, raw.Capabilities().Has(paddock.CapNetworkPolicy))
+	var a paddock.Adapter = raw
+	if throughRuntime {
+		a = startRuntime(t, raw).Adapter(paddock.ProviderDocker)
+	}
+	ctx := ctxFor(t, 5*time.Minute)
+	name := "net-" + runtime + map[bool]string{true: "-rt", false: ""}[throughRuntime]
+	var h paddock.Handle
+	if runtime == docker.RuntimeRunsc {
+		h = runscSandbox(t, raw, name)
+	} else {
+		h = sandbox(t, raw, name, nil)
+	}
+	run := func(ops paddock.Adapter, script string) (string, int) {
+		res, err := ops.Exec(ctxFor(t, time.Minute), h, paddock.NewCmd("sh", "-c", script), paddock.ExecOpts{StderrToStdout: true})
+		require.NoError(t, err)
+		return string(res.Stdout), res.ExitCode
+	}
+	require.NoError(t, a.WriteFile(ctx, h, "/workspace/ca.pem", 0o644, strings.NewReader(string(in.CAPEM))))
+	curl := func(args string) (string, int) {
+		return run(a, "curl -sS --max-time 60 --cacert /workspace/ca.pem "+args+" 2>&1")
+	}
+
+	out, code := curl("https://pkg.test/")
+	assert.Equal(t, 56, code, "no policy yet: denied: %s", out)
+	assert.Contains(t, out, "403")
+
+	require.NoError(t, paddock.ApplyNetworkPolicy(ctx, a, h, paddock.NetworkPolicy{Allow: []string{"pkg.test", "*.api.pkg.test", "git.test"}}))
+	for _, u := range []string{"https://pkg.test/", "http://pkg.test/", "https://deep.api.pkg.test/"} {
+		out, code := curl(u)
+		assert.Equal(t, 0, code, "%s: %s", u, out)
+		assert.True(t, strings.HasPrefix(out, "hello from "), "%s: %s", u, out)
+	}
+	out, code = run(a, "git -c http.sslCAInfo=/workspace/ca.pem clone -q --template= https://git.test"+in.RepoPath+" /workspace/repo 2>&1 && cat /workspace/repo/README")
+	assert.Equal(t, 0, code, out)
+	assert.Equal(t, egresstest.RepoContent, out)
+
+	for _, tc := range []struct{ what, args, says string }{
+		{"the wildcard's apex", "https://api.pkg.test/", "403"},
+		{"a name not listed", "https://denied.test/", "403"},
+		{"an IP literal", "https://192.0.2.10/", "403"},
+		{"a plain HTTP name not listed", "-f http://other.test/", "403"},
+	} {
+		out, code := curl(tc.args)
+		assert.NotEqual(t, 0, code, tc.what)
+		assert.Contains(t, out, tc.says, "%s: %s", tc.what, out)
+	}
+	for _, tc := range []struct{ what, script string }{
+		{"TCP past the proxy", `curl -sS --noproxy '*' --max-time 60 http://192.0.2.10/`},
+		{"UDP", `echo x | nc -u -w 5 192.0.2.1 53`},
+		{"DNS", `nslookup -timeout=5 paddock-egress-test.example 192.0.2.53`},
+		{"IPv6", `curl -sS --noproxy '*' --max-time 60 'http://[2001:db8::1]/'`},
+	} {
+		out, code := run(a, tc.script+" 2>&1")
+		assert.NotEqual(t, 0, code, "%s: %s", tc.what, out)
+	}
+	// Root in the sandbox (only the engine can start one) has no
+	// route out either, and cannot make one.
+	for _, script := range []string{`curl -sS --noproxy '*' --max-time 60 http://192.0.2.10/`, `ip route add default dev lo`, `ip link add x type dummy`} {
+		out, code := dockertest.ExecAsRoot(t, docker.ContainerName(h.Name), script)
+		assert.NotEqual(t, 0, code, "as root: %s: %s", script, out)
+	}
+
+	// A download under way is cut when its name stops being
+	// allowed.
+	st, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", "curl -sS --cacert /workspace/ca.pem --limit-rate 256k -o /workspace/blob https://pkg.test/blob; echo exit $?"), paddock.SpawnOpts{})
+	require.NoError(t, err)
+	defer st.Close()
+	require.Eventually(t, func() bool {
+		out, _ := run(a, "stat -c %s /workspace/blob 2>/dev/null || echo 0")
+		return strings.TrimSpace(out) != "0"
+	}, time.Minute, 50*time.Millisecond, "the download is under way")
+	require.NoError(t, paddock.ApplyNetworkPolicy(ctx, a, h, paddock.NetworkPolicy{Allow: []string{"git.test"}}))
+	var said strings.Builder
+	for {
+		ev, err := st.Next(ctx)
+		require.NoError(t, err)
+		said.Write(ev.Data)
+		if ev.Kind.Terminal() {
+			break
+		}
+	}
+	assert.Contains(t, said.String(), "exit ", "the download ended")
+	assert.NotContains(t, said.String(), "exit 0", "the download was cut")
+
+	// The policy is kept with the sandbox: a stopped and started
+	// sandbox, served by another adapter, keeps it.
+	require.NoError(t, docker.StopForTest(ctx, raw, h.Name))
+	b := egressAdapter(t, runtime, in, reg)
+	_, err = b.Resume(ctx, h)
+	require.NoError(t, err)
+	require.NoError(t, b.WriteFile(ctx, h, "/workspace/ca.pem", 0o644, strings.NewReader(string(in.CAPEM))), "the scratch space was lost with the stop")
+	out, _ = run(b, "curl -sS --max-time 60 --cacert /workspace/ca.pem https://git.test/ 2>&1; echo; curl -sS --max-time 60 --cacert /workspace/ca.pem https://pkg.test/ 2>&1")
+	assert.Contains(t, out, "hello from git.test", "the kept list: %s", out)
+	assert.Contains(t, out, "403", "the kept list denies the rest: %s", out)
+
+	require.NoError(t, paddock.ApplyNetworkPolicy(ctx, b, h, paddock.NetworkPolicy{}))
+	out, code = run(b, "curl -sS --max-time 60 --cacert /workspace/ca.pem https://git.test/ 2>&1")
+	assert.Equal(t, 56, code, "an empty list denies everything: %s", out)
+
+	verdicts := map[string]float64{}
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			assert.Equal(t, "docker", labels["provider"], "no other label but the verdict")
+			assert.Len(t, labels, 2)
+			verdicts[labels["verdict"]] += m.GetCounter().GetValue()
+		}
+	}
+	assert.GreaterOrEqual(t, verdicts["allowed"], 6.0, "curl's, git's, the download and the kept list's: %v", verdicts)
+	assert.GreaterOrEqual(t, verdicts["denied"], 7.0, "%v", verdicts)
 }
 
 // A sandbox made with egress=unrestricted has a network of its own and

@@ -29,14 +29,29 @@ func TestEgressFollowsThePolicy(t *testing.T) {
 		t.Skip("egress is enforced in isolated sandboxes only, and isolation is unavailable here")
 	}
 	adaptertest.NeedsTools(t, "curl", "git", "bash")
+	for _, via := range []string{"raw", "runtime"} {
+		t.Run(via, func(t *testing.T) {
+			t.Parallel()
+			egressFollowsThePolicy(t, via == "runtime")
+		})
+	}
+}
+
+// egressFollowsThePolicy is TestEgressFollowsThePolicy with every
+// operation on the adapter itself or through a Paddock runtime.
+func egressFollowsThePolicy(t *testing.T, throughRuntime bool) {
 	in := egresstest.New(t)
 	reg := prometheus.NewRegistry()
-	a := newLocal(t, withIsolation(local.IsolationNamespaces), func(c *local.Config) {
+	raw := newLocal(t, withIsolation(local.IsolationNamespaces), func(c *local.Config) {
 		c.Egress = local.EgressConfig{Resolve: in.Resolve, Dial: in.Dial, Registerer: reg}
 	})
-	require.True(t, a.Capabilities().Has(paddock.CapNetworkPolicy))
-	h := box(t, a, "net")
-	ca := a.HostPath(h, "/ca.pem")
+	require.True(t, raw.Capabilities().Has(paddock.CapNetworkPolicy))
+	var a paddock.Adapter = raw
+	if throughRuntime {
+		a = startRuntime(t, raw).Adapter(paddock.ProviderLocal)
+	}
+	h := box(t, raw, "net")
+	ca := raw.HostPath(h, "/ca.pem")
 	require.NoError(t, os.WriteFile(ca, in.CAPEM, 0o644))
 	curl := func(args string) (string, int) {
 		return execOut(t, a, h, "curl -sS --max-time 60 --cacert "+ca+" "+args+" 2>&1")
@@ -46,13 +61,13 @@ func TestEgressFollowsThePolicy(t *testing.T) {
 	assert.Equal(t, 56, code, "no policy yet: denied: %s", out)
 	assert.Contains(t, out, "403")
 
-	require.NoError(t, a.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{Allow: []string{"pkg.test", "*.api.pkg.test", "git.test"}}))
+	require.NoError(t, paddock.ApplyNetworkPolicy(ctx, a, h, paddock.NetworkPolicy{Allow: []string{"pkg.test", "*.api.pkg.test", "git.test"}}))
 	for _, u := range []string{"https://pkg.test/", "http://pkg.test/", "https://deep.api.pkg.test/"} {
 		out, code := curl(u)
 		assert.Equal(t, 0, code, "%s: %s", u, out)
 		assert.True(t, strings.HasPrefix(out, "hello from "), "%s: %s", u, out)
 	}
-	out, code = execOut(t, a, h, "GIT_SSL_CAINFO="+ca+" HOME=/tmp git clone -q https://git.test"+in.RepoPath+" "+a.HostPath(h, "/repo")+" 2>&1 && cat "+a.HostPath(h, "/repo/README"))
+	out, code = execOut(t, a, h, "GIT_SSL_CAINFO="+ca+" HOME=/tmp git clone -q https://git.test"+in.RepoPath+" "+raw.HostPath(h, "/repo")+" 2>&1 && cat "+raw.HostPath(h, "/repo/README"))
 	assert.Equal(t, 0, code, out)
 	assert.Equal(t, egresstest.RepoContent, out)
 
@@ -76,17 +91,17 @@ func TestEgressFollowsThePolicy(t *testing.T) {
 	}
 
 	// A download under way is cut when its name stops being allowed.
-	blob := a.HostPath(h, "/blob")
+	blob := raw.HostPath(h, "/blob")
 	st := sh(t, a, h, "curl -sS --cacert "+ca+" --limit-rate 256k -o "+blob+" https://pkg.test/blob; echo exit $?", paddock.SpawnOpts{})
 	require.Eventually(t, func() bool {
 		info, err := os.Stat(blob)
 		return err == nil && info.Size() > 0
 	}, time.Minute, 20*time.Millisecond, "the download is under way")
-	require.NoError(t, a.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{Allow: []string{"git.test"}}))
+	require.NoError(t, paddock.ApplyNetworkPolicy(ctx, a, h, paddock.NetworkPolicy{Allow: []string{"git.test"}}))
 	evs := events(t, st, time.Minute)
 	assert.NotContains(t, stdout(evs), "exit 0", "the download was cut")
 
-	require.NoError(t, a.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{}))
+	require.NoError(t, paddock.ApplyNetworkPolicy(ctx, a, h, paddock.NetworkPolicy{}))
 	out, code = curl("https://git.test/")
 	assert.Equal(t, 56, code, "an empty list denies everything: %s", out)
 
@@ -107,8 +122,8 @@ func TestEgressFollowsThePolicy(t *testing.T) {
 	assert.GreaterOrEqual(t, verdicts["allowed"], 5.0, "curl's three, git's and the download: %v", verdicts)
 	assert.GreaterOrEqual(t, verdicts["denied"], 6.0, "%v", verdicts)
 
-	open := box(t, a, "open", "egress", "unrestricted")
-	err = a.ApplyNetworkPolicy(ctx, open, paddock.NetworkPolicy{Allow: []string{"pkg.test"}})
+	open := box(t, raw, "open", "egress", "unrestricted")
+	err = paddock.ApplyNetworkPolicy(ctx, a, open, paddock.NetworkPolicy{Allow: []string{"pkg.test"}})
 	var invalid *paddock.InvalidError
 	require.ErrorAs(t, err, &invalid)
 	assert.Contains(t, invalid.Detail, "egress=unrestricted")

@@ -31,7 +31,7 @@ func box(t testing.TB, a *local.Adapter, name string, params ...string) paddock.
 }
 
 // sh spawns `sh -c script`.
-func sh(t testing.TB, a *local.Adapter, h paddock.Handle, script string, opts paddock.SpawnOpts) paddock.Stream {
+func sh(t testing.TB, a paddock.Adapter, h paddock.Handle, script string, opts paddock.SpawnOpts) paddock.Stream {
 	t.Helper()
 	st, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", script), opts)
 	require.NoError(t, err)
@@ -91,7 +91,7 @@ func itoa(n int) string {
 }
 
 // execOut runs a script with Exec and returns its output.
-func execOut(t testing.TB, a *local.Adapter, h paddock.Handle, script string) (string, int) {
+func execOut(t testing.TB, a paddock.Adapter, h paddock.Handle, script string) (string, int) {
 	t.Helper()
 	res, err := a.Exec(ctx, h, paddock.NewCmd("sh", "-c", script), paddock.ExecOpts{})
 	require.NoError(t, err)
