@@ -61,7 +61,7 @@ const egressStartWait = 30 * time.Second
 // "ungated". Exit 5: the image has no paddock-egress. Args: port, pidfile
 var scriptEgress = pathPrelude + `[ "$PADDOCK_EGRESS" = gate ] || { echo ungated; exit 0; }
 command -v paddock-egress >/dev/null || { echo "the image has no paddock-egress" >&2; exit 5; }
-p=$(cat ` + policyDir + "/" + policyFile + ` 2>/dev/null) || p=
+p=$(head -c 1048577 ` + policyDir + "/" + policyFile + ` 2>/dev/null | tr -d "\\n") || p=
 printf '%s\n' "${p:-null}"
 exec paddock-egress "$1" "$2"`
 
@@ -196,7 +196,7 @@ func (a *Adapter) startRelay(ctx context.Context, name string) error {
 	}
 	stop := context.AfterFunc(ctx, func() { _ = c.Close() }) // a relay that does not start in time is ended
 	br := bufio.NewReader(c)
-	first, err := br.ReadString('\n')
+	first, err := readLine(br, maxPolicyLine)
 	if err == nil && first == "ungated\n" {
 		stop()
 		_ = c.Close()
@@ -209,7 +209,7 @@ func (a *Adapter) startRelay(ctx context.Context, name string) error {
 	}
 	var ready string
 	if err == nil {
-		ready, err = br.ReadString('\n')
+		ready, err = readLine(br, len("ready\n"))
 	}
 	if !stop() || err != nil || ready != "ready\n" {
 		_ = c.Close()
@@ -247,6 +247,24 @@ func (a *Adapter) startRelay(ctx context.Context, name string) error {
 		close(l.done)
 	}()
 	return nil
+}
+
+// maxPolicyLine bounds a kept policy as the relay prints it.
+const maxPolicyLine = 1 << 20
+
+// readLine reads one line (with its newline) of at most max bytes.
+func readLine(br *bufio.Reader, max int) (string, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > max {
+			return "", errors.New("docker egress: a line longer than " + strconv.Itoa(max) + " bytes")
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return string(line), err
+		}
+	}
 }
 
 // relayFailed is the error of a relay that ended (or timed out) before
