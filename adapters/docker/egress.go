@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/yamux"
-	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/egress"
@@ -309,42 +308,6 @@ func decodePolicy(line string) ([]string, error) {
 		return nil, err
 	}
 	return r.Allow, nil
-}
-
-// ApplyNetworkPolicy makes p the sandbox's complete egress allow list, at
-// once: connections to names it no longer allows are cut. It is kept with
-// the sandbox (across stops) and enforced by this adapter from now on. A
-// sandbox made with egress=unrestricted refuses it (it has a network of
-// its own), as does an adapter whose image lacks the helpers.
-func (a *Adapter) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p paddock.NetworkPolicy) error {
-	if err := p.Validate(); err != nil {
-		return err
-	}
-	if !a.cfg.Helpers {
-		return &paddock.InvalidError{Detail: paddock.DetailNetworkPolicy + ": docker enforces a policy only with the image's helpers (Config.Helpers)"}
-	}
-	res, err := a.inspect(ctx, h.Name)
-	if err != nil {
-		return err
-	}
-	if res.Container.Config != nil && !gatedEnv(res.Container.Config.Env) {
-		return &paddock.InvalidError{Detail: paddock.DetailNetworkPolicy + ": the sandbox was made with egress=unrestricted: it has a network of its own"}
-	}
-	allow := append([]string{}, p.Allow...)
-	unlock := a.links.lock(h.Name)
-	defer unlock()
-	if err := a.keepPolicy(ctx, res.Container.ID, allow); err != nil {
-		return err
-	}
-	if l := a.links.get(h.Name); l != nil && l.gate != nil && !l.ended() && l.container == res.Container.ID {
-		l.gate.SetPolicy(allow)
-		return nil
-	}
-	if state(res) != container.StateRunning {
-		return nil // enforced from the next start
-	}
-	a.links.drop(h.Name)
-	return a.startRelay(ctx, h.Name)
 }
 
 // gatedEnv reports whether a container's environment says it goes out by

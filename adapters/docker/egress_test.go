@@ -153,20 +153,7 @@ func egressFollowsThePolicy(t *testing.T, runtime string, throughRuntime bool) {
 	out, code = run(b, "curl -sS --max-time 60 --cacert /workspace/ca.pem https://git.test/ 2>&1")
 	assert.Equal(t, 56, code, "an empty list denies everything: %s", out)
 
-	verdicts := map[string]float64{}
-	families, err := reg.Gather()
-	require.NoError(t, err)
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			assert.Equal(t, "docker", labels["provider"], "no other label but the verdict")
-			assert.Len(t, labels, 2)
-			verdicts[labels["verdict"]] += m.GetCounter().GetValue()
-		}
-	}
+	verdicts := egresstest.Verdicts(t, reg, "docker")
 	assert.GreaterOrEqual(t, verdicts["allowed"], 6.0, "curl's, git's, the download and the kept list's: %v", verdicts)
 	assert.GreaterOrEqual(t, verdicts["denied"], 7.0, "%v", verdicts)
 }

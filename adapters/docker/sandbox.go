@@ -375,3 +375,39 @@ func (a *Adapter) execGate(name string) *sync.RWMutex {
 func (a *Adapter) Resume(ctx context.Context, h paddock.Handle) (paddock.Handle, error) {
 	return a.adopt(ctx, h.Name, paddock.Lease{})
 }
+
+// ApplyNetworkPolicy makes p the sandbox's complete egress allow list, at
+// once: connections to names it no longer allows are cut. It is kept with
+// the sandbox (across stops) and enforced by this adapter from now on. A
+// sandbox made with egress=unrestricted refuses it (it has a network of
+// its own), as does an adapter whose image lacks the helpers.
+func (a *Adapter) ApplyNetworkPolicy(ctx context.Context, h paddock.Handle, p paddock.NetworkPolicy) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if !a.cfg.Helpers {
+		return &paddock.InvalidError{Detail: paddock.DetailNetworkPolicy + ": docker enforces a policy only with the image's helpers (Config.Helpers)"}
+	}
+	res, err := a.inspect(ctx, h.Name)
+	if err != nil {
+		return err
+	}
+	if res.Container.Config != nil && !gatedEnv(res.Container.Config.Env) {
+		return &paddock.InvalidError{Detail: paddock.DetailNetworkPolicy + ": the sandbox was made with egress=unrestricted: it has a network of its own"}
+	}
+	allow := append([]string{}, p.Allow...)
+	unlock := a.links.lock(h.Name)
+	defer unlock()
+	if err := a.keepPolicy(ctx, res.Container.ID, allow); err != nil {
+		return err
+	}
+	if l := a.links.get(h.Name); l != nil && l.gate != nil && !l.ended() && l.container == res.Container.ID {
+		l.gate.SetPolicy(allow)
+		return nil
+	}
+	if state(res) != container.StateRunning {
+		return nil // enforced from the next start
+	}
+	a.links.drop(h.Name)
+	return a.startRelay(ctx, h.Name)
+}

@@ -85,6 +85,7 @@ func egressFollowsThePolicy(t *testing.T, throughRuntime bool) {
 		{"TCP past the proxy, as root", `[ "$(id -u)" = 0 ] && curl -sS --noproxy '*' --max-time 60 http://192.0.2.10/`},
 		{"UDP", `bash -c 'echo x > /dev/udp/192.0.2.1/53'`},
 		{"DNS", `getent hosts paddock-egress-test.example`},
+		{"IPv6", `curl -sS --noproxy '*' --max-time 60 'http://[2001:db8::1]/'`},
 	} {
 		out, code := execOut(t, a, h, tc.script+" 2>&1")
 		assert.NotEqual(t, 0, code, "%s: %s", tc.what, out)
@@ -105,25 +106,12 @@ func egressFollowsThePolicy(t *testing.T, throughRuntime bool) {
 	out, code = curl("https://git.test/")
 	assert.Equal(t, 56, code, "an empty list denies everything: %s", out)
 
-	verdicts := map[string]float64{}
-	families, err := reg.Gather()
-	require.NoError(t, err)
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			assert.Equal(t, "local", labels["provider"], "no other label but the verdict")
-			assert.Len(t, labels, 2)
-			verdicts[labels["verdict"]] += m.GetCounter().GetValue()
-		}
-	}
+	verdicts := egresstest.Verdicts(t, reg, "local")
 	assert.GreaterOrEqual(t, verdicts["allowed"], 5.0, "curl's three, git's and the download: %v", verdicts)
 	assert.GreaterOrEqual(t, verdicts["denied"], 6.0, "%v", verdicts)
 
 	open := box(t, raw, "open", "egress", "unrestricted")
-	err = paddock.ApplyNetworkPolicy(ctx, a, open, paddock.NetworkPolicy{Allow: []string{"pkg.test"}})
+	err := paddock.ApplyNetworkPolicy(ctx, a, open, paddock.NetworkPolicy{Allow: []string{"pkg.test"}})
 	var invalid *paddock.InvalidError
 	require.ErrorAs(t, err, &invalid)
 	assert.Contains(t, invalid.Detail, "egress=unrestricted")
