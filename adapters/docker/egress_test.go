@@ -109,8 +109,11 @@ func egressFollowsThePolicy(t *testing.T, runtime string, throughRuntime bool) {
 		out, code := run(a, tc.script+" 2>&1")
 		assert.NotEqual(t, 0, code, "%s: %s", tc.what, out)
 	}
-	// Root in the sandbox (only the engine can start one) has no
-	// route out either, and cannot make one.
+	// The sandbox's user cannot rewrite the kept policy; root in the
+	// sandbox (only the engine can start one) has no route out either,
+	// and cannot make one.
+	out, code = run(a, `echo '{"allow":["denied.test"]}' > /var/lib/paddock/policy.json`)
+	assert.NotEqual(t, 0, code, "the kept policy is root's: %s", out)
 	for _, script := range []string{`curl -sS --noproxy '*' --max-time 60 http://192.0.2.10/`, `ip route add default dev lo`, `ip link add x type dummy`} {
 		out, code := dockertest.ExecAsRoot(t, docker.ContainerName(h.Name), script)
 		assert.NotEqual(t, 0, code, "as root: %s: %s", script, out)
