@@ -124,6 +124,23 @@ type Checkpointer interface {
 	ListCheckpoints(ctx context.Context, h Handle) ([]Checkpoint, error)
 }
 
+// CheckpointDeleter is implemented by adapters that remove checkpoints
+// (alongside CapCheckpoint).
+type CheckpointDeleter interface {
+	// DeleteCheckpoint removes one of the sandbox's checkpoints; an absent
+	// one is success.
+	DeleteCheckpoint(ctx context.Context, h Handle, checkpointID string) error
+}
+
+// Forker is implemented by adapters offering CapFork.
+type Forker interface {
+	// Fork makes a new sandbox named name from the checkpoint checkpointID
+	// of h's sandbox, holding that checkpoint's content; h's sandbox is
+	// untouched. A taken name is already_exists, an unknown checkpoint
+	// not_found. Arguments arrive validated.
+	Fork(ctx context.Context, h Handle, checkpointID, name string, opts ForkOpts) (Handle, error)
+}
+
 // SessionTerminator is implemented by adapters offering CapTerminateSession.
 type SessionTerminator interface {
 	// TerminateSession stops one session without touching the sandbox or
@@ -251,6 +268,41 @@ func ListCheckpoints(ctx context.Context, a Adapter, h Handle) ([]Checkpoint, er
 		return nil, err
 	}
 	return c.ListCheckpoints(ctx, h)
+}
+
+// DeleteCheckpoint removes a checkpoint through a's CheckpointDeleter, or
+// answers ErrNotSupported without CapCheckpoint or the method.
+func DeleteCheckpoint(ctx context.Context, a Adapter, h Handle, checkpointID string) error {
+	if _, err := checkpointer(a); err != nil {
+		return err
+	}
+	d, ok := a.(CheckpointDeleter)
+	if !ok {
+		return ErrNotSupported
+	}
+	if checkpointID == "" {
+		return &InvalidError{Detail: DetailCheckpointID}
+	}
+	return d.DeleteCheckpoint(ctx, h, checkpointID)
+}
+
+// Fork validates the new name and the checkpoint id, then makes a new
+// sandbox from the checkpoint through a's Forker, or answers
+// ErrNotSupported without CapFork.
+func Fork(ctx context.Context, a Adapter, h Handle, checkpointID, name string, opts ForkOpts) (Handle, error) {
+	f, ok := a.(Forker)
+	if !ok || !Supports(a, CapFork) {
+		return Handle{}, ErrNotSupported
+	}
+	for _, n := range []string{h.Name, name} { // the source, and the new sandbox
+		if err := ValidateSandboxName(n); err != nil {
+			return Handle{}, err
+		}
+	}
+	if checkpointID == "" {
+		return Handle{}, &InvalidError{Detail: DetailCheckpointID}
+	}
+	return f.Fork(ctx, h, checkpointID, name, opts)
 }
 
 // TerminateSession applies the facade's order of checks

@@ -29,6 +29,7 @@ const (
 	CapSignal                Capability = "signal"                  // signals delivered to a live command
 	CapResize                Capability = "resize"                  // a TTY's initial size and resizing it live
 	CapWatch                 Capability = "watch"                   // a directory's changes as a stream of events
+	CapFork                  Capability = "fork"                    // a new sandbox started from a checkpoint
 )
 
 // AllCapabilities returns the closed set, in the order above.
@@ -37,7 +38,7 @@ func AllCapabilities() []Capability {
 		CapSuspend, CapNetworkPolicy, CapCheckpoint, CapCreateCheckpointOnce,
 		CapAttach, CapTTY, CapPublicURL, CapTerminateSession,
 		CapForceTerminateSession, CapCreateNew, CapDestroyOnce, CapExpose,
-		CapNamedSpawn, CapFiles, CapSignal, CapResize, CapWatch,
+		CapNamedSpawn, CapFiles, CapSignal, CapResize, CapWatch, CapFork,
 	}
 }
 

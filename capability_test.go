@@ -12,7 +12,7 @@ import (
 
 func TestCapabilitySet(t *testing.T) {
 	t.Parallel()
-	assert.Len(t, paddock.AllCapabilities(), 17, "the contract's eleven plus expose, named_spawn, files, signal, resize and watch")
+	assert.Len(t, paddock.AllCapabilities(), 18, "the contract's eleven plus expose, named_spawn, files, signal, resize, watch and fork")
 	for _, c := range paddock.AllCapabilities() {
 		assert.True(t, c.Known(), c)
 	}

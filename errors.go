@@ -338,17 +338,21 @@ const (
 	DetailCheckpointTimeout     = "checkpoint_timeout"
 	DetailCheckpointOperationID = "checkpoint_operation_id"
 	DetailCheckpointOptions     = "checkpoint_options"
-	DetailCommand               = "command"        // a Cmd that cannot run: empty path, NUL bytes, bad env
-	DetailExecOptions           = "exec_options"   // an ExecOpts out of bounds
-	DetailSpawnOptions          = "spawn_options"  // a SpawnOpts out of bounds or a bad session name
-	DetailSessionID             = "session_id"     // a session id that does not match SessionIDPattern
-	DetailNetworkPolicy         = "network_policy" // an allow entry that is not a domain rule
-	DetailExposeOptions         = "expose_options" // a port outside 1..65535 or a TTL out of bounds
-	DetailSandboxName           = "sandbox_name"   // an empty or malformed sandbox name
-	DetailPath                  = "path"           // an empty or relative file path
-	DetailBackoffOptions        = "backoff_options"
-	DetailSignal                = "signal"    // a signal outside the contract's set
-	DetailTermSize              = "term_size" // a terminal size outside 1..1000
+	DetailCheckpointID          = "checkpoint_id" // an empty checkpoint id
+	// DetailCheckpointLimit: the adapter keeps as many checkpoints (or
+	// bytes of them) as it may; delete one first.
+	DetailCheckpointLimit = "checkpoint_limit"
+	DetailCommand         = "command"        // a Cmd that cannot run: empty path, NUL bytes, bad env
+	DetailExecOptions     = "exec_options"   // an ExecOpts out of bounds
+	DetailSpawnOptions    = "spawn_options"  // a SpawnOpts out of bounds or a bad session name
+	DetailSessionID       = "session_id"     // a session id that does not match SessionIDPattern
+	DetailNetworkPolicy   = "network_policy" // an allow entry that is not a domain rule
+	DetailExposeOptions   = "expose_options" // a port outside 1..65535 or a TTL out of bounds
+	DetailSandboxName     = "sandbox_name"   // an empty or malformed sandbox name
+	DetailPath            = "path"           // an empty or relative file path
+	DetailBackoffOptions  = "backoff_options"
+	DetailSignal          = "signal"    // a signal outside the contract's set
+	DetailTermSize        = "term_size" // a terminal size outside 1..1000
 	// DetailExecOutputLimit: the command printed more than ExecOpts.MaxOutput
 	// and was stopped. It is invalid, not unavailable, because the outcome
 	// is known and the same request would fail the same way: raise the cap
@@ -377,8 +381,11 @@ const (
 	DetailTerminationTimeout         = "termination_timeout"
 	DetailCheckpointUnconfirmed      = "checkpoint_unconfirmed"
 	DetailCheckpointTransportFailed  = "checkpoint_transport_failed"
-	DetailExecTimeout                = "exec_timeout"
-	DetailClosedBeforeExit           = "closed_before_exit"
+	// DetailCheckpointRestored: the command was stopped because its
+	// sandbox was restored to a checkpoint.
+	DetailCheckpointRestored = "checkpoint_restored"
+	DetailExecTimeout        = "exec_timeout"
+	DetailClosedBeforeExit   = "closed_before_exit"
 	// DetailOutputTruncated: the command ended, but its output could not
 	// be read to the end (a process kept it open even after being killed),
 	// so its exit is not reported as if the output were whole.
@@ -399,13 +406,13 @@ func DetailTokens() []string {
 	return []string{
 		DetailCreateTimeout, DetailCreateOptions, DetailDeleteTimeout, DetailDeleteOptions,
 		DetailTerminationRequest, DetailCheckpointTimeout, DetailCheckpointOperationID,
-		DetailCheckpointOptions, DetailCommand, DetailExecOptions, DetailSpawnOptions,
+		DetailCheckpointOptions, DetailCheckpointID, DetailCheckpointLimit, DetailCommand, DetailExecOptions, DetailSpawnOptions,
 		DetailSessionID, DetailNetworkPolicy, DetailExposeOptions, DetailSandboxName,
 		DetailPath, DetailBackoffOptions, DetailSignal, DetailTermSize,
 		DetailExecOutputLimit, DetailSessionOutputLimit, DetailFileTooLarge, DetailFileSource, DetailCreateUnconfirmed,
 		DetailCreateTransportFailed, DetailDeleteUnconfirmed, DetailDeleteTransportFailed,
 		DetailTerminationUnconfirmed, DetailTerminationTransportFailed, DetailTerminationTimeout,
-		DetailCheckpointUnconfirmed, DetailCheckpointTransportFailed, DetailExecTimeout,
+		DetailCheckpointUnconfirmed, DetailCheckpointTransportFailed, DetailCheckpointRestored, DetailExecTimeout,
 		DetailClosedBeforeExit, DetailOutputTruncated, DetailStartTimeout,
 		DetailWatchOverflow, DetailTimeout, DetailException,
 	}

@@ -193,6 +193,19 @@ type Checkpoint struct {
 	ID        string    `json:"id"`
 	Comment   string    `json:"comment,omitempty"`
 	CreatedAt time.Time `json:"created_at,omitzero"`
+	// Memory says the checkpoint holds the machine's memory (its running
+	// processes) as well as its files; false: files only, so a restore or
+	// a fork starts with no command running.
+	Memory bool `json:"memory,omitempty"`
+	// Size is the bytes it holds, where the provider says (0: not said).
+	Size int64 `json:"size,omitempty"`
+}
+
+// ForkOpts are the options of Fork.
+type ForkOpts struct {
+	// Lease is the new sandbox's first lease (the zero Lease: the
+	// adapter's owner, no end), as CreateOpts.Lease.
+	Lease Lease
 }
 
 // CheckpointOpts are the options of CreateCheckpoint.

@@ -54,6 +54,8 @@ func init() {
 		declare(nil, (*sandboxActor).createCheckpointOnce),
 		declare(nil, (*sandboxActor).restoreCheckpoint),
 		declare(nil, (*sandboxActor).listCheckpoints),
+		declare(nil, (*sandboxActor).deleteCheckpoint),
+		declare(routeByName[*messages.ForkRequest], (*sandboxActor).fork),
 		declare(nil, (*sandboxActor).writeFile),
 		declare(nil, (*sandboxActor).readFile),
 		declare(nil, (*sandboxActor).listDir),

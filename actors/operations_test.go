@@ -49,7 +49,7 @@ func (r *recorder) count(method string) int {
 func (r *recorder) Capabilities() paddock.CapabilitySet {
 	r.saw("Capabilities")
 	return paddock.NewCapabilitySet(append(fake.Capabilities().List(),
-		paddock.CapCheckpoint, paddock.CapCreateCheckpointOnce, paddock.CapDestroyOnce, paddock.CapSignal, paddock.CapResize)...)
+		paddock.CapCheckpoint, paddock.CapCreateCheckpointOnce, paddock.CapDestroyOnce, paddock.CapSignal, paddock.CapResize, paddock.CapFork)...)
 }
 
 func (r *recorder) Create(ctx context.Context, name string, o paddock.CreateOpts) (paddock.Handle, error) {
@@ -131,6 +131,14 @@ func (r *recorder) RestoreCheckpoint(context.Context, paddock.Handle, string) er
 func (r *recorder) ListCheckpoints(context.Context, paddock.Handle) ([]paddock.Checkpoint, error) {
 	r.saw("ListCheckpoints")
 	return nil, nil
+}
+func (r *recorder) DeleteCheckpoint(context.Context, paddock.Handle, string) error {
+	r.saw("DeleteCheckpoint")
+	return nil
+}
+func (r *recorder) Fork(ctx context.Context, _ paddock.Handle, _, name string, _ paddock.ForkOpts) (paddock.Handle, error) {
+	r.saw("Fork")
+	return r.Adapter.Create(ctx, name, paddock.CreateOpts{})
 }
 func (r *recorder) WriteFile(ctx context.Context, h paddock.Handle, path string, mode fs.FileMode, data io.Reader) error {
 	r.saw("WriteFile")
@@ -437,6 +445,19 @@ var reach = map[string]struct {
 			return f.raw(t, &messages.ListCheckpointsRequest{Id: "r", Handle: f.hm()})
 		},
 		func(t *testing.T, f *opFixture) error { _, err := f.v.ListCheckpoints(ctx, f.h); return err }},
+	"delete_checkpoint": {"DeleteCheckpoint",
+		func(t *testing.T, f *opFixture) error {
+			return f.raw(t, &messages.DeleteCheckpointRequest{Id: "r", Handle: f.hm(), CheckpointId: "cp-1"})
+		},
+		func(t *testing.T, f *opFixture) error { return f.v.DeleteCheckpoint(ctx, f.h, "cp-1") }},
+	"fork": {"Fork",
+		func(t *testing.T, f *opFixture) error {
+			return f.raw(t, &messages.ForkRequest{Id: "r", Provider: "fake", Name: "fork-2", Source: f.hm(), CheckpointId: "cp-1"})
+		},
+		func(t *testing.T, f *opFixture) error {
+			_, err := f.v.Fork(ctx, f.h, "cp-1", "fork-3", paddock.ForkOpts{})
+			return err
+		}},
 	"write_file": {"WriteFile",
 		func(t *testing.T, f *opFixture) error {
 			return f.raw(t, &messages.WriteFileRequest{Id: "r", Handle: f.hm(), Path: "/f", Mode: 0o644, Data: []byte("x")})
@@ -589,7 +610,7 @@ func TestEveryHandleOperationValidatesTheNameFirst(t *testing.T) {
 			assert.Contains(t, err.Error(), paddock.DetailSandboxName)
 		})
 	}
-	assert.Equal(t, 26, checked, "the operations addressed by a handle")
+	assert.Equal(t, 27, checked, "the operations addressed by a handle")
 	assert.Zero(t, total(), "nothing reached the adapter")
 }
 

@@ -247,6 +247,22 @@ func (s *sandboxActor) listCheckpoints(cl opCall, _ *messages.ListCheckpointsReq
 	return reply, nil
 }
 
+func (s *sandboxActor) deleteCheckpoint(cl opCall, m *messages.DeleteCheckpointRequest) (*messages.DeleteCheckpointReply, error) {
+	return &messages.DeleteCheckpointReply{}, paddock.DeleteCheckpoint(cl.ctx, s.a, cl.h, m.GetCheckpointId())
+}
+
+// fork makes this actor's sandbox from a checkpoint of the request's
+// source, and holds its lease as create does.
+func (s *sandboxActor) fork(cl opCall, m *messages.ForkRequest) (*messages.ForkReply, error) {
+	got, err := paddock.Fork(cl.ctx, s.a, wire.HandleFromMessage(m.GetSource()), m.GetCheckpointId(), s.name, paddock.ForkOpts{Lease: s.rt.lease()})
+	if err != nil {
+		return nil, err
+	}
+	s.rt.leases.hold(s.provider, s.name)
+	cl.e.Send(cl.self, handleUpdate{got})
+	return &messages.ForkReply{Handle: wire.HandleMessage(got)}, nil
+}
+
 // writeFile writes the caller's reader of a file stream, or the bytes the
 // message carries.
 func (s *sandboxActor) writeFile(cl opCall, m *messages.WriteFileRequest) (*messages.WriteFileReply, error) {

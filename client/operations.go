@@ -170,6 +170,22 @@ func (c *Client) ListCheckpoints(ctx context.Context, h paddock.Handle) ([]paddo
 	return wire.All(r.GetCheckpoints(), wire.CheckpointFromMessage), nil
 }
 
+func (c *Client) DeleteCheckpoint(ctx context.Context, h paddock.Handle, checkpointID string) error {
+	_, err := call[*messages.DeleteCheckpointReply](ctx, c, h, &messages.DeleteCheckpointRequest{Handle: wire.HandleMessage(h), CheckpointId: checkpointID})
+	return err
+}
+
+// Fork asks the runtime for the new sandbox name, made from a checkpoint
+// of h's sandbox; the runtime holds its lease as it holds a created one's.
+func (c *Client) Fork(ctx context.Context, h paddock.Handle, checkpointID, name string, _ paddock.ForkOpts) (paddock.Handle, error) {
+	r, err := call[*messages.ForkReply](ctx, c, c.BuildHandle(name), &messages.ForkRequest{Provider: string(c.p), Name: name,
+		Source: wire.HandleMessage(h), CheckpointId: checkpointID})
+	if err != nil {
+		return paddock.Handle{}, err
+	}
+	return wire.HandleFromMessage(r.GetHandle()), nil
+}
+
 // WriteFile streams r into path through the transport; the path is
 // validated before anything is sent.
 func (c *Client) WriteFile(ctx context.Context, h paddock.Handle, path string, mode fs.FileMode, r io.Reader) error {

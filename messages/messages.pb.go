@@ -1292,6 +1292,8 @@ type Checkpoint struct {
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Comment       string                 `protobuf:"bytes,2,opt,name=comment,proto3" json:"comment,omitempty"`
 	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	Memory        bool                   `protobuf:"varint,4,opt,name=memory,proto3" json:"memory,omitempty"` // it holds the machine's memory too (else files only)
+	Size          int64                  `protobuf:"varint,5,opt,name=size,proto3" json:"size,omitempty"`     // the bytes it holds, where the provider says
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1345,6 +1347,20 @@ func (x *Checkpoint) GetCreatedAt() *timestamppb.Timestamp {
 		return x.CreatedAt
 	}
 	return nil
+}
+
+func (x *Checkpoint) GetMemory() bool {
+	if x != nil {
+		return x.Memory
+	}
+	return false
+}
+
+func (x *Checkpoint) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
 }
 
 // Preview carries its token to the caller who exposed the port. The runtime
@@ -4751,6 +4767,256 @@ func (x *ListCheckpointsReply) GetFailure() *Failure {
 	return nil
 }
 
+type DeleteCheckpointRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Handle        *Handle                `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
+	CheckpointId  string                 `protobuf:"bytes,3,opt,name=checkpoint_id,json=checkpointId,proto3" json:"checkpoint_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteCheckpointRequest) Reset() {
+	*x = DeleteCheckpointRequest{}
+	mi := &file_messages_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteCheckpointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteCheckpointRequest) ProtoMessage() {}
+
+func (x *DeleteCheckpointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteCheckpointRequest.ProtoReflect.Descriptor instead.
+func (*DeleteCheckpointRequest) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *DeleteCheckpointRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *DeleteCheckpointRequest) GetHandle() *Handle {
+	if x != nil {
+		return x.Handle
+	}
+	return nil
+}
+
+func (x *DeleteCheckpointRequest) GetCheckpointId() string {
+	if x != nil {
+		return x.CheckpointId
+	}
+	return ""
+}
+
+type DeleteCheckpointReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Failure       *Failure               `protobuf:"bytes,2,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteCheckpointReply) Reset() {
+	*x = DeleteCheckpointReply{}
+	mi := &file_messages_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteCheckpointReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteCheckpointReply) ProtoMessage() {}
+
+func (x *DeleteCheckpointReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteCheckpointReply.ProtoReflect.Descriptor instead.
+func (*DeleteCheckpointReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *DeleteCheckpointReply) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *DeleteCheckpointReply) GetFailure() *Failure {
+	if x != nil {
+		return x.Failure
+	}
+	return nil
+}
+
+// ForkRequest makes the sandbox name (of provider) from a checkpoint of
+// the sandbox source; it is routed, as a creation is, by the new name.
+type ForkRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Provider      string                 `protobuf:"bytes,2,opt,name=provider,proto3" json:"provider,omitempty"`
+	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Source        *Handle                `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	CheckpointId  string                 `protobuf:"bytes,5,opt,name=checkpoint_id,json=checkpointId,proto3" json:"checkpoint_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForkRequest) Reset() {
+	*x = ForkRequest{}
+	mi := &file_messages_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForkRequest) ProtoMessage() {}
+
+func (x *ForkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
+func (*ForkRequest) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *ForkRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ForkRequest) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *ForkRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ForkRequest) GetSource() *Handle {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
+func (x *ForkRequest) GetCheckpointId() string {
+	if x != nil {
+		return x.CheckpointId
+	}
+	return ""
+}
+
+type ForkReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Handle        *Handle                `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
+	Failure       *Failure               `protobuf:"bytes,3,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForkReply) Reset() {
+	*x = ForkReply{}
+	mi := &file_messages_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForkReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForkReply) ProtoMessage() {}
+
+func (x *ForkReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForkReply.ProtoReflect.Descriptor instead.
+func (*ForkReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *ForkReply) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ForkReply) GetHandle() *Handle {
+	if x != nil {
+		return x.Handle
+	}
+	return nil
+}
+
+func (x *ForkReply) GetFailure() *Failure {
+	if x != nil {
+		return x.Failure
+	}
+	return nil
+}
+
 type WriteFileRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -4764,7 +5030,7 @@ type WriteFileRequest struct {
 
 func (x *WriteFileRequest) Reset() {
 	*x = WriteFileRequest{}
-	mi := &file_messages_proto_msgTypes[71]
+	mi := &file_messages_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4776,7 +5042,7 @@ func (x *WriteFileRequest) String() string {
 func (*WriteFileRequest) ProtoMessage() {}
 
 func (x *WriteFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[71]
+	mi := &file_messages_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4789,7 +5055,7 @@ func (x *WriteFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteFileRequest.ProtoReflect.Descriptor instead.
 func (*WriteFileRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{71}
+	return file_messages_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *WriteFileRequest) GetId() string {
@@ -4837,7 +5103,7 @@ type WriteFileReply struct {
 
 func (x *WriteFileReply) Reset() {
 	*x = WriteFileReply{}
-	mi := &file_messages_proto_msgTypes[72]
+	mi := &file_messages_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4849,7 +5115,7 @@ func (x *WriteFileReply) String() string {
 func (*WriteFileReply) ProtoMessage() {}
 
 func (x *WriteFileReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[72]
+	mi := &file_messages_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4862,7 +5128,7 @@ func (x *WriteFileReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteFileReply.ProtoReflect.Descriptor instead.
 func (*WriteFileReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{72}
+	return file_messages_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *WriteFileReply) GetId() string {
@@ -4890,7 +5156,7 @@ type ReadFileRequest struct {
 
 func (x *ReadFileRequest) Reset() {
 	*x = ReadFileRequest{}
-	mi := &file_messages_proto_msgTypes[73]
+	mi := &file_messages_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4902,7 +5168,7 @@ func (x *ReadFileRequest) String() string {
 func (*ReadFileRequest) ProtoMessage() {}
 
 func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[73]
+	mi := &file_messages_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4915,7 +5181,7 @@ func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileRequest.ProtoReflect.Descriptor instead.
 func (*ReadFileRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{73}
+	return file_messages_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *ReadFileRequest) GetId() string {
@@ -4950,7 +5216,7 @@ type ReadFileReply struct {
 
 func (x *ReadFileReply) Reset() {
 	*x = ReadFileReply{}
-	mi := &file_messages_proto_msgTypes[74]
+	mi := &file_messages_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4962,7 +5228,7 @@ func (x *ReadFileReply) String() string {
 func (*ReadFileReply) ProtoMessage() {}
 
 func (x *ReadFileReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[74]
+	mi := &file_messages_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4975,7 +5241,7 @@ func (x *ReadFileReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileReply.ProtoReflect.Descriptor instead.
 func (*ReadFileReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{74}
+	return file_messages_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *ReadFileReply) GetId() string {
@@ -5010,7 +5276,7 @@ type ListDirRequest struct {
 
 func (x *ListDirRequest) Reset() {
 	*x = ListDirRequest{}
-	mi := &file_messages_proto_msgTypes[75]
+	mi := &file_messages_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5022,7 +5288,7 @@ func (x *ListDirRequest) String() string {
 func (*ListDirRequest) ProtoMessage() {}
 
 func (x *ListDirRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[75]
+	mi := &file_messages_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5035,7 +5301,7 @@ func (x *ListDirRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDirRequest.ProtoReflect.Descriptor instead.
 func (*ListDirRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{75}
+	return file_messages_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *ListDirRequest) GetId() string {
@@ -5070,7 +5336,7 @@ type ListDirReply struct {
 
 func (x *ListDirReply) Reset() {
 	*x = ListDirReply{}
-	mi := &file_messages_proto_msgTypes[76]
+	mi := &file_messages_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5082,7 +5348,7 @@ func (x *ListDirReply) String() string {
 func (*ListDirReply) ProtoMessage() {}
 
 func (x *ListDirReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[76]
+	mi := &file_messages_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5095,7 +5361,7 @@ func (x *ListDirReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDirReply.ProtoReflect.Descriptor instead.
 func (*ListDirReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{76}
+	return file_messages_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *ListDirReply) GetId() string {
@@ -5130,7 +5396,7 @@ type StatRequest struct {
 
 func (x *StatRequest) Reset() {
 	*x = StatRequest{}
-	mi := &file_messages_proto_msgTypes[77]
+	mi := &file_messages_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5142,7 +5408,7 @@ func (x *StatRequest) String() string {
 func (*StatRequest) ProtoMessage() {}
 
 func (x *StatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[77]
+	mi := &file_messages_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5155,7 +5421,7 @@ func (x *StatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatRequest.ProtoReflect.Descriptor instead.
 func (*StatRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{77}
+	return file_messages_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *StatRequest) GetId() string {
@@ -5190,7 +5456,7 @@ type StatReply struct {
 
 func (x *StatReply) Reset() {
 	*x = StatReply{}
-	mi := &file_messages_proto_msgTypes[78]
+	mi := &file_messages_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5202,7 +5468,7 @@ func (x *StatReply) String() string {
 func (*StatReply) ProtoMessage() {}
 
 func (x *StatReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[78]
+	mi := &file_messages_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5215,7 +5481,7 @@ func (x *StatReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatReply.ProtoReflect.Descriptor instead.
 func (*StatReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{78}
+	return file_messages_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *StatReply) GetId() string {
@@ -5251,7 +5517,7 @@ type RemoveRequest struct {
 
 func (x *RemoveRequest) Reset() {
 	*x = RemoveRequest{}
-	mi := &file_messages_proto_msgTypes[79]
+	mi := &file_messages_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5263,7 +5529,7 @@ func (x *RemoveRequest) String() string {
 func (*RemoveRequest) ProtoMessage() {}
 
 func (x *RemoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[79]
+	mi := &file_messages_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5276,7 +5542,7 @@ func (x *RemoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveRequest.ProtoReflect.Descriptor instead.
 func (*RemoveRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{79}
+	return file_messages_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *RemoveRequest) GetId() string {
@@ -5317,7 +5583,7 @@ type RemoveReply struct {
 
 func (x *RemoveReply) Reset() {
 	*x = RemoveReply{}
-	mi := &file_messages_proto_msgTypes[80]
+	mi := &file_messages_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5329,7 +5595,7 @@ func (x *RemoveReply) String() string {
 func (*RemoveReply) ProtoMessage() {}
 
 func (x *RemoveReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[80]
+	mi := &file_messages_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5342,7 +5608,7 @@ func (x *RemoveReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveReply.ProtoReflect.Descriptor instead.
 func (*RemoveReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{80}
+	return file_messages_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *RemoveReply) GetId() string {
@@ -5371,7 +5637,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_messages_proto_msgTypes[81]
+	mi := &file_messages_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5383,7 +5649,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[81]
+	mi := &file_messages_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5396,7 +5662,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{81}
+	return file_messages_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *RenameRequest) GetId() string {
@@ -5437,7 +5703,7 @@ type RenameReply struct {
 
 func (x *RenameReply) Reset() {
 	*x = RenameReply{}
-	mi := &file_messages_proto_msgTypes[82]
+	mi := &file_messages_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5449,7 +5715,7 @@ func (x *RenameReply) String() string {
 func (*RenameReply) ProtoMessage() {}
 
 func (x *RenameReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[82]
+	mi := &file_messages_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5462,7 +5728,7 @@ func (x *RenameReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameReply.ProtoReflect.Descriptor instead.
 func (*RenameReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{82}
+	return file_messages_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *RenameReply) GetId() string {
@@ -5492,7 +5758,7 @@ type MakeDirRequest struct {
 
 func (x *MakeDirRequest) Reset() {
 	*x = MakeDirRequest{}
-	mi := &file_messages_proto_msgTypes[83]
+	mi := &file_messages_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5504,7 +5770,7 @@ func (x *MakeDirRequest) String() string {
 func (*MakeDirRequest) ProtoMessage() {}
 
 func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[83]
+	mi := &file_messages_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5517,7 +5783,7 @@ func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeDirRequest.ProtoReflect.Descriptor instead.
 func (*MakeDirRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{83}
+	return file_messages_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *MakeDirRequest) GetId() string {
@@ -5565,7 +5831,7 @@ type MakeDirReply struct {
 
 func (x *MakeDirReply) Reset() {
 	*x = MakeDirReply{}
-	mi := &file_messages_proto_msgTypes[84]
+	mi := &file_messages_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5577,7 +5843,7 @@ func (x *MakeDirReply) String() string {
 func (*MakeDirReply) ProtoMessage() {}
 
 func (x *MakeDirReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[84]
+	mi := &file_messages_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5590,7 +5856,7 @@ func (x *MakeDirReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeDirReply.ProtoReflect.Descriptor instead.
 func (*MakeDirReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{84}
+	return file_messages_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *MakeDirReply) GetId() string {
@@ -5619,7 +5885,7 @@ type ExposeRequest struct {
 
 func (x *ExposeRequest) Reset() {
 	*x = ExposeRequest{}
-	mi := &file_messages_proto_msgTypes[85]
+	mi := &file_messages_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5631,7 +5897,7 @@ func (x *ExposeRequest) String() string {
 func (*ExposeRequest) ProtoMessage() {}
 
 func (x *ExposeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[85]
+	mi := &file_messages_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5644,7 +5910,7 @@ func (x *ExposeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExposeRequest.ProtoReflect.Descriptor instead.
 func (*ExposeRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{85}
+	return file_messages_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *ExposeRequest) GetId() string {
@@ -5686,7 +5952,7 @@ type ExposeReply struct {
 
 func (x *ExposeReply) Reset() {
 	*x = ExposeReply{}
-	mi := &file_messages_proto_msgTypes[86]
+	mi := &file_messages_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5698,7 +5964,7 @@ func (x *ExposeReply) String() string {
 func (*ExposeReply) ProtoMessage() {}
 
 func (x *ExposeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[86]
+	mi := &file_messages_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5711,7 +5977,7 @@ func (x *ExposeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExposeReply.ProtoReflect.Descriptor instead.
 func (*ExposeReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{86}
+	return file_messages_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *ExposeReply) GetId() string {
@@ -5746,7 +6012,7 @@ type RevokeRequest struct {
 
 func (x *RevokeRequest) Reset() {
 	*x = RevokeRequest{}
-	mi := &file_messages_proto_msgTypes[87]
+	mi := &file_messages_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5758,7 +6024,7 @@ func (x *RevokeRequest) String() string {
 func (*RevokeRequest) ProtoMessage() {}
 
 func (x *RevokeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[87]
+	mi := &file_messages_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5771,7 +6037,7 @@ func (x *RevokeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeRequest.ProtoReflect.Descriptor instead.
 func (*RevokeRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{87}
+	return file_messages_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *RevokeRequest) GetId() string {
@@ -5805,7 +6071,7 @@ type RevokeReply struct {
 
 func (x *RevokeReply) Reset() {
 	*x = RevokeReply{}
-	mi := &file_messages_proto_msgTypes[88]
+	mi := &file_messages_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5817,7 +6083,7 @@ func (x *RevokeReply) String() string {
 func (*RevokeReply) ProtoMessage() {}
 
 func (x *RevokeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[88]
+	mi := &file_messages_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5830,7 +6096,7 @@ func (x *RevokeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeReply.ProtoReflect.Descriptor instead.
 func (*RevokeReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{88}
+	return file_messages_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *RevokeReply) GetId() string {
@@ -5941,13 +6207,15 @@ const file_messages_proto_rawDesc = "" +
 	"\texit_code\x18\b \x01(\x05H\x00R\bexitCode\x88\x01\x01\x12\x18\n" +
 	"\afailure\x18\t \x01(\tR\afailureB\f\n" +
 	"\n" +
-	"_exit_code\"q\n" +
+	"_exit_code\"\x9d\x01\n" +
 	"\n" +
 	"Checkpoint\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\acomment\x18\x02 \x01(\tR\acomment\x129\n" +
 	"\n" +
-	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\x80\x01\n" +
+	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x16\n" +
+	"\x06memory\x18\x04 \x01(\bR\x06memory\x12\x12\n" +
+	"\x04size\x18\x05 \x01(\x03R\x04size\"\x80\x01\n" +
 	"\aPreview\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x12\n" +
 	"\x04port\x18\x02 \x01(\x05R\x04port\x12\x14\n" +
@@ -6194,6 +6462,23 @@ const file_messages_proto_rawDesc = "" +
 	"\x14ListCheckpointsReply\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12A\n" +
 	"\vcheckpoints\x18\x02 \x03(\v2\x1f.paddock.messages.v1.CheckpointR\vcheckpoints\x126\n" +
+	"\afailure\x18\x03 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"\x83\x01\n" +
+	"\x17DeleteCheckpointRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
+	"\x06handle\x18\x02 \x01(\v2\x1b.paddock.messages.v1.HandleR\x06handle\x12#\n" +
+	"\rcheckpoint_id\x18\x03 \x01(\tR\fcheckpointId\"_\n" +
+	"\x15DeleteCheckpointReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x126\n" +
+	"\afailure\x18\x02 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"\xa7\x01\n" +
+	"\vForkRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
+	"\bprovider\x18\x02 \x01(\tR\bprovider\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x123\n" +
+	"\x06source\x18\x04 \x01(\v2\x1b.paddock.messages.v1.HandleR\x06source\x12#\n" +
+	"\rcheckpoint_id\x18\x05 \x01(\tR\fcheckpointId\"\x88\x01\n" +
+	"\tForkReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
+	"\x06handle\x18\x02 \x01(\v2\x1b.paddock.messages.v1.HandleR\x06handle\x126\n" +
 	"\afailure\x18\x03 \x01(\v2\x1c.paddock.messages.v1.FailureR\afailure\"\x93\x01\n" +
 	"\x10WriteFileRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
@@ -6310,7 +6595,7 @@ func file_messages_proto_rawDescGZIP() []byte {
 }
 
 var file_messages_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 90)
+var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 94)
 var file_messages_proto_goTypes = []any{
 	(ErrorKind)(0),                      // 0: paddock.messages.v1.ErrorKind
 	(Status)(0),                         // 1: paddock.messages.v1.Status
@@ -6386,45 +6671,49 @@ var file_messages_proto_goTypes = []any{
 	(*RestoreCheckpointReply)(nil),      // 71: paddock.messages.v1.RestoreCheckpointReply
 	(*ListCheckpointsRequest)(nil),      // 72: paddock.messages.v1.ListCheckpointsRequest
 	(*ListCheckpointsReply)(nil),        // 73: paddock.messages.v1.ListCheckpointsReply
-	(*WriteFileRequest)(nil),            // 74: paddock.messages.v1.WriteFileRequest
-	(*WriteFileReply)(nil),              // 75: paddock.messages.v1.WriteFileReply
-	(*ReadFileRequest)(nil),             // 76: paddock.messages.v1.ReadFileRequest
-	(*ReadFileReply)(nil),               // 77: paddock.messages.v1.ReadFileReply
-	(*ListDirRequest)(nil),              // 78: paddock.messages.v1.ListDirRequest
-	(*ListDirReply)(nil),                // 79: paddock.messages.v1.ListDirReply
-	(*StatRequest)(nil),                 // 80: paddock.messages.v1.StatRequest
-	(*StatReply)(nil),                   // 81: paddock.messages.v1.StatReply
-	(*RemoveRequest)(nil),               // 82: paddock.messages.v1.RemoveRequest
-	(*RemoveReply)(nil),                 // 83: paddock.messages.v1.RemoveReply
-	(*RenameRequest)(nil),               // 84: paddock.messages.v1.RenameRequest
-	(*RenameReply)(nil),                 // 85: paddock.messages.v1.RenameReply
-	(*MakeDirRequest)(nil),              // 86: paddock.messages.v1.MakeDirRequest
-	(*MakeDirReply)(nil),                // 87: paddock.messages.v1.MakeDirReply
-	(*ExposeRequest)(nil),               // 88: paddock.messages.v1.ExposeRequest
-	(*ExposeReply)(nil),                 // 89: paddock.messages.v1.ExposeReply
-	(*RevokeRequest)(nil),               // 90: paddock.messages.v1.RevokeRequest
-	(*RevokeReply)(nil),                 // 91: paddock.messages.v1.RevokeReply
-	nil,                                 // 92: paddock.messages.v1.CreateRequest.ParamsEntry
-	(*durationpb.Duration)(nil),         // 93: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),       // 94: google.protobuf.Timestamp
+	(*DeleteCheckpointRequest)(nil),     // 74: paddock.messages.v1.DeleteCheckpointRequest
+	(*DeleteCheckpointReply)(nil),       // 75: paddock.messages.v1.DeleteCheckpointReply
+	(*ForkRequest)(nil),                 // 76: paddock.messages.v1.ForkRequest
+	(*ForkReply)(nil),                   // 77: paddock.messages.v1.ForkReply
+	(*WriteFileRequest)(nil),            // 78: paddock.messages.v1.WriteFileRequest
+	(*WriteFileReply)(nil),              // 79: paddock.messages.v1.WriteFileReply
+	(*ReadFileRequest)(nil),             // 80: paddock.messages.v1.ReadFileRequest
+	(*ReadFileReply)(nil),               // 81: paddock.messages.v1.ReadFileReply
+	(*ListDirRequest)(nil),              // 82: paddock.messages.v1.ListDirRequest
+	(*ListDirReply)(nil),                // 83: paddock.messages.v1.ListDirReply
+	(*StatRequest)(nil),                 // 84: paddock.messages.v1.StatRequest
+	(*StatReply)(nil),                   // 85: paddock.messages.v1.StatReply
+	(*RemoveRequest)(nil),               // 86: paddock.messages.v1.RemoveRequest
+	(*RemoveReply)(nil),                 // 87: paddock.messages.v1.RemoveReply
+	(*RenameRequest)(nil),               // 88: paddock.messages.v1.RenameRequest
+	(*RenameReply)(nil),                 // 89: paddock.messages.v1.RenameReply
+	(*MakeDirRequest)(nil),              // 90: paddock.messages.v1.MakeDirRequest
+	(*MakeDirReply)(nil),                // 91: paddock.messages.v1.MakeDirReply
+	(*ExposeRequest)(nil),               // 92: paddock.messages.v1.ExposeRequest
+	(*ExposeReply)(nil),                 // 93: paddock.messages.v1.ExposeReply
+	(*RevokeRequest)(nil),               // 94: paddock.messages.v1.RevokeRequest
+	(*RevokeReply)(nil),                 // 95: paddock.messages.v1.RevokeReply
+	nil,                                 // 96: paddock.messages.v1.CreateRequest.ParamsEntry
+	(*durationpb.Duration)(nil),         // 97: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),       // 98: google.protobuf.Timestamp
 }
 var file_messages_proto_depIdxs = []int32{
 	0,   // 0: paddock.messages.v1.Error.kind:type_name -> paddock.messages.v1.ErrorKind
 	0,   // 1: paddock.messages.v1.Failure.kind:type_name -> paddock.messages.v1.ErrorKind
-	93,  // 2: paddock.messages.v1.Failure.retry_after:type_name -> google.protobuf.Duration
-	93,  // 3: paddock.messages.v1.Failure.exec_timeout:type_name -> google.protobuf.Duration
+	97,  // 2: paddock.messages.v1.Failure.retry_after:type_name -> google.protobuf.Duration
+	97,  // 3: paddock.messages.v1.Failure.exec_timeout:type_name -> google.protobuf.Duration
 	14,  // 4: paddock.messages.v1.Cmd.env:type_name -> paddock.messages.v1.EnvVar
 	1,   // 5: paddock.messages.v1.Info.status:type_name -> paddock.messages.v1.Status
-	94,  // 6: paddock.messages.v1.Info.created_at:type_name -> google.protobuf.Timestamp
-	94,  // 7: paddock.messages.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	94,  // 8: paddock.messages.v1.Session.last_activity_at:type_name -> google.protobuf.Timestamp
-	94,  // 9: paddock.messages.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	94,  // 10: paddock.messages.v1.Preview.expires_at:type_name -> google.protobuf.Timestamp
-	94,  // 11: paddock.messages.v1.FileInfo.mod_time:type_name -> google.protobuf.Timestamp
-	92,  // 12: paddock.messages.v1.CreateRequest.params:type_name -> paddock.messages.v1.CreateRequest.ParamsEntry
+	98,  // 6: paddock.messages.v1.Info.created_at:type_name -> google.protobuf.Timestamp
+	98,  // 7: paddock.messages.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	98,  // 8: paddock.messages.v1.Session.last_activity_at:type_name -> google.protobuf.Timestamp
+	98,  // 9: paddock.messages.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	98,  // 10: paddock.messages.v1.Preview.expires_at:type_name -> google.protobuf.Timestamp
+	98,  // 11: paddock.messages.v1.FileInfo.mod_time:type_name -> google.protobuf.Timestamp
+	96,  // 12: paddock.messages.v1.CreateRequest.params:type_name -> paddock.messages.v1.CreateRequest.ParamsEntry
 	12,  // 13: paddock.messages.v1.CreateReply.handle:type_name -> paddock.messages.v1.Handle
 	10,  // 14: paddock.messages.v1.CreateReply.failure:type_name -> paddock.messages.v1.Failure
-	93,  // 15: paddock.messages.v1.CreateNewRequest.timeout:type_name -> google.protobuf.Duration
+	97,  // 15: paddock.messages.v1.CreateNewRequest.timeout:type_name -> google.protobuf.Duration
 	12,  // 16: paddock.messages.v1.CreateNewReply.handle:type_name -> paddock.messages.v1.Handle
 	10,  // 17: paddock.messages.v1.CreateNewReply.failure:type_name -> paddock.messages.v1.Failure
 	12,  // 18: paddock.messages.v1.GetRequest.handle:type_name -> paddock.messages.v1.Handle
@@ -6433,7 +6722,7 @@ var file_messages_proto_depIdxs = []int32{
 	12,  // 21: paddock.messages.v1.DestroyRequest.handle:type_name -> paddock.messages.v1.Handle
 	10,  // 22: paddock.messages.v1.DestroyReply.failure:type_name -> paddock.messages.v1.Failure
 	12,  // 23: paddock.messages.v1.DestroyOnceRequest.handle:type_name -> paddock.messages.v1.Handle
-	93,  // 24: paddock.messages.v1.DestroyOnceRequest.timeout:type_name -> google.protobuf.Duration
+	97,  // 24: paddock.messages.v1.DestroyOnceRequest.timeout:type_name -> google.protobuf.Duration
 	10,  // 25: paddock.messages.v1.DestroyOnceReply.failure:type_name -> paddock.messages.v1.Failure
 	10,  // 26: paddock.messages.v1.CapabilitiesReply.failure:type_name -> paddock.messages.v1.Failure
 	10,  // 27: paddock.messages.v1.ListReply.failure:type_name -> paddock.messages.v1.Failure
@@ -6444,9 +6733,9 @@ var file_messages_proto_depIdxs = []int32{
 	10,  // 32: paddock.messages.v1.ResumeReply.failure:type_name -> paddock.messages.v1.Failure
 	12,  // 33: paddock.messages.v1.ExecRequest.handle:type_name -> paddock.messages.v1.Handle
 	15,  // 34: paddock.messages.v1.ExecRequest.cmd:type_name -> paddock.messages.v1.Cmd
-	93,  // 35: paddock.messages.v1.ExecRequest.timeout:type_name -> google.protobuf.Duration
+	97,  // 35: paddock.messages.v1.ExecRequest.timeout:type_name -> google.protobuf.Duration
 	10,  // 36: paddock.messages.v1.ExecReply.failure:type_name -> paddock.messages.v1.Failure
-	93,  // 37: paddock.messages.v1.ExecReply.timeout:type_name -> google.protobuf.Duration
+	97,  // 37: paddock.messages.v1.ExecReply.timeout:type_name -> google.protobuf.Duration
 	12,  // 38: paddock.messages.v1.SpawnRequest.handle:type_name -> paddock.messages.v1.Handle
 	15,  // 39: paddock.messages.v1.SpawnRequest.cmd:type_name -> paddock.messages.v1.Cmd
 	11,  // 40: paddock.messages.v1.SpawnRequest.owner:type_name -> paddock.messages.v1.Pid
@@ -6476,7 +6765,7 @@ var file_messages_proto_depIdxs = []int32{
 	13,  // 64: paddock.messages.v1.WatchReply.command:type_name -> paddock.messages.v1.CommandRef
 	10,  // 65: paddock.messages.v1.WatchReply.failure:type_name -> paddock.messages.v1.Failure
 	12,  // 66: paddock.messages.v1.TerminateSessionRequest.handle:type_name -> paddock.messages.v1.Handle
-	93,  // 67: paddock.messages.v1.TerminateSessionRequest.timeout:type_name -> google.protobuf.Duration
+	97,  // 67: paddock.messages.v1.TerminateSessionRequest.timeout:type_name -> google.protobuf.Duration
 	2,   // 68: paddock.messages.v1.TerminateSessionRequest.mode:type_name -> paddock.messages.v1.TerminateMode
 	10,  // 69: paddock.messages.v1.TerminateSessionReply.failure:type_name -> paddock.messages.v1.Failure
 	12,  // 70: paddock.messages.v1.ApplyNetworkPolicyRequest.handle:type_name -> paddock.messages.v1.Handle
@@ -6486,41 +6775,46 @@ var file_messages_proto_depIdxs = []int32{
 	12,  // 74: paddock.messages.v1.CreateCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
 	10,  // 75: paddock.messages.v1.CreateCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
 	12,  // 76: paddock.messages.v1.CreateCheckpointOnceRequest.handle:type_name -> paddock.messages.v1.Handle
-	93,  // 77: paddock.messages.v1.CreateCheckpointOnceRequest.timeout:type_name -> google.protobuf.Duration
+	97,  // 77: paddock.messages.v1.CreateCheckpointOnceRequest.timeout:type_name -> google.protobuf.Duration
 	10,  // 78: paddock.messages.v1.CreateCheckpointOnceReply.failure:type_name -> paddock.messages.v1.Failure
 	12,  // 79: paddock.messages.v1.RestoreCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
 	10,  // 80: paddock.messages.v1.RestoreCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
 	12,  // 81: paddock.messages.v1.ListCheckpointsRequest.handle:type_name -> paddock.messages.v1.Handle
 	18,  // 82: paddock.messages.v1.ListCheckpointsReply.checkpoints:type_name -> paddock.messages.v1.Checkpoint
 	10,  // 83: paddock.messages.v1.ListCheckpointsReply.failure:type_name -> paddock.messages.v1.Failure
-	12,  // 84: paddock.messages.v1.WriteFileRequest.handle:type_name -> paddock.messages.v1.Handle
-	10,  // 85: paddock.messages.v1.WriteFileReply.failure:type_name -> paddock.messages.v1.Failure
-	12,  // 86: paddock.messages.v1.ReadFileRequest.handle:type_name -> paddock.messages.v1.Handle
-	10,  // 87: paddock.messages.v1.ReadFileReply.failure:type_name -> paddock.messages.v1.Failure
-	12,  // 88: paddock.messages.v1.ListDirRequest.handle:type_name -> paddock.messages.v1.Handle
-	20,  // 89: paddock.messages.v1.ListDirReply.entries:type_name -> paddock.messages.v1.FileInfo
-	10,  // 90: paddock.messages.v1.ListDirReply.failure:type_name -> paddock.messages.v1.Failure
-	12,  // 91: paddock.messages.v1.StatRequest.handle:type_name -> paddock.messages.v1.Handle
-	20,  // 92: paddock.messages.v1.StatReply.info:type_name -> paddock.messages.v1.FileInfo
-	10,  // 93: paddock.messages.v1.StatReply.failure:type_name -> paddock.messages.v1.Failure
-	12,  // 94: paddock.messages.v1.RemoveRequest.handle:type_name -> paddock.messages.v1.Handle
-	10,  // 95: paddock.messages.v1.RemoveReply.failure:type_name -> paddock.messages.v1.Failure
-	12,  // 96: paddock.messages.v1.RenameRequest.handle:type_name -> paddock.messages.v1.Handle
-	10,  // 97: paddock.messages.v1.RenameReply.failure:type_name -> paddock.messages.v1.Failure
-	12,  // 98: paddock.messages.v1.MakeDirRequest.handle:type_name -> paddock.messages.v1.Handle
-	10,  // 99: paddock.messages.v1.MakeDirReply.failure:type_name -> paddock.messages.v1.Failure
-	12,  // 100: paddock.messages.v1.ExposeRequest.handle:type_name -> paddock.messages.v1.Handle
-	93,  // 101: paddock.messages.v1.ExposeRequest.ttl:type_name -> google.protobuf.Duration
-	19,  // 102: paddock.messages.v1.ExposeReply.preview:type_name -> paddock.messages.v1.Preview
-	10,  // 103: paddock.messages.v1.ExposeReply.failure:type_name -> paddock.messages.v1.Failure
-	12,  // 104: paddock.messages.v1.RevokeRequest.handle:type_name -> paddock.messages.v1.Handle
-	19,  // 105: paddock.messages.v1.RevokeRequest.preview:type_name -> paddock.messages.v1.Preview
-	10,  // 106: paddock.messages.v1.RevokeReply.failure:type_name -> paddock.messages.v1.Failure
-	107, // [107:107] is the sub-list for method output_type
-	107, // [107:107] is the sub-list for method input_type
-	107, // [107:107] is the sub-list for extension type_name
-	107, // [107:107] is the sub-list for extension extendee
-	0,   // [0:107] is the sub-list for field type_name
+	12,  // 84: paddock.messages.v1.DeleteCheckpointRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 85: paddock.messages.v1.DeleteCheckpointReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 86: paddock.messages.v1.ForkRequest.source:type_name -> paddock.messages.v1.Handle
+	12,  // 87: paddock.messages.v1.ForkReply.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 88: paddock.messages.v1.ForkReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 89: paddock.messages.v1.WriteFileRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 90: paddock.messages.v1.WriteFileReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 91: paddock.messages.v1.ReadFileRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 92: paddock.messages.v1.ReadFileReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 93: paddock.messages.v1.ListDirRequest.handle:type_name -> paddock.messages.v1.Handle
+	20,  // 94: paddock.messages.v1.ListDirReply.entries:type_name -> paddock.messages.v1.FileInfo
+	10,  // 95: paddock.messages.v1.ListDirReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 96: paddock.messages.v1.StatRequest.handle:type_name -> paddock.messages.v1.Handle
+	20,  // 97: paddock.messages.v1.StatReply.info:type_name -> paddock.messages.v1.FileInfo
+	10,  // 98: paddock.messages.v1.StatReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 99: paddock.messages.v1.RemoveRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 100: paddock.messages.v1.RemoveReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 101: paddock.messages.v1.RenameRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 102: paddock.messages.v1.RenameReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 103: paddock.messages.v1.MakeDirRequest.handle:type_name -> paddock.messages.v1.Handle
+	10,  // 104: paddock.messages.v1.MakeDirReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 105: paddock.messages.v1.ExposeRequest.handle:type_name -> paddock.messages.v1.Handle
+	97,  // 106: paddock.messages.v1.ExposeRequest.ttl:type_name -> google.protobuf.Duration
+	19,  // 107: paddock.messages.v1.ExposeReply.preview:type_name -> paddock.messages.v1.Preview
+	10,  // 108: paddock.messages.v1.ExposeReply.failure:type_name -> paddock.messages.v1.Failure
+	12,  // 109: paddock.messages.v1.RevokeRequest.handle:type_name -> paddock.messages.v1.Handle
+	19,  // 110: paddock.messages.v1.RevokeRequest.preview:type_name -> paddock.messages.v1.Preview
+	10,  // 111: paddock.messages.v1.RevokeReply.failure:type_name -> paddock.messages.v1.Failure
+	112, // [112:112] is the sub-list for method output_type
+	112, // [112:112] is the sub-list for method input_type
+	112, // [112:112] is the sub-list for extension type_name
+	112, // [112:112] is the sub-list for extension extendee
+	0,   // [0:112] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }
@@ -6535,7 +6829,7 @@ func file_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messages_proto_rawDesc), len(file_messages_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   90,
+			NumMessages:   94,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -124,7 +124,7 @@ func repeatable(q client.Request) bool {
 	switch q.(type) {
 	case *messages.DestroyRequest, *messages.GetRequest, *messages.CapabilitiesRequest, *messages.ListRequest,
 		*messages.ListSessionsRequest, *messages.ReadFileRequest, *messages.ListDirRequest, *messages.StatRequest,
-		*messages.ListCheckpointsRequest:
+		*messages.ListCheckpointsRequest, *messages.DeleteCheckpointRequest:
 		return true
 	}
 	return false

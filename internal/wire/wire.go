@@ -286,12 +286,12 @@ func SessionFromMessage(m *messages.Session) paddock.Session {
 
 // CheckpointMessage encodes a Checkpoint.
 func CheckpointMessage(c paddock.Checkpoint) *messages.Checkpoint {
-	return &messages.Checkpoint{Id: c.ID, Comment: c.Comment, CreatedAt: timestampOf(c.CreatedAt)}
+	return &messages.Checkpoint{Id: c.ID, Comment: c.Comment, CreatedAt: timestampOf(c.CreatedAt), Memory: c.Memory, Size: c.Size}
 }
 
 // CheckpointFromMessage decodes a Checkpoint.
 func CheckpointFromMessage(m *messages.Checkpoint) paddock.Checkpoint {
-	return paddock.Checkpoint{ID: m.GetId(), Comment: m.GetComment(), CreatedAt: timeOf(m.GetCreatedAt())}
+	return paddock.Checkpoint{ID: m.GetId(), Comment: m.GetComment(), CreatedAt: timeOf(m.GetCreatedAt()), Memory: m.GetMemory(), Size: m.GetSize()}
 }
 
 // PreviewMessage encodes a Preview, token included: it is for the caller

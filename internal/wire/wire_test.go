@@ -133,7 +133,7 @@ func TestValueConversions(t *testing.T) {
 	running := paddock.Session{ID: "s", State: paddock.SessionRunning}
 	assert.Equal(t, running, wire.SessionFromMessage(wire.SessionMessage(running)))
 
-	cp := paddock.Checkpoint{ID: "cp", Comment: "c", CreatedAt: now}
+	cp := paddock.Checkpoint{ID: "cp", Comment: "c", CreatedAt: now, Memory: true, Size: 1 << 40}
 	assert.Equal(t, cp, wire.CheckpointFromMessage(wire.CheckpointMessage(cp)))
 
 	for _, st := range []paddock.Status{paddock.StatusRunning, paddock.StatusSuspended, paddock.StatusUnknown} {
