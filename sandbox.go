@@ -334,3 +334,41 @@ func ValidateOperationID(id string) error {
 	}
 	return nil
 }
+
+// Defaults of CheckpointLimits, for the adapters that keep checkpoints
+// themselves (local, docker).
+const (
+	DefaultMaxCheckpoints      = 64
+	DefaultMaxCheckpointBytes  = 16 << 30
+	DefaultCheckpointRetention = 24 * time.Hour
+)
+
+// CheckpointLimits bound the checkpoints an adapter keeps itself; zero
+// fields take the defaults. A checkpoint past MaxCount or MaxBytes (over
+// all its sandboxes) is refused invalid(checkpoint_limit). A checkpoint
+// whose sandbox is gone is removed once Retention has passed since (so a
+// fork can still start from it meanwhile); a negative Retention keeps
+// them until they are deleted.
+type CheckpointLimits struct {
+	MaxCount  int
+	MaxBytes  int64
+	Retention time.Duration
+}
+
+// WithDefaults returns l with its zero fields set to the defaults, or an
+// *InvalidError for a negative count or size.
+func (l CheckpointLimits) WithDefaults() (CheckpointLimits, error) {
+	if l.MaxCount < 0 || l.MaxBytes < 0 {
+		return l, &InvalidError{Detail: "checkpoint limits must not be negative"}
+	}
+	if l.MaxCount == 0 {
+		l.MaxCount = DefaultMaxCheckpoints
+	}
+	if l.MaxBytes == 0 {
+		l.MaxBytes = DefaultMaxCheckpointBytes
+	}
+	if l.Retention == 0 {
+		l.Retention = DefaultCheckpointRetention
+	}
+	return l, nil
+}

@@ -1,0 +1,306 @@
+// Package cpstore keeps the checkpoints of an adapter that takes them
+// itself: one directory per checkpoint, holding its record and its data
+// (whatever the adapter puts there: a copy of a sandbox's files, an
+// archive), under paddock.CheckpointLimits. A checkpoint appears whole or
+// not at all: it is filled under a temporary name and renamed.
+package cpstore
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/paddockhq/paddock"
+)
+
+// Record is what the store keeps of a checkpoint beside its data.
+type Record struct {
+	paddock.Checkpoint
+	Sandbox string `json:"sandbox"`
+	// GoneSince is when its sandbox was found gone (zero: it was not);
+	// the retention runs from then.
+	GoneSince time.Time `json:"gone_since,omitzero"`
+	// Extra is the adapter's own: what it needs to restore or fork.
+	Extra json.RawMessage `json:"extra,omitempty"`
+}
+
+const (
+	recordFile = "record.json"
+	dataDir    = "data"
+	tmpPrefix  = ".tmp-"
+)
+
+// Store is the checkpoints under one directory. Its methods are safe for
+// concurrent use within one process.
+type Store struct {
+	dir    string
+	limits paddock.CheckpointLimits
+	now    func() time.Time
+
+	mu       sync.Mutex
+	reserved struct {
+		count int
+		bytes int64
+	}
+}
+
+// New returns the store under dir (made when first needed) with limits
+// (their defaults applied).
+func New(dir string, limits paddock.CheckpointLimits) (*Store, error) {
+	limits, err := limits.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Store{dir: dir, limits: limits, now: time.Now}, nil
+}
+
+// Limits are the store's bounds, defaults applied.
+func (s *Store) Limits() paddock.CheckpointLimits { return s.limits }
+
+// NewID is a fresh checkpoint id.
+func NewID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return "cp-" + hex.EncodeToString(b)
+}
+
+// validID reports whether id can name a checkpoint here (what NewID
+// makes), so no id reaches outside the store's directory.
+func validID(id string) bool {
+	if !strings.HasPrefix(id, "cp-") || len(id) != 27 {
+		return false
+	}
+	_, err := hex.DecodeString(id[3:])
+	return err == nil
+}
+
+// Create makes a checkpoint of sandbox holding size bytes: within the
+// limits (else invalid(checkpoint_limit)), fill writes its data into the
+// directory it is given; the checkpoint appears once fill succeeded.
+func (s *Store) Create(rec Record, size int64, fill func(data string) error) (Record, error) {
+	release, err := s.reserve(size)
+	if err != nil {
+		return Record{}, err
+	}
+	defer release()
+	rec.ID = NewID()
+	rec.CreatedAt = s.now().UTC()
+	rec.Size = size
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return Record{}, err
+	}
+	tmp := filepath.Join(s.dir, tmpPrefix+rec.ID)
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return Record{}, err
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = removeAll(tmp)
+		}
+	}()
+	if err := fill(filepath.Join(tmp, dataDir)); err != nil {
+		return Record{}, err
+	}
+	if err := writeRecord(tmp, rec); err != nil {
+		return Record{}, err
+	}
+	if err := os.Rename(tmp, filepath.Join(s.dir, rec.ID)); err != nil {
+		return Record{}, err
+	}
+	done = true
+	return rec, nil
+}
+
+// reserve counts a checkpoint of size bytes against the limits until
+// release, or refuses it.
+func (s *Store) reserve(size int64) (release func(), err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	all, err := s.all()
+	if err != nil {
+		return nil, err
+	}
+	count, bytes := len(all)+s.reserved.count, s.reserved.bytes+size
+	for _, r := range all {
+		bytes += r.Size
+	}
+	if count+1 > s.limits.MaxCount {
+		return nil, &paddock.InvalidError{Detail: fmt.Sprintf("%s: %d checkpoints kept, the most this adapter keeps", paddock.DetailCheckpointLimit, count)}
+	}
+	if bytes > s.limits.MaxBytes {
+		return nil, &paddock.InvalidError{Detail: fmt.Sprintf("%s: %d bytes with this one, over the %d this adapter keeps", paddock.DetailCheckpointLimit, bytes, s.limits.MaxBytes)}
+	}
+	s.reserved.count++
+	s.reserved.bytes += size
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.reserved.count--
+		s.reserved.bytes -= size
+	}, nil
+}
+
+// Get returns checkpoint id's record and the directory of its data;
+// paddock.ErrNotFound when there is none.
+func (s *Store) Get(id string) (Record, string, error) {
+	if !validID(id) {
+		return Record{}, "", paddock.ErrNotFound
+	}
+	dir := filepath.Join(s.dir, id)
+	rec, err := readRecord(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Record{}, "", paddock.ErrNotFound
+	}
+	if err != nil {
+		return Record{}, "", err
+	}
+	return rec, filepath.Join(dir, dataDir), nil
+}
+
+// List returns sandbox's checkpoints, oldest first.
+func (s *Store) List(sandbox string) ([]Record, error) {
+	all, err := s.all()
+	if err != nil {
+		return nil, err
+	}
+	out := []Record{}
+	for _, r := range all {
+		if r.Sandbox == sandbox {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// all reads every checkpoint's record, oldest first.
+func (s *Store) all() ([]Record, error) {
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	for _, e := range entries {
+		if !e.IsDir() || !validID(e.Name()) {
+			continue
+		}
+		rec, err := readRecord(filepath.Join(s.dir, e.Name()))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // being deleted
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// Delete removes checkpoint id; an absent one is success.
+func (s *Store) Delete(id string) error {
+	if !validID(id) {
+		return nil
+	}
+	dir := filepath.Join(s.dir, id)
+	trash := filepath.Join(s.dir, tmpPrefix+"deleted-"+id)
+	if err := os.Rename(dir, trash); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return removeAll(trash)
+}
+
+// Reap notes the checkpoints whose sandbox alive says is gone, and
+// removes those gone for longer than the retention; it returns how many
+// it removed.
+func (s *Store) Reap(alive func(sandbox string) bool) (int, error) {
+	all, err := s.all()
+	if err != nil {
+		return 0, err
+	}
+	now := s.now().UTC()
+	removed := 0
+	for _, r := range all {
+		if alive(r.Sandbox) {
+			if !r.GoneSince.IsZero() { // a sandbox of that name again: its checkpoints are kept
+				r.GoneSince = time.Time{}
+				if err := writeRecord(filepath.Join(s.dir, r.ID), r); err != nil {
+					return removed, err
+				}
+			}
+			continue
+		}
+		if r.GoneSince.IsZero() {
+			r.GoneSince = now
+			if err := writeRecord(filepath.Join(s.dir, r.ID), r); err != nil {
+				return removed, err
+			}
+		}
+		if s.limits.Retention >= 0 && now.Sub(r.GoneSince) >= s.limits.Retention {
+			if err := s.Delete(r.ID); err != nil {
+				return removed, err
+			}
+			removed++
+		}
+	}
+	return removed, nil
+}
+
+func writeRecord(dir string, rec Record) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, recordFile+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, recordFile))
+}
+
+func readRecord(dir string) (Record, error) {
+	b, err := os.ReadFile(filepath.Join(dir, recordFile))
+	if err != nil {
+		return Record{}, err
+	}
+	var rec Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return Record{}, fmt.Errorf("checkpoint record %s: %w", filepath.Base(dir), err)
+	}
+	return rec, nil
+}
+
+// removeAll removes a tree, making read-only directories in it writable
+// first (a copied sandbox may hold some).
+func removeAll(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
