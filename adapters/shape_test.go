@@ -28,8 +28,8 @@ var roles = map[string]string{
 	"Watch":  "watch.go",
 	"Expose": "expose.go", "Revoke": "expose.go",
 	"CreateCheckpoint": "checkpoints.go", "RestoreCheckpoint": "checkpoints.go", "ListCheckpoints": "checkpoints.go",
-	"CreateCheckpointOnce": "checkpoints.go",
-	"RenewLeases":          "lease.go", "SandboxFacts": "lease.go", "Reclaim": "lease.go", "StopIdle": "lease.go",
+	"CreateCheckpointOnce": "checkpoints.go", "DeleteCheckpoint": "checkpoints.go", "Fork": "checkpoints.go",
+	"RenewLeases": "lease.go", "SandboxFacts": "lease.go", "Reclaim": "lease.go", "StopIdle": "lease.go",
 }
 
 // forbidden are the packages no adapter imports: the runtime, and the

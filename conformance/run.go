@@ -150,6 +150,10 @@ func (s *suite) cases() []testCase {
 	if s.cfg.Fixtures.Programs {
 		cases = append(cases, testCase{"34 a program that cannot run exits 127 or 126, the reason on stderr", programsThatCannotRun, true})
 	}
+	if s.caps.Has(paddock.CapCheckpoint) {
+		cases = append(cases, testCase{"36 a restore brings the files back exactly and stops the commands", restoreIsExact, true})
+	}
+	cases = append(cases, testCase{"37 a fork holds the checkpoint and is its own", s.gate(paddock.CapFork, forkIsItsOwn, forkRefused), false})
 	return cases
 }
 

@@ -365,7 +365,7 @@ func TestTheSuitePassesTheFakeThroughTheRecorder(t *testing.T) {
 	rec := newRecorder(t)
 	run(rec, Config{Adapter: f, Fixtures: FakeFixtures()})
 	assert.Empty(t, rec.failed())
-	assert.Len(t, rec.order, 35) // 34 needs real programs: the fake has none
+	assert.Len(t, rec.order, 36) // 34 needs real programs, 36 checkpoints: the fake has neither
 }
 
 // requiredOnly shows only the required operations of the adapter it wraps,

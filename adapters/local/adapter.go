@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/cpstore"
 	"github.com/paddockhq/paddock/adapters/internal/drain"
 	"github.com/paddockhq/paddock/adapters/internal/egress"
 	"github.com/rs/zerolog"
@@ -31,7 +32,8 @@ type Adapter struct {
 	previewBase  string
 	previewKey   []byte        // only until New made the signer
 	gateConfig   egress.Config // every sandbox's egress gate's
-	exposure                   // the previews, through the proxy of a preview.Service
+	checkpoints  *cpstore.Store
+	exposure     // the previews, through the proxy of a preview.Service
 
 	probe       sync.Once
 	isolated    bool   // the outcome of the probe
@@ -71,6 +73,7 @@ func (a *Adapter) Capabilities() paddock.CapabilitySet {
 		paddock.CapSuspend, paddock.CapAttach, paddock.CapTTY, paddock.CapTerminateSession,
 		paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce, paddock.CapNamedSpawn,
 		paddock.CapExpose, paddock.CapFiles, paddock.CapSignal, paddock.CapResize,
+		paddock.CapCheckpoint, paddock.CapFork,
 	)
 	if watchSupported {
 		caps = caps.With(paddock.CapWatch)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/cpstore"
 	"github.com/paddockhq/paddock/adapters/internal/drain"
 	"github.com/rs/zerolog"
 )
@@ -118,6 +119,10 @@ type Config struct {
 	// Egress is how isolated sandboxes' proxies reach the network, under
 	// each sandbox's network policy.
 	Egress EgressConfig
+	// Checkpoints bound the checkpoints kept under the root (count and
+	// bytes over every sandbox, and how long they outlive their sandbox);
+	// zero fields take paddock's defaults.
+	Checkpoints paddock.CheckpointLimits
 
 	unkillable bool // tests: the processes holding a command's output survive the kill
 }
@@ -166,6 +171,10 @@ func New(cfg Config) (*Adapter, error) {
 	if a.drain.Grace < 0 {
 		return nil, &paddock.InvalidError{Detail: "local: the exit grace must not be negative"}
 	}
+	checkpointLimits, err := cfg.Checkpoints.WithDefaults()
+	if err != nil {
+		return nil, &paddock.InvalidError{Detail: "local: " + err.Error()}
+	}
 	if cfg.TempRoot && a.root != "" {
 		return nil, &paddock.InvalidError{Detail: "local: TempRoot and Root are exclusive"}
 	}
@@ -190,6 +199,9 @@ func New(cfg Config) (*Adapter, error) {
 			return nil, &paddock.UnavailableError{Detail: "local: temporary root: " + err.Error()}
 		}
 		a.removeRoot = true
+	}
+	if a.checkpoints, err = cpstore.New(filepath.Join(a.root, checkpointsDir), checkpointLimits); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

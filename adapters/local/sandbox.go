@@ -200,7 +200,7 @@ func (a *Adapter) Destroy(ctx context.Context, h paddock.Handle) error {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	a.killSandbox(ctx, dir)
+	a.killSandbox(ctx, dir, "")
 	trash := filepath.Join(a.root, trashPrefix+randomID(""))
 	if err := os.Rename(dir, trash); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -79,6 +79,7 @@ type session struct {
 
 	exited   chan struct{} // closed once the terminal record is written
 	killOnce sync.Once
+	reason   string // why it was stopped, when that is its terminal record (under mu)
 }
 
 // newSessionID is time-ordered, so listings and pruning sort by age.
@@ -156,6 +157,9 @@ func (s *session) supervise() {
 	if s.isCapped() {
 		record = errorRecord(paddock.DetailSessionOutputLimit)
 	}
+	if reason := s.stopReason(); reason != "" {
+		record = errorRecord(reason)
+	}
 	s.finish(record)
 	s.proc.removeCgroup()
 	s.a.retire(s)
@@ -191,6 +195,23 @@ func (s *session) snapshot() (written int64, done bool, changed <-chan struct{},
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.written, s.terminalWritten, s.changed, s.broken
+}
+
+// stopFor kills the command for reason (a detail token), which becomes its
+// terminal record in place of its exit; "" is a plain kill.
+func (s *session) stopFor(reason string) {
+	s.mu.Lock()
+	if s.reason == "" {
+		s.reason = reason
+	}
+	s.mu.Unlock()
+	s.kill()
+}
+
+func (s *session) stopReason() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reason
 }
 
 // kill ends the command at once.

@@ -70,13 +70,14 @@ func confirmGone(ctx context.Context, rec sessionRecord, within time.Duration) e
 }
 
 // killSandbox kills every process of the sandbox in sbDir, waits (within
-// ctx) until the sessions this adapter supervises have recorded their end,
+// ctx) until the sessions this adapter supervises have recorded their end
+// (reason, a detail token, in place of their exits; "": their exits),
 // then ends the sandbox's machine, and with it whatever the commands left
 // (daemons included).
-func (a *Adapter) killSandbox(ctx context.Context, sbDir string) {
+func (a *Adapter) killSandbox(ctx context.Context, sbDir, reason string) {
 	live := a.live(sbDir)
 	for _, s := range live {
-		s.kill()
+		s.stopFor(reason)
 	}
 	for _, rec := range a.unsupervised(sbDir) {
 		signalAll(rec.members(), syscall.SIGKILL)

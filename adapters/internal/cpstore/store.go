@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/treecopy"
 )
 
 // Record is what the store keeps of a checkpoint beside its data.
@@ -105,7 +106,7 @@ func (s *Store) Create(rec Record, size int64, fill func(data string) error) (Re
 	done := false
 	defer func() {
 		if !done {
-			_ = removeAll(tmp)
+			_ = treecopy.RemoveAll(tmp)
 		}
 	}()
 	if err := fill(filepath.Join(tmp, dataDir)); err != nil {
@@ -227,7 +228,7 @@ func (s *Store) Delete(id string) error {
 		}
 		return err
 	}
-	return removeAll(trash)
+	return treecopy.RemoveAll(trash)
 }
 
 // Reap notes the checkpoints whose sandbox alive says is gone, and
@@ -288,19 +289,4 @@ func readRecord(dir string) (Record, error) {
 		return Record{}, fmt.Errorf("checkpoint record %s: %w", filepath.Base(dir), err)
 	}
 	return rec, nil
-}
-
-// removeAll removes a tree, making read-only directories in it writable
-// first (a copied sandbox may hold some).
-func removeAll(dir string) error {
-	if err := os.RemoveAll(dir); err == nil {
-		return nil
-	}
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(dir)
 }

@@ -155,3 +155,18 @@ func copyFile(src, dst string, info fs.FileInfo) (err error) {
 	}
 	return os.Chtimes(dst, info.ModTime(), info.ModTime())
 }
+
+// RemoveAll removes a tree, making its directories writable first where
+// a read-only one stops the removal (a copied tree may hold some).
+func RemoveAll(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
