@@ -7,6 +7,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/cpstore"
 	"github.com/paddockhq/paddock/adapters/internal/egress"
 	"github.com/rs/zerolog"
 )
@@ -46,6 +47,7 @@ type Adapter struct {
 	gates         sync.Map       // sandbox name -> *sync.RWMutex (see execGate)
 	gateConfig    egress.Config  // every sandbox's egress gate's
 	links         egressLinks    // the egress relays this adapter serves
+	checkpoints   *cpstore.Store
 }
 
 // Close ends the egress relays it serves (the sandboxes' proxies refuse
@@ -108,7 +110,7 @@ func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderDocker }
 func (a *Adapter) Capabilities() paddock.CapabilitySet {
 	caps := paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapAttach, paddock.CapTTY, paddock.CapNamedSpawn,
 		paddock.CapTerminateSession, paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce,
-		paddock.CapExpose, paddock.CapFiles, paddock.CapSignal, paddock.CapResize)
+		paddock.CapExpose, paddock.CapFiles, paddock.CapSignal, paddock.CapResize, paddock.CapCheckpoint, paddock.CapFork)
 	if a.cfg.Helpers {
 		caps = caps.With(paddock.CapWatch, paddock.CapNetworkPolicy)
 	}

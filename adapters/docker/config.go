@@ -9,6 +9,7 @@ import (
 
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/cpstore"
 	"github.com/paddockhq/paddock/internal/procid"
 	"github.com/paddockhq/paddock/preview"
 	"github.com/rs/zerolog"
@@ -89,6 +90,13 @@ type Config struct {
 	// Egress is how the sandboxes' proxies reach the network, under their
 	// network policies (with Helpers; docs/egress.md).
 	Egress EgressConfig
+	// CheckpointDir is where, on this host, checkpoints are kept; "" =
+	// paddock/docker-checkpoints under the user's cache directory.
+	CheckpointDir string
+	// Checkpoints bound them (count and bytes over every sandbox, and how
+	// long they outlive their sandbox); zero fields take paddock's
+	// defaults.
+	Checkpoints paddock.CheckpointLimits
 	// Logger receives the adapter's logs; the zero Logger is silent.
 	Logger zerolog.Logger
 }
@@ -134,6 +142,10 @@ func New(cfg Config) (*Adapter, error) {
 	if a.gateConfig, err = cfg.Egress.Config(paddock.ProviderDocker, cfg.Logger); err != nil {
 		_ = engine.Close()
 		return nil, err
+	}
+	if a.checkpoints, err = cpstore.New(cmp.Or(cfg.CheckpointDir, defaultCheckpointDir()), cfg.Checkpoints); err != nil {
+		_ = engine.Close()
+		return nil, &paddock.InvalidError{Detail: "docker: " + err.Error()}
 	}
 	if a.owner == "" {
 		a.owner = procid.Self()

@@ -102,15 +102,16 @@ func TestConformanceThroughTheRuntime(t *testing.T) {
 	conformance.RunRuntime(t, rt, paddock.ProviderDocker, suiteConfig(nil, in))
 }
 
-// Under gVisor the network-policy case holds too, raw and through the
-// runtime: its netstack, not the host's, is what the relay listens in.
-func TestNetworkPolicyConformanceUnderRunsc(t *testing.T) {
+// Under gVisor the network-policy and checkpoint cases hold too, raw and
+// through the runtime: its netstack, not the host's, is what the relay
+// listens in, and its own filesystem what tar reads and writes.
+func TestConformanceUnderRunsc(t *testing.T) {
 	t.Parallel()
 	in := egresstest.New(t)
 	a := newAdapter(t, withInternet(t, in), func(c *docker.Config) { c.Runtime, c.MaxProcesses = docker.RuntimeRunsc, 1024 })
 	runscSandbox(t, a, "runsc-probe") // skips without runsc
 	cfg := suiteConfig(a, in)
-	cfg.Cases = []string{"19"}
+	cfg.Cases = []string{"19", "20", "36", "37"}
 	t.Run("raw", func(t *testing.T) { conformance.Run(t, cfg) })
 	t.Run("runtime", func(t *testing.T) {
 		cfg.Adapter = nil

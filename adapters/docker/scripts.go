@@ -112,7 +112,8 @@ const followReady = followReadyWord + "\n"
 
 // scriptResult prints a session's recorded exit code, or nothing.
 // Args: dir
-const scriptResult = `[ -e "$1/exit" ] && cat "$1/exit"; exit 0`
+const scriptResult = `[ -e "$1/reason" ] && { printf 'reason '; cat "$1/reason"; exit 0; }
+[ -e "$1/exit" ] && cat "$1/exit"; exit 0`
 
 // scriptProbe says whether a session exists and how: "ok", "tty" or
 // "missing". Args: dir
@@ -335,3 +336,46 @@ const scriptWatch = pathPrelude + `[ -e "$1" ] || [ -L "$1" ] || exit 3
 [ -d "$1" ] || exit 4
 command -v paddock-watch >/dev/null || exit 5
 exec paddock-watch "$1"`
+
+// scratchEntries sets the positional parameters to the entries of the
+// scratch mounts a checkpoint holds, as paths from /: /tmp's (but the
+// session journals) and /workspace itself. Names of any bytes pass whole.
+const scratchEntries = `set --
+for _pd_f in /tmp/* /tmp/.[!.]* /tmp/..?*; do
+  { [ -e "$_pd_f" ] || [ -L "$_pd_f" ]; } || continue
+  [ "$_pd_f" = ` + sessionBase + ` ] && continue
+  set -- "$@" "${_pd_f#/}"
+done
+`
+
+// scriptArchive writes the scratch space a checkpoint holds to stdout as
+// a tar archive (run as the sandbox user).
+const scriptArchive = pathPrelude + scratchEntries + `cd / && exec tar -c -f - "$@" workspace`
+
+// scriptUnarchive empties the scratch space (the session journals kept)
+// and extracts the tar archive on stdin there, modes exactly (umask 0).
+// Exit 3: what was there could not be removed.
+const scriptUnarchive = pathPrelude + scratchEntries + `for _pd_w in /workspace/* /workspace/.[!.]* /workspace/..?*; do
+  { [ -e "$_pd_w" ] || [ -L "$_pd_w" ]; } && set -- "$@" "${_pd_w#/}"
+done
+cd / || exit 3
+for _pd_f in "$@"; do
+  [ -d "$_pd_f" ] && [ ! -L "$_pd_f" ] && chmod -R u+w -- "$_pd_f" 2>/dev/null
+  rm -rf -- "$_pd_f" || exit 3
+done
+umask 0
+exec tar -x -f -`
+
+// scriptStopCommands stops every command of the sandbox for a reason: each
+// live journaled session is marked with it (its terminal frame says it)
+// and its process group killed, and every exec's processes are killed.
+// Args: base, reason
+const scriptStopCommands = pathPrelude + `for _pd_d in "$1"/s/*; do
+  [ -d "$_pd_d" ] && [ ! -e "$_pd_d/exit" ] || continue
+  printf '%s' "$2" > "$_pd_d/reason"
+  _pd_p=$(cat "$_pd_d/pid" 2>/dev/null) && [ -n "$_pd_p" ] && kill -KILL -"$_pd_p" 2>/dev/null
+done
+for _pd_e in /proc/[0-9]*; do
+  grep -q PADDOCK_EXEC= "$_pd_e/environ" 2>/dev/null && kill -KILL "${_pd_e#/proc/}" 2>/dev/null
+done
+exit 0`

@@ -349,7 +349,8 @@ func TestUnreachableEngineIsNotAbsence(t *testing.T) {
 	caps := a.Capabilities()
 	require.True(t, caps.Has(paddock.CapExpose) && caps.Has(paddock.CapNamedSpawn) && caps.Has(paddock.CapForceTerminateSession))
 	require.True(t, caps.Has(paddock.CapNetworkPolicy), "the default image carries the helpers")
-	require.False(t, caps.Has(paddock.CapCheckpoint) || caps.Has(paddock.CapPublicURL))
+	require.True(t, caps.Has(paddock.CapCheckpoint) && caps.Has(paddock.CapFork), "checkpoints are archives this adapter keeps")
+	require.False(t, caps.Has(paddock.CapPublicURL))
 	err = a.ApplyNetworkPolicy(ctx, a.BuildHandle("any"), paddock.NetworkPolicy{})
 	require.ErrorIs(t, err, paddock.ErrUnavailable)
 }

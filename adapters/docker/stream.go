@@ -259,6 +259,13 @@ func (st *stream) outcome(streamErr error) paddock.Event {
 		if err != nil {
 			return paddock.Failed(paddock.ErrClosedBeforeExit)
 		}
+		if reason, ok := strings.CutPrefix(string(out.stdout), "reason "); out.code == 0 && ok {
+			// Stopped for a reason the adapter wrote (a restore's).
+			if reason == paddock.DetailCheckpointRestored {
+				return paddock.Failed(&paddock.UnavailableError{Detail: reason})
+			}
+			return paddock.Failed(paddock.ErrClosedBeforeExit)
+		}
 		if out.code == 0 {
 			code, err := strconv.Atoi(strings.TrimSpace(string(out.stdout)))
 			if err != nil || code < 0 || code > 255 {

@@ -208,7 +208,8 @@ func Cleanup() {
 func New(t testing.TB, edit ...func(*docker.Config)) *docker.Adapter {
 	t.Helper()
 	cfg := docker.Config{Image: Image(t), Runtime: docker.RuntimeRunc, MemoryMB: 256, DiskMB: 64, MaxProcesses: 128, CPUs: 1,
-		Helpers: true} // the sandbox image has Paddock's helpers (sandboximage builds them in)
+		Helpers:       true, // the sandbox image has Paddock's helpers (sandboximage builds them in)
+		CheckpointDir: t.TempDir()}
 	for _, e := range edit {
 		e(&cfg)
 	}

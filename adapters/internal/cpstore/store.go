@@ -84,18 +84,19 @@ func validID(id string) bool {
 	return err == nil
 }
 
-// Create makes a checkpoint of sandbox holding size bytes: within the
-// limits (else invalid(checkpoint_limit)), fill writes its data into the
-// directory it is given; the checkpoint appears once fill succeeded.
+// Create makes a checkpoint of sandbox expected to hold size bytes:
+// within the limits (else invalid(checkpoint_limit)), fill writes its
+// data into the directory it is given; the bytes it wrote are the
+// checkpoint's size, checked against the limits again, and the checkpoint
+// appears once fill succeeded within them.
 func (s *Store) Create(rec Record, size int64, fill func(data string) error) (Record, error) {
-	release, err := s.reserve(size)
+	release, err := s.reserve(1, size)
 	if err != nil {
 		return Record{}, err
 	}
 	defer release()
 	rec.ID = NewID()
 	rec.CreatedAt = s.now().UTC()
-	rec.Size = size
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return Record{}, err
 	}
@@ -112,6 +113,18 @@ func (s *Store) Create(rec Record, size int64, fill func(data string) error) (Re
 	if err := fill(filepath.Join(tmp, dataDir)); err != nil {
 		return Record{}, err
 	}
+	held, err := treecopy.Measure(filepath.Join(tmp, dataDir))
+	if err != nil {
+		return Record{}, err
+	}
+	rec.Size = held.Bytes
+	if held.Bytes > size {
+		grow, err := s.reserve(0, held.Bytes-size) // what it wrote beyond its estimate
+		if err != nil {
+			return Record{}, err
+		}
+		defer grow()
+	}
 	if err := writeRecord(tmp, rec); err != nil {
 		return Record{}, err
 	}
@@ -122,9 +135,9 @@ func (s *Store) Create(rec Record, size int64, fill func(data string) error) (Re
 	return rec, nil
 }
 
-// reserve counts a checkpoint of size bytes against the limits until
-// release, or refuses it.
-func (s *Store) reserve(size int64) (release func(), err error) {
+// reserve counts n checkpoints of size bytes against the limits until
+// release, or refuses them.
+func (s *Store) reserve(n int, size int64) (release func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	all, err := s.all()
@@ -135,18 +148,18 @@ func (s *Store) reserve(size int64) (release func(), err error) {
 	for _, r := range all {
 		bytes += r.Size
 	}
-	if count+1 > s.limits.MaxCount {
+	if count+n > s.limits.MaxCount {
 		return nil, &paddock.InvalidError{Detail: fmt.Sprintf("%s: %d checkpoints kept, the most this adapter keeps", paddock.DetailCheckpointLimit, count)}
 	}
 	if bytes > s.limits.MaxBytes {
 		return nil, &paddock.InvalidError{Detail: fmt.Sprintf("%s: %d bytes with this one, over the %d this adapter keeps", paddock.DetailCheckpointLimit, bytes, s.limits.MaxBytes)}
 	}
-	s.reserved.count++
+	s.reserved.count += n
 	s.reserved.bytes += size
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.reserved.count--
+		s.reserved.count -= n
 		s.reserved.bytes -= size
 	}, nil
 }

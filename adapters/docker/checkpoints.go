@@ -1,0 +1,253 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/internal/cpstore"
+)
+
+var (
+	_ paddock.Checkpointer      = (*Adapter)(nil)
+	_ paddock.CheckpointDeleter = (*Adapter)(nil)
+	_ paddock.Forker            = (*Adapter)(nil)
+)
+
+// A sandbox's writable state is its scratch space (the root is read-only):
+// a checkpoint is a tar archive of /tmp (but the session journals) and
+// /workspace, written by tar inside the sandbox as its user and kept by
+// the adapter, on its own host, in a cpstore.Store (Config.CheckpointDir,
+// within Config.Checkpoints). It holds files only. A restore stops the
+// sandbox's commands (journaled sessions end
+// unavailable(checkpoint_restored); execs are killed), empties the scratch
+// space and extracts the archive; a fork is a new sandbox (the adapter's
+// defaults, no network policy applied) with the archive extracted.
+
+// archiveFile is a checkpoint's data: the scratch space as a tar archive.
+const archiveFile = "scratch.tar"
+
+// defaultCheckpointDir is where checkpoints are kept unless
+// Config.CheckpointDir says: paddock/docker-checkpoints under the user's
+// cache directory.
+func defaultCheckpointDir() string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "paddock", "docker-checkpoints")
+	}
+	return filepath.Join(os.TempDir(), "paddock-docker-checkpoints")
+}
+
+// CreateCheckpoint archives the sandbox's scratch space. It needs a
+// running sandbox (a paused one cannot run the archiver: invalid).
+// Commands go on meanwhile: a file written during the copy may be caught
+// midway.
+func (a *Adapter) CreateCheckpoint(ctx context.Context, h paddock.Handle, opts paddock.CheckpointOpts) (string, error) {
+	if err := a.checkpointable(ctx, h.Name); err != nil {
+		return "", err
+	}
+	a.reapCheckpoints(ctx)
+	rec, err := a.checkpoints.Create(cpstore.Record{Sandbox: h.Name, Checkpoint: paddock.Checkpoint{Comment: opts.Comment}}, 0,
+		func(data string) error {
+			if err := os.Mkdir(data, 0o700); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(filepath.Join(data, archiveFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			code, said, err := a.execInto(ctx, h.Name, execSpec{cmd: sh(scriptArchive)}, f)
+			if err != nil {
+				return err
+			}
+			if code != 0 {
+				return &paddock.UnavailableError{Detail: "docker checkpoint: tar exited " + said}
+			}
+			return f.Sync()
+		})
+	if err != nil {
+		var typed interface{ Kind() paddock.Kind }
+		if errors.As(err, &typed) {
+			return "", err
+		}
+		return "", &paddock.UnavailableError{Detail: "docker checkpoint: " + short(err.Error())}
+	}
+	a.touch(h)
+	return rec.ID, nil
+}
+
+// checkpointable refuses a sandbox that is absent (not_found) or not
+// running (invalid: its scratch space cannot be read or written).
+func (a *Adapter) checkpointable(ctx context.Context, name string) error {
+	res, err := a.inspect(ctx, name)
+	if err != nil {
+		return err
+	}
+	if s := state(res); s != "running" {
+		return &paddock.InvalidError{Detail: "docker: the sandbox is " + string(s) + "; checkpoints are taken and restored while it runs"}
+	}
+	return nil
+}
+
+// execInto runs e to its end, copying its stdout into w; it returns the
+// exit code and the start of what it printed on stderr.
+func (a *Adapter) execInto(ctx context.Context, sandbox string, e execSpec, w io.Writer) (int, string, error) {
+	x, err := a.startExec(ctx, sandbox, e)
+	if err != nil {
+		return 0, "", err
+	}
+	defer x.close()
+	stop := context.AfterFunc(ctx, x.close)
+	defer stop()
+	var said strings.Builder
+	buf := make([]byte, 32<<10)
+	for {
+		stream, data, err := x.next(buf)
+		switch {
+		case stream == muxStdout && len(data) > 0:
+			if _, werr := w.Write(data); werr != nil {
+				return 0, "", werr
+			}
+		case len(data) > 0 && said.Len() < 1024:
+			said.Write(data)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return 0, "", ctxError(ctx)
+			}
+			return 0, "", &paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit + ": " + short(err.Error())}
+		}
+	}
+	code, err := a.finished(sandbox, x.id)
+	return code, short(said.String()), err
+}
+
+// ListCheckpoints lists the sandbox's checkpoints, oldest first.
+func (a *Adapter) ListCheckpoints(ctx context.Context, h paddock.Handle) ([]paddock.Checkpoint, error) {
+	if _, err := a.inspect(ctx, h.Name); err != nil {
+		return nil, err
+	}
+	a.reapCheckpoints(ctx)
+	recs, err := a.checkpoints.List(h.Name)
+	if err != nil {
+		return nil, &paddock.UnavailableError{Detail: "docker: listing checkpoints: " + short(err.Error())}
+	}
+	out := make([]paddock.Checkpoint, len(recs))
+	for i, r := range recs {
+		out[i] = r.Checkpoint
+	}
+	return out, nil
+}
+
+// archiveOf opens the archive of the sandbox name's checkpoint id;
+// not_found when it is not that sandbox's.
+func (a *Adapter) archiveOf(name, id string) (*os.File, error) {
+	rec, data, err := a.checkpoints.Get(id)
+	if errors.Is(err, paddock.ErrNotFound) || (err == nil && rec.Sandbox != name) {
+		return nil, paddock.ErrNotFound
+	}
+	if err != nil {
+		return nil, &paddock.UnavailableError{Detail: "docker: reading a checkpoint: " + short(err.Error())}
+	}
+	f, err := os.Open(filepath.Join(data, archiveFile))
+	if err != nil {
+		return nil, &paddock.UnavailableError{Detail: "docker: reading a checkpoint: " + short(err.Error())}
+	}
+	return f, nil
+}
+
+// RestoreCheckpoint stops the sandbox's commands, empties its scratch
+// space and extracts the checkpoint there; a failure after the commands
+// were stopped is restore_failed.
+func (a *Adapter) RestoreCheckpoint(ctx context.Context, h paddock.Handle, checkpointID string) error {
+	if err := a.checkpointable(ctx, h.Name); err != nil {
+		return err
+	}
+	f, err := a.archiveOf(h.Name, checkpointID)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := a.run(ctx, h.Name, execSpec{cmd: sh(scriptStopCommands, sessionBase, paddock.DetailCheckpointRestored)}, nil); err != nil {
+		return &paddock.RestoreFailedError{Detail: "docker: stopping the commands: " + err.Error()}
+	}
+	if err := a.unarchive(ctx, h.Name, f); err != nil {
+		return &paddock.RestoreFailedError{Detail: "docker: " + err.Error()}
+	}
+	a.touch(h)
+	return nil
+}
+
+// unarchive empties the sandbox's scratch space and extracts archive.
+func (a *Adapter) unarchive(ctx context.Context, name string, archive io.Reader) error {
+	out, err := a.run(ctx, name, execSpec{cmd: sh(scriptUnarchive)}, archive)
+	switch {
+	case err != nil:
+		return err
+	case out.code != 0:
+		return errors.New("extracting the checkpoint: " + short(string(out.stderr)))
+	case out.fed != nil:
+		return errors.New("extracting the checkpoint: " + short(out.fed.Error()))
+	}
+	return nil
+}
+
+// DeleteCheckpoint removes one of the sandbox's checkpoints; one that is
+// not there (or not this sandbox's) is success.
+func (a *Adapter) DeleteCheckpoint(_ context.Context, h paddock.Handle, checkpointID string) error {
+	rec, _, err := a.checkpoints.Get(checkpointID)
+	if errors.Is(err, paddock.ErrNotFound) || (err == nil && rec.Sandbox != h.Name) {
+		return nil
+	}
+	if err == nil {
+		err = a.checkpoints.Delete(checkpointID)
+	}
+	if err != nil {
+		return &paddock.UnavailableError{Detail: "docker: deleting a checkpoint: " + short(err.Error())}
+	}
+	return nil
+}
+
+// Fork makes the sandbox name (never adopting: a taken name is
+// already_exists) with the adapter's defaults, and extracts the
+// checkpoint into its scratch space. The checkpoint may outlive its
+// source (within the retention).
+func (a *Adapter) Fork(ctx context.Context, h paddock.Handle, checkpointID, name string, opts paddock.ForkOpts) (paddock.Handle, error) {
+	f, err := a.archiveOf(h.Name, checkpointID)
+	if err != nil {
+		return paddock.Handle{}, err
+	}
+	defer f.Close()
+	nh, err := a.CreateNew(ctx, name, paddock.CreateNewOpts{Lease: opts.Lease})
+	if err != nil {
+		return paddock.Handle{}, err
+	}
+	if err := a.unarchive(ctx, name, f); err != nil {
+		_ = a.Destroy(context.WithoutCancel(ctx), nh)
+		return paddock.Handle{}, &paddock.UnavailableError{Detail: "docker fork: " + short(err.Error())}
+	}
+	return nh, nil
+}
+
+// reapCheckpoints removes the checkpoints whose sandbox has been gone for
+// longer than the retention; a failure is logged. A sandbox counts as
+// gone only when the engine says so.
+func (a *Adapter) reapCheckpoints(ctx context.Context) {
+	n, err := a.checkpoints.Reap(func(name string) bool {
+		_, err := a.inspect(ctx, name)
+		return !errors.Is(err, paddock.ErrNotFound)
+	})
+	if err != nil {
+		a.log.Warn().Err(err).Msg("docker: reaping checkpoints")
+	}
+	if n > 0 {
+		a.log.Debug().Int("removed", n).Msg("docker: checkpoints past their retention")
+	}
+}
