@@ -261,6 +261,40 @@ func TestConsoleInChromium(t *testing.T) {
 		poll(`document.querySelectorAll('.view').length === `+strconv.Itoa(int(views)-1)),
 	))
 
+	// Checkpoints: one taken of local/ui, its file changed, restored; a
+	// fork (named at the prompt) holds the checkpoint's file and becomes
+	// the selected sandbox.
+	run := func(command string) string {
+		require.NoError(t, chromedp.Do(ctx,
+			chromedp.SetValue(css(`#command`), command),
+			chromedp.Click(css(`#run`)),
+			poll(`!document.querySelector('.view .status').classList.contains('running') && document.querySelector('.view .status').textContent !== 'starting'`),
+		))
+		require.Equal(t, "exit 0", text(ctx, `.view .status`), command)
+		return text(ctx, `.view .output`)
+	}
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(css(`#checkpoints-panel`))))
+	run(`sh -c 'echo v1 > state.txt'`)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(css(`#checkpoint-comment`), "v1 saved"),
+		chromedp.Click(css(`#checkpoint-create`)),
+		poll(`[...document.querySelectorAll('#checkpoints li')].some(li => li.textContent.includes('v1 saved'))`),
+	))
+	assert.Contains(t, run(`sh -c 'echo v2 > state.txt; cat state.txt'`), "v2")
+	require.NoError(t, chromedp.Do(ctx,
+		poll(`(b => b ? (b.click(), true) : false)(document.querySelector('#checkpoints li button.restore'))`),
+		poll(`document.querySelector('#checkpoints-note').textContent.startsWith('Restored "v1 saved"')`),
+	))
+	assert.True(t, strings.HasPrefix(eval(ctx, `window.asked[window.asked.length-1]`).(string), "Restore local/ui"), "a restore asks first")
+	assert.Contains(t, run(`cat state.txt`), "v1", "the restore brought the checkpoint's file back")
+	require.NoError(t, chromedp.Do(ctx,
+		poll(`(window.prompt = () => 'ui-fork', true)`),
+		poll(`(b => b ? (b.click(), true) : false)(document.querySelector('#checkpoints li button.fork'))`),
+		poll(`document.querySelector('#current-sandbox').textContent === 'local/ui-fork'`),
+	))
+	assert.Contains(t, run(`cat state.txt`), "v1", "the fork holds the checkpoint's file")
+	assert.Equal(t, "local/ui-fork", text(ctx, `.view .sandbox`))
+
 	require.NoError(t, os.MkdirAll(filepath.Dir(screenshotPath), 0o755))
 	for path, tab := range map[string]context.Context{screenshotPath: ctx2, strings.Replace(screenshotPath, ".png", "-run.png", 1): ctx} {
 		png, err := chromedp.Run(tab, chromedp.FullScreenshot(100)) // quality 100 encodes PNG

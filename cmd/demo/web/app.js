@@ -124,6 +124,62 @@ function select(provider, name) {
   loadSessions();
   loadFiles();
   loadPolicy();
+  loadCheckpoints();
+}
+
+// The checkpoints panel: the selected sandbox's checkpoints, each with
+// restore, fork (into a new sandbox, named when asked) and delete, where
+// the provider keeps checkpoints.
+function offers(cap) { return current && (capabilities[current.provider] || []).includes(cap); }
+async function loadCheckpoints() {
+  $("#checkpoints-panel").hidden = !offers("checkpoint");
+  if (!offers("checkpoint")) return;
+  if ($("#checkpoints-panel").dataset.for !== current.provider + "/" + current.name) $("#checkpoints-note").textContent = "";
+  $("#checkpoints-panel").dataset.for = current.provider + "/" + current.name;
+  const provider = current.provider, name = current.name;
+  await shown("#checkpoints-status", async () => {
+    const list = await api("/api/checkpoints?" + policyQuery());
+    $("#checkpoints").replaceChildren(...list.map((cp) => {
+      const li = document.createElement("li");
+      li.dataset.id = cp.id;
+      const label = document.createElement("span"); label.className = "comment";
+      label.textContent = (cp.comment || cp.id) + " · " + when(cp.created_at) + (cp.size ? " · " + humanBytes(cp.size) : "");
+      label.title = cp.id + (cp.memory ? " (files and memory)" : " (files only)");
+      const act = (path, body, after) => shown("#checkpoints-status", async () => {
+        await api(path, {method: "POST", body: JSON.stringify(Object.assign({Provider: provider, Name: name, Checkpoint: cp.id}, body))});
+        await after();
+      });
+      const restore = button("restore", "Restore", () => {
+        if (!confirm(`Restore ${provider}/${name} to "${cp.comment || cp.id}"? Its commands are stopped and its files replaced.`)) return;
+        act("/api/restore", {}, async () => {
+          $("#checkpoints-note").textContent = `Restored "${cp.comment || cp.id}" at ${new Date().toLocaleTimeString()}`;
+          await loadCheckpoints();
+          loadSessions();
+        });
+      });
+      li.append(label, restore);
+      if (offers("fork")) {
+        li.append(button("fork", "Fork", () => {
+          const fork = prompt("Name of the new sandbox", name + "-fork");
+          if (fork) act("/api/fork", {Fork: fork}, async () => { await loadSandboxes(); select(provider, fork); });
+        }));
+      }
+      li.append(button("delete", "Delete", () => shown("#checkpoints-status", async () => {
+        if (!confirm(`Delete the checkpoint "${cp.comment || cp.id}"?`)) return;
+        await api(`/api/checkpoints?${policyQuery()}&checkpoint=${encodeURIComponent(cp.id)}`, {method: "DELETE"});
+        await loadCheckpoints();
+      })));
+      return li;
+    }));
+  });
+}
+async function createCheckpoint() {
+  if (!current) return;
+  await shown("#checkpoints-status", async () => {
+    await api("/api/checkpoints", {method: "POST", body: JSON.stringify({Provider: current.provider, Name: current.name, Comment: $("#checkpoint-comment").value})});
+    $("#checkpoint-comment").value = "";
+    await loadCheckpoints();
+  });
 }
 
 // The policy panel: the selected sandbox's allow list, as this console
@@ -196,6 +252,7 @@ async function loadFiles() {
 }
 
 $("#policy-apply").onclick = applyPolicy;
+$("#checkpoint-create").onclick = createCheckpoint;
 $("#files-open").onclick = loadFiles;
 $("#files-path").onkeydown = (e) => { if (e.key === "Enter") loadFiles(); };
 $("#files-up").onclick = () => {
