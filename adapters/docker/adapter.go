@@ -104,9 +104,9 @@ func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderDocker }
 
 // Capabilities: suspend (pause), attach, tty, named spawn, session
 // termination in both modes, create-new, destroy-once, expose, the file
-// operations, signals and terminal resize; watch and network policy when
-// Config.Helpers says the image carries Paddock's helpers. No public URL,
-// no checkpoints.
+// operations, signals and terminal resize, checkpoints and forks (of the
+// scratch space); watch and network policy when Config.Helpers says the
+// image carries Paddock's helpers. No public URL.
 func (a *Adapter) Capabilities() paddock.CapabilitySet {
 	caps := paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapAttach, paddock.CapTTY, paddock.CapNamedSpawn,
 		paddock.CapTerminateSession, paddock.CapForceTerminateSession, paddock.CapCreateNew, paddock.CapDestroyOnce,

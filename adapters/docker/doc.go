@@ -29,7 +29,13 @@
 // Network policies are enforced outside the sandbox (egress.go,
 // docs/egress.md): paddock-egress, a helper inside, carries the
 // sandbox's proxy connections over an exec's stdio to the adapter's
-// gate, which decides by name. It offers no public URL and no
-// checkpoints; the facade answers not_supported (no public URL) for
-// those.
+// gate, which decides by name.
+//
+// A checkpoint is a tar archive of the scratch space the adapter keeps on
+// its own host (checkpoints.go): files only. A restore stops the
+// sandbox's commands and puts the files back; a fork is a new sandbox
+// holding them.
+//
+// It offers no public URL; the facade answers not_supported (no public
+// URL) for it.
 package docker

@@ -74,8 +74,13 @@
 // host's network and takes no policy; unisolated sandboxes share the
 // host's network and the capability is not advertised.
 //
-// It offers no public URL and no checkpoints; the facade answers
-// not_supported (no public URL) for those.
+// A checkpoint is a copy of a sandbox's files (reflinks where the
+// filesystem shares blocks) taken with its processes stopped, kept under
+// the root (checkpoints.go): files only. A restore stops the sandbox's
+// commands and puts the files back; a fork is a new sandbox holding them.
+//
+// It offers no public URL; the facade answers not_supported (no public
+// URL) for it.
 //
 // The package has an init function that acts only in a process this
 // package started as a sandbox's init (marked by a private environment
