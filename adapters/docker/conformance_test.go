@@ -112,10 +112,15 @@ func TestConformanceUnderRunsc(t *testing.T) {
 	runscSandbox(t, a, "runsc-probe") // skips without runsc
 	cfg := suiteConfig(a, in)
 	cfg.Cases = []string{"19", "20", "36", "37"}
-	t.Run("raw", func(t *testing.T) { conformance.Run(t, cfg) })
+	t.Run("raw", func(t *testing.T) {
+		t.Parallel()
+		conformance.Run(t, cfg)
+	})
 	t.Run("runtime", func(t *testing.T) {
-		cfg.Adapter = nil
-		conformance.RunRuntime(t, startRuntime(t, a), paddock.ProviderDocker, cfg)
+		t.Parallel()
+		through := cfg
+		through.Adapter = nil
+		conformance.RunRuntime(t, startRuntime(t, a), paddock.ProviderDocker, through)
 	})
 }
 
