@@ -51,23 +51,24 @@ func (a *Adapter) CreateCheckpoint(ctx context.Context, h paddock.Handle, opts p
 	}
 	a.reapCheckpoints(ctx)
 	rec, err := a.checkpoints.Create(cpstore.Record{Sandbox: h.Name, Checkpoint: paddock.Checkpoint{Comment: opts.Comment}}, 0,
-		func(data string) error {
+		func(data string) (int64, error) {
 			if err := os.Mkdir(data, 0o700); err != nil {
-				return err
+				return 0, err
 			}
 			f, err := os.OpenFile(filepath.Join(data, archiveFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			defer f.Close()
-			code, said, err := a.execInto(ctx, h.Name, execSpec{cmd: sh(scriptArchive)}, f)
+			n := &countingWriter{w: f}
+			code, said, err := a.execInto(ctx, h.Name, execSpec{cmd: sh(scriptArchive)}, n)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			if code != 0 {
-				return &paddock.UnavailableError{Detail: "docker checkpoint: tar exited " + said}
+				return 0, &paddock.UnavailableError{Detail: "docker checkpoint: tar exited " + said}
 			}
-			return f.Sync()
+			return n.n, f.Sync()
 		})
 	if err != nil {
 		var typed interface{ Kind() paddock.Kind }
@@ -78,6 +79,18 @@ func (a *Adapter) CreateCheckpoint(ctx context.Context, h paddock.Handle, opts p
 	}
 	a.touch(h)
 	return rec.ID, nil
+}
+
+// countingWriter counts what it writes to w.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // checkpointable refuses a sandbox that is absent (not_found) or not

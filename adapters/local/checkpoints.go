@@ -62,9 +62,9 @@ func (a *Adapter) CreateCheckpoint(_ context.Context, h paddock.Handle, opts pad
 	}
 	extra, _ := json.Marshal(checkpointExtra{Egress: m.Egress, Policy: m.Policy})
 	rec, err := a.checkpoints.Create(cpstore.Record{Sandbox: h.Name, Checkpoint: paddock.Checkpoint{Comment: opts.Comment}, Extra: extra},
-		size.Bytes, func(data string) error {
-			_, err := treecopy.Copy(src, data)
-			return err
+		size.Bytes, func(data string) (int64, error) {
+			copied, err := treecopy.Copy(src, data)
+			return copied.Bytes, err
 		})
 	if errors.Is(err, paddock.ErrInvalid) {
 		return "", err

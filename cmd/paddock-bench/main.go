@@ -48,11 +48,13 @@ type sizes struct {
 	slowChunks                  int
 	lines, bulkBytes, localRuns int
 	execIterations, dockerRuns  int
+	checkpointBytes             int64
+	checkpointRuns              int
 }
 
 var (
-	full  = sizes{frameRuns: 100, observedRuns: 200, streamChunks: 2048, streamRuns: 20, live: 10_000, slowChunks: 2048, lines: 13_000_000, bulkBytes: 256 << 20, localRuns: 3, execIterations: 3000, dockerRuns: 10}
-	quick = sizes{frameRuns: 20, observedRuns: 40, streamChunks: 1024, streamRuns: 15, live: 10_000, slowChunks: 2048, lines: 2_000_000, bulkBytes: 64 << 20, localRuns: 1, execIterations: 300, dockerRuns: 5}
+	full  = sizes{frameRuns: 100, observedRuns: 200, streamChunks: 2048, streamRuns: 20, live: 10_000, slowChunks: 2048, lines: 13_000_000, bulkBytes: 256 << 20, localRuns: 3, execIterations: 3000, dockerRuns: 10, checkpointBytes: 100 << 20, checkpointRuns: 5}
+	quick = sizes{frameRuns: 20, observedRuns: 40, streamChunks: 1024, streamRuns: 15, live: 10_000, slowChunks: 2048, lines: 2_000_000, bulkBytes: 64 << 20, localRuns: 1, execIterations: 300, dockerRuns: 5, checkpointBytes: 32 << 20, checkpointRuns: 3}
 )
 
 // The local adapter journals every byte on disk before it delivers it
@@ -106,6 +108,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}},
 		{"exec of true, unisolated", func() ([]perf.Figure, error) { return one(perf.ExecTrueFigure(sz.execIterations, perf.Unisolated)) }},
 		{"exec of true, in namespaces", func() ([]perf.Figure, error) { return one(perf.ExecTrueFigure(sz.execIterations, perf.Isolated)) }},
+		{"local checkpoint and fork", func() ([]perf.Figure, error) {
+			return perf.LocalCheckpointFigures(sz.checkpointBytes, sz.checkpointRuns)
+		}},
 		{"docker latency", func() ([]perf.Figure, error) { return dockerFigures(sz.dockerRuns) }},
 		{"32 KiB chunks from another node", func() ([]perf.Figure, error) {
 			return one(perf.RemoteStreamFigure(sz.streamChunks, 32<<10, sz.streamRuns))

@@ -90,3 +90,15 @@ func TestRuntimeFiguresRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.LessOrEqual(t, s.Details["chunks_read"], 65.0, "the reader stops at the window")
 }
+
+// The checkpoint figures measure both sides and compare them.
+func TestLocalCheckpointFigures(t *testing.T) {
+	t.Parallel()
+	figures, err := LocalCheckpointFigures(8<<20, 1)
+	require.NoError(t, err)
+	require.Len(t, figures, 2)
+	for _, f := range figures {
+		assert.Positive(t, f.Value, f.Name)
+		assert.Equal(t, "<= 1.2", f.Goal, f.Name)
+	}
+}

@@ -86,10 +86,10 @@ func validID(id string) bool {
 
 // Create makes a checkpoint of sandbox expected to hold size bytes:
 // within the limits (else invalid(checkpoint_limit)), fill writes its
-// data into the directory it is given; the bytes it wrote are the
-// checkpoint's size, checked against the limits again, and the checkpoint
+// data into the directory it is given and says how many bytes it wrote:
+// the checkpoint's size, checked against the limits again. The checkpoint
 // appears once fill succeeded within them.
-func (s *Store) Create(rec Record, size int64, fill func(data string) error) (Record, error) {
+func (s *Store) Create(rec Record, size int64, fill func(data string) (int64, error)) (Record, error) {
 	release, err := s.reserve(1, size)
 	if err != nil {
 		return Record{}, err
@@ -110,16 +110,13 @@ func (s *Store) Create(rec Record, size int64, fill func(data string) error) (Re
 			_ = treecopy.RemoveAll(tmp)
 		}
 	}()
-	if err := fill(filepath.Join(tmp, dataDir)); err != nil {
-		return Record{}, err
-	}
-	held, err := treecopy.Measure(filepath.Join(tmp, dataDir))
+	held, err := fill(filepath.Join(tmp, dataDir))
 	if err != nil {
 		return Record{}, err
 	}
-	rec.Size = held.Bytes
-	if held.Bytes > size {
-		grow, err := s.reserve(0, held.Bytes-size) // what it wrote beyond its estimate
+	rec.Size = held
+	if held > size {
+		grow, err := s.reserve(0, held-size) // what it wrote beyond its estimate
 		if err != nil {
 			return Record{}, err
 		}

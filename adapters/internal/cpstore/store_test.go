@@ -15,12 +15,12 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func fillWith(content string) func(string) error {
-	return func(data string) error {
+func fillWith(content string) func(string) (int64, error) {
+	return func(data string) (int64, error) {
 		if err := os.MkdirAll(data, 0o700); err != nil {
-			return err
+			return 0, err
 		}
-		return os.WriteFile(filepath.Join(data, "f"), []byte(content), 0o600)
+		return int64(len(content)), os.WriteFile(filepath.Join(data, "f"), []byte(content), 0o600)
 	}
 }
 
@@ -39,7 +39,7 @@ func TestCreateListGetDelete(t *testing.T) {
 	require.NoError(t, err)
 	a2, err := s.Create(Record{Sandbox: "a"}, 5, fillWith("three"))
 	require.NoError(t, err)
-	_, err = s.Create(Record{Sandbox: "a"}, 1, func(string) error { return errors.New("disk full") })
+	_, err = s.Create(Record{Sandbox: "a"}, 1, func(string) (int64, error) { return 0, errors.New("disk full") })
 	require.ErrorContains(t, err, "disk full")
 
 	list, err := s.List("a")
