@@ -80,26 +80,12 @@ func egressFollowsThePolicy(t *testing.T, runtime string, throughRuntime bool) {
 	assert.Equal(t, 56, code, "no policy yet: denied: %s", out)
 	assert.Contains(t, out, "403")
 
-	require.NoError(t, paddock.ApplyNetworkPolicy(ctx, a, h, paddock.NetworkPolicy{Allow: []string{"pkg.test", "*.api.pkg.test", "git.test"}}))
-	for _, u := range []string{"https://pkg.test/", "http://pkg.test/", "https://deep.api.pkg.test/"} {
-		out, code := curl(u)
-		assert.Equal(t, 0, code, "%s: %s", u, out)
-		assert.True(t, strings.HasPrefix(out, "hello from "), "%s: %s", u, out)
-	}
+	require.NoError(t, paddock.ApplyNetworkPolicy(ctx, a, h, paddock.NetworkPolicy{Allow: egresstest.Policy}))
+	egresstest.CheckCurl(t, curl)
 	out, code = run(a, "git -c http.sslCAInfo=/workspace/ca.pem clone -q --template= https://git.test"+in.RepoPath+" /workspace/repo 2>&1 && cat /workspace/repo/README")
 	assert.Equal(t, 0, code, out)
 	assert.Equal(t, egresstest.RepoContent, out)
 
-	for _, tc := range []struct{ what, args, says string }{
-		{"the wildcard's apex", "https://api.pkg.test/", "403"},
-		{"a name not listed", "https://denied.test/", "403"},
-		{"an IP literal", "https://192.0.2.10/", "403"},
-		{"a plain HTTP name not listed", "-f http://other.test/", "403"},
-	} {
-		out, code := curl(tc.args)
-		assert.NotEqual(t, 0, code, tc.what)
-		assert.Contains(t, out, tc.says, "%s: %s", tc.what, out)
-	}
 	for _, tc := range []struct{ what, script string }{
 		{"TCP past the proxy", `curl -sS --noproxy '*' --max-time 60 http://192.0.2.10/`},
 		{"UDP", `echo x | nc -u -w 5 192.0.2.1 53`},

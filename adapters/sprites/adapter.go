@@ -34,6 +34,7 @@ type Adapter struct {
 	bound     *http.Client // bounded operations: deadline per call, a connection per request
 	streaming *http.Client // streamed bodies (files, NDJSON): no overall timeout
 	keep      keepalive    // exec sockets
+	restores  *restores    // the restores this adapter began, by sprite
 }
 
 // String names the adapter and its base URL; no printed form of an adapter

@@ -103,5 +103,6 @@ func New(cfg Config) (*Adapter, error) {
 		bound:     &http.Client{Transport: boundTransport, CheckRedirect: httpx.NoRedirects},
 		streaming: clients.Streaming,
 		keep:      keepalive{ping: pingInterval, wait: pongWait},
+		restores:  &restores{},
 	}, nil
 }

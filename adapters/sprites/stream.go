@@ -58,13 +58,18 @@ type stream struct {
 
 	frames  atomic.Uint64 // frames read so far, pongs included
 	waiting atomic.Bool   // the reader waits on the socket (not on the consumer)
+
+	// restored reports whether a restore of the sprite began since the
+	// command started (nil: never); a command that ends then was ended
+	// by it.
+	restored func() bool
 }
 
 var _ paddock.Stream = (*stream)(nil)
 
-func newStream(conn *websocket.Conn, tty bool, keep keepalive) *stream {
+func newStream(conn *websocket.Conn, tty bool, keep keepalive, restored func() bool) *stream {
 	st := &stream{conn: conn, tty: tty, keep: keep, q: eventq.New(readAhead),
-		info: make(chan sessionInfo, 1), ended: make(chan struct{})}
+		info: make(chan sessionInfo, 1), ended: make(chan struct{}), restored: restored}
 	conn.SetPongHandler(func(string) error { st.frames.Add(1); return nil })
 	st.stopped.Add(2)
 	go st.read(tty)
@@ -87,7 +92,7 @@ func (st *stream) read(tty bool) {
 		st.frames.Add(1)
 		if err != nil {
 			if !st.exited.Swap(true) { // set before the consumer can see the end
-				st.q.Emit(paddock.Failed(&paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit}))
+				st.q.Emit(st.why(paddock.Failed(&paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit})))
 			}
 			return
 		}
@@ -99,6 +104,7 @@ func (st *stream) read(tty bool) {
 		for _, ev := range events {
 			if ev.Kind.Terminal() {
 				st.exited.Store(true)
+				ev = st.why(ev)
 			}
 			if !st.q.Emit(ev) {
 				return
@@ -110,6 +116,16 @@ func (st *stream) read(tty bool) {
 			}
 		}
 	}
+}
+
+// why is a terminal event as the subscriber gets it: the sprite's restore
+// ends every session, so a command that ends once one began (an exit from
+// its kill, or the socket closing) is unavailable(checkpoint_restored).
+func (st *stream) why(ev paddock.Event) paddock.Event {
+	if st.restored != nil && st.restored() {
+		return paddock.Failed(&paddock.UnavailableError{Detail: paddock.DetailCheckpointRestored})
+	}
+	return ev
 }
 
 // ping keeps the connection alive, and gives it up (closing it, so the
