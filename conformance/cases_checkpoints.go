@@ -27,7 +27,7 @@ type checkpointedFile struct {
 // included) and, with a shell, a relative symbolic link to one of them.
 func writeCheckpointed(t testing.TB, s *suite, h paddock.Handle) []checkpointedFile {
 	t.Helper()
-	big := make([]byte, 8<<20)
+	big := make([]byte, bigFileSize)
 	rng := rand.New(rand.NewPCG(36, 37))
 	for i := range big {
 		big[i] = byte(rng.Uint32())
@@ -103,7 +103,7 @@ func restoreIsExact(t testing.TB, s *suite) {
 	cp, ok := listed(t, s, h, id)
 	require.True(t, ok, "the checkpoint is listed")
 	if cp.Size > 0 {
-		require.GreaterOrEqual(t, cp.Size, int64(8<<20), "its size counts what it holds")
+		require.GreaterOrEqual(t, cp.Size, int64(bigFileSize), "its size counts what it holds")
 	}
 
 	extra := checkpointDir + "/written-after"
