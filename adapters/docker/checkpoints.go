@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/moby/moby/api/types/container"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/cpstore"
 )
@@ -71,11 +71,7 @@ func (a *Adapter) CreateCheckpoint(ctx context.Context, h paddock.Handle, opts p
 			return n.n, f.Sync()
 		})
 	if err != nil {
-		var typed interface{ Kind() paddock.Kind }
-		if errors.As(err, &typed) {
-			return "", err
-		}
-		return "", &paddock.UnavailableError{Detail: "docker checkpoint: " + short(err.Error())}
+		return "", err
 	}
 	a.touch(h)
 	return rec.ID, nil
@@ -100,7 +96,7 @@ func (a *Adapter) checkpointable(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if s := state(res); s != "running" {
+	if s := state(res); s != container.StateRunning {
 		return &paddock.InvalidError{Detail: "docker: the sandbox is " + string(s) + "; checkpoints are taken and restored while it runs"}
 	}
 	return nil
@@ -116,27 +112,9 @@ func (a *Adapter) execInto(ctx context.Context, sandbox string, e execSpec, w io
 	defer x.close()
 	stop := context.AfterFunc(ctx, x.close)
 	defer stop()
-	var said strings.Builder
-	buf := make([]byte, 32<<10)
-	for {
-		stream, data, err := x.next(buf)
-		switch {
-		case stream == muxStdout && len(data) > 0:
-			if _, werr := w.Write(data); werr != nil {
-				return 0, "", werr
-			}
-		case len(data) > 0 && said.Len() < 1024:
-			said.Write(data)
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return 0, "", ctxError(ctx)
-			}
-			return 0, "", &paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit + ": " + short(err.Error())}
-		}
+	said := capped{max: 1024}
+	if err := pump(ctx, x, w, &said); err != nil {
+		return 0, "", err
 	}
 	code, err := a.finished(sandbox, x.id)
 	return code, short(said.String()), err
@@ -148,26 +126,15 @@ func (a *Adapter) ListCheckpoints(ctx context.Context, h paddock.Handle) ([]padd
 		return nil, err
 	}
 	a.reapCheckpoints(ctx)
-	recs, err := a.checkpoints.List(h.Name)
-	if err != nil {
-		return nil, &paddock.UnavailableError{Detail: "docker: listing checkpoints: " + short(err.Error())}
-	}
-	out := make([]paddock.Checkpoint, len(recs))
-	for i, r := range recs {
-		out[i] = r.Checkpoint
-	}
-	return out, nil
+	return a.checkpoints.List(h.Name)
 }
 
 // archiveOf opens the archive of the sandbox name's checkpoint id;
 // not_found when it is not that sandbox's.
 func (a *Adapter) archiveOf(name, id string) (*os.File, error) {
-	rec, data, err := a.checkpoints.Get(id)
-	if errors.Is(err, paddock.ErrNotFound) || (err == nil && rec.Sandbox != name) {
-		return nil, paddock.ErrNotFound
-	}
+	_, data, err := a.checkpoints.Get(name, id)
 	if err != nil {
-		return nil, &paddock.UnavailableError{Detail: "docker: reading a checkpoint: " + short(err.Error())}
+		return nil, err
 	}
 	f, err := os.Open(filepath.Join(data, archiveFile))
 	if err != nil {
@@ -215,17 +182,7 @@ func (a *Adapter) unarchive(ctx context.Context, name string, archive io.Reader)
 // DeleteCheckpoint removes one of the sandbox's checkpoints; one that is
 // not there (or not this sandbox's) is success.
 func (a *Adapter) DeleteCheckpoint(_ context.Context, h paddock.Handle, checkpointID string) error {
-	rec, _, err := a.checkpoints.Get(checkpointID)
-	if errors.Is(err, paddock.ErrNotFound) || (err == nil && rec.Sandbox != h.Name) {
-		return nil
-	}
-	if err == nil {
-		err = a.checkpoints.Delete(checkpointID)
-	}
-	if err != nil {
-		return &paddock.UnavailableError{Detail: "docker: deleting a checkpoint: " + short(err.Error())}
-	}
-	return nil
+	return a.checkpoints.Delete(h.Name, checkpointID)
 }
 
 // Fork makes the sandbox name (never adopting: a taken name is
@@ -250,17 +207,11 @@ func (a *Adapter) Fork(ctx context.Context, h paddock.Handle, checkpointID, name
 }
 
 // reapCheckpoints removes the checkpoints whose sandbox has been gone for
-// longer than the retention; a failure is logged. A sandbox counts as
-// gone only when the engine says so.
+// longer than the retention (cpstore.Store.Reap logs what it did). A
+// sandbox counts as gone only when the engine says so.
 func (a *Adapter) reapCheckpoints(ctx context.Context) {
-	n, err := a.checkpoints.Reap(func(name string) bool {
+	_, _ = a.checkpoints.Reap(func(name string) bool {
 		_, err := a.inspect(ctx, name)
 		return !errors.Is(err, paddock.ErrNotFound)
 	})
-	if err != nil {
-		a.log.Warn().Err(err).Msg("docker: reaping checkpoints")
-	}
-	if n > 0 {
-		a.log.Debug().Int("removed", n).Msg("docker: checkpoints past their retention")
-	}
 }

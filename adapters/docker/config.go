@@ -143,7 +143,7 @@ func New(cfg Config) (*Adapter, error) {
 		_ = engine.Close()
 		return nil, err
 	}
-	if a.checkpoints, err = cpstore.New(cmp.Or(cfg.CheckpointDir, defaultCheckpointDir()), cfg.Checkpoints); err != nil {
+	if a.checkpoints, err = cpstore.New(cmp.Or(cfg.CheckpointDir, defaultCheckpointDir()), cfg.Checkpoints, cfg.Logger); err != nil {
 		_ = engine.Close()
 		return nil, &paddock.InvalidError{Detail: "docker: " + err.Error()}
 	}

@@ -224,27 +224,9 @@ func collect(ctx context.Context, x *attached, stdin io.Reader, log zerolog.Logg
 	} else {
 		copied <- fed{}
 	}
-	var out, errOut bytes.Buffer
-	buf := make([]byte, 32<<10)
-	for {
-		stream, data, err := x.next(buf)
-		if len(data) > 0 {
-			switch {
-			case stream == muxStdout && out.Len() < maxCollected:
-				out.Write(data)
-			case (stream == muxStderr || stream == muxSystem) && errOut.Len() < maxCollected:
-				errOut.Write(data)
-			}
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return output{}, ctxError(ctx)
-			}
-			if !errors.Is(err, io.EOF) {
-				return output{}, &paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit + ": " + short(err.Error())}
-			}
-			break
-		}
+	out, errOut := capped{max: maxCollected}, capped{max: maxCollected}
+	if err := pump(ctx, x, &out, &errOut); err != nil {
+		return output{}, err
 	}
 	x.close()
 	in := <-copied
@@ -252,6 +234,48 @@ func collect(ctx context.Context, x *attached, stdin io.Reader, log zerolog.Logg
 		log.Debug().Str("error", in.err.Error()).Msg("docker: copying stdin into an exec")
 	}
 	return output{stdout: out.Bytes(), stderr: errOut.Bytes(), stdin: in.n, fed: in.err}, nil
+}
+
+// pump reads x's output to its end: stdout into stdout, stderr and the
+// engine's own messages into stderr. An ended ctx is ctx's error, a
+// stream that breaks closed_before_exit, a writer's failure its own.
+func pump(ctx context.Context, x *attached, stdout, stderr io.Writer) error {
+	buf := make([]byte, 32<<10)
+	for {
+		stream, data, err := x.next(buf)
+		if len(data) > 0 {
+			w := stderr
+			if stream == muxStdout {
+				w = stdout
+			}
+			if _, werr := w.Write(data); werr != nil {
+				return werr
+			}
+		}
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return ctxError(ctx)
+		case errors.Is(err, io.EOF):
+			return nil
+		default:
+			return &paddock.UnavailableError{Detail: paddock.DetailClosedBeforeExit + ": " + short(err.Error())}
+		}
+	}
+}
+
+// capped keeps what is written to it until it holds max bytes, and
+// discards the rest.
+type capped struct {
+	bytes.Buffer
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if c.Len() < c.max {
+		c.Buffer.Write(p)
+	}
+	return len(p), nil
 }
 
 // ctxError is the error of an ended context: a deadline is a timeout.

@@ -13,7 +13,8 @@ const maxRelayErrors = 4 << 10
 
 // relay starts e (with stdin) and returns it as a connection: reads are
 // its standard output, writes its standard input. What it prints on
-// standard error is kept (the first maxRelayErrors bytes) for Errors.
+// standard error is kept (from its start, about maxRelayErrors bytes) for
+// Errors.
 func (a *Adapter) relay(ctx context.Context, sandbox string, e execSpec) (*relayConn, error) {
 	e.stdin = true
 	x, err := a.startExec(ctx, sandbox, e)
@@ -21,28 +22,11 @@ func (a *Adapter) relay(ctx context.Context, sandbox string, e execSpec) (*relay
 		return nil, err
 	}
 	pr, pw := io.Pipe()
-	c := &relayConn{x: x, pr: pr, done: make(chan struct{})}
+	c := &relayConn{x: x, pr: pr, done: make(chan struct{}), errors: capped{max: maxRelayErrors}}
 	go func() {
 		defer close(c.done)
-		buf := make([]byte, 32<<10)
-		for {
-			stream, data, err := x.next(buf)
-			switch {
-			case stream == muxStdout && len(data) > 0:
-				if _, werr := pw.Write(data); werr != nil {
-					pw.CloseWithError(io.EOF)
-					return
-				}
-			case stream != muxStdout && len(data) > 0:
-				c.mu.Lock()
-				c.errors = append(c.errors, data[:min(len(data), maxRelayErrors-len(c.errors))]...)
-				c.mu.Unlock()
-			}
-			if err != nil {
-				pw.CloseWithError(io.EOF)
-				return
-			}
-		}
+		_ = pump(context.Background(), x, pw, &c.errors) // a reader that left, or the end: both end the relay
+		pw.CloseWithError(io.EOF)
 	}()
 	return c, nil
 }
@@ -55,8 +39,7 @@ type relayConn struct {
 	done chan struct{} // the exec's output ended
 	once sync.Once
 
-	mu     sync.Mutex
-	errors []byte // what it printed on standard error
+	errors capped // what it printed on standard error; read once done is closed
 }
 
 func (c *relayConn) Read(p []byte) (int, error)  { return c.pr.Read(p) }
@@ -78,9 +61,7 @@ func (c *relayConn) Close() error {
 // ended (it waits for that).
 func (c *relayConn) Errors() string {
 	<-c.done
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return string(c.errors)
+	return c.errors.String()
 }
 
 func (c *relayConn) LocalAddr() net.Addr                { return c.x.hj.Conn.LocalAddr() }

@@ -66,13 +66,7 @@ func (a *Adapter) CreateCheckpoint(_ context.Context, h paddock.Handle, opts pad
 			copied, err := treecopy.Copy(src, data)
 			return copied.Bytes, err
 		})
-	if errors.Is(err, paddock.ErrInvalid) {
-		return "", err
-	}
-	if err != nil {
-		return "", unavailable("checkpoint", err)
-	}
-	return rec.ID, nil
+	return rec.ID, err
 }
 
 // ListCheckpoints lists the sandbox's checkpoints, oldest first.
@@ -81,28 +75,7 @@ func (a *Adapter) ListCheckpoints(_ context.Context, h paddock.Handle) ([]paddoc
 		return nil, err
 	}
 	a.reapCheckpoints()
-	recs, err := a.checkpoints.List(h.Name)
-	if err != nil {
-		return nil, unavailable("listing checkpoints", err)
-	}
-	out := make([]paddock.Checkpoint, len(recs))
-	for i, r := range recs {
-		out[i] = r.Checkpoint
-	}
-	return out, nil
-}
-
-// checkpointOf is the checkpoint id of the sandbox name and where its
-// files are; not_found when it is not that sandbox's.
-func (a *Adapter) checkpointOf(name, id string) (cpstore.Record, string, error) {
-	rec, data, err := a.checkpoints.Get(id)
-	if errors.Is(err, paddock.ErrNotFound) || (err == nil && rec.Sandbox != name) {
-		return cpstore.Record{}, "", paddock.ErrNotFound
-	}
-	if err != nil {
-		return cpstore.Record{}, "", unavailable("reading a checkpoint", err)
-	}
-	return rec, data, nil
+	return a.checkpoints.List(h.Name)
 }
 
 // RestoreCheckpoint puts the checkpoint's files back: they are copied
@@ -112,7 +85,7 @@ func (a *Adapter) RestoreCheckpoint(ctx context.Context, h paddock.Handle, check
 	if _, err := a.readMeta(h.Name); err != nil {
 		return err
 	}
-	_, data, err := a.checkpointOf(h.Name, checkpointID)
+	_, data, err := a.checkpoints.Get(h.Name, checkpointID)
 	if err != nil {
 		return err
 	}
@@ -145,17 +118,7 @@ func (a *Adapter) RestoreCheckpoint(ctx context.Context, h paddock.Handle, check
 // DeleteCheckpoint removes one of the sandbox's checkpoints; one that is
 // not there (or not this sandbox's) is success.
 func (a *Adapter) DeleteCheckpoint(_ context.Context, h paddock.Handle, checkpointID string) error {
-	_, _, err := a.checkpointOf(h.Name, checkpointID)
-	if errors.Is(err, paddock.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := a.checkpoints.Delete(checkpointID); err != nil {
-		return unavailable("deleting a checkpoint", err)
-	}
-	return nil
+	return a.checkpoints.Delete(h.Name, checkpointID)
 }
 
 // Fork makes the sandbox name (never adopting: a taken name is
@@ -163,7 +126,7 @@ func (a *Adapter) DeleteCheckpoint(_ context.Context, h paddock.Handle, checkpoi
 // network policy its source had when it was taken. The checkpoint may
 // outlive its source (within the retention).
 func (a *Adapter) Fork(ctx context.Context, h paddock.Handle, checkpointID, name string, opts paddock.ForkOpts) (paddock.Handle, error) {
-	rec, data, err := a.checkpointOf(h.Name, checkpointID)
+	rec, data, err := a.checkpoints.Get(h.Name, checkpointID)
 	if err != nil {
 		return paddock.Handle{}, err
 	}
@@ -199,16 +162,10 @@ func (a *Adapter) Fork(ctx context.Context, h paddock.Handle, checkpointID, name
 }
 
 // reapCheckpoints removes the checkpoints whose sandbox has been gone for
-// longer than the retention (cpstore.Store.Reap); a failure is logged.
+// longer than the retention (cpstore.Store.Reap logs what it did).
 func (a *Adapter) reapCheckpoints() {
-	n, err := a.checkpoints.Reap(func(name string) bool {
+	_, _ = a.checkpoints.Reap(func(name string) bool {
 		_, err := a.readMeta(name)
 		return !errors.Is(err, paddock.ErrNotFound)
 	})
-	if err != nil {
-		a.log.Warn().Err(err).Msg("local: reaping checkpoints")
-	}
-	if n > 0 {
-		a.log.Debug().Int("removed", n).Msg("local: checkpoints past their retention")
-	}
 }

@@ -200,7 +200,7 @@ func New(cfg Config) (*Adapter, error) {
 		}
 		a.removeRoot = true
 	}
-	if a.checkpoints, err = cpstore.New(filepath.Join(a.root, checkpointsDir), checkpointLimits); err != nil {
+	if a.checkpoints, err = cpstore.New(filepath.Join(a.root, checkpointsDir), checkpointLimits, a.log); err != nil {
 		return nil, err
 	}
 	return a, nil

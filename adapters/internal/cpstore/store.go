@@ -21,6 +21,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/treecopy"
+	"github.com/rs/zerolog"
 )
 
 // Record is what the store keeps of a checkpoint beside its data.
@@ -45,6 +46,7 @@ const (
 type Store struct {
 	dir    string
 	limits paddock.CheckpointLimits
+	log    zerolog.Logger
 	now    func() time.Time
 
 	mu       sync.Mutex
@@ -55,17 +57,14 @@ type Store struct {
 }
 
 // New returns the store under dir (made when first needed) with limits
-// (their defaults applied).
-func New(dir string, limits paddock.CheckpointLimits) (*Store, error) {
+// (their defaults applied), logging its reaping to log.
+func New(dir string, limits paddock.CheckpointLimits, log zerolog.Logger) (*Store, error) {
 	limits, err := limits.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
-	return &Store{dir: dir, limits: limits, now: time.Now}, nil
+	return &Store{dir: dir, limits: limits, log: log, now: time.Now}, nil
 }
-
-// Limits are the store's bounds, defaults applied.
-func (s *Store) Limits() paddock.CheckpointLimits { return s.limits }
 
 // NewID is a fresh checkpoint id.
 func NewID() string {
@@ -88,8 +87,14 @@ func validID(id string) bool {
 // within the limits (else invalid(checkpoint_limit)), fill writes its
 // data into the directory it is given and says how many bytes it wrote:
 // the checkpoint's size, checked against the limits again. The checkpoint
-// appears once fill succeeded within them.
+// appears once fill succeeded within them. A failure that is not of the
+// taxonomy (the disk's, the fill's) is unavailable.
 func (s *Store) Create(rec Record, size int64, fill func(data string) (int64, error)) (Record, error) {
+	rec, err := s.create(rec, size, fill)
+	return rec, typed("taking a checkpoint", err)
+}
+
+func (s *Store) create(rec Record, size int64, fill func(data string) (int64, error)) (Record, error) {
 	release, err := s.reserve(1, size)
 	if err != nil {
 		return Record{}, err
@@ -161,9 +166,21 @@ func (s *Store) reserve(n int, size int64) (release func(), err error) {
 	}, nil
 }
 
-// Get returns checkpoint id's record and the directory of its data;
-// paddock.ErrNotFound when there is none.
-func (s *Store) Get(id string) (Record, string, error) {
+// Get returns the record of sandbox's checkpoint id and the directory of
+// its data; not_found when there is none, or it is another sandbox's.
+func (s *Store) Get(sandbox, id string) (Record, string, error) {
+	rec, dir, err := s.get(id)
+	if err == nil && rec.Sandbox != sandbox {
+		err = paddock.ErrNotFound
+	}
+	if err != nil {
+		return Record{}, "", typed("reading a checkpoint", err)
+	}
+	return rec, filepath.Join(dir, dataDir), nil
+}
+
+// get reads checkpoint id's record, and answers its directory.
+func (s *Store) get(id string) (Record, string, error) {
 	if !validID(id) {
 		return Record{}, "", paddock.ErrNotFound
 	}
@@ -172,22 +189,19 @@ func (s *Store) Get(id string) (Record, string, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return Record{}, "", paddock.ErrNotFound
 	}
-	if err != nil {
-		return Record{}, "", err
-	}
-	return rec, filepath.Join(dir, dataDir), nil
+	return rec, dir, err
 }
 
 // List returns sandbox's checkpoints, oldest first.
-func (s *Store) List(sandbox string) ([]Record, error) {
+func (s *Store) List(sandbox string) ([]paddock.Checkpoint, error) {
 	all, err := s.all()
 	if err != nil {
-		return nil, err
+		return nil, typed("listing checkpoints", err)
 	}
-	out := []Record{}
+	out := []paddock.Checkpoint{}
 	for _, r := range all {
 		if r.Sandbox == sandbox {
-			out = append(out, r)
+			out = append(out, r.Checkpoint)
 		}
 	}
 	return out, nil
@@ -225,11 +239,21 @@ func (s *Store) all() ([]Record, error) {
 	return out, nil
 }
 
-// Delete removes checkpoint id; an absent one is success.
-func (s *Store) Delete(id string) error {
-	if !validID(id) {
+// Delete removes sandbox's checkpoint id; one that is absent, or another
+// sandbox's, is success.
+func (s *Store) Delete(sandbox, id string) error {
+	_, _, err := s.Get(sandbox, id)
+	switch {
+	case errors.Is(err, paddock.ErrNotFound):
 		return nil
+	case err != nil:
+		return err
 	}
+	return typed("deleting a checkpoint", s.remove(id))
+}
+
+// remove removes checkpoint id; an absent one is success.
+func (s *Store) remove(id string) error {
 	dir := filepath.Join(s.dir, id)
 	trash := filepath.Join(s.dir, tmpPrefix+"deleted-"+id)
 	if err := os.Rename(dir, trash); err != nil {
@@ -243,8 +267,19 @@ func (s *Store) Delete(id string) error {
 
 // Reap notes the checkpoints whose sandbox alive says is gone, and
 // removes those gone for longer than the retention; it returns how many
-// it removed.
+// it removed, and logs that and any failure.
 func (s *Store) Reap(alive func(sandbox string) bool) (int, error) {
+	n, err := s.reap(alive)
+	if err != nil {
+		s.log.Warn().Err(err).Msg("reaping checkpoints")
+	}
+	if n > 0 {
+		s.log.Debug().Int("removed", n).Msg("checkpoints past their retention")
+	}
+	return n, err
+}
+
+func (s *Store) reap(alive func(sandbox string) bool) (int, error) {
 	all, err := s.all()
 	if err != nil {
 		return 0, err
@@ -268,13 +303,23 @@ func (s *Store) Reap(alive func(sandbox string) bool) (int, error) {
 			}
 		}
 		if s.limits.Retention >= 0 && now.Sub(r.GoneSince) >= s.limits.Retention {
-			if err := s.Delete(r.ID); err != nil {
+			if err := s.remove(r.ID); err != nil {
 				return removed, err
 			}
 			removed++
 		}
 	}
 	return removed, nil
+}
+
+// typed is err as the taxonomy has it: itself when it is of the taxonomy,
+// else unavailable, saying what was being done.
+func typed(doing string, err error) error {
+	var kinded interface{ Kind() paddock.Kind }
+	if err == nil || errors.As(err, &kinded) {
+		return err
+	}
+	return &paddock.UnavailableError{Detail: doing + ": " + err.Error()}
 }
 
 func writeRecord(dir string, rec Record) error {

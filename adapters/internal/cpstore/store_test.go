@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -29,7 +30,7 @@ func fillWith(content string) func(string) (int64, error) {
 // success); a failed fill leaves nothing.
 func TestCreateListGetDelete(t *testing.T) {
 	t.Parallel()
-	s, err := New(t.TempDir(), paddock.CheckpointLimits{})
+	s, err := New(t.TempDir(), paddock.CheckpointLimits{}, zerolog.Nop())
 	require.NoError(t, err)
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s.now = func() time.Time { clock = clock.Add(time.Second); return clock }
@@ -40,6 +41,7 @@ func TestCreateListGetDelete(t *testing.T) {
 	a2, err := s.Create(Record{Sandbox: "a"}, 5, fillWith("three"))
 	require.NoError(t, err)
 	_, err = s.Create(Record{Sandbox: "a"}, 1, func(string) (int64, error) { return 0, errors.New("disk full") })
+	require.ErrorIs(t, err, paddock.ErrUnavailable, "a failure outside the taxonomy is unavailable")
 	require.ErrorContains(t, err, "disk full")
 
 	list, err := s.List("a")
@@ -48,7 +50,7 @@ func TestCreateListGetDelete(t *testing.T) {
 	assert.Equal(t, []string{a1.ID, a2.ID}, []string{list[0].ID, list[1].ID})
 	assert.Equal(t, "first", list[0].Comment)
 	assert.EqualValues(t, 3, list[0].Size)
-	rec, data, err := s.Get(b1.ID)
+	rec, data, err := s.Get("b", b1.ID)
 	require.NoError(t, err)
 	assert.Equal(t, "b", rec.Sandbox)
 	got, err := os.ReadFile(filepath.Join(data, "f"))
@@ -56,12 +58,17 @@ func TestCreateListGetDelete(t *testing.T) {
 	assert.Equal(t, "two", string(got))
 
 	for _, id := range []string{"cp-000000000000000000000000", "../../etc", "", "cp-zz"} {
-		_, _, err := s.Get(id)
+		_, _, err := s.Get("a", id)
 		require.ErrorIs(t, err, paddock.ErrNotFound, id)
-		require.NoError(t, s.Delete(id), id)
+		require.NoError(t, s.Delete("a", id), id)
 	}
-	require.NoError(t, s.Delete(a1.ID))
-	_, _, err = s.Get(a1.ID)
+	_, _, err = s.Get("a", b1.ID)
+	require.ErrorIs(t, err, paddock.ErrNotFound, "another sandbox's checkpoint")
+	require.NoError(t, s.Delete("a", b1.ID), "another sandbox's checkpoint is not there for a")
+	_, _, err = s.Get("b", b1.ID)
+	require.NoError(t, err, "and is left alone")
+	require.NoError(t, s.Delete("a", a1.ID))
+	_, _, err = s.Get("a", a1.ID)
 	require.ErrorIs(t, err, paddock.ErrNotFound)
 	entries, err := os.ReadDir(s.dir)
 	require.NoError(t, err)
@@ -73,7 +80,7 @@ func TestCreateListGetDelete(t *testing.T) {
 // deletion.
 func TestLimits(t *testing.T) {
 	t.Parallel()
-	s, err := New(t.TempDir(), paddock.CheckpointLimits{MaxCount: 2, MaxBytes: 10})
+	s, err := New(t.TempDir(), paddock.CheckpointLimits{MaxCount: 2, MaxBytes: 10}, zerolog.Nop())
 	require.NoError(t, err)
 	first, err := s.Create(Record{Sandbox: "a"}, 4, fillWith("xxxx"))
 	require.NoError(t, err)
@@ -90,11 +97,11 @@ func TestLimits(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Create(Record{Sandbox: "a"}, 0, fillWith(""))
 	require.ErrorContains(t, err, paddock.DetailCheckpointLimit, "a third")
-	require.NoError(t, s.Delete(first.ID))
+	require.NoError(t, s.Delete("a", first.ID))
 	_, err = s.Create(Record{Sandbox: "a"}, 0, fillWith(""))
 	require.NoError(t, err)
 
-	_, err = New(t.TempDir(), paddock.CheckpointLimits{MaxCount: -1})
+	_, err = New(t.TempDir(), paddock.CheckpointLimits{MaxCount: -1}, zerolog.Nop())
 	require.ErrorIs(t, err, paddock.ErrInvalid)
 }
 
@@ -107,7 +114,7 @@ func TestReap(t *testing.T) {
 		retention time.Duration
 		removed   int
 	}{{time.Hour, 1}, {-1, 0}} {
-		s, err := New(t.TempDir(), paddock.CheckpointLimits{Retention: tc.retention})
+		s, err := New(t.TempDir(), paddock.CheckpointLimits{Retention: tc.retention}, zerolog.Nop())
 		require.NoError(t, err)
 		clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		s.now = func() time.Time { return clock }
@@ -121,7 +128,7 @@ func TestReap(t *testing.T) {
 		n, err := s.Reap(func(name string) bool { return alive[name] })
 		require.NoError(t, err)
 		assert.Zero(t, n, "just found gone")
-		rec, _, err := s.Get(gone.ID)
+		rec, _, err := s.Get("gone", gone.ID)
 		require.NoError(t, err)
 		assert.Equal(t, clock, rec.GoneSince)
 
@@ -129,7 +136,7 @@ func TestReap(t *testing.T) {
 		alive["back"] = true
 		_, err = s.Reap(func(name string) bool { return alive[name] })
 		require.NoError(t, err)
-		rec, _, err = s.Get(back.ID)
+		rec, _, err = s.Get("back", back.ID)
 		require.NoError(t, err)
 		assert.True(t, rec.GoneSince.IsZero(), "its sandbox is back")
 
@@ -137,7 +144,7 @@ func TestReap(t *testing.T) {
 		n, err = s.Reap(func(name string) bool { return alive[name] })
 		require.NoError(t, err)
 		assert.Equal(t, tc.removed, n, "retention %v", tc.retention)
-		_, _, err = s.Get(gone.ID)
+		_, _, err = s.Get("gone", gone.ID)
 		if tc.removed == 1 {
 			require.ErrorIs(t, err, paddock.ErrNotFound)
 		} else {

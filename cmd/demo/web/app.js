@@ -138,7 +138,7 @@ async function loadCheckpoints() {
   $("#checkpoints-panel").dataset.for = current.provider + "/" + current.name;
   const provider = current.provider, name = current.name;
   await shown("#checkpoints-status", async () => {
-    const list = await api("/api/checkpoints?" + policyQuery());
+    const list = await api("/api/checkpoints?" + handleQuery());
     $("#checkpoints").replaceChildren(...list.map((cp) => {
       const li = document.createElement("li");
       li.dataset.id = cp.id;
@@ -166,7 +166,7 @@ async function loadCheckpoints() {
       }
       li.append(button("delete", "Delete", () => shown("#checkpoints-status", async () => {
         if (!confirm(`Delete the checkpoint "${cp.comment || cp.id}"?`)) return;
-        await api(`/api/checkpoints?${policyQuery()}&checkpoint=${encodeURIComponent(cp.id)}`, {method: "DELETE"});
+        await api(`/api/checkpoints?${handleQuery()}&checkpoint=${encodeURIComponent(cp.id)}`, {method: "DELETE"});
         await loadCheckpoints();
       })));
       return li;
@@ -182,22 +182,22 @@ async function createCheckpoint() {
   });
 }
 
+// handleQuery names the selected sandbox in a query.
+function handleQuery() {
+  return `provider=${encodeURIComponent(current.provider)}&name=${encodeURIComponent(current.name)}`;
+}
 // The policy panel: the selected sandbox's allow list, as this console
 // applied it (the contract cannot read one back), shown where the
 // provider enforces policies.
-function policyQuery() {
-  return `provider=${encodeURIComponent(current.provider)}&name=${encodeURIComponent(current.name)}`;
-}
 function showPolicy(p) {
   $("#policy-allow").value = p.allow.join("\n");
   $("#policy-state").textContent = !p.applied ? "none applied from this console"
     : p.allow.length ? `${p.allow.length} allowed` : "all egress denied";
 }
 async function loadPolicy() {
-  const offered = current && (capabilities[current.provider] || []).includes("network_policy");
-  $("#policy-panel").hidden = !offered;
-  if (!offered) return;
-  await shown("#policy-status", async () => showPolicy(await api("/api/policy?" + policyQuery())));
+  $("#policy-panel").hidden = !offers("network_policy");
+  if (!offers("network_policy")) return;
+  await shown("#policy-status", async () => showPolicy(await api("/api/policy?" + handleQuery())));
 }
 async function applyPolicy() {
   if (!current) return;
