@@ -5,6 +5,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
+	"github.com/paddockhq/paddock/adapters/internal/restores"
 	"github.com/rs/zerolog"
 )
 
@@ -31,6 +32,9 @@ type Adapter struct {
 	client       *http.Client // ordinary calls, bounded by Timeout
 	streaming    *http.Client // process streams and file bodies: no overall timeout
 	fileTransfer              // WriteFile, ReadFile
+	limits       paddock.CheckpointLimits
+	gone         *goneSnapshots    // since when checkpoints' sandboxes are gone
+	restores     *restores.Counter // the restores this adapter began, by name
 }
 
 // String names the adapter and its base URL; no printed form of an
@@ -45,10 +49,11 @@ func (a *Adapter) Provider() paddock.Provider { return paddock.ProviderE2B }
 
 // Capabilities are what E2B offers through this adapter: suspend (pause),
 // network policy, attach (through journals), a terminal on spawn that
-// resizes, the file operations and watch (envd's WatchDir). No signals:
-// envd sends only TERM and KILL.
+// resizes, the file operations and watch (envd's WatchDir), checkpoints
+// (snapshots) and forks. No signals: envd sends only TERM and KILL.
 func (a *Adapter) Capabilities() paddock.CapabilitySet {
-	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapTTY, paddock.CapFiles, paddock.CapResize, paddock.CapWatch)
+	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapTTY, paddock.CapFiles, paddock.CapResize, paddock.CapWatch,
+		paddock.CapCheckpoint, paddock.CapFork)
 }
 
 // BuildHandle returns {e2b, name}.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
+	"github.com/paddockhq/paddock/adapters/internal/restores"
 	"github.com/rs/zerolog"
 )
 
@@ -59,6 +60,10 @@ type Config struct {
 	// MaxAge is recorded on each sandbox at creation: Reap destroys a
 	// sandbox older than that, running or paused. 0 = none.
 	MaxAge time.Duration
+	// Checkpoints bounds the snapshots the adapter keeps (their count over
+	// all sandboxes: E2B reports no size) and how long those of a sandbox
+	// gone are kept; zero fields take paddock's defaults.
+	Checkpoints paddock.CheckpointLimits
 	// Exec bounds the timeouts of Exec; zero fields = none.
 	Exec paddock.ExecLimits
 	// Logger receives the adapter's logs; the zero Logger is silent.
@@ -82,6 +87,10 @@ func New(cfg Config) (*Adapter, error) {
 			return nil, err
 		}
 	}
+	limits, err := cfg.Checkpoints.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
 	cfg.Template = cmp.Or(cfg.Template, DefaultTemplate)
 	cfg.User = cmp.Or(cfg.User, DefaultUser)
 	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
@@ -103,6 +112,9 @@ func New(cfg Config) (*Adapter, error) {
 		},
 		client:    clients.Ordinary,
 		streaming: clients.Streaming,
+		limits:    limits,
+		gone:      &goneSnapshots{},
+		restores:  &restores.Counter{},
 	}
 	a.fileTransfer = httpx.NewFiles(a, a.streaming, a.openFiles)
 	return a, nil

@@ -19,6 +19,7 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	}
 	ctx, cancel := dl.Context(ctx)
 	defer cancel()
+	restored := a.restores.Since(h.Name) // before the lookup: a restore may replace the sandbox found
 	id, err := a.running(ctx, h)
 	if err != nil {
 		return paddock.ExecResult{}, a.execError(dl, err)
@@ -27,7 +28,7 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 	if err != nil {
 		return paddock.ExecResult{}, a.execError(dl, err)
 	}
-	st.kill = true
+	st.kill, st.restored = true, restored
 	defer st.Close() // kills the process unless it ended
 	return paddock.CollectExec(ctx, st, dl, out, nil)
 }

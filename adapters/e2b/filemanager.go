@@ -24,10 +24,10 @@ import (
 
 var _ paddock.FileManager = (*Adapter)(nil)
 
-// files is the Filesystem client of sandbox id.
-func (a *Adapter) files(id string) filesystempbconnect.FilesystemClient {
+// files is the Filesystem client of sandbox id, acting as user.
+func (a *Adapter) files(id, user string) filesystempbconnect.FilesystemClient {
 	return filesystempbconnect.NewFilesystemClient(a.client, a.envdBase(id), connect.WithProtoJSON(),
-		connect.WithReadMaxBytes(MaxEnvdMessage), connect.WithInterceptors(envdHeaders{sandbox: id, user: a.cfg.User}))
+		connect.WithReadMaxBytes(MaxEnvdMessage), connect.WithInterceptors(envdHeaders{sandbox: id, user: user}))
 }
 
 // infoOf converts envd's description of a file found in dir.
@@ -57,7 +57,7 @@ func (a *Adapter) ListDir(ctx context.Context, h paddock.Handle, dir string) ([]
 	if err != nil {
 		return nil, err
 	}
-	res, err := a.files(id).ListDir(ctx, connect.NewRequest(&filesystempb.ListDirRequest{Path: dir, Depth: 1}))
+	res, err := a.files(id, a.cfg.User).ListDir(ctx, connect.NewRequest(&filesystempb.ListDirRequest{Path: dir, Depth: 1}))
 	if err != nil {
 		return nil, fileError(err)
 	}
@@ -74,7 +74,7 @@ func (a *Adapter) Stat(ctx context.Context, h paddock.Handle, p string) (paddock
 }
 
 func (a *Adapter) stat(ctx context.Context, id, p string) (paddock.FileInfo, error) {
-	res, err := a.files(id).Stat(ctx, connect.NewRequest(&filesystempb.StatRequest{Path: p}))
+	res, err := a.files(id, a.cfg.User).Stat(ctx, connect.NewRequest(&filesystempb.StatRequest{Path: p}))
 	if err != nil {
 		return paddock.FileInfo{}, fileError(err)
 	}
@@ -94,7 +94,7 @@ func (a *Adapter) Remove(ctx context.Context, h paddock.Handle, p string, opts p
 		return err
 	}
 	if info.Type == paddock.FileDir && !opts.Recursive {
-		res, err := a.files(id).ListDir(ctx, connect.NewRequest(&filesystempb.ListDirRequest{Path: p, Depth: 1}))
+		res, err := a.files(id, a.cfg.User).ListDir(ctx, connect.NewRequest(&filesystempb.ListDirRequest{Path: p, Depth: 1}))
 		if err != nil {
 			return fileError(err)
 		}
@@ -102,7 +102,7 @@ func (a *Adapter) Remove(ctx context.Context, h paddock.Handle, p string, opts p
 			return &paddock.InvalidError{Detail: paddock.DetailPath + ": the directory is not empty"}
 		}
 	}
-	_, err = a.files(id).Remove(ctx, connect.NewRequest(&filesystempb.RemoveRequest{Path: p}))
+	_, err = a.files(id, a.cfg.User).Remove(ctx, connect.NewRequest(&filesystempb.RemoveRequest{Path: p}))
 	return fileError(err)
 }
 
@@ -112,7 +112,7 @@ func (a *Adapter) Rename(ctx context.Context, h paddock.Handle, from, to string)
 	if err != nil {
 		return err
 	}
-	_, err = a.files(id).Move(ctx, connect.NewRequest(&filesystempb.MoveRequest{Source: from, Destination: to}))
+	_, err = a.files(id, a.cfg.User).Move(ctx, connect.NewRequest(&filesystempb.MoveRequest{Source: from, Destination: to}))
 	return fileError(err)
 }
 
@@ -131,7 +131,7 @@ func (a *Adapter) MakeDir(ctx context.Context, h paddock.Handle, p string, opts 
 			return &paddock.InvalidError{Detail: paddock.DetailPath + ": the parent is not a directory"}
 		}
 	}
-	_, err = a.files(id).MakeDir(ctx, connect.NewRequest(&filesystempb.MakeDirRequest{Path: p}))
+	_, err = a.files(id, a.cfg.User).MakeDir(ctx, connect.NewRequest(&filesystempb.MakeDirRequest{Path: p}))
 	switch {
 	case connect.CodeOf(err) == connect.CodeAlreadyExists && opts.Parents:
 		return nil // a directory is there already

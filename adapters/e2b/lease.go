@@ -9,7 +9,9 @@ import (
 	"net/url"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/e2b/envd/filesystempb"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
 	"github.com/paddockhq/paddock/adapters/internal/reaping"
 )
@@ -170,4 +172,14 @@ func (a *Adapter) SandboxFacts(ctx context.Context) ([]paddock.SandboxFacts, err
 // Reclaim destroys a sandbox a reap judged (docs/contract.md#leases).
 func (a *Adapter) Reclaim(ctx context.Context, f paddock.SandboxFacts) error {
 	return a.Destroy(ctx, a.BuildHandle(f.Name))
+}
+
+// forgetLease removes the lease file of the running sandbox id (absent is
+// success), so it holds the lease it was created with.
+func (a *Adapter) forgetLease(ctx context.Context, id string) error {
+	_, err := a.files(id, leaseUser).Remove(ctx, connect.NewRequest(&filesystempb.RemoveRequest{Path: leaseFile}))
+	if connect.CodeOf(err) == connect.CodeNotFound {
+		return nil
+	}
+	return fileError(err)
 }

@@ -104,6 +104,7 @@ func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string
 	if err := paddock.ValidateAttach(a, sessionID); err != nil {
 		return nil, err
 	}
+	restored := a.restores.Since(h.Name) // before the lookup: a restore may replace the sandbox found
 	id, err := a.running(ctx, h)
 	if err != nil {
 		return nil, err
@@ -112,6 +113,7 @@ func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string
 		return nil, err // ErrNotFound: no such session
 	}
 	s := &journalStream{process: process{a: a, sandbox: id}, session: sessionID, stdin: opts.Stdin}
+	s.restored = restored
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.pid, s.live = a.sessionPID(ctx, id, sessionID)
 	return s, nil

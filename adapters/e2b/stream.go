@@ -43,11 +43,13 @@ type process struct {
 }
 
 // ending is what an E2B stream knows of its end: whether it returned its
-// terminal event, and whether it was closed here.
+// terminal event, whether it was closed here, and whether a restore of its
+// sandbox began since it started (restored; nil: never asked).
 type ending struct {
-	mu     sync.Mutex
-	done   bool
-	closed bool
+	mu       sync.Mutex
+	done     bool
+	closed   bool
+	restored func() bool
 }
 
 // over reports whether nothing more is to be returned.
@@ -57,11 +59,16 @@ func (e *ending) over() bool {
 	return e.done || e.closed
 }
 
-// terminal marks the terminal event returned and returns it.
+// terminal marks the terminal event returned and returns it: a restore
+// kills the sandbox's commands, so one that ends once a restore began
+// says so (unavailable(checkpoint_restored)), whatever ended it.
 func (e *ending) terminal(ev paddock.Event) paddock.Event {
 	e.mu.Lock()
 	e.done = true
 	e.mu.Unlock()
+	if e.restored != nil && e.restored() {
+		return paddock.Failed(&paddock.UnavailableError{Detail: paddock.DetailCheckpointRestored})
+	}
 	return ev
 }
 
@@ -366,6 +373,7 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 	if !opts.Detachable && !textOnly(cmd) {
 		return nil, &paddock.InvalidError{Detail: paddock.DetailCommand + ": E2B carries arguments as UTF-8 text; spawn it detachable to pass other bytes"}
 	}
+	restored := a.restores.Since(h.Name) // before the lookup: a restore may replace the sandbox found
 	id, err := a.running(ctx, h)
 	if err != nil {
 		return nil, err
@@ -379,6 +387,6 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 	if err != nil {
 		return nil, err
 	}
-	st.kill, st.session = !opts.Detachable, session
+	st.kill, st.session, st.restored = !opts.Detachable, session, restored
 	return st, nil
 }

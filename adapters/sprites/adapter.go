@@ -5,6 +5,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
+	"github.com/paddockhq/paddock/adapters/internal/restores"
 	"github.com/rs/zerolog"
 )
 
@@ -28,13 +29,13 @@ var _ interface {
 type Adapter struct {
 	cfg       Config
 	log       zerolog.Logger
-	rest      *httpx.REST  // ordinary calls: authorisation, answers, logging
-	client    *http.Client // ordinary calls
-	policy    *http.Client // the policy call: longer timeout, no pooled connections
-	bound     *http.Client // bounded operations: deadline per call, a connection per request
-	streaming *http.Client // streamed bodies (files, NDJSON): no overall timeout
-	keep      keepalive    // exec sockets
-	restores  *restores    // the restores this adapter began, by sprite
+	rest      *httpx.REST       // ordinary calls: authorisation, answers, logging
+	client    *http.Client      // ordinary calls
+	policy    *http.Client      // the policy call: longer timeout, no pooled connections
+	bound     *http.Client      // bounded operations: deadline per call, a connection per request
+	streaming *http.Client      // streamed bodies (files, NDJSON): no overall timeout
+	keep      keepalive         // exec sockets
+	restores  *restores.Counter // the restores this adapter began, by sprite
 }
 
 // String names the adapter and its base URL; no printed form of an adapter

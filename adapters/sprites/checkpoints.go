@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/paddockhq/paddock"
@@ -96,7 +95,7 @@ func (a *Adapter) RestoreCheckpoint(ctx context.Context, h paddock.Handle, check
 	if !a.cfg.CheckpointCreation {
 		return paddock.ErrNotSupported
 	}
-	a.restores.begin(h.Name) // before the request: its kills may come back before its answer
+	a.restores.Begin(h.Name) // before the request: its kills may come back before its answer
 	status, header, data, err := a.stream(ctx, http.MethodPost, spritePath(h.Name, "checkpoints", httpx.Escape(checkpointID), "restore"), nil)
 	if err != nil {
 		return err
@@ -171,33 +170,4 @@ func (a *Adapter) checkpointOnce(ctx context.Context, name, comment string) (str
 		return "", paddock.ErrCheckpointUnconfirmed
 	}
 	return id, nil
-}
-
-// restores counts, per sprite, the restores this adapter began, so the
-// commands they end can say so.
-type restores struct {
-	mu sync.Mutex
-	n  map[string]uint64
-}
-
-// begin records a restore of sprite starting now.
-func (r *restores) begin(sprite string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.n == nil {
-		r.n = map[string]uint64{}
-	}
-	r.n[sprite]++
-}
-
-// since returns whether a restore of sprite began after this call.
-func (r *restores) since(sprite string) func() bool {
-	r.mu.Lock()
-	start := r.n[sprite]
-	r.mu.Unlock()
-	return func() bool {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		return r.n[sprite] > start
-	}
 }

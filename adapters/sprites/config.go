@@ -8,6 +8,7 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
+	"github.com/paddockhq/paddock/adapters/internal/restores"
 	"github.com/rs/zerolog"
 )
 
@@ -103,6 +104,6 @@ func New(cfg Config) (*Adapter, error) {
 		bound:     &http.Client{Transport: boundTransport, CheckRedirect: httpx.NoRedirects},
 		streaming: clients.Streaming,
 		keep:      keepalive{ping: pingInterval, wait: pongWait},
-		restores:  &restores{},
+		restores:  &restores.Counter{},
 	}, nil
 }

@@ -129,7 +129,7 @@ func (a *Adapter) start(ctx context.Context, sprite, path string, q url.Values, 
 	if err != nil {
 		return nil, err
 	}
-	st := newStream(conn, tty, a.keep, a.restores.since(sprite))
+	st := newStream(conn, tty, a.keep, a.restores.Since(sprite))
 	st.a, st.sprite, st.caps = a, sprite, caps
 	info, err := st.awaitInfo(ctx, a.cfg.Timeout)
 	if err != nil {

@@ -460,6 +460,12 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, _ []byte) {
 	}
 	m["lifecycle"] = map[string]any{"autoResume": false, "onTimeout": onTimeout}
 	m["domain"] = nil
+	if sb.token != "" {
+		m["envdAccessToken"] = sb.token
+	}
+	if len(sb.network) > 0 {
+		m["network"] = sb.network
+	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, m)
 }

@@ -1,0 +1,195 @@
+package e2b_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/e2b"
+	"github.com/paddockhq/paddock/adapters/e2b/e2btest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// content reads a whole file of h.
+func content(t *testing.T, a *e2b.Adapter, h paddock.Handle, p string) string {
+	t.Helper()
+	rc, err := a.ReadFile(ctx, h, p)
+	require.NoError(t, err)
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// leaseOf is the lease a reap would judge the sandbox called name by.
+func leaseOf(t *testing.T, a *e2b.Adapter, name string) paddock.Lease {
+	t.Helper()
+	facts, err := a.SandboxFacts(ctx)
+	require.NoError(t, err)
+	for _, f := range facts {
+		if f.Name == name {
+			return f.Lease
+		}
+	}
+	t.Fatalf("no sandbox called %s", name)
+	return paddock.Lease{}
+}
+
+// policyOf is the allow list of the network policy E2B holds for id.
+func policyOf(t *testing.T, srv *e2btest.Server, id string) []string {
+	t.Helper()
+	var p struct {
+		AllowOut []string `json:"allowOut"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(srv.Network(id)), &p))
+	return p.AllowOut
+}
+
+// A restore replaces the sandbox with one made from the snapshot: the
+// files of the checkpoint, the same name, the lease renewed since and the
+// network policy; the old sandbox is gone.
+func TestRestoreCarriesTheLeaseAndThePolicy(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	a := newAdapter(t, srv)
+	h, err := a.Create(ctx, "box", paddock.CreateOpts{Lease: paddock.Lease{Owner: "first", Until: time.Now().Add(time.Hour)}})
+	require.NoError(t, err)
+	require.NoError(t, a.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{Allow: []string{"pkg.test"}}))
+	require.NoError(t, a.WriteFile(ctx, h, "/tmp/state", 0o644, bytes.NewReader([]byte("one"))))
+	cp, err := paddock.CreateCheckpoint(ctx, a, h, paddock.CheckpointOpts{})
+	require.NoError(t, err)
+	renewed := paddock.Lease{Owner: "second", Until: time.Now().Add(2 * time.Hour).Truncate(time.Second)}
+	require.NoError(t, a.RenewLeases(ctx, []string{"box"}, renewed))
+	require.NoError(t, a.WriteFile(ctx, h, "/tmp/state", 0o644, bytes.NewReader([]byte("two"))))
+	before, err := a.Get(ctx, h)
+	require.NoError(t, err)
+
+	require.NoError(t, paddock.RestoreCheckpoint(ctx, a, h, cp))
+	after, err := a.Get(ctx, h)
+	require.NoError(t, err)
+	assert.NotEqual(t, before.ID, after.ID, "a new sandbox holds the checkpoint")
+	assert.Equal(t, []string{after.ID}, srv.Sandboxes(), "the old one is gone")
+	assert.Equal(t, "one", content(t, a, h, "/tmp/state"))
+	assert.Equal(t, []string{"pkg.test"}, policyOf(t, srv, after.ID), "the policy is carried over")
+	got := leaseOf(t, a, "box")
+	assert.Equal(t, renewed.Owner, got.Owner, "the lease renewed since the checkpoint, not the checkpoint's")
+	assert.True(t, renewed.Until.Equal(got.Until))
+}
+
+// A restore that cannot make the new sandbox is restore_failed and
+// changes nothing.
+func TestAFailedRestoreChangesNothing(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	a := newAdapter(t, srv)
+	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	cp, err := paddock.CreateCheckpoint(ctx, a, h, paddock.CheckpointOpts{})
+	require.NoError(t, err)
+	require.NoError(t, a.WriteFile(ctx, h, "/tmp/state", 0o644, bytes.NewReader([]byte("since"))))
+	before, err := a.Get(ctx, h)
+	require.NoError(t, err)
+
+	srv.Fail("POST /sandboxes", e2btest.Fault{Status: http.StatusInternalServerError})
+	err = paddock.RestoreCheckpoint(ctx, a, h, cp)
+	require.Equal(t, paddock.KindRestoreFailed, paddock.KindOf(err), "%v", err)
+	after, err := a.Get(ctx, h)
+	require.NoError(t, err)
+	assert.Equal(t, before.ID, after.ID)
+	assert.Equal(t, "since", content(t, a, h, "/tmp/state"))
+}
+
+// A fork has the lease it is given (none: the file the snapshot copied is
+// dropped) and the source's policy.
+func TestForkHasItsOwnLease(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	a := newAdapter(t, srv)
+	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	require.NoError(t, a.RenewLeases(ctx, []string{"box"}, paddock.Lease{Owner: "source", Until: time.Now().Add(time.Hour)}))
+	require.NoError(t, a.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{Allow: []string{"pkg.test"}}))
+	cp, err := paddock.CreateCheckpoint(ctx, a, h, paddock.CheckpointOpts{})
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name  string
+		lease paddock.Lease
+	}{
+		{"leased", paddock.Lease{Owner: "fork", Until: time.Now().Add(time.Hour).Truncate(time.Second)}},
+		{"unleased", paddock.Lease{}},
+	} {
+		fork, err := paddock.Fork(ctx, a, h, cp, tc.name, paddock.ForkOpts{Lease: tc.lease})
+		require.NoError(t, err, tc.name)
+		got := leaseOf(t, a, tc.name)
+		assert.Equal(t, tc.lease.Owner, got.Owner, tc.name)
+		assert.True(t, tc.lease.Until.Equal(got.Until), tc.name)
+		info, err := a.Get(ctx, fork)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"pkg.test"}, policyOf(t, srv, info.ID), tc.name)
+	}
+	assert.Equal(t, "source", leaseOf(t, a, "box").Owner, "the source keeps its own")
+}
+
+// One sandbox's checkpoint is never another's: restore and fork answer
+// not_found, and a delete leaves it.
+func TestACheckpointIsItsSandboxs(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	a := newAdapter(t, srv)
+	one, err := a.Create(ctx, "one", paddock.CreateOpts{})
+	require.NoError(t, err)
+	other, err := a.Create(ctx, "other", paddock.CreateOpts{})
+	require.NoError(t, err)
+	cp, err := paddock.CreateCheckpoint(ctx, a, one, paddock.CheckpointOpts{})
+	require.NoError(t, err)
+
+	require.ErrorIs(t, paddock.RestoreCheckpoint(ctx, a, other, cp), paddock.ErrNotFound)
+	_, err = paddock.Fork(ctx, a, other, cp, "fork", paddock.ForkOpts{})
+	require.ErrorIs(t, err, paddock.ErrNotFound)
+	require.NoError(t, paddock.DeleteCheckpoint(ctx, a, other, cp))
+	mine, err := paddock.ListCheckpoints(ctx, a, one)
+	require.NoError(t, err)
+	require.Len(t, mine, 1)
+	assert.Equal(t, cp, mine[0].ID)
+	assert.True(t, mine[0].Memory, "an E2B snapshot holds memory too")
+	assert.WithinDuration(t, time.Now(), mine[0].CreatedAt, time.Hour, "its time is read from its name")
+	theirs, err := paddock.ListCheckpoints(ctx, a, other)
+	require.NoError(t, err)
+	assert.Empty(t, theirs)
+}
+
+// The count is bounded; the checkpoints of a sandbox gone are reaped once
+// found gone for longer than the retention (here, at once: the next
+// creation after the one that found them gone).
+func TestCheckpointsAreBoundedAndReaped(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	a := newAdapter(t, srv, func(c *e2b.Config) {
+		c.Checkpoints = paddock.CheckpointLimits{MaxCount: 2, Retention: time.Nanosecond}
+	})
+	gone, err := a.Create(ctx, "gone", paddock.CreateOpts{})
+	require.NoError(t, err)
+	for range 2 {
+		_, err := paddock.CreateCheckpoint(ctx, a, gone, paddock.CheckpointOpts{})
+		require.NoError(t, err)
+	}
+	_, err = paddock.CreateCheckpoint(ctx, a, gone, paddock.CheckpointOpts{})
+	require.ErrorIs(t, err, &paddock.InvalidError{Detail: paddock.DetailCheckpointLimit})
+
+	require.NoError(t, a.Destroy(ctx, gone))
+	kept, err := a.Create(ctx, "kept", paddock.CreateOpts{})
+	require.NoError(t, err)
+	_, err = paddock.CreateCheckpoint(ctx, a, kept, paddock.CheckpointOpts{})
+	require.ErrorIs(t, err, &paddock.InvalidError{Detail: paddock.DetailCheckpointLimit}, "found gone now: kept a retention from now")
+	_, err = paddock.CreateCheckpoint(ctx, a, kept, paddock.CheckpointOpts{})
+	require.NoError(t, err, "past the retention, the gone sandbox's are reaped")
+	left, err := paddock.ListCheckpoints(ctx, a, gone)
+	require.NoError(t, err)
+	assert.Empty(t, left)
+}
