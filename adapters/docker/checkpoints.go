@@ -187,8 +187,9 @@ func (a *Adapter) DeleteCheckpoint(_ context.Context, h paddock.Handle, checkpoi
 
 // Fork makes the sandbox name (never adopting: a taken name is
 // already_exists) with the adapter's defaults, and extracts the
-// checkpoint into its scratch space. The checkpoint may outlive its
-// source (within the retention).
+// checkpoint into its scratch space; a gated fork takes the network
+// policy its source keeps. The checkpoint may outlive its source (within
+// the retention).
 func (a *Adapter) Fork(ctx context.Context, h paddock.Handle, checkpointID, name string, opts paddock.ForkOpts) (paddock.Handle, error) {
 	f, err := a.archiveOf(h.Name, checkpointID)
 	if err != nil {
@@ -203,7 +204,34 @@ func (a *Adapter) Fork(ctx context.Context, h paddock.Handle, checkpointID, name
 		_ = a.Destroy(context.WithoutCancel(ctx), nh)
 		return paddock.Handle{}, &paddock.UnavailableError{Detail: "docker fork: " + short(err.Error())}
 	}
+	if err := a.forkPolicy(ctx, h.Name, nh); err != nil {
+		_ = a.Destroy(context.WithoutCancel(ctx), nh)
+		return paddock.Handle{}, err
+	}
 	return nh, nil
+}
+
+// forkPolicy gives a gated fork the network policy its source keeps (a
+// source with none applied, or ungated, leaves the fork denying all).
+func (a *Adapter) forkPolicy(ctx context.Context, source string, fork paddock.Handle) error {
+	if !a.cfg.Helpers {
+		return nil
+	}
+	res, err := a.inspect(ctx, source)
+	if errors.Is(err, paddock.ErrNotFound) {
+		return nil // the source is gone: nothing to take
+	}
+	if err != nil {
+		return err
+	}
+	if res.Container.Config == nil || !gatedEnv(res.Container.Config.Env) {
+		return nil
+	}
+	allow, kept, err := a.keptPolicy(ctx, res.Container.ID)
+	if err != nil || !kept {
+		return err
+	}
+	return a.ApplyNetworkPolicy(ctx, fork, paddock.NetworkPolicy{Allow: allow})
 }
 
 // reapCheckpoints removes the checkpoints whose sandbox has been gone for

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/hashicorp/yamux"
 	"github.com/moby/moby/client"
 	"github.com/paddockhq/paddock"
@@ -344,4 +345,31 @@ func (a *Adapter) keepPolicy(ctx context.Context, container string, allow []stri
 		return engineError("keep the network policy", err)
 	}
 	return err
+}
+
+// keptPolicy reads the policy kept in the sandbox's policy volume,
+// through the engine (the sandbox may be paused or stopped): its allow
+// list, and whether one was ever applied.
+func (a *Adapter) keptPolicy(ctx context.Context, container string) ([]string, bool, error) {
+	res, err := a.engine.CopyFromContainer(ctx, container, client.CopyFromContainerOptions{SourcePath: policyDir + "/" + policyFile})
+	if cerrdefs.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, engineError("read the network policy", err)
+	}
+	defer res.Content.Close()
+	tr := tar.NewReader(res.Content)
+	if _, err := tr.Next(); err != nil {
+		return nil, false, engineError("read the network policy", err)
+	}
+	line, err := io.ReadAll(io.LimitReader(tr, maxPolicyLine))
+	if err != nil {
+		return nil, false, engineError("read the network policy", err)
+	}
+	allow, err := decodePolicy(strings.TrimSpace(string(line)))
+	if err != nil {
+		return nil, false, &paddock.UnavailableError{Detail: "docker: the sandbox's policy record is unreadable: " + err.Error()}
+	}
+	return allow, true, nil
 }

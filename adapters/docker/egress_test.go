@@ -169,3 +169,23 @@ func TestEgressIsRefusedWhereItCannotBeEnforced(t *testing.T) {
 	err = a.ApplyNetworkPolicy(ctx, open, paddock.NetworkPolicy{Allow: []string{"http://x"}})
 	require.ErrorAs(t, err, &invalid)
 }
+
+// A fork goes out under the policy its source keeps: a checkpoint holds
+// files only, and the fork takes the source's policy beside them.
+func TestAForkTakesItsSourcesPolicy(t *testing.T) {
+	t.Parallel()
+	in := egresstest.New(t)
+	a := egressAdapter(t, docker.RuntimeRunc, in, prometheus.NewRegistry())
+	ctx := ctxFor(t, 5*time.Minute)
+	h := sandbox(t, a, "net-fork-source", nil)
+	require.NoError(t, a.WriteFile(ctx, h, "/workspace/ca.pem", 0o644, strings.NewReader(string(in.CAPEM))))
+	require.NoError(t, paddock.ApplyNetworkPolicy(ctx, a, h, paddock.NetworkPolicy{Allow: egresstest.Policy}))
+	cp, err := paddock.CreateCheckpoint(ctx, a, h, paddock.CheckpointOpts{})
+	require.NoError(t, err)
+	fork, err := paddock.Fork(ctx, a, h, cp, "net-fork", paddock.ForkOpts{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, a.Destroy(ctxFor(t, time.Minute), fork)) })
+	egresstest.CheckCurl(t, func(args string) (string, int) {
+		return execOut(t, a, fork, "sh", "-c", "curl -sS --max-time 60 --cacert /workspace/ca.pem "+args+" 2>&1")
+	})
+}
