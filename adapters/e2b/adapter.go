@@ -6,6 +6,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
 	"github.com/paddockhq/paddock/adapters/internal/restores"
+	"github.com/paddockhq/paddock/adapters/internal/snapshots"
 	"github.com/rs/zerolog"
 )
 
@@ -33,7 +34,7 @@ type Adapter struct {
 	streaming    *http.Client // process streams and file bodies: no overall timeout
 	fileTransfer              // WriteFile, ReadFile
 	limits       paddock.CheckpointLimits
-	gone         *goneSnapshots    // since when checkpoints' sandboxes are gone
+	gone         *snapshots.Gone   // since when checkpoints' sandboxes are gone
 	restores     *restores.Counter // the restores this adapter began, by name
 }
 

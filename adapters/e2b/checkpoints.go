@@ -2,20 +2,17 @@ package e2b
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
+	"github.com/paddockhq/paddock/adapters/internal/snapshots"
 )
 
 var (
@@ -26,8 +23,7 @@ var (
 
 // A checkpoint is an E2B snapshot (POST /sandboxes/{id}/snapshots): a
 // template build holding the sandbox's files and memory, which outlives
-// the sandbox. Each is named paddock-<key>-<stamp>, where key is a hash of
-// the sandbox's name and stamp its creation time, so a sandbox's
+// the sandbox. Each is named by package snapshots, so a sandbox's
 // checkpoints are found by name alone (its E2B id changes on a restore),
 // and one sandbox's checkpoint is never taken for another's. E2B has no
 // restore in place: a restore makes a new sandbox from the snapshot under
@@ -36,8 +32,9 @@ var (
 // A fork is a new sandbox made from the snapshot under its own name.
 // E2B reports no size, so Config.Checkpoints bounds the count only.
 
-// snapshotPrefix begins the name of every snapshot this adapter makes.
-const snapshotPrefix = "paddock-"
+// ownCheckpoint reports whether the snapshot id (namespace/alias:tag)
+// is one of sandbox name's.
+func ownCheckpoint(name, id string) bool { return snapshots.Owns(name, aliasOf(id)) }
 
 // snapshotEntry is one entry of GET /snapshots.
 type snapshotEntry struct {
@@ -62,38 +59,6 @@ func aliasOf(ref string) string {
 	return ref
 }
 
-// nameKey is the part of a snapshot's name that stands for sandbox name.
-func nameKey(name string) string {
-	sum := sha256.Sum256([]byte(name))
-	return snapshotPrefix + hex.EncodeToString(sum[:8]) + "-"
-}
-
-// newSnapshotName is a fresh snapshot name for sandbox name.
-func newSnapshotName(name string, now time.Time) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return nameKey(name) + strconv.FormatInt(now.UnixMilli(), 36) + "-" + hex.EncodeToString(b[:])
-}
-
-// stampOf is when the snapshot called alias was made (zero when its name
-// does not say).
-func stampOf(alias string) time.Time {
-	parts := strings.Split(alias, "-")
-	if len(parts) != 4 {
-		return time.Time{}
-	}
-	ms, err := strconv.ParseInt(parts[2], 36, 64)
-	if err != nil {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
-}
-
-// ownCheckpoint reports whether id names one of sandbox name's snapshots.
-func ownCheckpoint(name, id string) bool {
-	return strings.HasPrefix(aliasOf(id), nameKey(name))
-}
-
 // eachSnapshot calls fn on every snapshot of this adapter's making, page
 // by page; past maxListPages it refuses with ErrTruncated.
 func (a *Adapter) eachSnapshot(ctx context.Context, fn func(snapshotEntry)) error {
@@ -115,7 +80,7 @@ func (a *Adapter) eachSnapshot(ctx context.Context, fn func(snapshotEntry)) erro
 			return err
 		}
 		for _, e := range page {
-			if strings.HasPrefix(e.alias(), snapshotPrefix) {
+			if snapshots.KeyOf(e.alias()) != "" {
 				fn(e)
 			}
 		}
@@ -142,7 +107,7 @@ func (a *Adapter) CreateCheckpoint(ctx context.Context, h paddock.Handle, _ padd
 		return "", &paddock.InvalidError{Detail: paddock.DetailCheckpointLimit + ": " + strconv.Itoa(count) + " checkpoints kept, at most " + strconv.Itoa(a.limits.MaxCount)}
 	}
 	status, header, data, err := a.rest.Call(ctx, a.streaming, http.MethodPost, sandboxPath(id, "snapshots"), nil,
-		map[string]string{"name": newSnapshotName(h.Name, time.Now())})
+		map[string]string{"name": snapshots.New(h.Name, time.Now())})
 	if err != nil {
 		return "", err
 	}
@@ -164,11 +129,10 @@ func (a *Adapter) ListCheckpoints(ctx context.Context, h paddock.Handle) ([]padd
 	if err := paddock.ValidateSandboxName(h.Name); err != nil {
 		return nil, err
 	}
-	key := nameKey(h.Name)
 	out := []paddock.Checkpoint{}
 	err := a.eachSnapshot(ctx, func(e snapshotEntry) {
-		if alias := e.alias(); strings.HasPrefix(alias, key) {
-			out = append(out, paddock.Checkpoint{ID: e.SnapshotID, CreatedAt: stampOf(alias), Memory: true})
+		if alias := e.alias(); snapshots.Owns(h.Name, alias) {
+			out = append(out, paddock.Checkpoint{ID: e.SnapshotID, CreatedAt: snapshots.Time(alias), Memory: true})
 		}
 	})
 	slices.SortStableFunc(out, func(x, y paddock.Checkpoint) int { return x.CreatedAt.Compare(y.CreatedAt) })
@@ -345,55 +309,33 @@ func (a *Adapter) Fork(ctx context.Context, h paddock.Handle, checkpointID, name
 	return a.BuildHandle(name), nil
 }
 
-// goneSnapshots remembers since when each snapshot's sandbox has been
-// found gone (in this process: a new adapter starts the clock again).
-type goneSnapshots struct {
-	mu    sync.Mutex
-	since map[string]time.Time
-}
-
 // reapSnapshots deletes the snapshots whose sandbox has been found gone
 // for longer than the retention, and answers how many remain.
 func (a *Adapter) reapSnapshots(ctx context.Context) (int, error) {
 	live := map[string]bool{}
-	if err := a.eachOurs(ctx, func(l listed) { live[nameKey(l.Metadata[metaName])] = true }); err != nil {
+	if err := a.eachOurs(ctx, func(l listed) { live[snapshots.Key(l.Metadata[metaName])] = true }); err != nil {
 		return 0, err
 	}
-	var all []snapshotEntry
-	if err := a.eachSnapshot(ctx, func(e snapshotEntry) { all = append(all, e) }); err != nil {
+	byAlias := map[string]string{} // alias: snapshot id
+	var aliases []string
+	if err := a.eachSnapshot(ctx, func(e snapshotEntry) {
+		byAlias[e.alias()] = e.SnapshotID
+		aliases = append(aliases, e.alias())
+	}); err != nil {
 		return 0, err
 	}
-	now := time.Now()
-	var doomed []string
-	a.gone.mu.Lock()
-	if a.gone.since == nil {
-		a.gone.since = map[string]time.Time{}
-	}
-	for _, e := range all {
-		alias, n := e.alias(), len(nameKey(""))
-		switch since, seen := a.gone.since[e.SnapshotID]; {
-		case len(alias) < n || live[alias[:n]]: // not a sandbox's, or its sandbox lives
-			delete(a.gone.since, e.SnapshotID)
-		case !seen:
-			a.gone.since[e.SnapshotID] = now
-		case a.limits.Retention >= 0 && now.Sub(since) > a.limits.Retention:
-			doomed = append(doomed, e.SnapshotID)
-		}
-	}
-	a.gone.mu.Unlock()
+	doomed := a.gone.Doomed(aliases, func(key string) bool { return live[key] }, a.limits.Retention, time.Now())
 	removed := 0
-	for _, id := range doomed {
-		if err := a.deleteSnapshot(ctx, id); err != nil {
-			a.log.Warn().Err(err).Str("checkpoint", id).Msg("e2b: reaping a checkpoint")
+	for _, alias := range doomed {
+		if err := a.deleteSnapshot(ctx, byAlias[alias]); err != nil {
+			a.log.Warn().Err(err).Str("checkpoint", byAlias[alias]).Msg("e2b: reaping a checkpoint")
 			continue
 		}
 		removed++
-		a.gone.mu.Lock()
-		delete(a.gone.since, id)
-		a.gone.mu.Unlock()
+		a.gone.Forget(alias)
 	}
 	if removed > 0 {
 		a.log.Info().Int("removed", removed).Msg("e2b: reaped the checkpoints of sandboxes gone")
 	}
-	return len(all) - removed, nil
+	return len(aliases) - removed, nil
 }

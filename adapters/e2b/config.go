@@ -8,6 +8,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
 	"github.com/paddockhq/paddock/adapters/internal/restores"
+	"github.com/paddockhq/paddock/adapters/internal/snapshots"
 	"github.com/rs/zerolog"
 )
 
@@ -113,7 +114,7 @@ func New(cfg Config) (*Adapter, error) {
 		client:    clients.Ordinary,
 		streaming: clients.Streaming,
 		limits:    limits,
-		gone:      &goneSnapshots{},
+		gone:      &snapshots.Gone{},
 		restores:  &restores.Counter{},
 	}
 	a.fileTransfer = httpx.NewFiles(a, a.streaming, a.openFiles)
