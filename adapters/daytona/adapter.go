@@ -7,6 +7,8 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
+	"github.com/paddockhq/paddock/adapters/internal/restores"
+	"github.com/paddockhq/paddock/adapters/internal/snapshots"
 	"github.com/rs/zerolog"
 )
 
@@ -32,6 +34,9 @@ type Adapter struct {
 	streaming    *http.Client // log follows and file bodies: no overall timeout
 	poll         time.Duration
 	fileTransfer // WriteFile, ReadFile
+	limits       paddock.CheckpointLimits
+	gone         *snapshots.Gone   // since when checkpoints' sandboxes are gone
+	restores     *restores.Counter // the restores this adapter began, by name
 }
 
 // authorize sets the credential of a request to either plane.
@@ -69,7 +74,8 @@ func (a Adapter) GoString() string { return a.String() }
 // recorded daemon does not serve, so there is no one protocol to follow.
 // No watch: the recorded daemon has no route for it.
 func (a *Adapter) Capabilities() paddock.CapabilitySet {
-	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapFiles)
+	return paddock.NewCapabilitySet(paddock.CapSuspend, paddock.CapNetworkPolicy, paddock.CapAttach, paddock.CapFiles,
+		paddock.CapCheckpoint, paddock.CapFork)
 }
 
 // Provider returns "daytona".

@@ -7,6 +7,8 @@ import (
 
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/httpx"
+	"github.com/paddockhq/paddock/adapters/internal/restores"
+	"github.com/paddockhq/paddock/adapters/internal/snapshots"
 	"github.com/rs/zerolog"
 )
 
@@ -57,7 +59,11 @@ type Config struct {
 	// Exec bounds the timeouts of Exec; zero fields = none.
 	Exec paddock.ExecLimits
 	// Logger receives the adapter's logs; the zero Logger is silent.
-	Logger zerolog.Logger
+	// Checkpoints bounds the snapshots the adapter keeps (their count over
+	// all sandboxes: Daytona reports no size) and how long those of a
+	// sandbox gone are kept; zero fields take paddock's defaults.
+	Checkpoints paddock.CheckpointLimits
+	Logger      zerolog.Logger
 	// Transport replaces the HTTP transport (tests); nil = a clone of the
 	// default.
 	Transport http.RoundTripper
@@ -75,11 +81,16 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.AutoStopMinutes < 0 || cfg.AutoArchiveMinutes < 0 {
 		return nil, &paddock.InvalidError{Detail: "daytona config: AutoStopMinutes and AutoArchiveMinutes must not be negative"}
 	}
+	limits, err := cfg.Checkpoints.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
 	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
 	cfg.StartTimeout = cmp.Or(cfg.StartTimeout, DefaultStartTimeout)
 	cfg.AutoArchiveMinutes = cmp.Or(cfg.AutoArchiveMinutes, DefaultAutoArchive)
 	clients := httpx.NewClients(cfg.Transport, cfg.Timeout)
-	a := &Adapter{cfg: cfg, log: cfg.Logger, client: clients.Ordinary, streaming: clients.Streaming, poll: 100 * time.Millisecond}
+	a := &Adapter{cfg: cfg, log: cfg.Logger, client: clients.Ordinary, streaming: clients.Streaming, poll: 100 * time.Millisecond,
+		limits: limits, gone: &snapshots.Gone{}, restores: &restores.Counter{}}
 	a.rest = &httpx.REST{Provider: paddock.ProviderDaytona, BaseURL: cfg.APIURL, MaxBody: maxBody, Log: cfg.Logger,
 		Authorize: a.authorize}
 	a.fileTransfer = httpx.NewFiles(a, a.streaming, a.openFiles)

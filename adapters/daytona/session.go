@@ -138,6 +138,7 @@ func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string
 	if !strings.HasPrefix(sessionID, sessionPrefix) {
 		return nil, paddock.ErrNotFound
 	}
+	restored := a.restores.Since(h.Name) // before the lookup: a restore may replace the sandbox found
 	tb, err := a.toolboxOf(ctx, h)
 	if err != nil {
 		return nil, err
@@ -150,7 +151,7 @@ func (a *Adapter) Attach(ctx context.Context, h paddock.Handle, sessionID string
 	if !ok {
 		return nil, paddock.ErrNotFound
 	}
-	st := a.follow(tb, sessionID, id, opts.Stdin)
+	st := a.follow(tb, sessionID, id, opts.Stdin, restored)
 	st.session = sessionID
 	return st, nil
 }

@@ -94,6 +94,7 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 	if !textOnly(cmd) {
 		return nil, &paddock.InvalidError{Detail: paddock.DetailCommand + ": Daytona carries commands as UTF-8 text"}
 	}
+	restored := a.restores.Since(h.Name) // before the lookup: a restore may replace the sandbox found
 	tb, err := a.toolboxOf(ctx, h)
 	if err != nil {
 		return nil, err
@@ -117,7 +118,7 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 		tb.deleteSession(session)
 		return nil, err
 	}
-	st := a.follow(tb, session, id, opts.Stdin)
+	st := a.follow(tb, session, id, opts.Stdin, restored)
 	st.delete = !opts.Detachable
 	if opts.Detachable {
 		st.session = session
@@ -160,7 +161,8 @@ type stream struct {
 	session  string // the contract's session id ("" for a spawn that is not detachable)
 	cmd      string
 	stdin    bool
-	delete   bool // Close deletes the session
+	delete   bool        // Close deletes the session
+	restored func() bool // whether a restore of the sandbox began since it started
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -176,8 +178,8 @@ type stream struct {
 
 // follow returns a stream of the command's journal; the socket is dialled
 // by the first Next.
-func (a *Adapter) follow(tb *toolbox, session, cmd string, stdin bool) *stream {
-	s := &stream{a: a, tb: tb, sessName: session, cmd: cmd, stdin: stdin}
+func (a *Adapter) follow(tb *toolbox, session, cmd string, stdin bool, restored func() bool) *stream {
+	s := &stream{a: a, tb: tb, sessName: session, cmd: cmd, stdin: stdin, restored: restored}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
@@ -330,8 +332,13 @@ func (s *stream) exitCode() (int, bool, error) {
 }
 
 // finish queues the terminal event after what is pending (the rest of a
-// partial line is not output the wrapper finished).
+// partial line is not output the wrapper finished). A restore removes
+// the sandbox, so a command that ends once one began says so
+// (unavailable(checkpoint_restored)), whatever ended it.
 func (s *stream) finish(ev paddock.Event) {
+	if s.restored() {
+		ev = paddock.Failed(&paddock.UnavailableError{Detail: paddock.DetailCheckpointRestored})
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pending = append(s.pending, ev)

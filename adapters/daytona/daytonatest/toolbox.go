@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -249,9 +251,15 @@ func (sb *sandbox) startPiped(cwd string, argv ...string) (*exec.Cmd, io.WriteCl
 	return cmd, stdin, stdout, nil
 }
 
-// daytonaEnv is the environment of what the daemon starts: daytona's.
+// daytonaEnv is the environment of what the daemon starts: daytona's,
+// then the sandbox's own (the create's env, which Daytona gives the
+// container, so the daemon and all it starts inherit it).
 func (sb *sandbox) daytonaEnv() []string {
-	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + sb.space.Seen(home), "USER=daytona", "LANG=C.UTF-8"}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + sb.space.Seen(home), "USER=daytona", "LANG=C.UTF-8"}
+	for _, k := range slices.Sorted(maps.Keys(sb.env)) {
+		env = append(env, k+"="+sb.env[k])
+	}
+	return env
 }
 
 // execute is POST /process/execute: the command is the shell's stdin,
