@@ -21,21 +21,25 @@ func TestTable(t *testing.T) {
 		{Name: "frames", Measured: "2.6M vs 10M frames/s", Value: 0.2578, Unit: "runtime/raw-send", Goal: ">= 0.2", Holds: true},
 		{Name: "stream", Measured: "900 vs 1200 MB/s", Value: 0.75, Unit: "runtime/direct", Goal: ">= 0.8"},
 		{Name: "docker", Skipped: "no engine answers"},
+		{Name: "fork", Measured: "294 vs 167 ms", Value: 1.76, Unit: "adapter/cli", NoGoal: "the baseline copies nothing"},
 	})
 	assert.Equal(t, `figure  measured              value                   goal    holds
 frames  2.6M vs 10M frames/s  0.258 runtime/raw-send  >= 0.2  yes
 stream  900 vs 1200 MB/s      0.75 runtime/direct     >= 0.8  NO
 docker  no engine answers                                     skipped
+fork    294 vs 167 ms         1.76 adapter/cli        none    -
 `, out.String())
 }
 
 // A figure that misses its goal, or one that could not be measured,
-// fails the run (exit 1) unless exploring; a skipped one does not.
+// fails the run (exit 1) unless exploring; a skipped one, or one with no
+// goal, does not.
 func TestVerdict(t *testing.T) {
 	t.Parallel()
 	holds := perf.Figure{Name: "frames", Holds: true}
 	misses := perf.Figure{Name: "stream", Holds: false}
 	skipped := perf.Figure{Name: "docker", Skipped: "no engine answers"}
+	noGoal := perf.Figure{Name: "fork", NoGoal: "the baseline copies nothing"}
 	cases := []struct {
 		name    string
 		figures []perf.Figure
@@ -45,6 +49,8 @@ func TestVerdict(t *testing.T) {
 		says    string
 	}{
 		{"all hold", []perf.Figure{holds, skipped}, nil, false, 0, "every figure holds its goal (1 measured)"},
+		{"one has no goal", []perf.Figure{holds, noGoal}, nil, false, 0, "every figure holds its goal (2 measured)"},
+		{"missed beside one with no goal", []perf.Figure{noGoal, misses}, nil, false, 1, "misses its goal: stream"},
 		{"one misses", []perf.Figure{holds, misses}, nil, false, 1, "misses its goal: stream"},
 		{"one could not be measured", []perf.Figure{holds}, []string{"local stdout"}, false, 1, "could not be measured: local stdout"},
 		{"exploring", []perf.Figure{holds, misses}, []string{"local stdout"}, true, 0, "misses its goal: stream"},

@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/docker"
 )
 
 // checkpointFileSize is the size of each file the checkpoint figures'
@@ -133,5 +135,128 @@ func LocalCheckpointFigures(size int64, runs int) ([]Figure, error) {
 		Measured: fmt.Sprintf("%.0f vs %.0f ms", t.Fork*1000, t.CopyFork*1000), Value: t.Fork / t.CopyFork,
 		Details: map[string]float64{"fork_s": t.Fork, "cp_s": t.CopyFork}}
 	atMost(&fk, CheckpointGoal)
+	return []Figure{ck, fk}, nil
+}
+
+// fillScript writes size bytes of random files of checkpointFileSize into
+// dir, inside a sandbox or container.
+func fillScript(dir string, size int64) string {
+	return fmt.Sprintf(`mkdir -p %[1]s && i=0 && while [ $i -lt %[2]d ]; do head -c %[3]d /dev/urandom > %[1]s/f$i || exit 1; i=$((i+1)); done`,
+		dir, (size+checkpointFileSize-1)/checkpointFileSize, checkpointFileSize)
+}
+
+// DockerCheckpointConfig is the adapter configuration of the docker
+// checkpoint figures: DockerConfig with room for size bytes of files in
+// the sandbox's scratch.
+func DockerCheckpointConfig(image string, size int64) docker.Config {
+	cfg := DockerConfig(image)
+	cfg.DiskMB = 2*(size>>20) + 64    // half is /workspace
+	cfg.MemoryMB = 3*(size>>20) + 256 // the scratch is memory (tmpfs)
+	return cfg
+}
+
+// DockerCheckpoint times, runs times each, a checkpoint of a docker
+// sandbox holding size bytes of files (1 MiB each) in its scratch and a
+// fork from it, against `docker commit` of a container holding the same
+// bytes in its writable layer and `docker run` of the image that made,
+// the sides alternating. a must be configured by DockerCheckpointConfig.
+func DockerCheckpoint(a *docker.Adapter, image, prefix string, size int64, runs int) (LocalCheckpointTimes, error) {
+	if _, err := exec.LookPath("docker"); err != nil {
+		return LocalCheckpointTimes{}, errors.New("the docker CLI is the baseline and is not installed")
+	}
+	ctx := context.Background()
+	stamp := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
+	h, err := a.Create(ctx, stamp+"-src", paddock.CreateOpts{})
+	if err != nil {
+		return LocalCheckpointTimes{}, err
+	}
+	defer func() { _ = a.Destroy(context.Background(), h) }()
+	res, err := a.Exec(ctx, h, paddock.NewCmd("sh", "-c", fillScript("/workspace/data", size)), paddock.ExecOpts{})
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("filling the sandbox: exit %d: %s", res.ExitCode, res.Stderr)
+	}
+	if err != nil {
+		return LocalCheckpointTimes{}, err
+	}
+	// The CLI's source keeps the files in its writable layer, which is
+	// what docker commit takes: not read-only, and its user the image's
+	// (root), which owns the directories there.
+	src := stamp + "-cli-src"
+	args := DockerCLIRunArgs(src, image)
+	if i := slices.Index(args, "--user"); i >= 0 {
+		args = slices.Delete(args, i, i+2)
+	}
+	args = slices.DeleteFunc(args, func(s string) bool { return s == "--read-only" })
+	if err := cli(args...); err != nil {
+		return LocalCheckpointTimes{}, err
+	}
+	defer func() { _ = cli("rm", "-f", src) }()
+	if err := cli("exec", src, "sh", "-c", fillScript("/data", size)); err != nil {
+		return LocalCheckpointTimes{}, err
+	}
+	var ck, cc, fk, cf []float64
+	timed := func(samples *[]float64, f func() error) error {
+		start := time.Now()
+		err := f()
+		*samples = append(*samples, time.Since(start).Seconds())
+		return err
+	}
+	for i := range runs {
+		var id string
+		err := timed(&ck, func() error {
+			var err error
+			id, err = a.CreateCheckpoint(ctx, h, paddock.CheckpointOpts{})
+			return err
+		})
+		committed := fmt.Sprintf("%s-img-%d", stamp, i)
+		if err == nil {
+			err = timed(&cc, func() error { return cli("commit", src, committed) })
+		}
+		var fork paddock.Handle
+		if err == nil {
+			err = timed(&fk, func() error {
+				var err error
+				fork, err = a.Fork(ctx, h, id, fmt.Sprintf("%s-fork-%d", stamp, i), paddock.ForkOpts{})
+				return err
+			})
+		}
+		run := fmt.Sprintf("%s-run-%d", stamp, i)
+		if err == nil {
+			err = timed(&cf, func() error { return cli(DockerCLIRunArgs(run, committed)...) })
+		}
+		err = errors.Join(err, cli("rm", "-f", run))
+		if fork.Name != "" {
+			err = errors.Join(err, a.Destroy(ctx, fork))
+		}
+		if id != "" {
+			err = errors.Join(err, a.DeleteCheckpoint(ctx, h, id))
+		}
+		err = errors.Join(err, cli("rmi", "-f", committed))
+		if err != nil {
+			return LocalCheckpointTimes{}, err
+		}
+	}
+	return LocalCheckpointTimes{Checkpoint: median(ck), Fork: median(fk), CopyCheckpoint: median(cc), CopyFork: median(cf)}, nil
+}
+
+// DockerCheckpointFigures measures DockerCheckpoint as two figures: the
+// checkpoint over docker commit's time, goal <= CheckpointGoal, and the
+// fork over docker run's, with no goal: docker run of a committed image
+// copies nothing (its files stay in the image's layers), while a fork
+// fills the new sandbox's scratch, which is memory, with every byte.
+func DockerCheckpointFigures(a *docker.Adapter, image string, size int64, runs int) ([]Figure, error) {
+	t, err := DockerCheckpoint(a, image, "paddock-bench-checkpoint", size, runs)
+	if err != nil {
+		return nil, err
+	}
+	mib := size >> 20
+	ck := Figure{Name: fmt.Sprintf("docker: checkpoint of %d MiB of files vs docker commit", mib), Unit: "adapter/cli",
+		Measured: fmt.Sprintf("%.0f vs %.0f ms", t.Checkpoint*1000, t.CopyCheckpoint*1000), Value: t.Checkpoint / t.CopyCheckpoint,
+		Details: map[string]float64{"checkpoint_s": t.Checkpoint, "commit_s": t.CopyCheckpoint}}
+	atMost(&ck, CheckpointGoal)
+	fk := Figure{Name: fmt.Sprintf("docker: fork of a %d MiB checkpoint vs docker run of the committed image", mib), Unit: "adapter/cli",
+		Measured: fmt.Sprintf("%.0f vs %.0f ms", t.Fork*1000, t.CopyFork*1000), Value: t.Fork / t.CopyFork,
+		Details: map[string]float64{"fork_s": t.Fork, "run_s": t.CopyFork},
+		NoGoal:  "docker run copies nothing (the files stay in the image's layers); a fork writes every byte into the sandbox's memory-backed scratch"}
 	return []Figure{ck, fk}, nil
 }

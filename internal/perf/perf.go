@@ -16,14 +16,17 @@ import (
 // Figure is one measured row: what was measured, its value and its
 // baseline's, the ratio its goal is about, the goal, and whether it holds.
 type Figure struct {
-	Name     string             `json:"name"`
-	Measured string             `json:"measured"` // the two sides, for people
-	Value    float64            `json:"value"`    // what the goal is about
-	Unit     string             `json:"unit"`     // of Value
-	Goal     string             `json:"goal"`     // e.g. ">= 0.2"
-	Holds    bool               `json:"holds"`
-	Skipped  string             `json:"skipped,omitempty"` // why it was not measured
-	Details  map[string]float64 `json:"details,omitempty"` // every number behind it
+	Name     string  `json:"name"`
+	Measured string  `json:"measured"` // the two sides, for people
+	Value    float64 `json:"value"`    // what the goal is about
+	Unit     string  `json:"unit"`     // of Value
+	Goal     string  `json:"goal"`     // e.g. ">= 0.2"
+	Holds    bool    `json:"holds"`
+	Skipped  string  `json:"skipped,omitempty"` // why it was not measured
+	// NoGoal says why a figure measured beside its baseline has no goal:
+	// it is printed, and never fails a run.
+	NoGoal  string             `json:"no_goal,omitempty"`
+	Details map[string]float64 `json:"details,omitempty"` // every number behind it
 }
 
 // atLeast and atMost build the goal of a figure.
