@@ -9,6 +9,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/cpstore"
 	"github.com/paddockhq/paddock/adapters/internal/egress"
+	"github.com/paddockhq/paddock/adapters/internal/restores"
 	"github.com/rs/zerolog"
 )
 
@@ -48,6 +49,7 @@ type Adapter struct {
 	gateConfig    egress.Config  // every sandbox's egress gate's
 	links         egressLinks    // the egress relays this adapter serves
 	checkpoints   *cpstore.Store
+	restores      restores.Counter // the restores this adapter began, by name
 }
 
 // Close ends the egress relays it serves (the sandboxes' proxies refuse

@@ -155,6 +155,7 @@ func (a *Adapter) RestoreCheckpoint(ctx context.Context, h paddock.Handle, check
 		return err
 	}
 	defer f.Close()
+	a.restores.Begin(h.Name) // before the kills: a TTY session may end before they answer
 	if _, err := a.run(ctx, h.Name, execSpec{cmd: sh(scriptStopCommands, sessionBase, paddock.DetailCheckpointRestored)}, nil); err != nil {
 		return &paddock.RestoreFailedError{Detail: "docker: stopping the commands: " + err.Error()}
 	}

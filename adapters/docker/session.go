@@ -20,7 +20,7 @@ func (a *Adapter) follow(ctx context.Context, h paddock.Handle, id string) (padd
 		return nil, err
 	}
 	a.touch(h)
-	return a.newStream(h, id, false, x), nil
+	return a.newStream(h, id, false, x, nil), nil
 }
 
 // Attach replays a journaled session from byte zero, then tails it; a

@@ -33,14 +33,18 @@ const engineWait = 2 * time.Minute
 // exactly one terminal event: the recorded exit, or closed_before_exit
 // when none was recorded.
 type stream struct {
-	a       *Adapter
-	h       paddock.Handle
-	id      string
-	dir     string
-	tty     bool
-	inMu    sync.Mutex // held to replace in, and by Close to end it
-	in      *attached  // the followed exec (TTY: the session itself)
-	stdinOK bool       // TTY: the exec has stdin attached
+	a   *Adapter
+	h   paddock.Handle
+	id  string
+	dir string
+	tty bool
+	// restored reports whether a restore of the sandbox began since the
+	// TTY session started (nil for journaled sessions: their journal
+	// records the restore that stopped them, for every adapter to read).
+	restored func() bool
+	inMu     sync.Mutex // held to replace in, and by Close to end it
+	in       *attached  // the followed exec (TTY: the session itself)
+	stdinOK  bool       // TTY: the exec has stdin attached
 
 	q      *eventq.Queue  // closed by Close
 	reader sync.WaitGroup // the reader, and the writer's drain
@@ -55,8 +59,8 @@ type stream struct {
 
 var _ paddock.Stream = (*stream)(nil)
 
-func (a *Adapter) newStream(h paddock.Handle, id string, tty bool, in *attached) *stream {
-	st := &stream{a: a, h: h, id: id, dir: sessionBase + "/s/" + id, tty: tty, in: in,
+func (a *Adapter) newStream(h paddock.Handle, id string, tty bool, in *attached, restored func() bool) *stream {
+	st := &stream{a: a, h: h, id: id, dir: sessionBase + "/s/" + id, tty: tty, in: in, restored: restored,
 		q: eventq.New(readAhead)}
 	st.reader.Add(1)
 	go st.read()
@@ -246,6 +250,11 @@ func (st *stream) outcome(streamErr error) paddock.Event {
 		return paddock.Failed(paddock.ErrClosedBeforeExit)
 	}
 	if st.tty {
+		if st.restored != nil && st.restored() {
+			// A restore stops every command: the kill's exit is not the
+			// command's own.
+			return paddock.Failed(&paddock.UnavailableError{Detail: paddock.DetailCheckpointRestored})
+		}
 		code, err := st.a.finished(st.h.Name, st.in.id)
 		if err != nil {
 			return paddock.Failed(err)
@@ -466,6 +475,7 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 	created := strconv.FormatInt(time.Now().UnixNano(), 10)
 	id := randomID()
 	if opts.TTY {
+		restored := a.restores.Since(h.Name)
 		if opts.Name != "" {
 			return nil, &paddock.InvalidError{Detail: paddock.DetailSpawnOptions + ": docker names only journaled (non-TTY) sessions"}
 		}
@@ -483,7 +493,7 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 			x.close()
 			return nil, err
 		}
-		st := a.newStream(h, id, true, x)
+		st := a.newStream(h, id, true, x, restored)
 		st.stdinOK = opts.Stdin
 		a.touch(h)
 		return st, nil
