@@ -10,6 +10,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/daytona"
 	"github.com/paddockhq/paddock/adapters/daytona/daytonatest"
+	"github.com/paddockhq/paddock/adapters/internal/snapshots/snapshotstest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -119,53 +120,14 @@ func TestForkHasItsOwnLease(t *testing.T) {
 // One sandbox's checkpoint is never another's.
 func TestACheckpointIsItsSandboxs(t *testing.T) {
 	t.Parallel()
-	srv := daytonatest.NewServer(t)
-	a := newAdapter(t, srv)
-	one, err := a.Create(ctx, "one", paddock.CreateOpts{})
-	require.NoError(t, err)
-	other, err := a.Create(ctx, "other", paddock.CreateOpts{})
-	require.NoError(t, err)
-	cp, err := paddock.CreateCheckpoint(ctx, a, one, paddock.CheckpointOpts{})
-	require.NoError(t, err)
-
-	require.ErrorIs(t, paddock.RestoreCheckpoint(ctx, a, other, cp), paddock.ErrNotFound)
-	_, err = paddock.Fork(ctx, a, other, cp, "fork", paddock.ForkOpts{})
-	require.ErrorIs(t, err, paddock.ErrNotFound)
-	require.NoError(t, paddock.DeleteCheckpoint(ctx, a, other, cp))
-	mine, err := paddock.ListCheckpoints(ctx, a, one)
-	require.NoError(t, err)
-	require.Len(t, mine, 1)
-	assert.WithinDuration(t, time.Now(), mine[0].CreatedAt, time.Hour, "its time is read from its name")
-	theirs, err := paddock.ListCheckpoints(ctx, a, other)
-	require.NoError(t, err)
-	assert.Empty(t, theirs)
+	snapshotstest.EachSandboxsOwn(t, newAdapter(t, daytonatest.NewServer(t)), false)
 }
 
-// The count is bounded; the checkpoints of a sandbox gone are reaped once
-// found gone for longer than the retention.
+// The count is bounded; the checkpoints of a sandbox gone are reaped.
 func TestCheckpointsAreBoundedAndReaped(t *testing.T) {
 	t.Parallel()
 	srv := daytonatest.NewServer(t)
-	a := newAdapter(t, srv, func(c *daytona.Config) {
-		c.Checkpoints = paddock.CheckpointLimits{MaxCount: 2, Retention: time.Nanosecond}
+	snapshotstest.BoundedAndReaped(t, func(limits paddock.CheckpointLimits) paddock.Adapter {
+		return newAdapter(t, srv, func(c *daytona.Config) { c.Checkpoints = limits })
 	})
-	gone, err := a.Create(ctx, "gone", paddock.CreateOpts{})
-	require.NoError(t, err)
-	for range 2 {
-		_, err := paddock.CreateCheckpoint(ctx, a, gone, paddock.CheckpointOpts{})
-		require.NoError(t, err)
-	}
-	_, err = paddock.CreateCheckpoint(ctx, a, gone, paddock.CheckpointOpts{})
-	require.ErrorIs(t, err, &paddock.InvalidError{Detail: paddock.DetailCheckpointLimit})
-
-	require.NoError(t, a.Destroy(ctx, gone))
-	kept, err := a.Create(ctx, "kept", paddock.CreateOpts{})
-	require.NoError(t, err)
-	_, err = paddock.CreateCheckpoint(ctx, a, kept, paddock.CheckpointOpts{})
-	require.ErrorIs(t, err, &paddock.InvalidError{Detail: paddock.DetailCheckpointLimit}, "found gone now: kept a retention from now")
-	_, err = paddock.CreateCheckpoint(ctx, a, kept, paddock.CheckpointOpts{})
-	require.NoError(t, err, "past the retention, the gone sandbox's are reaped")
-	left, err := paddock.ListCheckpoints(ctx, a, gone)
-	require.NoError(t, err)
-	assert.Empty(t, left)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/e2b"
 	"github.com/paddockhq/paddock/adapters/e2b/e2btest"
+	"github.com/paddockhq/paddock/adapters/internal/snapshots/snapshotstest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -136,60 +137,17 @@ func TestForkHasItsOwnLease(t *testing.T) {
 	assert.Equal(t, "source", leaseOf(t, a, "box").Owner, "the source keeps its own")
 }
 
-// One sandbox's checkpoint is never another's: restore and fork answer
-// not_found, and a delete leaves it.
+// One sandbox's checkpoint is never another's.
 func TestACheckpointIsItsSandboxs(t *testing.T) {
 	t.Parallel()
-	srv := e2btest.NewServer(t)
-	a := newAdapter(t, srv)
-	one, err := a.Create(ctx, "one", paddock.CreateOpts{})
-	require.NoError(t, err)
-	other, err := a.Create(ctx, "other", paddock.CreateOpts{})
-	require.NoError(t, err)
-	cp, err := paddock.CreateCheckpoint(ctx, a, one, paddock.CheckpointOpts{})
-	require.NoError(t, err)
-
-	require.ErrorIs(t, paddock.RestoreCheckpoint(ctx, a, other, cp), paddock.ErrNotFound)
-	_, err = paddock.Fork(ctx, a, other, cp, "fork", paddock.ForkOpts{})
-	require.ErrorIs(t, err, paddock.ErrNotFound)
-	require.NoError(t, paddock.DeleteCheckpoint(ctx, a, other, cp))
-	mine, err := paddock.ListCheckpoints(ctx, a, one)
-	require.NoError(t, err)
-	require.Len(t, mine, 1)
-	assert.Equal(t, cp, mine[0].ID)
-	assert.True(t, mine[0].Memory, "an E2B snapshot holds memory too")
-	assert.WithinDuration(t, time.Now(), mine[0].CreatedAt, time.Hour, "its time is read from its name")
-	theirs, err := paddock.ListCheckpoints(ctx, a, other)
-	require.NoError(t, err)
-	assert.Empty(t, theirs)
+	snapshotstest.EachSandboxsOwn(t, newAdapter(t, e2btest.NewServer(t)), true)
 }
 
-// The count is bounded; the checkpoints of a sandbox gone are reaped once
-// found gone for longer than the retention (here, at once: the next
-// creation after the one that found them gone).
+// The count is bounded; the checkpoints of a sandbox gone are reaped.
 func TestCheckpointsAreBoundedAndReaped(t *testing.T) {
 	t.Parallel()
 	srv := e2btest.NewServer(t)
-	a := newAdapter(t, srv, func(c *e2b.Config) {
-		c.Checkpoints = paddock.CheckpointLimits{MaxCount: 2, Retention: time.Nanosecond}
+	snapshotstest.BoundedAndReaped(t, func(limits paddock.CheckpointLimits) paddock.Adapter {
+		return newAdapter(t, srv, func(c *e2b.Config) { c.Checkpoints = limits })
 	})
-	gone, err := a.Create(ctx, "gone", paddock.CreateOpts{})
-	require.NoError(t, err)
-	for range 2 {
-		_, err := paddock.CreateCheckpoint(ctx, a, gone, paddock.CheckpointOpts{})
-		require.NoError(t, err)
-	}
-	_, err = paddock.CreateCheckpoint(ctx, a, gone, paddock.CheckpointOpts{})
-	require.ErrorIs(t, err, &paddock.InvalidError{Detail: paddock.DetailCheckpointLimit})
-
-	require.NoError(t, a.Destroy(ctx, gone))
-	kept, err := a.Create(ctx, "kept", paddock.CreateOpts{})
-	require.NoError(t, err)
-	_, err = paddock.CreateCheckpoint(ctx, a, kept, paddock.CheckpointOpts{})
-	require.ErrorIs(t, err, &paddock.InvalidError{Detail: paddock.DetailCheckpointLimit}, "found gone now: kept a retention from now")
-	_, err = paddock.CreateCheckpoint(ctx, a, kept, paddock.CheckpointOpts{})
-	require.NoError(t, err, "past the retention, the gone sandbox's are reaped")
-	left, err := paddock.ListCheckpoints(ctx, a, gone)
-	require.NoError(t, err)
-	assert.Empty(t, left)
 }

@@ -52,12 +52,6 @@ func LocalCheckpoint(size int64, runs int) (LocalCheckpointTimes, error) {
 	}
 	copies := filepath.Join(a.Root(), ".perf-copies")
 	var cp, ck, fk, cpf []float64
-	timed := func(samples *[]float64, f func() error) error {
-		start := time.Now()
-		err := f()
-		*samples = append(*samples, time.Since(start).Seconds())
-		return err
-	}
 	cpA := func(dst string) func() error {
 		return func() error {
 			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -71,24 +65,24 @@ func LocalCheckpoint(size int64, runs int) (LocalCheckpointTimes, error) {
 	}
 	for i := range runs {
 		var id string
-		err := timed(&ck, func() error {
+		err := timeInto(&ck, func() error {
 			var err error
 			id, err = a.CreateCheckpoint(ctx, h, paddock.CheckpointOpts{})
 			return err
 		})
 		if err == nil {
-			err = timed(&cp, cpA(filepath.Join(copies, fmt.Sprint("ck-", i))))
+			err = timeInto(&cp, cpA(filepath.Join(copies, fmt.Sprint("ck-", i))))
 		}
 		var fork paddock.Handle
 		if err == nil {
-			err = timed(&fk, func() error {
+			err = timeInto(&fk, func() error {
 				var err error
 				fork, err = a.Fork(ctx, h, id, fmt.Sprint("fork-", i), paddock.ForkOpts{})
 				return err
 			})
 		}
 		if err == nil {
-			err = timed(&cpf, cpA(filepath.Join(copies, fmt.Sprint("fork-", i))))
+			err = timeInto(&cpf, cpA(filepath.Join(copies, fmt.Sprint("fork-", i))))
 		}
 		if fork.Name != "" {
 			err = errors.Join(err, a.Destroy(ctx, fork))
@@ -102,6 +96,14 @@ func LocalCheckpoint(size int64, runs int) (LocalCheckpointTimes, error) {
 		}
 	}
 	return LocalCheckpointTimes{Checkpoint: median(ck), Fork: median(fk), CopyCheckpoint: median(cp), CopyFork: median(cpf)}, nil
+}
+
+// timeInto runs f and appends the seconds it took to samples.
+func timeInto(samples *[]float64, f func() error) error {
+	start := time.Now()
+	err := f()
+	*samples = append(*samples, time.Since(start).Seconds())
+	return err
 }
 
 // fill writes size bytes of random files of checkpointFileSize into dir.
@@ -195,26 +197,20 @@ func DockerCheckpoint(a *docker.Adapter, image, prefix string, size int64, runs 
 		return LocalCheckpointTimes{}, err
 	}
 	var ck, cc, fk, cf []float64
-	timed := func(samples *[]float64, f func() error) error {
-		start := time.Now()
-		err := f()
-		*samples = append(*samples, time.Since(start).Seconds())
-		return err
-	}
 	for i := range runs {
 		var id string
-		err := timed(&ck, func() error {
+		err := timeInto(&ck, func() error {
 			var err error
 			id, err = a.CreateCheckpoint(ctx, h, paddock.CheckpointOpts{})
 			return err
 		})
 		committed := fmt.Sprintf("%s-img-%d", stamp, i)
 		if err == nil {
-			err = timed(&cc, func() error { return cli("commit", src, committed) })
+			err = timeInto(&cc, func() error { return cli("commit", src, committed) })
 		}
 		var fork paddock.Handle
 		if err == nil {
-			err = timed(&fk, func() error {
+			err = timeInto(&fk, func() error {
 				var err error
 				fork, err = a.Fork(ctx, h, id, fmt.Sprintf("%s-fork-%d", stamp, i), paddock.ForkOpts{})
 				return err
@@ -222,7 +218,7 @@ func DockerCheckpoint(a *docker.Adapter, image, prefix string, size int64, runs 
 		}
 		run := fmt.Sprintf("%s-run-%d", stamp, i)
 		if err == nil {
-			err = timed(&cf, func() error { return cli(DockerCLIRunArgs(run, committed)...) })
+			err = timeInto(&cf, func() error { return cli(DockerCLIRunArgs(run, committed)...) })
 		}
 		err = errors.Join(err, cli("rm", "-f", run))
 		if fork.Name != "" {
