@@ -121,6 +121,13 @@ func fill(dir string, size int64) error {
 	return nil
 }
 
+// versus is the figure of seconds against a baseline's seconds, each
+// kept in Details under its key.
+func versus(name, unit, key, baselineKey string, seconds, baseline float64) Figure {
+	return Figure{Name: name, Unit: unit, Measured: fmt.Sprintf("%.0f vs %.0f ms", seconds*1000, baseline*1000),
+		Value: seconds / baseline, Details: map[string]float64{key: seconds, baselineKey: baseline}}
+}
+
 // LocalCheckpointFigures measures LocalCheckpoint as two figures, each the
 // adapter's time over cp -a's, goal <= CheckpointGoal.
 func LocalCheckpointFigures(size int64, runs int) ([]Figure, error) {
@@ -129,13 +136,9 @@ func LocalCheckpointFigures(size int64, runs int) ([]Figure, error) {
 		return nil, err
 	}
 	mib := size >> 20
-	ck := Figure{Name: fmt.Sprintf("local: checkpoint of %d MiB of files vs cp -a", mib), Unit: "adapter/cp",
-		Measured: fmt.Sprintf("%.0f vs %.0f ms", t.Checkpoint*1000, t.CopyCheckpoint*1000), Value: t.Checkpoint / t.CopyCheckpoint,
-		Details: map[string]float64{"checkpoint_s": t.Checkpoint, "cp_s": t.CopyCheckpoint}}
+	ck := versus(fmt.Sprintf("local: checkpoint of %d MiB of files vs cp -a", mib), "adapter/cp", "checkpoint_s", "cp_s", t.Checkpoint, t.CopyCheckpoint)
 	atMost(&ck, CheckpointGoal)
-	fk := Figure{Name: fmt.Sprintf("local: fork of a %d MiB checkpoint vs cp -a", mib), Unit: "adapter/cp",
-		Measured: fmt.Sprintf("%.0f vs %.0f ms", t.Fork*1000, t.CopyFork*1000), Value: t.Fork / t.CopyFork,
-		Details: map[string]float64{"fork_s": t.Fork, "cp_s": t.CopyFork}}
+	fk := versus(fmt.Sprintf("local: fork of a %d MiB checkpoint vs cp -a", mib), "adapter/cp", "fork_s", "cp_s", t.Fork, t.CopyFork)
 	atMost(&fk, CheckpointGoal)
 	return []Figure{ck, fk}, nil
 }
@@ -246,13 +249,9 @@ func DockerCheckpointFigures(a *docker.Adapter, image string, size int64, runs i
 		return nil, err
 	}
 	mib := size >> 20
-	ck := Figure{Name: fmt.Sprintf("docker: checkpoint of %d MiB of files vs docker commit", mib), Unit: "adapter/cli",
-		Measured: fmt.Sprintf("%.0f vs %.0f ms", t.Checkpoint*1000, t.CopyCheckpoint*1000), Value: t.Checkpoint / t.CopyCheckpoint,
-		Details: map[string]float64{"checkpoint_s": t.Checkpoint, "commit_s": t.CopyCheckpoint}}
+	ck := versus(fmt.Sprintf("docker: checkpoint of %d MiB of files vs docker commit", mib), "adapter/cli", "checkpoint_s", "commit_s", t.Checkpoint, t.CopyCheckpoint)
 	atMost(&ck, CheckpointGoal)
-	fk := Figure{Name: fmt.Sprintf("docker: fork of a %d MiB checkpoint vs docker run of the committed image", mib), Unit: "adapter/cli",
-		Measured: fmt.Sprintf("%.0f vs %.0f ms", t.Fork*1000, t.CopyFork*1000), Value: t.Fork / t.CopyFork,
-		Details: map[string]float64{"fork_s": t.Fork, "run_s": t.CopyFork},
-		NoGoal:  "docker run copies nothing (the files stay in the image's layers); a fork writes every byte into the sandbox's memory-backed scratch"}
+	fk := versus(fmt.Sprintf("docker: fork of a %d MiB checkpoint vs docker run of the committed image", mib), "adapter/cli", "fork_s", "run_s", t.Fork, t.CopyFork)
+	fk.NoGoal = "docker run copies nothing (the files stay in the image's layers); a fork writes every byte into the sandbox's memory-backed scratch"
 	return []Figure{ck, fk}, nil
 }
