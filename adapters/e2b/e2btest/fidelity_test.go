@@ -174,6 +174,13 @@ func TestSecureSandboxesNeedTheAccessToken(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &out))
 	require.NotEmpty(t, out.Token)
 	assert.Equal(t, out.Token, srv.AccessToken(out.ID))
+	status, _, data = call(t, srv, http.MethodGet, "/sandboxes/"+out.ID, nil)
+	require.Equal(t, http.StatusOK, status)
+	var detail struct {
+		Token string `json:"envdAccessToken"`
+	}
+	require.NoError(t, json.Unmarshal(data, &detail))
+	assert.Equal(t, out.Token, detail.Token, "SandboxDetail carries the token too (getInfo, connect by id)")
 
 	status, _, body := envd(t, srv, out.ID, http.MethodPost, "/process.Process/Start", "application/connect+json",
 		envelope(`{"process":{"cmd":"true"}}`), nil)

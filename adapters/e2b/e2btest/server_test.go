@@ -162,6 +162,12 @@ func TestLifecycleRoutes(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, status, "deny entries are CIDRs")
 	status, _, _ = call(t, srv, http.MethodPut, "/sandboxes/"+id+"/network", map[string]any{"allowOut": []string{"example.com"}, "denyOut": []string{"0.0.0.0/0"}})
 	assert.Equal(t, http.StatusNoContent, status)
+	status, _, data = call(t, srv, http.MethodGet, "/sandboxes/"+id, nil)
+	require.Equal(t, http.StatusOK, status)
+	var detail map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(data, &detail))
+	assert.JSONEq(t, `{"allowOut":["example.com"],"denyOut":["0.0.0.0/0"]}`, string(detail["network"]), "SandboxDetail carries the network config")
+	assert.NotContains(t, detail, "envdAccessToken", "a sandbox that is not secure has no token")
 
 	status, _, _ = call(t, srv, http.MethodGet, "/sandboxes/"+id+"-client", nil)
 	assert.Equal(t, http.StatusOK, status, "an <id>-<client> path names the sandbox")
