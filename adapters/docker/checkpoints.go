@@ -22,11 +22,12 @@ var (
 // a checkpoint is a tar archive of /tmp (but the session journals) and
 // /workspace, written by tar inside the sandbox as its user and kept by
 // the adapter, on its own host, in a cpstore.Store (Config.CheckpointDir,
-// within Config.Checkpoints). It holds files only. A restore stops the
-// sandbox's commands (journaled sessions end
-// unavailable(checkpoint_restored); execs are killed), empties the scratch
-// space and extracts the archive; a fork is a new sandbox (the adapter's
-// defaults, no network policy applied) with the archive extracted.
+// within Config.Checkpoints). It holds files only, taken with the sandbox
+// user's processes stopped. A restore stops the sandbox's commands (they
+// end unavailable(checkpoint_restored); execs are killed), empties the
+// scratch space and extracts the archive; a fork is a new sandbox (the
+// adapter's defaults, and the network policy its source keeps) with the
+// archive extracted.
 
 // archiveFile is a checkpoint's data: the scratch space as a tar archive.
 const archiveFile = "scratch.tar"
@@ -42,9 +43,9 @@ func defaultCheckpointDir() string {
 }
 
 // CreateCheckpoint archives the sandbox's scratch space. It needs a
-// running sandbox (a paused one cannot run the archiver: invalid).
-// Commands go on meanwhile: a file written during the copy may be caught
-// midway.
+// running sandbox (a paused one cannot run the archiver: invalid). The
+// sandbox user's processes are stopped while the archive is written
+// (SIGSTOP, then SIGCONT), so it holds one moment's files.
 func (a *Adapter) CreateCheckpoint(ctx context.Context, h paddock.Handle, opts paddock.CheckpointOpts) (string, error) {
 	if err := a.checkpointable(ctx, h.Name); err != nil {
 		return "", err

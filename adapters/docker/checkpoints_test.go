@@ -1,11 +1,13 @@
 package docker_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/docker"
 	"github.com/stretchr/testify/require"
 )
 
@@ -39,4 +41,64 @@ func TestARestoreEndsATerminalSessionSayingWhy(t *testing.T) {
 			return
 		}
 	}
+}
+
+// A checkpoint is one moment's files: a command that writes a counter to
+// two files in turn, each write whole (a rename), is stopped while the
+// archive is written, so the checkpoint holds the two at one moment (the
+// second equal to the first, or one behind it), never the first read at
+// one moment and the second later; on runc and under gVisor.
+func TestACheckpointIsOneMoment(t *testing.T) {
+	t.Parallel()
+	for _, runtime := range []string{docker.RuntimeRunc, docker.RuntimeRunsc} {
+		t.Run(runtime, func(t *testing.T) {
+			t.Parallel()
+			a := newAdapter(t, func(c *docker.Config) {
+				c.Runtime = runtime
+				if runtime == docker.RuntimeRunsc {
+					c.MaxProcesses = 1024 // gVisor's own threads count
+				}
+			})
+			name := "checkpoint-moment-" + runtime
+			var h paddock.Handle
+			if runtime == docker.RuntimeRunsc {
+				h = runscSandbox(t, a, name)
+			} else {
+				h = sandbox(t, a, name, nil)
+			}
+			checkpointIsOneMoment(t, a, h)
+		})
+	}
+}
+
+func checkpointIsOneMoment(t *testing.T, a *docker.Adapter, h paddock.Handle) {
+	ctx := ctxFor(t, 3*time.Minute)
+	// tar reads /tmp/a, then 16 MiB, then /workspace/b.
+	res, err := a.Exec(ctx, h, paddock.NewCmd("sh", "-c", "head -c 16777216 /dev/urandom > /tmp/big"), paddock.ExecOpts{})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
+	st, err := a.Spawn(ctx, h, paddock.NewCmd("sh", "-c", `i=0; echo ready
+while :; do i=$((i+1)); echo $i > /tmp/a.new && mv /tmp/a.new /tmp/a; echo $i > /workspace/b.new && mv /workspace/b.new /workspace/b; done`), paddock.SpawnOpts{})
+	require.NoError(t, err)
+	defer st.Close()
+	ev, err := st.Next(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "ready\n", string(ev.Data))
+
+	for i := range 3 {
+		cp, err := paddock.CreateCheckpoint(ctx, a, h, paddock.CheckpointOpts{})
+		require.NoError(t, err)
+		fork, err := paddock.Fork(ctx, a, h, cp, fmt.Sprint(h.Name, "-fork-", i), paddock.ForkOpts{})
+		require.NoError(t, err)
+		out, code := execOut(t, a, fork, "sh", "-c", "cat /tmp/a /workspace/b")
+		require.NoError(t, a.Destroy(ctx, fork))
+		require.Equal(t, 0, code, out)
+		var first, second int
+		_, err = fmt.Sscan(out, &first, &second)
+		require.NoError(t, err, out)
+		require.Contains(t, []int{first, first - 1}, second, "the two files at one moment: %d then %d", first, second)
+	}
+	res, err = a.Exec(ctx, h, paddock.NewCmd("sh", "-c", "a=$(cat /tmp/a); sleep 1; [ \"$(cat /tmp/a)\" != \"$a\" ]"), paddock.ExecOpts{})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "the command goes on after the checkpoints")
 }

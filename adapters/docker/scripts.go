@@ -349,8 +349,20 @@ done
 `
 
 // scriptArchive writes the scratch space a checkpoint holds to stdout as
-// a tar archive (run as the sandbox user).
-const scriptArchive = pathPrelude + scratchEntries + `cd / && exec tar -c -f - "$@" workspace`
+// a tar archive (run as the sandbox user), with every other process of
+// the sandbox user stopped from before it lists the scratch space until
+// it is done (kill -1 reaches all of them but the caller; root's, the
+// egress relay's, are out of its reach), so the archive is one moment's
+// files; they are continued however it ends.
+const scriptArchive = pathPrelude + `trap 'kill -CONT -1 2>/dev/null' EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 141' PIPE
+trap 'exit 143' TERM
+kill -STOP -1 2>/dev/null
+` + scratchEntries + `cd / || exit 1
+tar -c -f - "$@" workspace
+exit $?`
 
 // scriptUnarchive empties the scratch space (the session journals kept)
 // and extracts the tar archive on stdin there, modes exactly (umask 0).
