@@ -219,12 +219,12 @@ func (a *Adapter) RestoreCheckpoint(ctx context.Context, h paddock.Handle, check
 	if !ownCheckpoint(h.Name, checkpointID) {
 		return paddock.ErrNotFound
 	}
-	var network json.RawMessage
-	lease, read := paddock.Lease{}, leaseAbsent
+	network, err := a.sandboxNetwork(ctx, old.SandboxID) // a paused one's too
+	if err != nil {
+		return err
+	}
+	lease, read := paddock.Lease{}, leaseUnreadable // a paused sandbox's file cannot be read: the snapshot's stays
 	if old.State == stateRunning {
-		if network, err = a.sandboxNetwork(ctx, old.SandboxID); err != nil {
-			return err
-		}
 		lease, read = a.leaseIn(ctx, old.SandboxID)
 	}
 	a.restores.Begin(h.Name) // before the kill: its commands may end before it answers
@@ -288,11 +288,9 @@ func (a *Adapter) Fork(ctx context.Context, h paddock.Handle, checkpointID, name
 	if taken != nil {
 		return paddock.Handle{}, paddock.ErrAlreadyExists
 	}
-	var network json.RawMessage
-	if src.State == stateRunning {
-		if network, err = a.sandboxNetwork(ctx, src.SandboxID); err != nil {
-			return paddock.Handle{}, err
-		}
+	network, err := a.sandboxNetwork(ctx, src.SandboxID) // a paused one's too
+	if err != nil {
+		return paddock.Handle{}, err
 	}
 	id, err := a.createFrom(ctx, checkpointID, a.createMetadata(name, opts.Lease), network)
 	if err != nil {

@@ -151,3 +151,25 @@ func TestCheckpointsAreBoundedAndReaped(t *testing.T) {
 		return newAdapter(t, srv, func(c *e2b.Config) { c.Checkpoints = limits })
 	})
 }
+
+// A paused sandbox is restored with its network policy too (E2B answers
+// a paused sandbox's configuration), and keeps the lease the snapshot
+// holds (a paused sandbox's own cannot be read).
+func TestRestoringAPausedSandboxKeepsItsPolicy(t *testing.T) {
+	t.Parallel()
+	srv := e2btest.NewServer(t)
+	a := newAdapter(t, srv)
+	h, err := a.Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	require.NoError(t, a.ApplyNetworkPolicy(ctx, h, paddock.NetworkPolicy{Allow: []string{"pkg.test"}}))
+	require.NoError(t, a.RenewLeases(ctx, []string{"box"}, paddock.Lease{Owner: "kept", Until: time.Now().Add(time.Hour)}))
+	cp, err := paddock.CreateCheckpoint(ctx, a, h, paddock.CheckpointOpts{})
+	require.NoError(t, err)
+	require.NoError(t, a.Suspend(ctx, h))
+
+	require.NoError(t, paddock.RestoreCheckpoint(ctx, a, h, cp))
+	info, err := a.Get(ctx, h)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"pkg.test"}, policyOf(t, srv, info.ID), "the policy is carried over")
+	assert.Equal(t, "kept", leaseOf(t, a, "box").Owner, "the snapshot's lease file stays")
+}
