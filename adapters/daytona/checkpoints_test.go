@@ -2,7 +2,6 @@ package daytona_test
 
 import (
 	"bytes"
-	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -10,21 +9,11 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/daytona"
 	"github.com/paddockhq/paddock/adapters/daytona/daytonatest"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/paddockhq/paddock/adapters/internal/snapshots/snapshotstest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// content reads a whole file of h.
-func content(t *testing.T, a *daytona.Adapter, h paddock.Handle, p string) string {
-	t.Helper()
-	rc, err := a.ReadFile(ctx, h, p)
-	require.NoError(t, err)
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	require.NoError(t, err)
-	return string(b)
-}
 
 // A restore replaces the sandbox with one made from the snapshot under
 // the same name: the checkpoint's files, the labels (so the lease renewed
@@ -55,7 +44,7 @@ func TestRestoreCarriesTheSandboxsSettings(t *testing.T) {
 	require.NoError(t, paddock.RestoreCheckpoint(ctx, a, h, cp))
 	assert.NotEqual(t, before, srv.ID("box"), "a new sandbox holds the checkpoint")
 	assert.Equal(t, []string{"box"}, srv.Sandboxes(), "the old one is gone")
-	assert.Equal(t, "one", content(t, a, h, "/tmp/state"))
+	assert.Equal(t, "one", adaptertest.Content(t, a, h, "/tmp/state"))
 	assert.Equal(t, labels, srv.Labels("box"), "the labels, the lease renewed since among them")
 	blockAll, _, domains := srv.Network("box")
 	assert.False(t, blockAll)
@@ -84,7 +73,7 @@ func TestAFailedRestoreLeavesTheSandboxAsItWas(t *testing.T) {
 	err = paddock.RestoreCheckpoint(ctx, a, h, cp)
 	require.Equal(t, paddock.KindRestoreFailed, paddock.KindOf(err), "%v", err)
 	assert.Contains(t, err.Error(), "made again as it was")
-	assert.Equal(t, "since", content(t, a, h, "/tmp/state"), "the files as they were")
+	assert.Equal(t, "since", adaptertest.Content(t, a, h, "/tmp/state"), "the files as they were")
 	cps, err := paddock.ListCheckpoints(ctx, a, h)
 	require.NoError(t, err)
 	assert.Len(t, cps, 1, "the snapshot taken for safety is deleted")

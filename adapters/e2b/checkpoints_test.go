@@ -3,7 +3,6 @@ package e2b_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -11,21 +10,11 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/e2b"
 	"github.com/paddockhq/paddock/adapters/e2b/e2btest"
+	"github.com/paddockhq/paddock/adapters/internal/adaptertest"
 	"github.com/paddockhq/paddock/adapters/internal/snapshots/snapshotstest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// content reads a whole file of h.
-func content(t *testing.T, a *e2b.Adapter, h paddock.Handle, p string) string {
-	t.Helper()
-	rc, err := a.ReadFile(ctx, h, p)
-	require.NoError(t, err)
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	require.NoError(t, err)
-	return string(b)
-}
 
 // leaseOf is the lease a reap would judge the sandbox called name by.
 func leaseOf(t *testing.T, a *e2b.Adapter, name string) paddock.Lease {
@@ -75,7 +64,7 @@ func TestRestoreCarriesTheLeaseAndThePolicy(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEqual(t, before.ID, after.ID, "a new sandbox holds the checkpoint")
 	assert.Equal(t, []string{after.ID}, srv.Sandboxes(), "the old one is gone")
-	assert.Equal(t, "one", content(t, a, h, "/tmp/state"))
+	assert.Equal(t, "one", adaptertest.Content(t, a, h, "/tmp/state"))
 	assert.Equal(t, []string{"pkg.test"}, policyOf(t, srv, after.ID), "the policy is carried over")
 	got := leaseOf(t, a, "box")
 	assert.Equal(t, renewed.Owner, got.Owner, "the lease renewed since the checkpoint, not the checkpoint's")
@@ -102,7 +91,7 @@ func TestAFailedRestoreChangesNothing(t *testing.T) {
 	after, err := a.Get(ctx, h)
 	require.NoError(t, err)
 	assert.Equal(t, before.ID, after.ID)
-	assert.Equal(t, "since", content(t, a, h, "/tmp/state"))
+	assert.Equal(t, "since", adaptertest.Content(t, a, h, "/tmp/state"))
 }
 
 // A fork has the lease it is given (none: the file the snapshot copied is

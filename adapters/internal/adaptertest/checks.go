@@ -120,3 +120,14 @@ func NeedsTools(t testing.TB, programs ...string) {
 		}
 	}
 }
+
+// Content reads the whole file path of h through a.
+func Content(t testing.TB, a paddock.Adapter, h paddock.Handle, path string) string {
+	t.Helper()
+	rc, err := a.ReadFile(context.Background(), h, path)
+	require.NoError(t, err)
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	require.NoError(t, err)
+	return string(b)
+}
