@@ -420,3 +420,25 @@ echo killed=$n`)
 	require.Equal(t, "err0\nerr1\nerr2\nerr3\nerr4\nerr5\nerr6\nerr7\nerr8\nerr9\n", stderr.String()+errRest)
 	require.Equal(t, paddock.Exit(3), last)
 }
+
+// A terminal session can be terminated and signalled as soon as Spawn
+// returns: its pid is recorded before (CI once saw a force termination
+// right after the spawn answer termination_unconfirmed).
+func TestATerminalSessionIsAddressableOnceSpawned(t *testing.T) {
+	t.Parallel()
+	a := newAdapter(t)
+	h := sandbox(t, a, "terminal-at-once", nil)
+	ctx := ctxFor(t, 2*time.Minute)
+	for i := range 10 {
+		st, err := a.Spawn(ctx, h, paddock.NewCmd("sleep", "100"), paddock.SpawnOpts{TTY: true})
+		require.NoError(t, err)
+		if i%2 == 0 {
+			require.NoError(t, st.(paddock.Signaller).Signal(ctx, paddock.SignalKill), "signal %d", i)
+		} else {
+			require.NoError(t, a.TerminateSession(ctx, h, st.SessionID(), paddock.TerminateOpts{Mode: paddock.TerminateForce}), "terminate %d", i)
+		}
+		_, _, last := adaptertest.Drain(t, st, time.Minute)
+		require.Equal(t, paddock.Exit(137), last, "%d", i)
+		require.NoError(t, st.Close())
+	}
+}

@@ -134,21 +134,33 @@ exec cat 1<> "$1/stdin"`
 const scriptCloseStdin = `[ -f "$1/holder" ] && kill "$(cat "$1/holder")" 2>/dev/null; exit 0`
 
 // scriptTTY runs a terminal session directly under the exec's TTY (it is
-// listed, not journaled). The engine sizes the terminal once the exec has
-// started, so the command is started only when the terminal has the size
-// asked for (given up on after 5 s, or at once without stty).
+// listed, not journaled). Its pid (the command's, which it becomes) is
+// recorded first, so the session can be signalled and terminated as soon
+// as Spawn returns (Spawn waits for it: scriptTTYStarted). The engine
+// sizes the terminal once the exec has started, so the command is started
+// only when the terminal has the size asked for (given up on after 5 s,
+// or at once without stty).
 // Args: base id created rows cols ARGV...
 const scriptTTY = pathPrelude + `_pd_d=$1/s/$2
 mkdir -p "$_pd_d" && : > "$_pd_d/tty" && printf '%s' "$3" > "$_pd_d/created" || exit 120
 _pd_want="$4 $5"
 shift 5
+printf '%s' "$*" > "$_pd_d/cmd"
+echo $$ > "$_pd_d/pid.tmp" && mv "$_pd_d/pid.tmp" "$_pd_d/pid" || exit 120
 if command -v stty >/dev/null; then
   _pd_i=0
   until [ "$(stty size 2>/dev/null)" = "$_pd_want" ] || [ $_pd_i -ge 500 ]; do _pd_i=$((_pd_i+1)); sleep 0.01; done
 fi
-echo $$ > "$_pd_d/pid"
-printf '%s' "$*" > "$_pd_d/cmd"
 PATH=$_pd_upath exec "$@"`
+
+// scriptTTYStarted waits until a terminal session has recorded its pid;
+// exit 4 when it has not within 60 s (its script failed before).
+// Args: dir
+const scriptTTYStarted = `_pd_t=0
+until [ -s "$1/pid" ]; do
+  [ $_pd_t -ge 30000 ] && exit 4
+  _pd_t=$((_pd_t+1)); sleep 0.002
+done`
 
 // scriptList prints each session: "ID CREATED TTY MTIME LEN STATE [NAME]"
 // (the name of a named spawn: a session id's characters, no blank) then

@@ -493,6 +493,16 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 			x.close()
 			return nil, err
 		}
+		// Returned, the session is addressable: signals and termination
+		// find its pid.
+		started, err := a.run(ctx, h.Name, execSpec{cmd: sh(scriptTTYStarted, sessionBase+"/s/"+id)}, nil)
+		if err == nil && started.code != 0 {
+			err = &paddock.UnavailableError{Detail: "docker: the terminal session did not start: " + short(string(started.stderr))}
+		}
+		if err != nil {
+			x.close()
+			return nil, err
+		}
 		st := a.newStream(h, id, true, x, restored)
 		st.stdinOK = opts.Stdin
 		a.touch(h)
