@@ -160,7 +160,9 @@ func RunLeases(t *testing.T, s LeaseSetup) {
 func leaseChildKilled(t *testing.T, s LeaseSetup, identity string, names []string) time.Time {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^"+strings.ReplaceAll(t.Name(), "/", "$/^")+"$", "-test.count=1", "-test.timeout=5m")
-	cmd.Env = append(append(os.Environ(), s.ChildEnv...),
+	// The child's temporary files go under this test's own directory: a
+	// process killed with SIGKILL removes none of its own.
+	cmd.Env = append(append(os.Environ(), s.ChildEnv...), "TMPDIR="+t.TempDir(),
 		leaseChildIdentity+"="+identity, leaseChildNames+"="+strings.Join(names, ","), leaseChildLease+"="+s.Lease.String())
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
