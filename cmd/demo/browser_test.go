@@ -50,7 +50,10 @@ func browser(t *testing.T) context.Context {
 		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000))
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000),
+		// Its singleton socket's directory goes under the test's own, as
+		// the browser, ended with the test, removes none.
+		chromedp.Env("TMPDIR="+t.TempDir()))
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancelAlloc)
 	tab, cancelTab := chromedp.NewContext(allocCtx)
