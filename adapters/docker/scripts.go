@@ -363,15 +363,32 @@ done
 // scriptArchive writes the scratch space a checkpoint holds to stdout as
 // a tar archive (run as the sandbox user), with every other process of
 // the sandbox user stopped from before it lists the scratch space until
-// it is done (kill -1 reaches all of them but the caller; root's, the
-// egress relay's, are out of its reach), so the archive is one moment's
-// files; they are continued however it ends.
+// it is done, so the archive is one moment's files; they are continued
+// however it ends. kill -1 reaches all of them but the caller and the
+// container's init (root's, the egress relay's, are out of its reach); a
+// process forked while it was sent, or not yet stopped, is found by the
+// pass that follows, which sends it again, until a pass finds every one
+// stopped (or after 2000 passes, when what is still running is left to
+// run).
 const scriptArchive = pathPrelude + `trap 'kill -CONT -1 2>/dev/null' EXIT
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 141' PIPE
 trap 'exit 143' TERM
-kill -STOP -1 2>/dev/null
+_pd_pass=0
+while [ $_pd_pass -lt 2000 ]; do
+  _pd_pass=$((_pd_pass+1))
+  kill -STOP -1 2>/dev/null
+  _pd_running=
+  for _pd_p in /proc/[0-9]*; do
+    case ${_pd_p#/proc/} in 1|$$) continue ;; esac
+    kill -0 "${_pd_p#/proc/}" 2>/dev/null || continue
+    read -r _pd_stat < "$_pd_p/stat" 2>/dev/null || continue
+    _pd_state=${_pd_stat##*) }
+    case ${_pd_state%% *} in T|t|Z|X) ;; *) _pd_running=1; break ;; esac
+  done
+  [ -z "$_pd_running" ] && break
+done
 ` + scratchEntries + `cd / || exit 1
 tar -c -f - "$@" workspace
 exit $?`
