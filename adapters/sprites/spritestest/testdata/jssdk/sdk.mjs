@@ -3,6 +3,7 @@
 // failure. Each step checks the answers a real Sprites API gives (the
 // spec's appendices and the SDK's own parsing).
 import { createHash } from 'node:crypto';
+import net from 'node:net';
 import { SpritesClient } from '@fly/sprites';
 
 const client = new SpritesClient(process.env.SPRITES_TOKEN, { baseURL: process.env.SPRITES_URL });
@@ -156,6 +157,29 @@ await step('services', async () => {
   let missing;
   try { await sprite.getService('web'); } catch (err) { missing = err; }
   must(missing, 'deleted');
+});
+
+await step('proxy a port', async () => {
+  // The sprite's network is this machine's: a server here is one in the
+  // sprite, reached through the proxy's tunnel.
+  const server = net.createServer((c) => c.on('data', (b) => c.end('echo:' + b)));
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const remotePort = server.address().port;
+  const session = await sprite.proxyPort(0, remotePort, '127.0.0.1'); // 0: a free local port
+  const local = session.server.address();
+  try {
+    const reply = await new Promise((resolve, reject) => {
+      const c = net.connect(local.port, local.address, () => c.write('ping'));
+      let got = '';
+      c.on('data', (b) => { got += b; });
+      c.on('end', () => resolve(got));
+      c.on('error', reject);
+    });
+    eq(reply, 'echo:ping', 'the bytes each way');
+  } finally {
+    session.close();
+    server.close();
+  }
 });
 
 await step('upgrade', async () => {
