@@ -102,22 +102,11 @@ func (a *Adapter) CreateCheckpoint(ctx context.Context, h paddock.Handle, _ padd
 	return name, nil
 }
 
-// snapshotOf snapshots the sandbox called sandbox, in state, as name,
-// and waits for both to settle.
+// snapshotOf snapshots the sandbox called sandbox, in state, as name (a
+// fresh name: a 409 is a transition under way, never a name taken), and
+// waits for both to settle.
 func (a *Adapter) snapshotOf(ctx context.Context, sandbox, state, name string) error {
-	err := a.settled(ctx, func() (bool, error) {
-		status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, sandboxPath(sandbox, "snapshot"), nil, map[string]any{"name": name})
-		switch {
-		case err != nil:
-			return false, err
-		case status == http.StatusConflict && errorMessage(data) == stateChangeInProgress:
-			return false, nil
-		case status < 200 || status > 299:
-			return false, a.rest.StatusError(status, header, data)
-		}
-		return true, nil
-	})
-	if err != nil {
+	if err := a.transition(ctx, sandbox, "snapshot", map[string]any{"name": name}, nil); err != nil {
 		return err
 	}
 	if _, err := a.waitFor(ctx, sandbox, state); err != nil {
@@ -136,10 +125,6 @@ func (a *Adapter) snapshotOf(ctx context.Context, sandbox, state, name string) e
 		return false, nil
 	})
 }
-
-// stateChangeInProgress is Daytona's refusal while a sandbox changes
-// state.
-const stateChangeInProgress = "Sandbox state change in progress"
 
 // ListCheckpoints lists the sandbox's snapshots, oldest first.
 func (a *Adapter) ListCheckpoints(ctx context.Context, h paddock.Handle) ([]paddock.Checkpoint, error) {

@@ -341,7 +341,7 @@ func (a *Adapter) Suspend(ctx context.Context, h paddock.Handle) error {
 	case stateStopped, stateArchived, "archiving":
 		return nil
 	}
-	err = a.transition(ctx, h.Name, "stop", func(status int, refusal error) (bool, error) {
+	err = a.transition(ctx, h.Name, "stop", nil, func(status int, refusal error) (bool, error) {
 		if status == http.StatusBadRequest {
 			// Not stoppable: stopped meanwhile is success, anything else
 			// (an errored sandbox) is the refusal.
@@ -387,19 +387,23 @@ func (a *Adapter) started(ctx context.Context, h paddock.Handle) (*sandbox, erro
 	case startingStates[sb.State]:
 		return a.waitFor(ctx, h.Name, stateStarted) // on its way already
 	}
-	if err := a.transition(ctx, h.Name, "start", nil); err != nil {
+	if err := a.transition(ctx, h.Name, "start", nil, nil); err != nil {
 		return nil, err
 	}
 	return a.waitFor(ctx, h.Name, stateStarted)
 }
 
-// transition asks Daytona for action ("start", "stop") on the sandbox
-// called name until it is taken: a 409 (mid-transition) is asked again
-// once the sandbox settles, a 404 is not_found, and any other refusal is
-// judged by refused when there is one (true: done after all).
-func (a *Adapter) transition(ctx context.Context, name, action string, refused func(status int, refusal error) (bool, error)) error {
+// transition asks Daytona for action ("start", "stop", "snapshot") on the
+// sandbox called name, with body (nil: {}), until it is taken: a 409
+// (mid-transition) is asked again once the sandbox settles, a 404 is
+// not_found, and any other refusal is judged by refused when there is one
+// (true: done after all).
+func (a *Adapter) transition(ctx context.Context, name, action string, body any, refused func(status int, refusal error) (bool, error)) error {
+	if body == nil {
+		body = map[string]any{}
+	}
 	return a.settled(ctx, func() (bool, error) {
-		status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, sandboxPath(name, action), nil, map[string]any{})
+		status, header, data, err := a.rest.Call(ctx, a.client, http.MethodPost, sandboxPath(name, action), nil, body)
 		switch {
 		case err != nil:
 			return false, err
