@@ -236,7 +236,7 @@ func (a *Adapter) RestoreCheckpoint(ctx context.Context, h paddock.Handle, check
 		return &paddock.RestoreFailedError{Detail: "e2b: a sandbox from snapshot " + checkpointID + ": " + err.Error()}
 	}
 	if err := a.carryLease(ctx, id, lease, read); err != nil {
-		_ = a.rest.Expect(ctx, a.client, http.MethodDelete, sandboxPath(id), nil, http.StatusNoContent, http.StatusOK, http.StatusNotFound)
+		_ = a.kill(ctx, id)
 		return &paddock.RestoreFailedError{Detail: "e2b: the restored sandbox's lease: " + err.Error()}
 	}
 	// Kill every other sandbox of the name (a racing create may have made
@@ -249,8 +249,7 @@ func (a *Adapter) RestoreCheckpoint(ctx context.Context, h paddock.Handle, check
 		if l.SandboxID == id {
 			continue
 		}
-		if err := a.rest.Expect(ctx, a.client, http.MethodDelete, sandboxPath(l.SandboxID), nil,
-			http.StatusNoContent, http.StatusOK, http.StatusNotFound); err != nil {
+		if err := a.kill(ctx, l.SandboxID); err != nil {
 			return err
 		}
 	}
@@ -301,7 +300,7 @@ func (a *Adapter) Fork(ctx context.Context, h paddock.Handle, checkpointID, name
 		read = leaseFound
 	}
 	if err := a.carryLease(ctx, id, opts.Lease, read); err != nil {
-		_ = a.rest.Expect(ctx, a.client, http.MethodDelete, sandboxPath(id), nil, http.StatusNoContent, http.StatusOK, http.StatusNotFound)
+		_ = a.kill(ctx, id)
 		return paddock.Handle{}, err
 	}
 	return a.BuildHandle(name), nil

@@ -202,12 +202,17 @@ func (a *Adapter) Destroy(ctx context.Context, h paddock.Handle) error {
 		if err != nil || l == nil {
 			return err
 		}
-		// A 404 is a sandbox that went meanwhile: gone either way.
-		if err := a.rest.Expect(ctx, a.client, http.MethodDelete, sandboxPath(l.SandboxID), nil,
-			http.StatusNoContent, http.StatusOK, http.StatusNotFound); err != nil {
+		if err := a.kill(ctx, l.SandboxID); err != nil {
 			return err
 		}
 	}
+}
+
+// kill kills the sandbox id, running or paused; a 404 is a sandbox that
+// went meanwhile: gone either way.
+func (a *Adapter) kill(ctx context.Context, id string) error {
+	return a.rest.Expect(ctx, a.client, http.MethodDelete, sandboxPath(id), nil,
+		http.StatusNoContent, http.StatusOK, http.StatusNotFound)
 }
 
 // Suspend pauses the sandbox (memory kept, processes survive); an already
