@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/paddockhq/paddock/adapters/internal/stubnotify"
 	"io/fs"
 	"os"
 	"path"
@@ -310,34 +311,37 @@ func (f fsService) WatchDir(ctx context.Context, req *connect.Request[filesystem
 	if err != nil {
 		return err
 	}
-	n, err := newNotifier(host, req.Msg.GetRecursive())
+	n, err := stubnotify.Start(host, req.Msg.GetRecursive())
 	if err != nil {
 		return connect.NewError(connect.CodeInternal, err)
 	}
-	defer n.close()
+	defer n.Close()
 	if err := stream.Send(&filesystempb.WatchDirResponse{Event: &filesystempb.WatchDirResponse_Start{Start: &filesystempb.WatchDirResponse_StartEvent{}}}); err != nil {
 		return err
 	}
-	stop := context.AfterFunc(ctx, n.close)
+	stop := context.AfterFunc(ctx, n.Close)
 	defer stop()
 	go func() {
 		select {
 		case <-f.s.Closing():
-			n.close()
-		case <-n.done:
+			n.Close()
+		case <-n.Done():
 		}
 	}()
 	keepalive := time.NewTimer(50 * time.Second)
 	defer keepalive.Stop()
 	for {
 		select {
-		case ev, ok := <-n.events:
+		case ev, ok := <-n.Events():
 			if !ok {
 				return nil
 			}
-			out := &filesystempb.FilesystemEvent{Name: ev.name, Type: ev.kind}
-			if req.Msg.GetIncludeEntry() && ev.kind != filesystempb.EventType_EVENT_TYPE_REMOVE && ev.kind != filesystempb.EventType_EVENT_TYPE_RENAME {
-				out.Entry, _ = sb.entry(strings.TrimSuffix(root, "/") + "/" + ev.name)
+			if ev.Name == "" {
+				continue // the watched directory's own attributes: envd reports changes in it
+			}
+			out := &filesystempb.FilesystemEvent{Name: ev.Name, Type: eventTypes[ev.Kind]}
+			if req.Msg.GetIncludeEntry() && ev.Kind != stubnotify.Remove && ev.Kind != stubnotify.Rename {
+				out.Entry, _ = sb.entry(strings.TrimSuffix(root, "/") + "/" + ev.Name)
 			}
 			if err := stream.Send(&filesystempb.WatchDirResponse{Event: &filesystempb.WatchDirResponse_Filesystem{Filesystem: out}}); err != nil {
 				return err
@@ -350,6 +354,15 @@ func (f fsService) WatchDir(ctx context.Context, req *connect.Request[filesystem
 			keepalive.Reset(50 * time.Second)
 		}
 	}
+}
+
+// eventTypes are envd's names of fsnotify's kinds.
+var eventTypes = map[stubnotify.Kind]filesystempb.EventType{
+	stubnotify.Create: filesystempb.EventType_EVENT_TYPE_CREATE,
+	stubnotify.Write:  filesystempb.EventType_EVENT_TYPE_WRITE,
+	stubnotify.Remove: filesystempb.EventType_EVENT_TYPE_REMOVE,
+	stubnotify.Rename: filesystempb.EventType_EVENT_TYPE_RENAME,
+	stubnotify.Chmod:  filesystempb.EventType_EVENT_TYPE_CHMOD,
 }
 
 // watcher is a polling watch: the snapshot it compares against.

@@ -169,6 +169,27 @@ func (s *Server) restoreCheckpoint(w http.ResponseWriter, r *http.Request, _ []b
 			"time": time.Now().UTC().Format(time.RFC3339Nano)})
 		return
 	}
+	err := s.coldBoot(sp, sessions, services, func() error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if err := os.RemoveAll(sp.fsDir()); err != nil {
+			return err
+		}
+		return stubfs.CopyTree(c.dir, sp.fsDir())
+	})
+	if err != nil {
+		out.line(map[string]any{"type": "error", "error": "restore failed: " + err.Error(), "time": time.Now().UTC().Format(time.RFC3339Nano)})
+		return
+	}
+	out.line(event("info", "Container components started successfully"))
+	out.line(event("complete", "Restore from "+c.id+" complete"))
+}
+
+// coldBoot boots the sprite again, as a restore and a restart do: every
+// session ends, the services stop, between runs (the files' change, if
+// any), exec is refused briefly again, and the services that ran start
+// again fresh.
+func (s *Server) coldBoot(sp *sprite, sessions []*session, services []*service, between func() error) error {
 	for _, ss := range sessions {
 		ss.shutdown()
 	}
@@ -184,20 +205,12 @@ func (s *Server) restoreCheckpoint(w http.ResponseWriter, r *http.Request, _ []b
 			s.startWithNeeds(sp, svc)
 		}
 	}()
-	sp.space.Close() // its holder lives in the files that go now
-	s.mu.Lock()
-	err := os.RemoveAll(sp.fsDir())
-	if err == nil {
-		err = stubfs.CopyTree(c.dir, sp.fsDir())
-	}
-	s.mu.Unlock()
-	if err != nil {
-		out.line(map[string]any{"type": "error", "error": "restore failed: " + err.Error(), "time": time.Now().UTC().Format(time.RFC3339Nano)})
-		return
+	sp.space.Close() // its holder lives in the sprite's files
+	if err := between(); err != nil {
+		return err
 	}
 	s.mu.Lock()
-	sp.coldStart = s.coldStart // the environment restarts: exec is refused briefly again
+	sp.coldStart = s.coldStart
 	s.mu.Unlock()
-	out.line(event("info", "Container components started successfully"))
-	out.line(event("complete", "Restore from "+c.id+" complete"))
+	return nil
 }

@@ -235,34 +235,10 @@ func (s *Server) execSocket(w http.ResponseWriter, r *http.Request, _ []byte) {
 		}
 		return
 	}
-	sp, ok := s.lock(w, r)
+	sp, id, script, ok := s.admit(w, r, p, true)
 	if !ok {
 		return
 	}
-	if sp.coldStart > 0 {
-		sp.coldStart--
-		s.mu.Unlock()
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "sprite is starting, try again"})
-		return
-	}
-	var script *Script
-	if len(s.scripts) > 0 {
-		script, s.scripts = &s.scripts[0], s.scripts[1:]
-	} else if p.argv[0] == DropCommand {
-		script = dropScript(p.argv[1:])
-	}
-	if p.dir != "" {
-		host, err := sp.hostPath(p.dir)
-		if info, serr := os.Stat(host); err != nil || serr != nil || !info.IsDir() {
-			s.mu.Unlock()
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "working directory does not exist: " + p.dir})
-			return
-		}
-	}
-	id := strconv.Itoa(s.nextPID)
-	s.nextPID++
-	sp.touch()
-	s.mu.Unlock()
 	s.socket(w, r, func(conn *websocket.Conn) {
 		if script != nil {
 			s.runScript(conn, id, *script)
@@ -270,6 +246,40 @@ func (s *Server) execSocket(w http.ResponseWriter, r *http.Request, _ []byte) {
 		}
 		s.stream(conn, s.startSession(sp, id, p))
 	})
+}
+
+// admit finds the request's sprite and admits a command to it (one
+// admission for every form of exec): 503 while the sprite starts, 400 for
+// a working directory it lacks; the command gets its session id, and
+// where scripted, the next queued script or the drop command's.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, p execParams, scripted bool) (*sprite, string, *Script, bool) {
+	sp, ok := s.lock(w, r)
+	if !ok {
+		return nil, "", nil, false
+	}
+	defer s.mu.Unlock()
+	if sp.coldStart > 0 {
+		sp.coldStart--
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "sprite is starting, try again"})
+		return nil, "", nil, false
+	}
+	if p.dir != "" {
+		host, err := sp.hostPath(p.dir)
+		if info, serr := os.Stat(host); err != nil || serr != nil || !info.IsDir() {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "working directory does not exist: " + p.dir})
+			return nil, "", nil, false
+		}
+	}
+	var script *Script
+	if scripted && len(s.scripts) > 0 {
+		script, s.scripts = &s.scripts[0], s.scripts[1:]
+	} else if scripted && p.argv[0] == DropCommand {
+		script = dropScript(p.argv[1:])
+	}
+	id := strconv.Itoa(s.nextPID)
+	s.nextPID++
+	sp.touch()
+	return sp, id, script, true
 }
 
 // socket upgrades the request and serves the connection, counted so that

@@ -24,12 +24,16 @@ func fsTarget(r *http.Request) (string, bool) {
 	if p == "" {
 		return "", false
 	}
+	return spritePath(p, r.URL.Query().Get("workingDir")), true
+}
+
+// spritePath is the sprite path p names from working directory wd (the
+// sprite user's home when empty).
+func spritePath(p, wd string) string {
 	if !path.IsAbs(p) {
-		wd := r.URL.Query().Get("workingDir")
-		wd = cmp.Or(wd, "/home/sprite")
-		p = path.Join(wd, p)
+		p = path.Join(cmp.Or(wd, "/home/sprite"), p)
 	}
-	return path.Clean(p), true
+	return path.Clean(p)
 }
 
 // writeFile is PUT /v1/sprites/{name}/fs/write?path=&workingDir=&mode=&
@@ -190,23 +194,25 @@ func entryOf(p string, info fs.FileInfo) fsEntry {
 // fsFailure answers err for the sprite path p: 404 for absence, 400
 // otherwise, with the errno's name as the code.
 func fsFailure(w http.ResponseWriter, p string, err error) {
-	code, status := "EIO", http.StatusBadRequest
-	var errno syscall.Errno
+	code, status := fsCode(err)
+	writeJSON(w, status, map[string]string{"error": code + ": " + p, "code": code, "path": p})
+}
+
+// fsCode is err's errno word and the status the fs routes answer it with.
+func fsCode(err error) (string, int) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		code, status = "ENOENT", http.StatusNotFound
+		return "ENOENT", http.StatusNotFound
 	case errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, syscall.EEXIST):
-		code = "ENOTEMPTY"
+		return "ENOTEMPTY", http.StatusBadRequest
 	case errors.Is(err, syscall.ENOTDIR):
-		code = "ENOTDIR"
+		return "ENOTDIR", http.StatusBadRequest
 	case errors.Is(err, syscall.EISDIR):
-		code = "EISDIR"
+		return "EISDIR", http.StatusBadRequest
 	case errors.Is(err, syscall.EINVAL):
-		code = "EINVAL"
-	case errors.As(err, &errno):
-		code = "EIO"
+		return "EINVAL", http.StatusBadRequest
 	}
-	writeJSON(w, status, map[string]string{"error": code + ": " + p, "code": code, "path": p})
+	return "EIO", http.StatusBadRequest
 }
 
 // listFiles is GET /v1/sprites/{name}/fs/list?path=&workingDir=: a
@@ -296,14 +302,7 @@ func (s *Server) pairRequest(w http.ResponseWriter, r *http.Request, body []byte
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "source and dest are required"})
 		return req, nil, false
 	}
-	wd := req.WorkingDir
-	wd = cmp.Or(wd, "/home/sprite")
-	for _, p := range []*string{&req.Source, &req.Dest} {
-		if !path.IsAbs(*p) {
-			*p = path.Join(wd, *p)
-		}
-		*p = path.Clean(*p)
-	}
+	req.Source, req.Dest = spritePath(req.Source, req.WorkingDir), spritePath(req.Dest, req.WorkingDir)
 	sp, ok := s.touched(w, r)
 	return req, sp, ok
 }
@@ -392,13 +391,7 @@ func (s *Server) chmodFile(w http.ResponseWriter, r *http.Request, body []byte) 
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid mode", "code": "EINVAL", "path": req.Path})
 		return
 	}
-	p := req.Path
-	if !path.IsAbs(p) {
-		wd := req.WorkingDir
-		wd = cmp.Or(wd, "/home/sprite")
-		p = path.Join(wd, p)
-	}
-	p = path.Clean(p)
+	p := spritePath(req.Path, req.WorkingDir)
 	sp, ok := s.touched(w, r)
 	if !ok {
 		return
@@ -413,4 +406,84 @@ func (s *Server) chmodFile(w http.ResponseWriter, r *http.Request, body []byte) 
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"path": p, "mode": req.Mode})
+}
+
+// chownFile is POST /v1/sprites/{name}/fs/chown with {path, workingDir,
+// uid, gid, recursive}: uid and gid are ids or the sprite's user and group
+// names; links are changed themselves. Applied where the server runs as
+// root (only root may give a file away); checked either way.
+func (s *Server) chownFile(w http.ResponseWriter, r *http.Request, body []byte) {
+	var req struct {
+		Path       string          `json:"path"`
+		WorkingDir string          `json:"workingDir"`
+		UID        json.RawMessage `json:"uid"`
+		GID        json.RawMessage `json:"gid"`
+		Recursive  bool            `json:"recursive"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || req.Path == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "path is required"})
+		return
+	}
+	p := spritePath(req.Path, req.WorkingDir)
+	uid, uidOK := ownerID(req.UID)
+	gid, gidOK := ownerID(req.GID)
+	if !uidOK || !gidOK || (uid < 0 && gid < 0) {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "uid or gid is required: an id or a name of the sprite's", "code": "EINVAL", "path": p})
+		return
+	}
+	sp, ok := s.touched(w, r)
+	if !ok {
+		return
+	}
+	host, err := sp.hostPath(p)
+	if err == nil {
+		_, err = os.Lstat(host)
+	}
+	if err != nil {
+		fsFailure(w, p, err)
+		return
+	}
+	if os.Geteuid() == 0 {
+		change := func(h string) error { return os.Lchown(h, uid, gid) }
+		if req.Recursive {
+			err = filepath.WalkDir(host, func(h string, _ fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				return change(h)
+			})
+		} else {
+			err = change(host)
+		}
+		if err != nil {
+			fsFailure(w, p, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"path": p, "uid": uid, "gid": gid})
+}
+
+// ownerID reads a chown's uid or gid: absent is -1 (unchanged), a number
+// is itself, a name is the sprite's user (or its group, named alike).
+func ownerID(raw json.RawMessage) (int, bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return -1, true
+	}
+	var n int
+	if json.Unmarshal(raw, &n) == nil {
+		return n, n >= 0
+	}
+	var name string
+	if json.Unmarshal(raw, &name) != nil {
+		return 0, false
+	}
+	if n, err := strconv.Atoi(name); err == nil {
+		return n, n >= 0
+	}
+	for _, u := range users {
+		if u.Name == name {
+			return u.UID, true
+		}
+	}
+	return 0, false
 }

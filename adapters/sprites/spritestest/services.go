@@ -2,6 +2,7 @@ package spritestest
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +10,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -38,6 +41,10 @@ type service struct {
 	ended    chan struct{} // closed once proc ended (its output read)
 	stopped  bool          // stopped on purpose: no restart
 	watchers map[chan serviceEvent]bool
+	logged   []serviceEvent // the last logLines output lines, oldest first
+	logPath  string         // the log file, as the sprite sees it
+	logFile  *os.File       // open while the service runs
+	logSize  int64
 }
 
 // serviceEvent is one line of a service stream (NDJSON).
@@ -59,7 +66,13 @@ const (
 	defaultStopTimeout = 10 * time.Second
 	firstRestart       = time.Second
 	lastRestart        = 30 * time.Second
+	logLines           = 1000    // output lines the logs route keeps in memory
+	defaultLogLines    = 100     // lines the logs route answers without ?lines
+	logFileCap         = 8 << 20 // a log file is started again beyond this
 )
+
+// logDir is where a sprite's services log, in the sprite's files.
+const logDir = "/.sprite/logs/services"
 
 // object is the service with its state, as the API answers it.
 func (svc *service) object() map[string]any {
@@ -436,6 +449,7 @@ func (s *Server) launch(sp *sprite, svc *service) {
 		return
 	}
 	svc.proc, svc.pid, svc.started, svc.status = cmd, cmd.Process.Pid, time.Now(), "running"
+	svc.openLog(sp)
 	svc.ended = make(chan struct{})
 	ended := svc.ended
 	svc.mu.Unlock()
@@ -460,7 +474,9 @@ func (s *Server) launch(sp *sprite, svc *service) {
 			lines := bufio.NewScanner(r)
 			lines.Buffer(make([]byte, 64<<10), 1<<20)
 			for lines.Scan() {
-				svc.publish(newEvent(kind, lines.Text()+"\n"))
+				ev := newEvent(kind, lines.Text()+"\n")
+				svc.log(ev)
+				svc.publish(ev)
 			}
 		}()
 	}
@@ -474,6 +490,10 @@ func (s *Server) launch(sp *sprite, svc *service) {
 		code := exitCode(cmd.ProcessState)
 		svc.mu.Lock()
 		svc.proc, svc.pid = nil, 0
+		if svc.logFile != nil {
+			_ = svc.logFile.Close()
+			svc.logFile = nil
+		}
 		again := !svc.stopped
 		if again {
 			svc.status, svc.err = "failed", fmt.Sprintf("exited with code %d", code)
@@ -588,4 +608,124 @@ func (s *Server) stopServices(services []*service) {
 	for _, svc := range services {
 		s.halt(svc, 0, func(serviceEvent) {})
 	}
+}
+
+// openLog opens the service's log file in the sprite's files (appending:
+// it is kept across runs and after the service is deleted); the caller
+// holds svc.mu. A log that cannot be opened leaves the output in memory.
+func (svc *service) openLog(sp *sprite) {
+	svc.logPath = logDir + "/" + svc.name + ".log"
+	host, err := sp.hostPath(svc.logPath)
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(host), 0o755)
+	}
+	if err != nil {
+		return
+	}
+	if f, err := os.OpenFile(host, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err == nil {
+		svc.logFile = f
+		if info, err := f.Stat(); err == nil {
+			svc.logSize = info.Size()
+		}
+	}
+}
+
+// log keeps an output line: in memory (the last logLines) and in the log
+// file, a line each stamped with its time and stream; a file beyond
+// logFileCap starts again.
+func (svc *service) log(ev serviceEvent) {
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	svc.logged = append(svc.logged, ev)
+	if len(svc.logged) > logLines {
+		svc.logged = slices.Delete(svc.logged, 0, len(svc.logged)-logLines)
+	}
+	if svc.logFile == nil {
+		return
+	}
+	line := fmt.Sprintf("%s [%s] %s", time.UnixMilli(ev.Timestamp).UTC().Format(time.RFC3339Nano), ev.Type, ev.Data)
+	if svc.logSize+int64(len(line)) > logFileCap {
+		if svc.logFile.Truncate(0) == nil {
+			svc.logSize = 0
+		}
+	}
+	n, _ := svc.logFile.WriteString(line)
+	svc.logSize += int64(n)
+}
+
+// restartService is POST …/services/{service}/restart: the service stopped
+// (if it runs) and started again with what it needs, the events of both
+// streamed, the start's for ?duration.
+func (s *Server) restartService(w http.ResponseWriter, r *http.Request, _ []byte) {
+	follow, ok := durationQuery(w, r, "duration", defaultFollow)
+	if !ok {
+		return
+	}
+	sp, svc, ok := s.findService(w, r, r.PathValue("service"))
+	if !ok {
+		return
+	}
+	s.follow(w, r, svc, follow, func() {
+		// The watch above streams what the service publishes; the stop's
+		// own steps are published for it.
+		s.halt(svc, defaultStopTimeout, func(ev serviceEvent) {
+			if ev.Type == "stopping" || ev.Type == "stopped" {
+				svc.publish(ev)
+			}
+		})
+		s.startWithNeeds(sp, svc)
+	})
+}
+
+// serviceLogs is GET …/services/{service}/logs?lines=&duration=: the last
+// ?lines output lines kept (default 100), then, with ?duration, the
+// service's events as they come for that long; complete names the log
+// files.
+func (s *Server) serviceLogs(w http.ResponseWriter, r *http.Request, _ []byte) {
+	follow, ok := durationQuery(w, r, "duration", 0)
+	if !ok {
+		return
+	}
+	lines := defaultLogLines
+	if v := r.URL.Query().Get("lines"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid request: lines: " + strconv.Quote(v) + " is not a count"})
+			return
+		}
+		lines = n
+	}
+	_, svc, ok := s.findService(w, r, r.PathValue("service"))
+	if !ok {
+		return
+	}
+	events, stop := svc.watch()
+	defer stop()
+	svc.mu.Lock()
+	kept := slices.Clone(svc.logged[max(0, len(svc.logged)-lines):])
+	logPath := cmp.Or(svc.logPath, logDir+"/"+svc.name+".log")
+	svc.mu.Unlock()
+	out := startNDJSON(w)
+	for _, ev := range kept {
+		out.line(eventMap(ev))
+	}
+	if follow > 0 {
+		deadline := time.NewTimer(follow)
+		defer deadline.Stop()
+		for following := true; following; {
+			select {
+			case ev := <-events:
+				out.line(eventMap(ev))
+			case <-deadline.C:
+				following = false
+			case <-s.Closing():
+				return
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}
+	complete := eventMap(newEvent("complete", ""))
+	complete["log_files"] = map[string]string{"output": logPath}
+	out.line(complete)
 }

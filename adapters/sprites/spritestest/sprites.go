@@ -1,10 +1,12 @@
 package spritestest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -46,6 +48,7 @@ type sprite struct {
 	sessions    map[string]*session
 	checkpoints []*checkpoint // oldest first
 	rules       json.RawMessage
+	policies    map[string]json.RawMessage // the privileges and resources policies, by kind, as set
 	services    map[string]*service
 }
 
@@ -118,7 +121,7 @@ func (s *Server) newSprite(name, auth string) (*sprite, error) {
 		env:      map[string]string{},
 		labels:   []string{},
 		sessions: map[string]*session{}, services: map[string]*service{}, coldStart: s.coldStart,
-		rules: json.RawMessage(`[]`)}
+		rules: json.RawMessage(`[]`), policies: map[string]json.RawMessage{}}
 	sp.dir = filepath.Join(s.Root(), sp.id)
 	space, err := stubfs.NewSpace(stubfs.Config{Root: sp.fsDir(), Scratch: filepath.Join(sp.dir, "stubfs"), Users: users, Mapped: s.mapped})
 	if err != nil {
@@ -268,9 +271,13 @@ func (s *Server) deleteSprite(w http.ResponseWriter, r *http.Request, _ []byte) 
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// listSprites is GET /v1/sprites: sorted by name, prefix-filtered, pages of
+// listSprites is GET /v1/sprites (a watch when NDJSON is asked for): sorted by name, prefix-filtered, pages of
 // max_results (clamped to 1..50, default 50) chained by an opaque token.
 func (s *Server) listSprites(w http.ResponseWriter, r *http.Request, _ []byte) {
+	if strings.Contains(r.Header.Get("Accept"), "application/x-ndjson") {
+		s.watchSprites(w, r)
+		return
+	}
 	q := r.URL.Query()
 	size := 50
 	if v := q.Get("max_results"); v != "" {
@@ -315,8 +322,7 @@ func (s *Server) listSprites(w http.ResponseWriter, r *http.Request, _ []byte) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"sprites": entries, "has_more": more, "next_continuation_token": next,
-		"org": map[string]any{"name": OrgSlug, "running": counts["running"], "warm": counts["warm"],
-			"cold": counts["cold"], "running_limit": 10, "warm_limit": 10},
+		"org": orgCounts(counts),
 	})
 }
 
@@ -442,4 +448,127 @@ func validRules(raw json.RawMessage) bool {
 		}
 	}
 	return true
+}
+
+// restartSprite is POST /v1/sprites/{name}/restart: the machine boots
+// again before the answer (a cold boot: sessions end, the services that
+// ran start again, the files stay) and the answer names it.
+func (s *Server) restartSprite(w http.ResponseWriter, r *http.Request, _ []byte) {
+	sp, ok := s.lock(w, r)
+	if !ok {
+		return
+	}
+	sessions, services := sp.sessionList(), sp.serviceList()
+	sp.touch()
+	s.mu.Unlock()
+	_ = s.coldBoot(sp, sessions, services, func() error { return nil })
+	writeJSON(w, http.StatusOK, map[string]any{"sprite_name": sp.name, "machine_id": machineID(sp),
+		"message": "sprite " + sp.name + " restarted"})
+}
+
+// checkSprite is GET /v1/sprites/{name}/check: whether the sprite is
+// healthy and responding, here always so once it exists.
+func (s *Server) checkSprite(w http.ResponseWriter, r *http.Request, _ []byte) {
+	start := time.Now()
+	sp, ok := s.lock(w, r)
+	if !ok {
+		return
+	}
+	defer s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"sprite_name": sp.name, "sprite_id": sp.id, "status": "healthy",
+		"checked_at": time.Now().UTC().Format(time.RFC3339Nano), "elapsed": time.Since(start).Milliseconds()})
+}
+
+// machineID is the id of the machine behind a sprite: Fly machine ids are
+// 14 hex digits, derived here from the sprite's id so it stays the same.
+func machineID(sp *sprite) string {
+	return strings.ReplaceAll(sp.id, "-", "")[len("sprite"):][:14]
+}
+
+// The privileges and resources policies: kept and answered as set (`{}`
+// until then), their shapes checked, not enforced (a sprite here runs with
+// this machine's limits).
+var policyShapes = map[string]func(json.RawMessage) bool{
+	"privileges": validPrivileges,
+	"resources":  validResources,
+}
+
+// getOtherPolicy is GET /v1/sprites/{name}/policy/{privileges,resources}.
+func (s *Server) getOtherPolicy(w http.ResponseWriter, r *http.Request, _ []byte) {
+	if sp, ok := s.lock(w, r); ok {
+		defer s.mu.Unlock()
+		v := sp.policies[path.Base(r.URL.Path)]
+		if v == nil {
+			v = json.RawMessage(`{}`)
+		}
+		writeJSON(w, http.StatusOK, v)
+	}
+}
+
+// setOtherPolicy is POST /v1/sprites/{name}/policy/{privileges,resources}: 204, or 400 for
+// a policy of the wrong shape.
+func (s *Server) setOtherPolicy(w http.ResponseWriter, r *http.Request, body []byte) {
+	kind := path.Base(r.URL.Path)
+	if !policyShapes[kind](body) {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid " + kind + " policy"})
+		return
+	}
+	if sp, ok := s.lock(w, r); ok {
+		defer s.mu.Unlock()
+		sp.policies[kind] = append(json.RawMessage(nil), body...)
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// deleteOtherPolicy is DELETE /v1/sprites/{name}/policy/{privileges,resources}: back to
+// none, 204.
+func (s *Server) deleteOtherPolicy(w http.ResponseWriter, r *http.Request, _ []byte) {
+	if sp, ok := s.lock(w, r); ok {
+		defer s.mu.Unlock()
+		delete(sp.policies, path.Base(r.URL.Path))
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// validPrivileges checks a privileges policy: a known profile, devices as
+// strings, noNewPrivileges a boolean, nothing else.
+func validPrivileges(raw json.RawMessage) bool {
+	var p struct {
+		Profile         *string   `json:"profile"`
+		Devices         *[]string `json:"devices"`
+		NoNewPrivileges *bool     `json:"noNewPrivileges"`
+	}
+	if !strictJSON(raw, &p) {
+		return false
+	}
+	if p.Profile != nil {
+		switch *p.Profile {
+		case "", "minimal", "standard", "privileged":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validResources checks a resources policy: memory's limit_mb a positive
+// whole number, autoscale a boolean, nothing else.
+func validResources(raw json.RawMessage) bool {
+	var p struct {
+		Memory *struct {
+			LimitMB   *int64 `json:"limit_mb"`
+			Autoscale *bool  `json:"autoscale"`
+		} `json:"memory"`
+	}
+	if !strictJSON(raw, &p) {
+		return false
+	}
+	return p.Memory == nil || (p.Memory.LimitMB != nil && *p.Memory.LimitMB > 0)
+}
+
+// strictJSON decodes one JSON object into v, refusing unknown fields.
+func strictJSON(raw json.RawMessage, v any) bool {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v) == nil && !dec.More()
 }
