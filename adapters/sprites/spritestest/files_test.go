@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -114,4 +115,37 @@ func TestCheckpointHistoryIsText(t *testing.T) {
 	status, _, header = call(t, srv, http.MethodGet, "/v1/sprites/box/checkpoints", "")
 	require.Equal(t, http.StatusOK, status)
 	require.True(t, strings.HasPrefix(header.Get("Content-Type"), "application/json"))
+}
+
+// chown gives a file (or with recursive a tree) to a user and group named
+// by id or by the sprite's names; it is applied where the server runs as
+// root. An unknown name or a negative id is 400 EINVAL, absence 404.
+func TestChown(t *testing.T) {
+	t.Parallel()
+	srv := spritestest.NewServer(t)
+	srv.AddSprite("box")
+	for _, p := range []string{"/home/sprite/d/a", "/home/sprite/d/e/b"} {
+		status, body, _ := call(t, srv, http.MethodPut, "/v1/sprites/box/fs/write?mkdir=true&path="+p, "x")
+		require.Equal(t, http.StatusOK, status, body)
+	}
+	owner := func(p string) string { return runIn(t, srv, "stat", "-c", "%u:%g", p) }
+	status, body, _ := call(t, srv, http.MethodPost, "/v1/sprites/box/fs/chown", `{"path":"d","workingDir":"/home/sprite","uid":"root","gid":0,"recursive":true}`)
+	require.Equal(t, http.StatusOK, status, body)
+	require.JSONEq(t, `{"path":"/home/sprite/d","uid":0,"gid":0}`, body)
+	if os.Geteuid() == 0 {
+		require.Equal(t, "0:0\n", owner("/home/sprite/d/e/b"), "recursive")
+		status, body, _ = call(t, srv, http.MethodPost, "/v1/sprites/box/fs/chown", `{"path":"/home/sprite/d/a","uid":"sprite"}`)
+		require.Equal(t, http.StatusOK, status, body)
+		require.Equal(t, "1000:0\n", owner("/home/sprite/d/a"), "the uid alone")
+	}
+	for body, want := range map[string]int{
+		`{"path":"/home/sprite/d","uid":"nobody-here"}`: http.StatusBadRequest,
+		`{"path":"/home/sprite/d","uid":-2}`:            http.StatusBadRequest,
+		`{"path":"/home/sprite/d"}`:                     http.StatusBadRequest,
+		`{"uid":0}`:                                     http.StatusBadRequest,
+		`{"path":"/home/sprite/absent","uid":0}`:        http.StatusNotFound,
+	} {
+		status, got, _ := call(t, srv, http.MethodPost, "/v1/sprites/box/fs/chown", body)
+		require.Equal(t, want, status, body+": "+got)
+	}
 }

@@ -386,19 +386,26 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, svc *service, fo
 	defer stop()
 	out := startNDJSON(w)
 	begin()
-	deadline := time.NewTimer(follow)
+	if s.relay(out, r, events, follow) {
+		out.line(eventMap(newEvent("complete", "")))
+	}
+}
+
+// relay writes events as they come for d; false if the client left or the
+// server closes first.
+func (s *Server) relay(out ndjson, r *http.Request, events <-chan serviceEvent, d time.Duration) bool {
+	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	for {
 		select {
 		case ev := <-events:
 			out.line(eventMap(ev))
 		case <-deadline.C:
-			out.line(eventMap(newEvent("complete", "")))
-			return
+			return true
 		case <-s.Closing():
-			return
+			return false
 		case <-r.Context().Done():
-			return
+			return false
 		}
 	}
 }
@@ -665,16 +672,14 @@ func (s *Server) restartService(w http.ResponseWriter, r *http.Request, _ []byte
 	if !ok {
 		return
 	}
-	s.follow(w, r, svc, follow, func() {
-		// The watch above streams what the service publishes; the stop's
-		// own steps are published for it.
-		s.halt(svc, defaultStopTimeout, func(ev serviceEvent) {
-			if ev.Type == "stopping" || ev.Type == "stopped" {
-				svc.publish(ev)
-			}
-		})
-		s.startWithNeeds(sp, svc)
-	})
+	out := startNDJSON(w)
+	s.halt(svc, defaultStopTimeout, func(ev serviceEvent) { out.line(eventMap(ev)) })
+	events, stop := svc.watch()
+	defer stop()
+	s.startWithNeeds(sp, svc)
+	if s.relay(out, r, events, follow) {
+		out.line(eventMap(newEvent("complete", "")))
+	}
 }
 
 // serviceLogs is GET …/services/{service}/logs?lines=&duration=: the last
@@ -709,21 +714,8 @@ func (s *Server) serviceLogs(w http.ResponseWriter, r *http.Request, _ []byte) {
 	for _, ev := range kept {
 		out.line(eventMap(ev))
 	}
-	if follow > 0 {
-		deadline := time.NewTimer(follow)
-		defer deadline.Stop()
-		for following := true; following; {
-			select {
-			case ev := <-events:
-				out.line(eventMap(ev))
-			case <-deadline.C:
-				following = false
-			case <-s.Closing():
-				return
-			case <-r.Context().Done():
-				return
-			}
-		}
+	if follow > 0 && !s.relay(out, r, events, follow) {
+		return
 	}
 	complete := eventMap(newEvent("complete", ""))
 	complete["log_files"] = map[string]string{"output": logPath}

@@ -198,3 +198,91 @@ func TestServices(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, status)
 	assert.True(t, errors.Is(stubproc.Signal(pid, 0), syscall.ESRCH), "gone with the sprite")
 }
+
+// A service's output is kept: the logs route answers its last lines
+// (?lines, default 100) then complete naming the log file, which holds
+// every line stamped with its stream in the sprite's files. A restart
+// streams the stop, then the start.
+func TestServiceLogsAndRestart(t *testing.T) {
+	t.Parallel()
+	srv := spritestest.NewServer(t)
+	srv.AddSprite("box")
+	// stdout and stderr are two pipes read apart: their lines' order
+	// between the two is not the test's to fix.
+	threeLines := func() func(serviceEvent) bool {
+		n := 0
+		return func(ev serviceEvent) bool {
+			if ev.Type == "stdout" || ev.Type == "stderr" {
+				n++
+			}
+			return n == 3
+		}
+	}
+	code, _ := streamUntil(t, srv, http.MethodPut, "/v1/sprites/box/services/log", `{"cmd":"sh","args":["-c","echo line1; echo line2; echo line3 >&2; exec sleep 100"]}`,
+		threeLines())
+	require.Equal(t, http.StatusOK, code)
+	logs := func(query string) (int, []serviceEvent, string) {
+		t.Helper()
+		status, body, _ := call(t, srv, http.MethodGet, "/v1/sprites/box/services/log/logs"+query, "")
+		if status != http.StatusOK {
+			return status, nil, ""
+		}
+		var events []serviceEvent
+		var files string
+		for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
+			var ev struct {
+				serviceEvent
+				LogFiles map[string]string `json:"log_files"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
+			events = append(events, ev.serviceEvent)
+			if ev.LogFiles != nil {
+				files = ev.LogFiles["output"]
+			}
+		}
+		return status, events, files
+	}
+	status, events, file := logs("")
+	require.Equal(t, http.StatusOK, status)
+	require.Len(t, events, 4)
+	require.ElementsMatch(t, []serviceEvent{
+		{Type: "stdout", Data: "line1\n"}, {Type: "stdout", Data: "line2\n"}, {Type: "stderr", Data: "line3\n"},
+	}, withoutTimes(events[:3]))
+	require.Equal(t, "complete", events[3].Type)
+	require.Equal(t, "/.sprite/logs/services/log.log", file)
+	_, events, _ = logs("?lines=1")
+	require.Len(t, events, 2, "the last line alone")
+	require.Equal(t, "complete", events[1].Type)
+	content, ok := srv.File("box", file)
+	require.True(t, ok, "the log file is in the sprite's files")
+	require.Contains(t, string(content), "[stdout] line1\n")
+	require.Contains(t, string(content), "[stderr] line3\n")
+
+	before := getService(t, srv, "log").State.PID
+	code, events = streamUntil(t, srv, http.MethodPost, "/v1/sprites/box/services/log/restart?duration=30s", "",
+		threeLines())
+	require.Equal(t, http.StatusOK, code)
+	kinds := types(events)
+	require.Equal(t, []string{"stopping", "exit", "stopped", "started"}, kinds[:4], kinds)
+	require.NotEqual(t, before, getService(t, srv, "log").State.PID, "a new process")
+
+	for query, want := range map[string]int{"?lines=x": http.StatusBadRequest, "?lines=-1": http.StatusBadRequest, "?duration=x": http.StatusBadRequest} {
+		status, _, _ = logs(query)
+		require.Equal(t, want, status, query)
+	}
+	for _, route := range []string{"GET /v1/sprites/box/services/absent/logs", "POST /v1/sprites/box/services/absent/restart"} {
+		method, path, _ := strings.Cut(route, " ")
+		status, _, _ := call(t, srv, method, path, "")
+		require.Equal(t, http.StatusNotFound, status, route)
+	}
+}
+
+// withoutTimes is events with their timestamps cleared, to compare.
+func withoutTimes(events []serviceEvent) []serviceEvent {
+	out := make([]serviceEvent, len(events))
+	for i, ev := range events {
+		ev.Timestamp = 0
+		out[i] = ev
+	}
+	return out
+}
