@@ -420,7 +420,8 @@ func TestPublicURL(t *testing.T) {
 }
 
 // Headers: Sprite-Version on sprite routes, NDJSON streams typed;
-// HEAD /exec answers with the version; /control is 404.
+// HEAD /exec answers with the version; /control is a WebSocket (400 for a
+// plain request), 404 where the sprite has no control connections.
 func TestHeadersHeadAndControl(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
@@ -429,6 +430,10 @@ func TestHeadersHeadAndControl(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Equal(t, spritestest.SpriteVersion, res.Header.Get("Sprite-Version"))
 	res = rawRequest(t, srv, http.MethodGet, "/v1/sprites/box/control", true)
+	require.Equal(t, http.StatusBadRequest, res.StatusCode)
+	without := newServer(t, spritestest.WithoutControl())
+	without.AddSprite("box")
+	res = rawRequest(t, without, http.MethodGet, "/v1/sprites/box/control", true)
 	require.Equal(t, http.StatusNotFound, res.StatusCode)
 	res = rawRequest(t, srv, http.MethodGet, "/v1/sprites/box", true)
 	require.Equal(t, spritestest.SpriteVersion, res.Header.Get("Sprite-Version"))

@@ -65,6 +65,37 @@ func pong(conn *websocket.Conn, data string) error {
 	return err
 }
 
+// forward writes c's queued messages with write as they come until the
+// session's end: it returns that message (its exit, or abort when the
+// output was cut), or false once write fails or gone or the server's
+// closing comes first.
+func (c *client) forward(write func(message) error, gone <-chan struct{}) (message, bool) {
+	for {
+		c.mu.Lock()
+		batch := c.queue
+		c.queue = nil
+		c.mu.Unlock()
+		for _, m := range batch {
+			if m.abort {
+				return m, true
+			}
+			if err := write(m); err != nil {
+				return m, false
+			}
+			if m.exit {
+				return m, true
+			}
+		}
+		select {
+		case <-c.wake:
+		case <-gone:
+			return message{}, false
+		case <-c.s.Closing():
+			return message{}, false
+		}
+	}
+}
+
 // send queues m.
 func (c *client) send(m message) {
 	c.mu.Lock()
@@ -79,32 +110,16 @@ func (c *client) send(m message) {
 // writeLoop writes queued messages until the exit has been sent and held,
 // the client leaves, or the server closes.
 func (c *client) writeLoop() {
-	for {
-		c.mu.Lock()
-		batch := c.queue
-		c.queue = nil
-		c.mu.Unlock()
-		for _, m := range batch {
-			if m.abort {
-				c.closeWith(websocket.CloseInternalServerErr)
-				return
-			}
-			_ = c.conn.SetWriteDeadline(time.Now().Add(socketWriteTimeout))
-			if err := c.conn.WriteMessage(m.kind, m.data); err != nil {
-				return
-			}
-			if m.exit {
-				c.endAfterExit()
-				return
-			}
-		}
-		select {
-		case <-c.wake:
-		case <-c.gone:
-			return
-		case <-c.s.Closing():
-			return
-		}
+	m, ok := c.forward(func(m message) error {
+		_ = c.conn.SetWriteDeadline(time.Now().Add(socketWriteTimeout))
+		return c.conn.WriteMessage(m.kind, m.data)
+	}, c.gone)
+	switch {
+	case !ok:
+	case m.abort:
+		c.closeWith(websocket.CloseInternalServerErr)
+	default:
+		c.endAfterExit()
 	}
 }
 
@@ -150,37 +165,42 @@ func (c *client) readLoop(ss *session) {
 		if err != nil {
 			return
 		}
-		if ss == nil {
-			continue
+		if ss != nil {
+			ss.input(kind, data)
 		}
-		switch kind {
-		case websocket.BinaryMessage:
-			switch {
-			case ss.tty:
-				ss.writeStdin(data)
-			case len(data) == 0:
-			case data[0] == idStdin:
-				ss.writeStdin(data[1:])
-			case data[0] == idStdinEOF:
-				ss.closeStdin()
-			}
-		case websocket.TextMessage:
-			var m struct {
-				Type   string `json:"type"`
-				Cols   uint16 `json:"cols"`
-				Rows   uint16 `json:"rows"`
-				Signal string `json:"signal"`
-			}
-			if json.Unmarshal(data, &m) != nil {
-				continue
-			}
-			switch m.Type {
-			case "resize":
-				ss.resize(m.Rows, m.Cols)
-			case "signal":
-				if sig, _, ok := signalNamed(m.Signal); ok {
-					ss.signal(sig)
-				}
+	}
+}
+
+// input passes one message of a client to the session: stdin (with its
+// stream id unless a terminal), stdin's end, or a resize or signal.
+func (ss *session) input(kind int, data []byte) {
+	switch kind {
+	case websocket.BinaryMessage:
+		switch {
+		case ss.tty:
+			ss.writeStdin(data)
+		case len(data) == 0:
+		case data[0] == idStdin:
+			ss.writeStdin(data[1:])
+		case data[0] == idStdinEOF:
+			ss.closeStdin()
+		}
+	case websocket.TextMessage:
+		var m struct {
+			Type   string `json:"type"`
+			Cols   uint16 `json:"cols"`
+			Rows   uint16 `json:"rows"`
+			Signal string `json:"signal"`
+		}
+		if json.Unmarshal(data, &m) != nil {
+			return
+		}
+		switch m.Type {
+		case "resize":
+			ss.resize(m.Rows, m.Cols)
+		case "signal":
+			if sig, _, ok := signalNamed(m.Signal); ok {
+				ss.signal(sig)
 			}
 		}
 	}

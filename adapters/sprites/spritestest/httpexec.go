@@ -49,36 +49,19 @@ func (s *Server) execHTTP(w http.ResponseWriter, r *http.Request, _ []byte) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
-	for {
-		c.mu.Lock()
-		batch := c.queue
-		c.queue = nil
-		c.mu.Unlock()
-		for _, m := range batch {
-			switch {
-			case m.abort:
-				return // no exit frame: the output was cut
-			case m.kind != websocket.BinaryMessage:
-				continue // session_info is the socket's
-			}
-			if _, err := w.Write(m.data); err != nil {
-				return
-			}
-			if flusher != nil {
-				flusher.Flush() // a frame is a chunk
-			}
-			if m.exit {
-				return
-			}
+	c.forward(func(m message) error {
+		if m.kind != websocket.BinaryMessage {
+			return nil // session_info is the socket's
 		}
-		select {
-		case <-c.wake:
-		case <-r.Context().Done():
-			return
-		case <-s.Closing():
-			return
+		if _, err := w.Write(m.data); err != nil {
+			return err
 		}
-	}
+		if flusher != nil {
+			flusher.Flush() // a frame is a chunk
+		}
+		return nil
+	}, r.Context().Done())
+	// An end without the exit (the output cut) sends no exit frame.
 }
 
 // errHTTPExecSocketOnly refuses what only the exec socket can serve.

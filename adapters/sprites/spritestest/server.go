@@ -1,7 +1,9 @@
 // Package spritestest is a loopback Sprites API for tests: REST, exec and
-// attach over WebSocket with real processes (or the scripted drop command)
-// behind them, sessions that outlive a disconnect and replay on attach,
-// kill, checkpoints, network policy, URL settings, files and services. It follows the
+// attach over WebSocket (and exec over HTTP, and control connections) with
+// real processes (or the scripted drop command) behind them, sessions that
+// outlive a disconnect and replay on attach, kill, restart and check,
+// checkpoints, policies, URL settings, files with their watch, ports'
+// watch, services with their logs, and the sprites' watch. It follows the
 // provider's protocol as Sprites documents and serves it, not any adapter,
 // and can inject the failures that protocol allows, per route and call. A
 // sprite is a filesystem of its own (package stubfs): where Linux mount
@@ -45,9 +47,10 @@ type Server struct {
 	scripts []Script
 	nextPID int
 
-	coldStart    int    // exec upgrades each new sprite refuses with 503
-	capabilities string // X-Sprite-Capabilities of exec upgrades
-	mapped       bool   // sprites' processes see their own files (stubfs.Probe)
+	coldStart      int    // exec upgrades each new sprite refuses with 503
+	capabilities   string // X-Sprite-Capabilities of exec upgrades
+	mapped         bool   // sprites' processes see their own files (stubfs.Probe)
+	withoutControl bool   // control connections answer 404
 }
 
 // Option configures NewServer.
@@ -74,6 +77,10 @@ func WithColdStart(n int) Option { return func(s *Server) { s.coldStart = n } }
 // WithCapabilities sets the X-Sprite-Capabilities header of exec upgrades
 // (default "signal").
 func WithCapabilities(c string) Option { return func(s *Server) { s.capabilities = c } }
+
+// WithoutControl makes the control route answer 404, as a sprite without
+// control connections does (SDKs then fall back to a socket per command).
+func WithoutControl() Option { return func(s *Server) { s.withoutControl = true } }
 
 // NewServer starts a server on 127.0.0.1, closed when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
@@ -174,12 +181,11 @@ func (s *Server) routes() http.Handler {
 		"POST /v1/sprites/{name}/services/{service}/restart": s.restartService,
 		"GET /v1/sprites/{name}/services/{service}/logs":     s.serviceLogs,
 		"POST /v1/sprites/{name}/services/signal":            s.signalService,
-		// No control connections: SDK clients fall back to direct exec.
-		"/v1/sprites/{name}/control": notFound,
-		"/":                          notFound,
+		"/": notFound,
 	}, "PUT /v1/sprites/{name}/fs/write", "POST /v1/sprites/{name}/exec")
 	mux.HandleFunc("GET /v1/sprites/{name}/exec", s.execRoute)
 	mux.HandleFunc("GET /v1/sprites/{name}/exec/{session}", s.sessionRoute)
+	mux.HandleFunc("GET /v1/sprites/{name}/control", s.serve("WS /v1/sprites/{name}/control", s.controlSocket))
 	mux.HandleFunc("GET /v1/sprites/{name}/fs/watch", s.serve("WS /v1/sprites/{name}/fs/watch", s.watchFiles))
 	mux.HandleFunc("GET /v1/sprites/{name}/ports/watch", s.serve("WS /v1/sprites/{name}/ports/watch", s.watchPorts))
 	mux.HandleFunc("GET /v1/sprites/{name}/proxy", s.serve("WS /v1/sprites/{name}/proxy", s.proxyRoute))

@@ -313,6 +313,36 @@ await step('privileges and resources policies', async () => {
   eq(await sprite.getResourcesPolicy(), { memory: undefined }, 'deleted');
 });
 
+await step('control mode', async () => {
+  const pooled = new SpritesClient(process.env.SPRITES_TOKEN, { baseURL: process.env.SPRITES_URL, controlMode: true }).sprite(name);
+  // An operation on a control connection, as the SDK's pool runs it.
+  const conn = await pooled.getControlConnection();
+  const op = await conn.startOp('exec', { cmd: ['sh', '-c', 'cat; echo err >&2; exit 7'], stdin: true });
+  let out = '';
+  let err = '';
+  op.on('stdout', (b) => { out += b; });
+  op.on('stderr', (b) => { err += b; });
+  op.write(Buffer.from('piped\n'));
+  op.sendEOF();
+  eq(await op.wait(), 7, 'op.complete carries the exit code');
+  eq([out, err], ['piped\n', 'err\n'], 'the frames as on the exec socket');
+  const second = await conn.startOp('exec', { cmd: ['sleep', '5'] });
+  const refused = await new Promise((resolve) => {
+    second.on('error', resolve);
+    second.wait().then(() => resolve(undefined));
+    // A start while one runs: the server refuses it (op.error).
+    conn.sendControl({ type: 'op.start', op: 'exec', args: { cmd: ['true'] } });
+  });
+  must(refused && /in progress/.test(refused.message), `one operation at a time: ${refused}`);
+  pooled.closeControlConnection();
+  // execFile in control mode takes a pooled connection.
+  const viaPool = new SpritesClient(process.env.SPRITES_TOKEN, { baseURL: process.env.SPRITES_URL, controlMode: true }).sprite(name);
+  const results = await Promise.all([1, 2, 3].map((i) => viaPool.execFile('sh', ['-c', `echo ${i}; pwd`], { cwd: '/tmp' })));
+  eq(results.map((r) => String(r.stdout)), ['1\n/tmp\n', '2\n/tmp\n', '3\n/tmp\n'], 'each command\'s own output');
+  must(viaPool.hasControlConnection(), 'over control connections');
+  viaPool.closeControlConnection();
+});
+
 await step('upgrade', async () => {
   await sprite.upgrade();
 });
