@@ -124,10 +124,7 @@ func TestChown(t *testing.T) {
 	t.Parallel()
 	srv := spritestest.NewServer(t)
 	srv.AddSprite("box")
-	for _, p := range []string{"/home/sprite/d/a", "/home/sprite/d/e/b"} {
-		status, body, _ := call(t, srv, http.MethodPut, "/v1/sprites/box/fs/write?mkdir=true&path="+p, "x")
-		require.Equal(t, http.StatusOK, status, body)
-	}
+	writeFiles(t, srv, "/home/sprite/d/a", "/home/sprite/d/e/b")
 	owner := func(p string) string { return runIn(t, srv, "stat", "-c", "%u:%g", p) }
 	status, body, _ := call(t, srv, http.MethodPost, "/v1/sprites/box/fs/chown", `{"path":"d","workingDir":"/home/sprite","uid":"root","gid":0,"recursive":true}`)
 	require.Equal(t, http.StatusOK, status, body)
@@ -147,5 +144,14 @@ func TestChown(t *testing.T) {
 	} {
 		status, got, _ := call(t, srv, http.MethodPost, "/v1/sprites/box/fs/chown", body)
 		require.Equal(t, want, status, body+": "+got)
+	}
+}
+
+// writeFiles writes "x" to each path of sprite box, making its parents.
+func writeFiles(t *testing.T, srv *spritestest.Server, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		status, body, _ := call(t, srv, http.MethodPut, "/v1/sprites/box/fs/write?mkdir=true&path="+p, "x")
+		require.Equal(t, http.StatusOK, status, body)
 	}
 }

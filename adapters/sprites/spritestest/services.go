@@ -268,15 +268,22 @@ func cyclic(sp *sprite, svc *service) bool {
 // startService is POST …/services/{service}/start: the service (and what
 // it needs) started unless it runs, its events streamed for ?duration.
 func (s *Server) startService(w http.ResponseWriter, r *http.Request, _ []byte) {
-	follow, ok := durationQuery(w, r, "duration", defaultFollow)
-	if !ok {
-		return
-	}
-	sp, svc, ok := s.findService(w, r, r.PathValue("service"))
+	sp, svc, follow, ok := s.followedService(w, r)
 	if !ok {
 		return
 	}
 	s.follow(w, r, svc, follow, func() { s.startWithNeeds(sp, svc) })
+}
+
+// followedService is a start's or restart's service and how long its
+// events are followed (?duration), or false once it answered 400 or 404.
+func (s *Server) followedService(w http.ResponseWriter, r *http.Request) (*sprite, *service, time.Duration, bool) {
+	follow, ok := durationQuery(w, r, "duration", defaultFollow)
+	if !ok {
+		return nil, nil, 0, false
+	}
+	sp, svc, ok := s.findService(w, r, r.PathValue("service"))
+	return sp, svc, follow, ok
 }
 
 // stopService is POST …/services/{service}/stop: SIGTERM to the service's
@@ -664,11 +671,7 @@ func (svc *service) log(ev serviceEvent) {
 // (if it runs) and started again with what it needs, the events of both
 // streamed, the start's for ?duration.
 func (s *Server) restartService(w http.ResponseWriter, r *http.Request, _ []byte) {
-	follow, ok := durationQuery(w, r, "duration", defaultFollow)
-	if !ok {
-		return
-	}
-	sp, svc, ok := s.findService(w, r, r.PathValue("service"))
+	sp, svc, follow, ok := s.followedService(w, r)
 	if !ok {
 		return
 	}

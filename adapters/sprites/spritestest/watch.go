@@ -1,8 +1,9 @@
 package spritestest
 
 import (
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -30,17 +31,14 @@ func (s *Server) watchSprites(w http.ResponseWriter, r *http.Request) {
 	defer poll.Stop()
 	for {
 		now, org := s.spriteStates(prefix)
-		names := make([]string, 0, len(now))
+		named := map[string]bool{} // the sprites there now and those seen before
 		for n := range now {
-			names = append(names, n)
+			named[n] = true
 		}
 		for n := range seen {
-			if _, ok := now[n]; !ok {
-				names = append(names, n)
-			}
+			named[n] = true
 		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(named)) {
 			st, ok := now[n]
 			if !ok {
 				st.status = "destroyed"

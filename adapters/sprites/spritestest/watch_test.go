@@ -117,10 +117,7 @@ func TestWatchFiles(t *testing.T) {
 	t.Parallel()
 	srv := spritestest.NewServer(t)
 	srv.AddSprite("box")
-	for _, p := range []string{"/home/sprite/w/keep", "/home/sprite/alone"} {
-		status, body, _ := call(t, srv, http.MethodPut, "/v1/sprites/box/fs/write?mkdir=true&path="+p, "x")
-		require.Equal(t, http.StatusOK, status, body)
-	}
+	writeFiles(t, srv, "/home/sprite/w/keep", "/home/sprite/alone")
 	conn := dial(t, srv, "/v1/sprites/box/fs/watch")
 	defer conn.Close()
 	type event struct {
