@@ -50,6 +50,9 @@ type Adapter struct {
 	links         egressLinks    // the egress relays this adapter serves
 	checkpoints   *cpstore.Store
 	restores      restores.Counter // the restores this adapter began, by name
+	// seedForks: the engine is on this machine (a unix socket), so a fork
+	// mounts its checkpoint's archive instead of streaming it (see Fork).
+	seedForks bool
 }
 
 // Close ends the egress relays it serves (the sandboxes' proxies refuse

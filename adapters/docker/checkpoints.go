@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/paddockhq/paddock"
@@ -56,7 +58,9 @@ func (a *Adapter) CreateCheckpoint(ctx context.Context, h paddock.Handle, opts p
 			if err := os.Mkdir(data, 0o700); err != nil {
 				return 0, err
 			}
-			f, err := os.OpenFile(filepath.Join(data, archiveFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			// Readable by all: a fork's sandbox user reads it where it is
+			// mounted; on this machine the store's directory (0700) keeps it.
+			f, err := os.OpenFile(filepath.Join(data, archiveFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 			if err != nil {
 				return 0, err
 			}
@@ -191,24 +195,59 @@ func (a *Adapter) DeleteCheckpoint(_ context.Context, h paddock.Handle, checkpoi
 // already_exists) with the adapter's defaults, and extracts the
 // checkpoint into its scratch space; a gated fork takes the network
 // policy its source keeps. The checkpoint may outlive its source (within
-// the retention).
+// the retention). On an engine of this machine (a unix socket) the
+// archive is mounted read-only into the fork and extracted from there;
+// where the engine cannot see it (it refuses the mount, or the file it
+// shows is not the archive) its bytes go through the exec's stdin.
 func (a *Adapter) Fork(ctx context.Context, h paddock.Handle, checkpointID, name string, opts paddock.ForkOpts) (paddock.Handle, error) {
+	create, err := paddock.ValidateCreateNew(name, paddock.CreateNewOpts{Lease: opts.Lease})
+	if err != nil {
+		return paddock.Handle{}, err
+	}
 	f, err := a.archiveOf(h.Name, checkpointID)
 	if err != nil {
 		return paddock.Handle{}, err
 	}
 	defer f.Close()
-	nh, err := a.CreateNew(ctx, name, paddock.CreateNewOpts{Lease: opts.Lease})
+	seed := ""
+	if a.seedForks {
+		seed = f.Name()
+	}
+	nh, err := a.createFresh(ctx, name, opts.Lease, *create.Timeout, seed)
+	if err != nil && seed != "" && strings.Contains(err.Error(), "bind source path") {
+		seed = "" // the engine is on another machine
+		nh, err = a.createFresh(ctx, name, opts.Lease, *create.Timeout, "")
+	}
 	if err != nil {
 		return paddock.Handle{}, err
 	}
-	if err := a.unarchive(ctx, name, f); err != nil {
-		_ = a.Destroy(context.WithoutCancel(ctx), nh)
-		return paddock.Handle{}, &paddock.UnavailableError{Detail: "docker fork: " + short(err.Error())}
-	}
-	if err := a.forkPolicy(ctx, h.Name, nh); err != nil {
+	fail := func(err error) (paddock.Handle, error) {
 		_ = a.Destroy(context.WithoutCancel(ctx), nh)
 		return paddock.Handle{}, err
+	}
+	seeded := false
+	if seed != "" {
+		info, err := f.Stat()
+		if err != nil {
+			return fail(&paddock.UnavailableError{Detail: "docker fork: " + short(err.Error())})
+		}
+		out, err := a.run(ctx, name, execSpec{cmd: sh(scriptUnarchiveSeed, strconv.FormatInt(info.Size(), 10))}, nil)
+		switch {
+		case err != nil:
+			return fail(err)
+		case out.code == 0:
+			seeded = true
+		case out.code != 4: // 4: not the archive meant; its bytes go through stdin below
+			return fail(&paddock.UnavailableError{Detail: "docker fork: extracting the checkpoint: " + short(string(out.stderr))})
+		}
+	}
+	if !seeded {
+		if err := a.unarchive(ctx, name, f); err != nil {
+			return fail(&paddock.UnavailableError{Detail: "docker fork: " + short(err.Error())})
+		}
+	}
+	if err := a.forkPolicy(ctx, h.Name, nh); err != nil {
+		return fail(err)
 	}
 	return nh, nil
 }

@@ -2,6 +2,8 @@ package docker_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -104,4 +106,61 @@ while :; do i=$((i+1)); echo $i > /tmp/a.new && mv /tmp/a.new /tmp/a; echo $i > 
 while [ "$(cat /tmp/a)" = "$a" ]; do i=$((i+1)); [ $i -ge 600 ] && exit 1; sleep 0.1; done`), paddock.ExecOpts{})
 	require.NoError(t, err)
 	require.Equal(t, 0, res.ExitCode, "the command goes on after the checkpoints")
+}
+
+// A fork on an engine of this machine reads its checkpoint where it is
+// mounted, read-only, and never through the exec's stdin; where the
+// sandbox cannot read what is mounted (an archive kept 0600), or with an
+// engine elsewhere (ForkThroughStdin), its bytes go through the stdin and
+// the fork holds the same files; on runc and under gVisor.
+func TestAForkReadsItsCheckpointWhereItIsMounted(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		runtime string
+	}{{"runc", docker.RuntimeRunc}, {"runsc", docker.RuntimeRunsc}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			a := newAdapter(t, func(c *docker.Config) { c.Runtime, c.CheckpointDir = tc.runtime, dir })
+			h := runscSandbox(t, a, "seed-src-"+tc.name) // skips under runsc without it
+			ctx := ctxFor(t, 3*time.Minute)
+			out, code := execOut(t, a, h, "sh", "-c", "mkdir -p /workspace/d && printf abc > /workspace/d/f && ln -s f /workspace/d/l && chmod 640 /workspace/d/f")
+			require.Zero(t, code, out)
+			cp, err := paddock.CreateCheckpoint(ctx, a, h, paddock.CheckpointOpts{})
+			require.NoError(t, err)
+			const look = "stat -c '%a %s' /workspace/d/f; readlink /workspace/d/l; f=/run/paddock/fork.tar; " +
+				"if [ -e $f ]; then ls -ln $f | cut -c1-10; { echo x >> $f; } 2>/dev/null || echo read-only; else echo none; fi"
+			for i, step := range []struct {
+				before func()
+				want   string
+			}{
+				{func() {}, "640 3\nf\n-rw-r--r--\nread-only\n"},
+				{func() { chmodArchives(t, dir, 0o600) }, "640 3\nf\n-rw-------\nread-only\n"},
+				{func() { docker.ForkThroughStdin(a) }, "640 3\nf\nnone\n"},
+			} {
+				step.before()
+				fork, err := a.Fork(ctx, h, cp, fmt.Sprintf("seed-fork-%s-%d", tc.name, i), paddock.ForkOpts{})
+				require.NoError(t, err)
+				t.Cleanup(func() { require.NoError(t, a.Destroy(ctxFor(t, time.Minute), fork)) })
+				out, code := execOut(t, a, fork, "sh", "-c", look)
+				require.Zero(t, code, out)
+				require.Equal(t, step.want, out, "step %d", i)
+			}
+		})
+	}
+}
+
+// chmodArchives sets the mode of every checkpoint archive under dir.
+func chmodArchives(t *testing.T, dir string, mode os.FileMode) {
+	t.Helper()
+	n := 0
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".tar") {
+			n++
+			err = os.Chmod(p, mode)
+		}
+		return err
+	}))
+	require.Positive(t, n, "an archive")
 }

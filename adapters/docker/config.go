@@ -138,7 +138,8 @@ func New(cfg Config) (*Adapter, error) {
 	if err != nil {
 		return nil, &paddock.InvalidError{Detail: "docker: engine address: " + err.Error()}
 	}
-	a := &Adapter{cfg: cfg, log: cfg.Logger, engine: engine, owner: cfg.Owner}
+	a := &Adapter{cfg: cfg, log: cfg.Logger, engine: engine, owner: cfg.Owner,
+		seedForks: strings.HasPrefix(engine.DaemonHost(), "unix://")}
 	if a.gateConfig, err = cfg.Egress.Config(paddock.ProviderDocker, cfg.Logger); err != nil {
 		_ = engine.Close()
 		return nil, err

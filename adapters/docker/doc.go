@@ -34,7 +34,9 @@
 // A checkpoint is a tar archive of the scratch space the adapter keeps on
 // its own host (checkpoints.go): files only. A restore stops the
 // sandbox's commands and puts the files back; a fork is a new sandbox
-// holding them.
+// holding them (on an engine of this machine the archive is mounted into
+// the fork read-only, at /run/paddock/fork.tar, and extracted from there;
+// elsewhere it goes through the exec's stdin).
 //
 // It offers no public URL; the facade answers not_supported (no public
 // URL) for it.

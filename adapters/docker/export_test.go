@@ -16,3 +16,7 @@ var ParseSessions = parseSessions
 func StopForTest(ctx context.Context, a *Adapter, name string) error {
 	return a.StopIdle(ctx, paddock.SandboxFacts{Name: name, ID: containerName(name)})
 }
+
+// ForkThroughStdin makes a's forks stream their checkpoint through the
+// exec's stdin, as with an engine on another machine.
+func ForkThroughStdin(a *Adapter) { a.seedForks = false }

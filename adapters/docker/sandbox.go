@@ -203,12 +203,19 @@ func (a *Adapter) CreateNew(ctx context.Context, name string, opts paddock.Creat
 	if err != nil {
 		return paddock.Handle{}, err
 	}
+	return a.createFresh(ctx, name, opts.Lease, *opts.Timeout, "")
+}
+
+// createFresh makes the sandbox name with the adapter's defaults, never
+// adopting (a taken name is already_exists), within timeout; seed is a
+// fork's checkpoint archive to mount ("" for none).
+func (a *Adapter) createFresh(ctx context.Context, name string, lease paddock.Lease, timeout time.Duration, seed string) (paddock.Handle, error) {
 	s, err := a.resolveSpec(nil)
 	if err != nil {
 		return paddock.Handle{}, err
 	}
-	s.lease = opts.Lease
-	ctx, cancel := context.WithTimeout(ctx, *opts.Timeout)
+	s.lease, s.seed = lease, seed
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	h, err := a.create(ctx, name, s)
 	switch {

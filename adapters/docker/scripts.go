@@ -396,7 +396,11 @@ exit $?`
 // scriptUnarchive empties the scratch space (the session journals kept)
 // and extracts the tar archive on stdin there, modes exactly (umask 0).
 // Exit 3: what was there could not be removed.
-const scriptUnarchive = pathPrelude + scratchEntries + `for _pd_w in /workspace/* /workspace/.[!.]* /workspace/..?*; do
+const scriptUnarchive = pathPrelude + scriptUnarchiveBody
+
+// scriptUnarchiveBody is scriptUnarchive's work: the archive is stdin, or
+// the file $_pd_archive names.
+const scriptUnarchiveBody = scratchEntries + `for _pd_w in /workspace/* /workspace/.[!.]* /workspace/..?*; do
   { [ -e "$_pd_w" ] || [ -L "$_pd_w" ]; } && set -- "$@" "${_pd_w#/}"
 done
 cd / || exit 3
@@ -405,7 +409,17 @@ for _pd_f in "$@"; do
   rm -rf -- "$_pd_f" || exit 3
 done
 umask 0
-exec tar -x -f -`
+exec tar -x -f "${_pd_archive:--}"`
+
+// scriptUnarchiveSeed is scriptUnarchive from the fork's mounted archive
+// instead of stdin, once it is seen to be the archive meant (its size, the
+// first argument) and readable by the sandbox user. Exit 4: it is not (an
+// engine on another machine, whose file at that path is another or none).
+const scriptUnarchiveSeed = pathPrelude + `_pd_size=$1
+set -- $(ls -ln ` + seedArchive + ` 2>/dev/null) ""
+[ "$5" = "$_pd_size" ] && [ -r ` + seedArchive + ` ] || exit 4
+_pd_archive=` + seedArchive + `
+` + scriptUnarchiveBody
 
 // scriptStopCommands stops every command of the sandbox for a reason: each
 // live journaled session is marked with it (its terminal frame says it)

@@ -21,6 +21,8 @@ const (
 	stateSize  = 64 << 10
 	// sessionBase holds the session journals, on the scratch space.
 	sessionBase = scratchTmp + "/.paddock"
+	// seedArchive is where a fork's checkpoint is mounted (read-only).
+	seedArchive = stateDir + "/fork.tar"
 )
 
 // limits are a sandbox's resources.
@@ -52,6 +54,7 @@ type spec struct {
 	execWorkspace bool // /workspace allows executing files written there
 	idle, maxAge  time.Duration
 	lease         paddock.Lease // recorded in labels at creation; zero = this adapter's owner, no expiry
+	seed          string        // a fork's checkpoint archive on this machine, mounted read-only at seedArchive; "" = none
 }
 
 // Creation parameters (CreateOpts.Params), each overriding the adapter's
@@ -188,6 +191,9 @@ func (a *Adapter) containerConfig(name string, s spec, runtime string, created t
 	case a.cfg.Helpers: // out by the proxy only (egress.go)
 		cfg.Env = append(cfg.Env, egressEnv...)
 		host.Mounts = []mount.Mount{{Type: mount.TypeVolume, Target: policyDir}}
+	}
+	if s.seed != "" {
+		host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeBind, Source: s.seed, Target: seedArchive, ReadOnly: true})
 	}
 	return cfg, host
 }
