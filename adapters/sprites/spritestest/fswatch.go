@@ -2,6 +2,7 @@ package spritestest
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path"
 	"sync"
@@ -13,6 +14,10 @@ import (
 
 	"github.com/paddockhq/paddock/adapters/internal/stubnotify"
 )
+
+// maxFileWatches bounds the paths one watch connection follows (each is
+// an inotify instance of this machine's).
+const maxFileWatches = 64
 
 // watchFiles is the WebSocket /v1/sprites/{name}/fs/watch: the client
 // subscribes ({type: subscribe, paths, recursive, workingDir}), the server
@@ -73,6 +78,10 @@ func (s *Server) watchFiles(w http.ResponseWriter, r *http.Request, _ []byte) {
 				}
 				if json.Unmarshal(data, &req) != nil || req.Type != "subscribe" || len(req.Paths) == 0 {
 					send(map[string]any{"type": "error", "message": "expected {\"type\":\"subscribe\",\"paths\":[...]}"})
+					continue
+				}
+				if len(watches)+len(req.Paths) > maxFileWatches {
+					send(map[string]any{"type": "error", "message": fmt.Sprintf("at most %d paths are watched per connection", maxFileWatches)})
 					continue
 				}
 				var subscribed []string

@@ -41,7 +41,8 @@ type service struct {
 	ended    chan struct{} // closed once proc ended (its output read)
 	stopped  bool          // stopped on purpose: no restart
 	watchers map[chan serviceEvent]bool
-	logged   []serviceEvent // the last logLines output lines, oldest first
+	logged   []serviceEvent // the last output lines (at most logLines, logBytes), oldest first
+	loggedN  int            // the bytes of logged
 	logPath  string         // the log file, as the sprite sees it
 	logFile  *os.File       // open while the service runs
 	logSize  int64
@@ -67,6 +68,7 @@ const (
 	firstRestart       = time.Second
 	lastRestart        = 30 * time.Second
 	logLines           = 1000    // output lines the logs route keeps in memory
+	logBytes           = 4 << 20 // and at most so many bytes of them
 	defaultLogLines    = 100     // lines the logs route answers without ?lines
 	logFileCap         = 8 << 20 // a log file is started again beyond this
 )
@@ -644,16 +646,20 @@ func (svc *service) openLog(sp *sprite) {
 	}
 }
 
-// log keeps an output line: in memory (the last logLines) and in the log
+// log keeps an output line: in memory (the last logLines, within logBytes) and in the log
 // file, a line each stamped with its time and stream; a file beyond
 // logFileCap starts again.
 func (svc *service) log(ev serviceEvent) {
 	svc.mu.Lock()
 	defer svc.mu.Unlock()
 	svc.logged = append(svc.logged, ev)
-	if len(svc.logged) > logLines {
-		svc.logged = slices.Delete(svc.logged, 0, len(svc.logged)-logLines)
+	svc.loggedN += len(ev.Data)
+	drop := 0
+	for len(svc.logged)-drop > logLines || (svc.loggedN > logBytes && drop < len(svc.logged)-1) {
+		svc.loggedN -= len(svc.logged[drop].Data)
+		drop++
 	}
+	svc.logged = slices.Delete(svc.logged, 0, drop)
 	if svc.logFile == nil {
 		return
 	}

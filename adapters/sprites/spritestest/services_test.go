@@ -286,3 +286,34 @@ func withoutTimes(events []serviceEvent) []serviceEvent {
 	}
 	return out
 }
+
+// The output a service's logs route keeps is bounded by bytes as well as
+// by lines: 6 MB of 50 kB lines leave at most 4 MiB, the newest.
+func TestServiceLogsAreBounded(t *testing.T) {
+	t.Parallel()
+	srv := spritestest.NewServer(t)
+	srv.AddSprite("box")
+	// The stream's end is the last line (or, should a slow reader miss it,
+	// its duration: a hang bound, not the verdict).
+	code, _ := streamUntil(t, srv, http.MethodPut, "/v1/sprites/box/services/big?duration=30s",
+		`{"cmd":"sh","args":["-c","i=0; while [ $i -lt 120 ]; do head -c 49999 /dev/zero | tr '\\0' x; echo; i=$((i+1)); done; echo last; exec sleep 100"]}`,
+		func(ev serviceEvent) bool { return ev.Data == "last\n" })
+	require.Equal(t, http.StatusOK, code)
+	status, body, _ := call(t, srv, http.MethodGet, "/v1/sprites/box/services/big/logs?lines=1000", "")
+	require.Equal(t, http.StatusOK, status)
+	kept, size := 0, 0
+	var last string
+	for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
+		var ev serviceEvent
+		require.NoError(t, json.Unmarshal([]byte(line), &ev))
+		if ev.Type == "stdout" {
+			kept++
+			size += len(ev.Data)
+			last = ev.Data
+		}
+	}
+	require.LessOrEqual(t, size, 4<<20)
+	require.Greater(t, size, 3<<20, "the newest lines up to the bound")
+	require.Less(t, kept, 121)
+	require.Equal(t, "last\n", last)
+}

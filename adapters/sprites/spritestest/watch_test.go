@@ -165,4 +165,14 @@ func TestWatchFiles(t *testing.T) {
 	}
 	require.Contains(t, ev.Message, "/home/sprite/absent")
 	require.Contains(t, ev.Message, "ENOENT")
+
+	many := make([]string, 65)
+	for i := range many {
+		many[i] = "/home/sprite/w"
+	}
+	require.NoError(t, conn.WriteJSON(map[string]any{"type": "subscribe", "paths": many}))
+	for ev = (event{}); ev.Type != "error"; {
+		require.NoError(t, conn.ReadJSON(&ev))
+	}
+	require.Contains(t, ev.Message, "at most 64 paths", "a connection's watches are bounded")
 }
