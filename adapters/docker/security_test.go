@@ -166,10 +166,15 @@ func TestContainment(t *testing.T) {
 			peak = max(peak, s.PidsStats.Current)
 		}
 		// The sandbox's own processes never pass the limit. A process the
-		// adapter execs into the sandbox (its activity stamp, run when a
-		// spawn made it due) joins the cgroup by migration, which pids.max
-		// does not refuse: one shell and, while it starts, runc's init.
-		require.LessOrEqual(t, peak, uint64(48+2), "never above the limit, but for the adapter's own exec")
+		// adapter execs into the sandbox joins the cgroup by migration,
+		// which pids.max does not refuse: one shell and, while it starts,
+		// runc's init, for each exec in flight. A spawn's can overlap: its
+		// activity stamp, a follower of its journal started again after an
+		// engine hiccup, the read of its result (CI saw 52: two at once).
+		// Without the limit the bomb doubles every step and is in the
+		// hundreds within these samples; with it, at most those execs
+		// stand above it.
+		require.LessOrEqual(t, peak, uint64(48+3*2), "never above the limit, but for the adapter's own execs")
 		require.Positive(t, peak)
 		// The bomb ran into the limit: its forks were refused.
 		var refused string
