@@ -9,4 +9,4 @@
 // the .pb.go file. This package imports nothing else of Paddock's.
 package messages
 
-//go:generate protoc --proto_path=. --go_out=. --go_opt=paths=source_relative messages.proto
+//go:generate protoc --proto_path=. --go_out=. --go_opt=paths=source_relative messages.proto service.proto

@@ -1,0 +1,81 @@
+package daemon
+
+import (
+	"fmt"
+
+	"github.com/paddockhq/paddock/messages"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+)
+
+// holder carries one message of the service through Connect, whatever its
+// type: every RPC is served by one handler shape, its codec knowing the
+// type to decode.
+type holder struct{ m proto.Message }
+
+// codec encodes a holder's message and decodes into a new message of the
+// type it is made for, in the protobuf binary form ("proto") or JSON
+// ("json").
+type codec struct {
+	name string
+	into protoreflect.MessageType
+}
+
+func (c codec) Name() string { return c.name }
+
+func (c codec) Marshal(v any) ([]byte, error) {
+	h, ok := v.(*holder)
+	if !ok {
+		return nil, fmt.Errorf("daemon: cannot encode %T", v)
+	}
+	if c.name == "json" {
+		return protojson.Marshal(h.m)
+	}
+	return proto.Marshal(h.m)
+}
+
+func (c codec) Unmarshal(data []byte, v any) error {
+	h, ok := v.(*holder)
+	if !ok {
+		return fmt.Errorf("daemon: cannot decode into %T", v)
+	}
+	h.m = c.into.New().Interface()
+	if c.name == "json" {
+		return protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(data, h.m)
+	}
+	return proto.Unmarshal(data, h.m)
+}
+
+// method is one RPC of the service: its procedure and the types of its
+// input and output messages.
+type method struct {
+	procedure string
+	desc      protoreflect.MethodDescriptor
+	in, out   protoreflect.MessageType
+}
+
+// methods are the service's RPCs, by the name of the request they carry
+// (their input message's, or for WriteFile its first message's).
+var methods = func() map[protoreflect.FullName]method {
+	svc := messages.File_service_proto.Services().ByName("Paddock")
+	out := map[protoreflect.FullName]method{}
+	for i := range svc.Methods().Len() {
+		md := svc.Methods().Get(i)
+		in, err1 := protoregistry.GlobalTypes.FindMessageByName(md.Input().FullName())
+		res, err2 := protoregistry.GlobalTypes.FindMessageByName(md.Output().FullName())
+		if err1 != nil || err2 != nil {
+			panic(fmt.Sprintf("daemon: the service's %s has no Go types", md.Name()))
+		}
+		key := md.Input().FullName()
+		if md.IsStreamingClient() { // by the request its first message carries
+			key = md.Input().Fields().ByName("request").Message().FullName()
+		}
+		out[key] = method{procedure: "/" + string(svc.FullName()) + "/" + string(md.Name()), desc: md, in: in, out: res}
+	}
+	return out
+}()
+
+// ServicePath is the path under which Handler serves every RPC.
+var ServicePath = "/" + string(messages.File_service_proto.Services().ByName("Paddock").FullName()) + "/"

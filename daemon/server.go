@@ -1,0 +1,289 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+
+	"connectrpc.com/connect"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/client"
+	"github.com/paddockhq/paddock/internal/wire"
+	"github.com/paddockhq/paddock/messages"
+	"github.com/rs/zerolog"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxMessageBytes = 16 << 20  // a message the server reads, and a file chunk's bound
+	DefaultChunkBytes      = 256 << 10 // the bytes of a file per ReadFile message
+)
+
+// Config configures a Server.
+type Config struct {
+	// Transport reaches the runtime the server serves: its own
+	// (actors.Runtime.Transport()). Required.
+	Transport client.Transport
+	// MaxMessageBytes bounds a message the server reads (default
+	// DefaultMaxMessageBytes); a larger one is refused (resource_exhausted).
+	MaxMessageBytes int
+	// ChunkBytes is how much of a file one ReadFile message carries
+	// (default DefaultChunkBytes).
+	ChunkBytes int
+	// Logger receives the server's logs; the zero Logger is silent.
+	Logger zerolog.Logger
+}
+
+// Server serves the service Paddock over one runtime. Use New.
+type Server struct {
+	cfg Config
+	mux *http.ServeMux
+}
+
+// New returns a server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Transport == nil {
+		return nil, &paddock.InvalidError{Detail: "daemon: a Transport is required"}
+	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if cfg.ChunkBytes <= 0 || cfg.ChunkBytes > cfg.MaxMessageBytes/2 {
+		cfg.ChunkBytes = min(DefaultChunkBytes, cfg.MaxMessageBytes/2)
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux()}
+	for _, m := range methods {
+		s.mux.Handle(m.procedure, s.handler(m))
+	}
+	return s, nil
+}
+
+// ServeHTTP serves the RPCs under ServicePath.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// handler is one RPC's handler: the codecs decode its input type.
+func (s *Server) handler(m method) http.Handler {
+	opts := []connect.HandlerOption{
+		connect.WithCodec(codec{name: "proto", into: m.in}),
+		connect.WithCodec(codec{name: "json", into: m.in}),
+		connect.WithReadMaxBytes(s.cfg.MaxMessageBytes),
+	}
+	switch {
+	case m.desc.IsStreamingClient():
+		return connect.NewClientStreamHandler(m.procedure, s.writeFile, opts...)
+	case m.desc.IsStreamingServer() && m.in.Descriptor().FullName() == readFileRequest:
+		return connect.NewServerStreamHandler(m.procedure, s.readFile, opts...)
+	case m.desc.IsStreamingServer():
+		return connect.NewServerStreamHandler(m.procedure, s.subscribe, opts...)
+	}
+	return connect.NewUnaryHandler(m.procedure, s.unary, opts...)
+}
+
+var readFileRequest = (&messages.ReadFileRequest{}).ProtoReflect().Descriptor().FullName()
+
+// request is the client.Request a holder carries, its id and owner the
+// server's to set.
+func request(h *holder) (client.Request, error) {
+	q, ok := h.m.(client.Request)
+	if !ok {
+		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("daemon: not a request"))
+	}
+	m := q.ProtoReflect()
+	for _, name := range []protoreflect.Name{"id", "owner"} {
+		if f := m.Descriptor().Fields().ByName(name); f != nil {
+			m.Clear(f)
+		}
+	}
+	return q, nil
+}
+
+// unavailable is the Connect error of a request the runtime did not
+// answer.
+func unavailable(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return connect.NewError(connect.CodeDeadlineExceeded, err)
+	}
+	return connect.NewError(connect.CodeUnavailable, err)
+}
+
+// unary serves a unary RPC: the request to the runtime, its reply back.
+func (s *Server) unary(ctx context.Context, req *connect.Request[holder]) (*connect.Response[holder], error) {
+	q, err := request(req.Msg)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.cfg.Transport.Call(ctx, q, 0)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	return connect.NewResponse(&holder{m: r}), nil
+}
+
+// subscribe serves Spawn, Attach and Watch: the reply, then the frames as
+// they come, the terminal one last. The client leaving detaches the
+// stream (the command goes on).
+func (s *Server) subscribe(ctx context.Context, req *connect.Request[holder], out *connect.ServerStream[holder]) error {
+	q, err := request(req.Msg)
+	if err != nil {
+		return err
+	}
+	st, r, err := s.cfg.Transport.Open(ctx, q)
+	if err != nil {
+		return unavailable(err)
+	}
+	item := &messages.StreamItem{}
+	switch r := r.(type) {
+	case *messages.SpawnReply:
+		item.Item = &messages.StreamItem_Spawn{Spawn: r}
+	case *messages.AttachReply:
+		item.Item = &messages.StreamItem_Attach{Attach: r}
+	case *messages.WatchReply:
+		item.Item = &messages.StreamItem_Watch{Watch: r}
+	}
+	if st == nil {
+		return out.Send(&holder{m: item})
+	}
+	defer st.Close()
+	if err := out.Send(&holder{m: item}); err != nil {
+		return err
+	}
+	var seq, outputs uint64
+	for {
+		ev, err := st.Next(ctx)
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return unavailable(err)
+		}
+		seq++
+		f := frameOf(ev, seq, outputs)
+		if !ev.Kind.Terminal() {
+			outputs++
+		}
+		if err := out.Send(&holder{m: &messages.StreamItem{Item: &messages.StreamItem_Frames{Frames: &messages.StreamFrames{Frames: []*messages.AnyFrame{f}}}}}); err != nil {
+			return err
+		}
+		if ev.Kind.Terminal() {
+			return nil
+		}
+	}
+}
+
+// frameOf is the frame of an event, the seq-th of its stream after outputs
+// output frames.
+func frameOf(ev paddock.Event, seq, outputs uint64) *messages.AnyFrame {
+	switch ev.Kind {
+	case paddock.EventExit:
+		return &messages.AnyFrame{Frame: &messages.AnyFrame_Exit{Exit: wire.ExitFrame("", seq, outputs, ev.Code)}}
+	case paddock.EventError:
+		reason, kind := wire.ErrorFrameFields(ev.Err)
+		return &messages.AnyFrame{Frame: &messages.AnyFrame_Error{Error: wire.ErrorFrame("", seq, outputs, reason, "", kind)}}
+	}
+	switch f := wire.OutputFrame("", seq, ev).(type) {
+	case *messages.Stderr:
+		return &messages.AnyFrame{Frame: &messages.AnyFrame_Stderr{Stderr: f}}
+	case *messages.FileChange:
+		return &messages.AnyFrame{Frame: &messages.AnyFrame_Change{Change: f}}
+	case *messages.Stdout:
+		return &messages.AnyFrame{Frame: &messages.AnyFrame_Stdout{Stdout: f}}
+	}
+	return nil
+}
+
+// readFile serves ReadFile: the reply, then the file in chunks.
+func (s *Server) readFile(ctx context.Context, req *connect.Request[holder], out *connect.ServerStream[holder]) error {
+	q, err := request(req.Msg)
+	if err != nil {
+		return err
+	}
+	rc, r, err := s.cfg.Transport.Download(ctx, q.(*messages.ReadFileRequest))
+	if err != nil {
+		return unavailable(err)
+	}
+	reply, _ := r.(*messages.ReadFileReply)
+	if err := out.Send(&holder{m: &messages.ReadFileChunk{Item: &messages.ReadFileChunk_Reply{Reply: reply}}}); err != nil || rc == nil {
+		if rc != nil {
+			_ = rc.Close()
+		}
+		return err
+	}
+	defer rc.Close()
+	buf := make([]byte, s.cfg.ChunkBytes)
+	for {
+		n, err := io.ReadFull(rc, buf)
+		if n > 0 {
+			if err := out.Send(&holder{m: &messages.ReadFileChunk{Item: &messages.ReadFileChunk_Data{Data: buf[:n]}}}); err != nil {
+				return err
+			}
+		}
+		switch {
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			return nil
+		case err != nil:
+			return unavailable(err)
+		}
+	}
+}
+
+// writeFile serves WriteFile: the request first, then the bytes, read by
+// the runtime as they come.
+func (s *Server) writeFile(ctx context.Context, in *connect.ClientStream[holder]) (*connect.Response[holder], error) {
+	if !in.Receive() {
+		return nil, connect.NewError(connect.CodeInvalidArgument, errors.Join(errors.New("daemon: WriteFile: no request"), in.Err()))
+	}
+	first, _ := in.Msg().m.(*messages.WriteFileChunk)
+	q := first.GetRequest()
+	if q == nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("daemon: WriteFile: the request comes first"))
+	}
+	q.Id = ""
+	body := &chunkReader{in: in}
+	r, err := s.cfg.Transport.Upload(ctx, q, body)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	if body.err != nil && r.GetFailure() == nil {
+		return nil, body.err
+	}
+	return connect.NewResponse(&holder{m: r}), nil
+}
+
+// chunkReader reads a WriteFile stream's bytes, chunk by chunk, as the
+// runtime asks for them.
+type chunkReader struct {
+	in    *connect.ClientStream[holder]
+	rest  []byte
+	ended bool  // the end came: every byte was sent
+	err   error // what ended the stream other than its end
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	for len(c.rest) == 0 {
+		if c.err != nil {
+			return 0, c.err
+		}
+		if c.ended {
+			return 0, io.EOF
+		}
+		if !c.in.Receive() {
+			// Without its end the content is not whole: nothing is written.
+			c.err = connect.NewError(connect.CodeCanceled, errors.Join(errors.New("daemon: WriteFile: the stream stopped before its end"), c.in.Err()))
+			return 0, c.err
+		}
+		chunk, _ := c.in.Msg().m.(*messages.WriteFileChunk)
+		switch chunk.GetItem().(type) {
+		case *messages.WriteFileChunk_Data:
+			c.rest = chunk.GetData()
+		case *messages.WriteFileChunk_End:
+			c.ended = true
+		default:
+			c.err = connect.NewError(connect.CodeInvalidArgument, errors.New("daemon: WriteFile: one request per stream, then data, then end"))
+		}
+	}
+	n := copy(p, c.rest)
+	c.rest = c.rest[n:]
+	return n, nil
+}
