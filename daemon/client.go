@@ -116,6 +116,9 @@ func (t *Transport) Call(ctx context.Context, q client.Request, hold time.Durati
 	ctx, cancel := t.bounded(ctx, hold)
 	defer cancel()
 	res, err := c.CallUnary(ctx, connect.NewRequest(&holder{m: q}))
+	if r, ok := replyOf(err); ok {
+		return r, nil
+	}
 	if err != nil {
 		return nil, t.failed(err)
 	}
@@ -158,6 +161,9 @@ func (t *Transport) Upload(ctx context.Context, q *messages.WriteFileRequest, r 
 		sendErr = out.Send(&holder{m: &messages.WriteFileChunk{Item: &messages.WriteFileChunk_End{End: true}}})
 	}
 	res, err := out.CloseAndReceive()
+	if r, ok := replyOf(err); ok {
+		return r, nil
+	}
 	if err != nil {
 		return nil, t.failed(err)
 	}
@@ -181,6 +187,9 @@ func (t *Transport) Download(ctx context.Context, q *messages.ReadFileRequest) (
 		return nil, nil, t.failed(err)
 	}
 	first, err := receiveFirst(ctx, in, cancel)
+	if r, ok := replyOf(err); ok {
+		return nil, r, nil
+	}
 	if err != nil {
 		return nil, nil, t.failed(err)
 	}

@@ -25,7 +25,17 @@ func serve(t *testing.T, a paddock.Adapter) *daemon.Transport {
 	t.Helper()
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{a.Provider(): a}})
 	require.NoError(t, err)
-	srv, err := daemon.New(daemon.Config{Transport: rt.Transport()})
+	hs := startServer(t, rt, daemon.Config{Transport: rt.Transport()})
+	tr, err := daemon.Dial(hs.URL, daemon.DialOptions{HTTPClient: hs.Client()})
+	require.NoError(t, err)
+	return tr
+}
+
+// startServer serves a daemon of cfg over rt on a loopback HTTP/2 (TLS)
+// server; both stop when the test ends.
+func startServer(t *testing.T, rt *actors.Runtime, cfg daemon.Config) *httptest.Server {
+	t.Helper()
+	srv, err := daemon.New(cfg)
 	require.NoError(t, err)
 	hs := httptest.NewUnstartedServer(srv)
 	hs.EnableHTTP2 = true
@@ -37,9 +47,7 @@ func serve(t *testing.T, a paddock.Adapter) *daemon.Transport {
 		defer cancel()
 		require.NoError(t, rt.Shutdown(ctx))
 	})
-	tr, err := daemon.Dial(hs.URL, daemon.DialOptions{HTTPClient: hs.Client()})
-	require.NoError(t, err)
-	return tr
+	return hs
 }
 
 // The whole conformance suite passes through a daemon: every operation,

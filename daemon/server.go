@@ -118,6 +118,9 @@ func (s *Server) unary(ctx context.Context, req *connect.Request[holder]) (*conn
 	if err != nil {
 		return nil, unavailable(err)
 	}
+	if err := replyError(r); err != nil {
+		return nil, err
+	}
 	return connect.NewResponse(&holder{m: r}), nil
 }
 
@@ -143,7 +146,10 @@ func (s *Server) subscribe(ctx context.Context, req *connect.Request[holder], ou
 		item.Item = &messages.StreamItem_Watch{Watch: r}
 	}
 	if st == nil {
-		return out.Send(&holder{m: item})
+		if err := replyError(r); err != nil {
+			return err
+		}
+		return connect.NewError(connect.CodeInternal, errors.New("daemon: a stream opened without its reply"))
 	}
 	defer st.Close()
 	if err := out.Send(&holder{m: item}); err != nil {
@@ -203,14 +209,17 @@ func (s *Server) readFile(ctx context.Context, req *connect.Request[holder], out
 	if err != nil {
 		return unavailable(err)
 	}
-	reply, _ := r.(*messages.ReadFileReply)
-	if err := out.Send(&holder{m: &messages.ReadFileChunk{Item: &messages.ReadFileChunk_Reply{Reply: reply}}}); err != nil || rc == nil {
-		if rc != nil {
-			_ = rc.Close()
+	if rc == nil {
+		if err := replyError(r); err != nil {
+			return err
 		}
-		return err
+		return connect.NewError(connect.CodeInternal, errors.New("daemon: a file opened without its content"))
 	}
 	defer rc.Close()
+	reply, _ := r.(*messages.ReadFileReply)
+	if err := out.Send(&holder{m: &messages.ReadFileChunk{Item: &messages.ReadFileChunk_Reply{Reply: reply}}}); err != nil {
+		return err
+	}
 	buf := make([]byte, s.cfg.ChunkBytes)
 	for {
 		n, err := io.ReadFull(rc, buf)
@@ -247,6 +256,9 @@ func (s *Server) writeFile(ctx context.Context, in *connect.ClientStream[holder]
 	}
 	if body.err != nil && r.GetFailure() == nil {
 		return nil, body.err
+	}
+	if err := replyError(r); err != nil {
+		return nil, err
 	}
 	return connect.NewResponse(&holder{m: r}), nil
 }

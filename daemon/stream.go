@@ -31,6 +31,9 @@ func (t *Transport) Open(ctx context.Context, q client.Request) (paddock.Stream,
 		return nil, nil, t.failed(err)
 	}
 	first, err := receiveFirst(ctx, in, cancel)
+	if r, ok := replyOf(err); ok {
+		return nil, r, nil
+	}
 	if err != nil {
 		return nil, nil, t.failed(err)
 	}

@@ -1,0 +1,83 @@
+package daemon_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/daemon"
+	"github.com/paddockhq/paddock/fake"
+	"github.com/stretchr/testify/require"
+)
+
+// A client of any language sees a failure as the Connect code of its kind,
+// with the kind and detail in the Failure it carries; what it sends wrong
+// (a malformed or oversized message, an unknown RPC or provider) is
+// answered by code, and the server serves on.
+func TestFailuresAreConnectCodes(t *testing.T) {
+	t.Parallel()
+	a := fake.New()
+	t.Cleanup(a.Reset)
+	base, hc := serveRaw(t, a, daemon.Config{MaxMessageBytes: 64 << 10})
+	post := func(rpc, contentType string, body []byte) (int, map[string]any) {
+		t.Helper()
+		res, err := hc.Post(base+daemon.ServicePath+rpc, contentType, bytes.NewReader(body))
+		require.NoError(t, err)
+		defer res.Body.Close()
+		data, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		var v map[string]any
+		_ = json.Unmarshal(data, &v)
+		return res.StatusCode, v
+	}
+	kindOf := func(v map[string]any) string {
+		details, _ := v["details"].([]any)
+		for _, d := range details {
+			d := d.(map[string]any)
+			if strings.HasSuffix(d["type"].(string), ".Failure") {
+				debug, _ := d["debug"].(map[string]any)
+				kind, _ := debug["kind"].(string)
+				return kind
+			}
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		name, rpc, body string
+		status          int
+		code, kind      string
+	}{
+		{"an unknown sandbox", "Get", `{"handle":{"provider":"fake","name":"absent"}}`, 404, "not_found", "ERROR_KIND_NOT_FOUND"},
+		{"an unknown provider", "Create", `{"provider":"nowhere","name":"x"}`, 404, "not_found", "ERROR_KIND_UNKNOWN_PROVIDER"},
+		{"a bad name", "Create", `{"provider":"fake","name":"a/b"}`, 400, "invalid_argument", "ERROR_KIND_INVALID"},
+		{"a malformed message", "Get", `{"handle":`, 400, "invalid_argument", ""},
+		{"a field of the wrong type", "Get", `{"handle":7}`, 400, "invalid_argument", ""},
+		{"an oversized message", "Create", `{"provider":"fake","name":"` + strings.Repeat("x", 70<<10) + `"}`, 429, "resource_exhausted", ""},
+	} {
+		status, v := post(tc.rpc, "application/json", []byte(tc.body))
+		require.Equal(t, tc.status, status, tc.name)
+		require.Equal(t, tc.code, v["code"], tc.name)
+		require.Equal(t, tc.kind, kindOf(v), tc.name)
+	}
+	status, _ := post("Nothing", "application/json", []byte(`{}`))
+	require.Equal(t, http.StatusNotFound, status, "an unknown RPC")
+	status, v := post("Create", "application/json", []byte(`{"provider":"fake","name":"still-serving"}`))
+	require.Equal(t, http.StatusOK, status, "the server serves on: %v", v)
+	require.Equal(t, "still-serving", v["handle"].(map[string]any)["name"])
+}
+
+// serveRaw is serve without the Go client: the daemon's base URL and an
+// HTTP/2 client for it.
+func serveRaw(t *testing.T, a paddock.Adapter, cfg daemon.Config) (string, *http.Client) {
+	t.Helper()
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{a.Provider(): a}})
+	require.NoError(t, err)
+	cfg.Transport = rt.Transport()
+	hs := startServer(t, rt, cfg)
+	return hs.URL, hs.Client()
+}
