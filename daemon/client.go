@@ -58,7 +58,8 @@ func Dial(baseURL string, opts DialOptions) (*Transport, error) {
 	t := &Transport{base: strings.TrimSuffix(baseURL, "/"), opts: opts, rpcs: map[protoreflect.FullName]*connect.Client[holder, holder]{}}
 	for name, m := range methods {
 		t.rpcs[name] = connect.NewClient[holder, holder](opts.HTTPClient, t.base+m.procedure,
-			connect.WithCodec(codec{name: "proto", into: m.out}), connect.WithReadMaxBytes(DefaultMaxMessageBytes))
+			connect.WithCodec(codec{name: "proto", into: m.out}), connect.WithReadMaxBytes(DefaultMaxMessageBytes),
+			connect.WithAcceptCompression("gzip", nil, nil)) // none: see the server's handler
 	}
 	return t, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/paddockhq/paddock/conformance"
 	"github.com/paddockhq/paddock/daemon"
 	"github.com/paddockhq/paddock/fake"
+	"github.com/paddockhq/paddock/internal/perf"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -65,4 +66,39 @@ func TestConformanceThroughTheDaemon(t *testing.T) {
 			return a.PreviewValid(p), nil
 		},
 	})
+}
+
+// A client that reads nothing holds its command back: the command is read
+// only as far as the runtime's window, the server's stream, HTTP/2's
+// window and the client's own buffer hold (64 + 66 + 1 + 128 + 64 frames
+// of 32 KiB, about 330; the bound allows for HTTP/2's framing), never on
+// toward the 65,536 it offers; then what the client reads arrives in
+// order. (With compression on, HTTP/2's window bounded compressed bytes:
+// this output compresses a thousandfold, and the command ran on.)
+func TestAClientThatReadsNothingHoldsItsCommandBack(t *testing.T) {
+	t.Parallel()
+	const chunks, size, bound = 1 << 16, 32 << 10, 512
+	hose := perf.NewHose(chunks, size)
+	tr := serve(t, hose)
+	a := client.New(tr, paddock.ProviderFake)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	h, err := a.Create(ctx, "hose", paddock.CreateOpts{})
+	require.NoError(t, err)
+	st, err := a.Spawn(ctx, h, paddock.NewCmd("firehose"), paddock.SpawnOpts{})
+	require.NoError(t, err)
+	defer st.Close()
+	// Reading nothing for a while: the count must never pass the bound,
+	// however fast or slow the machine fills the buffers.
+	watch := time.NewTicker(10 * time.Millisecond)
+	defer watch.Stop()
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); <-watch.C {
+		require.LessOrEqual(t, hose.Read(), int64(bound), "the command is held back")
+	}
+	t.Logf("read %d of %d chunks with nothing read by the client", hose.Read(), chunks)
+	for i := range 256 {
+		ev, err := st.Next(ctx)
+		require.NoError(t, err)
+		require.Equal(t, perf.HoseChunk(i, size), ev.Data, "chunk %d in order", i)
+	}
 }
