@@ -28,6 +28,8 @@ type DialOptions struct {
 	// Timeout bounds a call whose context has no deadline (default 1
 	// minute, plus an exec's own hold).
 	Timeout time.Duration
+	// Token is sent as the bearer token of every call (none when zero).
+	Token paddock.Secret
 }
 
 // Transport is the client of a daemon: a client.Transport, so
@@ -59,7 +61,8 @@ func Dial(baseURL string, opts DialOptions) (*Transport, error) {
 	for name, m := range methods {
 		t.rpcs[name] = connect.NewClient[holder, holder](opts.HTTPClient, t.base+m.procedure,
 			connect.WithCodec(codec{name: "proto", into: m.out}), connect.WithReadMaxBytes(DefaultMaxMessageBytes),
-			connect.WithAcceptCompression("gzip", nil, nil)) // none: see the server's handler
+			connect.WithAcceptCompression("gzip", nil, nil), // none: see the server's handler
+			connect.WithInterceptors(bearer(opts.Token)))
 	}
 	return t, nil
 }
@@ -78,8 +81,13 @@ func (t *Transport) rpc(q proto.Message) (*connect.Client[holder, holder], error
 
 // failed is the error of an RPC the server did not answer with a reply.
 func (t *Transport) failed(err error) error {
-	if ce := new(connect.Error); errors.As(err, &ce) && ce.Code() == connect.CodeInvalidArgument {
-		return fmt.Errorf("%w: %w", &paddock.InvalidError{Detail: "daemon: " + ce.Message()}, err)
+	if ce := new(connect.Error); errors.As(err, &ce) {
+		switch ce.Code() {
+		case connect.CodeInvalidArgument:
+			return fmt.Errorf("%w: %w", &paddock.InvalidError{Detail: "daemon: " + ce.Message()}, err)
+		case connect.CodeUnauthenticated, connect.CodePermissionDenied:
+			return fmt.Errorf("%w: %w", &paddock.DeniedError{Detail: "daemon: " + ce.Message()}, err)
+		}
 	}
 	return fmt.Errorf("%w: %w", &paddock.UnavailableError{Detail: "daemon " + t.base + ": " + err.Error()}, err)
 }
@@ -253,4 +261,37 @@ func (f *fileReader) Read(p []byte) (int, error) {
 func (f *fileReader) Close() error {
 	f.cancel()
 	return f.in.Close()
+}
+
+// bearer sets the Authorization header of every call to token (none when
+// it is zero).
+func bearer(token paddock.Secret) connect.Interceptor {
+	return authInterceptor{token: token}
+}
+
+type authInterceptor struct{ token paddock.Secret }
+
+func (a authInterceptor) set(h http.Header) {
+	if !a.token.IsZero() {
+		h.Set("Authorization", "Bearer "+a.token.Reveal())
+	}
+}
+
+func (a authInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		a.set(req.Header())
+		return next(ctx, req)
+	}
+}
+
+func (a authInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
+		conn := next(ctx, spec)
+		a.set(conn.RequestHeader())
+		return conn
+	}
+}
+
+func (a authInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
 }

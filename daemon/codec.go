@@ -77,5 +77,9 @@ var methods = func() map[protoreflect.FullName]method {
 	return out
 }()
 
-// ServicePath is the path under which Handler serves every RPC.
-var ServicePath = "/" + string(messages.File_service_proto.Services().ByName("Paddock").FullName()) + "/"
+// ServiceName is the service's full name (for health checks and
+// reflection).
+var ServiceName = string(messages.File_service_proto.Services().ByName("Paddock").FullName())
+
+// ServicePath is the path under which a Server serves every RPC.
+var ServicePath = "/" + ServiceName + "/"

@@ -1,0 +1,212 @@
+// Command paddockd serves Paddock's operations over the network (package
+// daemon): one runtime over the providers its environment offers (the
+// demo's: local and the fake always, docker when an engine answers, each
+// hosted provider whose credentials are set), at one address, for clients
+// in any language that speaks Connect, gRPC or gRPC-Web.
+//
+//	paddockd                                   # 127.0.0.1:8423, no auth (loopback only)
+//	paddockd -listen :8423 -tls-cert c.pem -tls-key k.pem -tokens-file tokens
+//
+// Beyond loopback it requires TLS and bearer tokens (a file of tokens, one
+// per line); it refuses to start otherwise. SIGINT or SIGTERM stops it
+// gracefully: its streams end, and its sandboxes are left to the
+// runtime's leases. Every flag has an environment variable (PADDOCKD_ and
+// the flag's name in capitals, dashes as underscores).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"connectrpc.com/grpchealth"
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/daemon"
+	"github.com/paddockhq/paddock/internal/providers"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil))
+}
+
+// config is what paddockd runs with.
+type config struct {
+	listen, tlsCert, tlsKey, tokensFile, root, logLevel string
+}
+
+// parse reads the flags over their environment variables.
+func parse(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("paddockd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	env := func(name, def string) string {
+		if v := getenv("PADDOCKD_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))); v != "" {
+			return v
+		}
+		return def
+	}
+	fs.StringVar(&c.listen, "listen", env("listen", "127.0.0.1:8423"), "the address to serve")
+	fs.StringVar(&c.tlsCert, "tls-cert", env("tls-cert", ""), "a PEM certificate: serve TLS")
+	fs.StringVar(&c.tlsKey, "tls-key", env("tls-key", ""), "the certificate's PEM key")
+	fs.StringVar(&c.tokensFile, "tokens-file", env("tokens-file", ""), "bearer tokens, one per line: required beyond loopback")
+	fs.StringVar(&c.root, "root", env("root", ""), "the local provider's directory (default: paddockd under the user's cache directory)")
+	fs.StringVar(&c.logLevel, "log-level", env("log-level", "warn"), "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return c, errors.New("paddockd: -tls-cert and -tls-key go together")
+	}
+	if !loopback(c.listen) && (c.tlsCert == "" || c.tokensFile == "") {
+		return c, fmt.Errorf("paddockd: %s is beyond loopback: it needs -tls-cert, -tls-key and -tokens-file", c.listen)
+	}
+	return c, nil
+}
+
+// loopback reports whether addr listens on this machine only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// readTokens reads a tokens file: one per line, blank lines and # comments
+// skipped; none is an error.
+func readTokens(path string) ([]paddock.Secret, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("paddockd: tokens: %w", err)
+	}
+	var tokens []paddock.Secret
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			tokens = append(tokens, paddock.NewSecret(line))
+		}
+	}
+	if len(tokens) == 0 {
+		return nil, errors.New("paddockd: the tokens file holds no token")
+	}
+	return tokens, nil
+}
+
+// run serves until ctx ends; ready, if set, is told the address once it
+// listens. It returns the exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer, ready func(addr string)) int {
+	c, err := parse(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	level, err := zerolog.ParseLevel(c.logLevel)
+	if err != nil {
+		fmt.Fprintln(stderr, "paddockd: -log-level:", err)
+		return 2
+	}
+	log := zerolog.New(stderr).Level(level).With().Timestamp().Str("component", "paddockd").Logger()
+	var tokens []paddock.Secret
+	if c.tokensFile != "" {
+		if tokens, err = readTokens(c.tokensFile); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+	}
+	if c.root == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			cache = os.TempDir()
+		}
+		c.root = filepath.Join(cache, "paddockd")
+	}
+	if err := os.MkdirAll(c.root, 0o700); err != nil {
+		fmt.Fprintln(stderr, "paddockd:", err)
+		return 1
+	}
+	metrics := prometheus.NewRegistry()
+	reg, closeReg, err := providers.Registry(c.root, log, getenv, metrics)
+	if err != nil {
+		fmt.Fprintln(stderr, "paddockd:", err)
+		return 1
+	}
+	defer closeReg()
+	host, _ := os.Hostname()
+	rt, err := actors.Start(actors.Config{Adapters: reg, Logger: log, Metrics: metrics, Identity: "paddockd@" + host})
+	if err != nil {
+		fmt.Fprintln(stderr, "paddockd:", err)
+		return 1
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = rt.Shutdown(sctx)
+	}()
+	srv, err := daemon.New(daemon.Config{Transport: rt.Transport(), Logger: log})
+	if err != nil {
+		fmt.Fprintln(stderr, "paddockd:", err)
+		return 1
+	}
+	var service http.Handler = srv
+	if tokens != nil {
+		service = daemon.RequireTokens(tokens, srv)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(daemon.ServicePath, service)
+	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(daemon.ServiceName)))
+	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		fmt.Fprintln(stderr, "paddockd:", err)
+		return 1
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, Protocols: new(http.Protocols)}
+	hs.Protocols.SetHTTP1(true)
+	hs.Protocols.SetHTTP2(true)
+	hs.Protocols.SetUnencryptedHTTP2(c.tlsCert == "") // h2c on loopback: WriteFile is a client stream
+	served := make(chan error, 1)
+	go func() {
+		if c.tlsCert != "" {
+			served <- hs.ServeTLS(ln, c.tlsCert, c.tlsKey)
+			return
+		}
+		served <- hs.Serve(ln)
+	}()
+	log.Info().Str("address", ln.Addr().String()).Bool("tls", c.tlsCert != "").Bool("tokens", tokens != nil).Msg("serving")
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		fmt.Fprintln(stderr, "paddockd:", err)
+		return 1
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx) // streams end; sandboxes are left to their leases
+	<-served
+	return 0
+}

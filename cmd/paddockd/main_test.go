@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/client"
+	"github.com/paddockhq/paddock/daemon"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// syncBuffer is a bytes.Buffer safe for the server's log and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs paddockd with args until the test ends and returns its
+// address and log.
+func start(t *testing.T, args ...string) (string, *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan string, 1)
+	done := make(chan int, 1)
+	log := &syncBuffer{}
+	env := map[string]string{"DOCKER_HOST": "unix:///nonexistent/docker.sock"} // no engine: local and fake
+	args = append([]string{"-listen", "127.0.0.1:0", "-root", t.TempDir(), "-log-level", "info"}, args...)
+	go func() {
+		done <- run(ctx, args, func(k string) string { return env[k] }, log, func(a string) { addr <- a })
+	}()
+	select {
+	case a := <-addr:
+		t.Cleanup(func() {
+			cancel()
+			require.Equal(t, 0, <-done, "a stop is a clean exit: %s", log)
+		})
+		return a, log
+	case code := <-done:
+		cancel()
+		t.Fatalf("paddockd exited %d: %s", code, log)
+	}
+	return "", nil
+}
+
+// h2c is an HTTP/2 client without TLS, as loopback paddockd speaks.
+func h2c() *http.Client {
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: tr}
+}
+
+// paddockd serves the runtime over its providers to a client bearing one
+// of its tokens: sandboxes, commands and files; a wrong or missing token is
+// denied; the health service answers; the token is never logged; a stop is
+// clean.
+func TestServesTheRuntimeToTokenBearers(t *testing.T) {
+	t.Parallel()
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	const token = "pdk-secret-token-0123456789"
+	require.NoError(t, os.WriteFile(tokens, []byte("# who may call\n"+token+"\n"), 0o600))
+	addr, log := start(t, "-tokens-file", tokens)
+	hc := h2c()
+	defer hc.CloseIdleConnections()
+	tr, err := daemon.Dial("http://"+addr, daemon.DialOptions{HTTPClient: hc, Token: paddock.NewSecret(token)})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, p := range []paddock.Provider{paddock.ProviderFake, paddock.ProviderLocal} {
+		a := client.New(tr, p)
+		h, err := a.Create(ctx, "daemon-box", paddock.CreateOpts{})
+		require.NoError(t, err, p)
+		cmd := paddock.NewCmd("sh", "-c", "echo hello")
+		if p == paddock.ProviderFake {
+			cmd = paddock.NewCmd("script", "out:hello\n")
+		}
+		res, err := a.Exec(ctx, h, cmd, paddock.ExecOpts{})
+		require.NoError(t, err, p)
+		require.Equal(t, "hello\n", string(res.Stdout), p)
+		content := bytes.Repeat([]byte("paddockd "), 100_000) // 900 kB in chunks each way
+		require.NoError(t, a.WriteFile(ctx, h, "/tmp/daemon.txt", 0o644, bytes.NewReader(content)), p)
+		rc, err := a.ReadFile(ctx, h, "/tmp/daemon.txt")
+		require.NoError(t, err, p)
+		got, err := io.ReadAll(rc)
+		require.NoError(t, err)
+		require.NoError(t, rc.Close())
+		require.Equal(t, content, got, p)
+		require.NoError(t, a.Destroy(ctx, h), p)
+	}
+
+	for _, wrong := range []paddock.Secret{paddock.NewSecret("not-the-token"), {}} {
+		bad, err := daemon.Dial("http://"+addr, daemon.DialOptions{HTTPClient: hc, Token: wrong})
+		require.NoError(t, err)
+		_, err = client.New(bad, paddock.ProviderFake).Create(ctx, "nope", paddock.CreateOpts{})
+		require.ErrorIs(t, err, paddock.ErrDenied)
+	}
+
+	res, err := hc.Post("http://"+addr+"/grpc.health.v1.Health/Check", "application/json",
+		strings.NewReader(`{"service":"`+daemon.ServiceName+`"}`))
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode, string(body))
+	require.Contains(t, string(body), "SERVING")
+	require.Contains(t, log.String(), `"serving"`)
+	require.NotContains(t, log.String(), token, "the token is never logged")
+}
+
+// Beyond loopback paddockd needs TLS and tokens; it refuses to start
+// without them, and a half-configured TLS is refused anywhere.
+func TestRefusesWhatItCannotServeSafely(t *testing.T) {
+	t.Parallel()
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	require.NoError(t, os.WriteFile(tokens, []byte("t\n"), 0o600))
+	empty := filepath.Join(t.TempDir(), "empty")
+	require.NoError(t, os.WriteFile(empty, []byte("# none\n"), 0o600))
+	for _, args := range [][]string{
+		{"-listen", "0.0.0.0:0"},
+		{"-listen", ":0", "-tokens-file", tokens},
+		{"-listen", "192.0.2.1:0", "-tls-cert", "c.pem", "-tls-key", "k.pem"},
+		{"-listen", "127.0.0.1:0", "-tls-cert", "c.pem"},
+		{"-listen", "127.0.0.1:0", "-tokens-file", empty},
+		{"-listen", "127.0.0.1:0", "-log-level", "loud"},
+	} {
+		var out syncBuffer
+		code := run(context.Background(), append(args, "-root", t.TempDir()), func(string) string { return "" }, &out, nil)
+		require.Equal(t, 2, code, "%v: %s", args, out.String())
+		require.Contains(t, out.String(), "paddockd", "%v says why", args)
+	}
+	require.True(t, loopback("localhost:1"))
+	require.True(t, loopback("[::1]:1"))
+	require.False(t, loopback(":1"))
+}
