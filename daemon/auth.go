@@ -9,27 +9,46 @@ import (
 	"github.com/paddockhq/paddock"
 )
 
+// Token is a bearer token the server accepts, and the tenant it names
+// ("" for none: it sees every sandbox). A tenant's name is 1 to 32 lower
+// case letters and digits.
+type Token struct {
+	Tenant string
+	Secret paddock.Secret
+}
+
 // RequireTokens serves next only to requests bearing one of tokens
-// (Authorization: Bearer <token>); any other is refused with Connect's
-// unauthenticated (HTTP 401), the token never echoed or logged.
-func RequireTokens(tokens []paddock.Secret, next http.Handler) http.Handler {
-	sums := make([][32]byte, 0, len(tokens))
+// (Authorization: Bearer <token>), each as its token's tenant; any other
+// is refused with Connect's unauthenticated (HTTP 401), the token never
+// echoed or logged. A tenant's name that is not allowed, or an empty
+// token, is invalid.
+func RequireTokens(tokens []Token, next http.Handler) (http.Handler, error) {
+	type known struct {
+		sum    [32]byte
+		tenant string
+	}
+	all := make([]known, 0, len(tokens))
 	for _, t := range tokens {
-		sums = append(sums, sha256.Sum256([]byte(t.Reveal())))
+		if t.Secret.IsZero() || (t.Tenant != "" && !tenantName.MatchString(t.Tenant)) {
+			return nil, &paddock.InvalidError{Detail: "daemon: a token must be set, and a tenant's name 1 to 32 lower case letters and digits"}
+		}
+		all = append(all, known{sum: sha256.Sum256([]byte(t.Secret.Reveal())), tenant: t.Tenant})
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		given, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		sum := sha256.Sum256([]byte(given))
-		match := 0
-		for _, s := range sums {
-			match |= subtle.ConstantTimeCompare(sum[:], s[:])
+		match, tenant := 0, ""
+		for _, k := range all { // every token compared, in constant time
+			if subtle.ConstantTimeCompare(sum[:], k.sum[:]) == 1 {
+				match, tenant = 1, k.tenant
+			}
 		}
-		if !ok || given == "" || match == 0 {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = w.Write([]byte(`{"code":"unauthenticated","message":"daemon: a valid bearer token is required"}`))
+		if ok && given != "" && match == 1 {
+			next.ServeHTTP(w, r.WithContext(withTenant(r.Context(), tenant)))
 			return
 		}
-		next.ServeHTTP(w, r)
-	})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"code":"unauthenticated","message":"daemon: a valid bearer token is required"}`))
+	}), nil
 }

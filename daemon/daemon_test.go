@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -38,7 +39,14 @@ func startServer(t *testing.T, rt *actors.Runtime, cfg daemon.Config) *httptest.
 	t.Helper()
 	srv, err := daemon.New(cfg)
 	require.NoError(t, err)
-	hs := httptest.NewUnstartedServer(srv)
+	return startHandler(t, rt, srv)
+}
+
+// startHandler serves h on a loopback HTTP/2 (TLS) server; it and rt stop
+// when the test ends.
+func startHandler(t *testing.T, rt *actors.Runtime, h http.Handler) *httptest.Server {
+	t.Helper()
+	hs := httptest.NewUnstartedServer(h)
 	hs.EnableHTTP2 = true
 	hs.StartTLS()
 	t.Cleanup(func() {
@@ -49,6 +57,30 @@ func startServer(t *testing.T, rt *actors.Runtime, cfg daemon.Config) *httptest.
 		require.NoError(t, rt.Shutdown(ctx))
 	})
 	return hs
+}
+
+// The whole conformance suite passes for a tenant too: its names are
+// prefixed at the provider, and every answer speaks its own.
+func TestConformanceAsATenant(t *testing.T) {
+	t.Parallel()
+	a := fake.New()
+	t.Cleanup(a.Reset)
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{a.Provider(): a}})
+	require.NoError(t, err)
+	srv, err := daemon.New(daemon.Config{Transport: rt.Transport()})
+	require.NoError(t, err)
+	guarded, err := daemon.RequireTokens([]daemon.Token{{Tenant: "acme", Secret: paddock.NewSecret("acme-token")}}, srv)
+	require.NoError(t, err)
+	hs := startHandler(t, rt, guarded)
+	tr, err := daemon.Dial(hs.URL, daemon.DialOptions{HTTPClient: hs.Client(), Token: paddock.NewSecret("acme-token")})
+	require.NoError(t, err)
+	conformance.Run(t, conformance.Config{
+		Adapter:  client.New(tr, paddock.ProviderFake),
+		Fixtures: conformance.FakeFixtures(),
+		PreviewProbe: func(_ context.Context, p paddock.Preview) (bool, error) {
+			return a.PreviewValid(p), nil
+		},
+	})
 }
 
 // The whole conformance suite passes through a daemon: every operation,

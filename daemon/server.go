@@ -38,8 +38,9 @@ type Config struct {
 
 // Server serves the service Paddock over one runtime. Use New.
 type Server struct {
-	cfg Config
-	mux *http.ServeMux
+	cfg      Config
+	mux      *http.ServeMux
+	commands commands // the live commands of tenants' streams
 }
 
 // New returns a server for cfg.
@@ -119,10 +120,19 @@ func (s *Server) unary(ctx context.Context, req *connect.Request[holder]) (*conn
 	if err != nil {
 		return nil, err
 	}
+	tenant := tenantOf(ctx)
+	if r := s.foreignCommand(q, tenant); r != nil {
+		if err := replyError(r); err != nil {
+			return nil, err
+		}
+		return connect.NewResponse(&holder{m: r}), nil
+	}
+	scopeRequest(q, tenant)
 	r, err := s.cfg.Transport.Call(ctx, q, 0)
 	if err != nil {
 		return nil, unavailable(err)
 	}
+	scopeReply(r, tenant)
 	if err := replyError(r); err != nil {
 		return nil, err
 	}
@@ -137,10 +147,13 @@ func (s *Server) subscribe(ctx context.Context, req *connect.Request[holder], ou
 	if err != nil {
 		return err
 	}
+	tenant := tenantOf(ctx)
+	scopeRequest(q, tenant)
 	st, r, err := s.cfg.Transport.Open(ctx, q)
 	if err != nil {
 		return unavailable(err)
 	}
+	scopeReply(r, tenant)
 	item := &messages.StreamItem{}
 	switch r := r.(type) {
 	case *messages.SpawnReply:
@@ -157,6 +170,11 @@ func (s *Server) subscribe(ctx context.Context, req *connect.Request[holder], ou
 		return connect.NewError(connect.CodeInternal, errors.New("daemon: a stream opened without its reply"))
 	}
 	defer st.Close()
+	if tenant != "" {
+		ref := r.(interface{ GetCommand() *messages.CommandRef }).GetCommand().GetRef()
+		s.commands.open(ref, tenant)
+		defer s.commands.close(ref)
+	}
 	if err := out.Send(&holder{m: item}); err != nil {
 		return err
 	}
@@ -181,6 +199,27 @@ func (s *Server) subscribe(ctx context.Context, req *connect.Request[holder], ou
 			return nil
 		}
 	}
+}
+
+// foreignCommand answers a control (stdin, a signal, a resize, stdin's
+// end, a stop) of a tenant's request whose command is not one its own
+// streams opened and hold: as for a command that exited (a stop, which
+// succeeds for any command, with success). nil for every other request.
+func (s *Server) foreignCommand(q client.Request, tenant string) client.Reply {
+	if tenant == "" {
+		return nil
+	}
+	c, ok := q.(interface{ GetCommand() *messages.CommandRef })
+	if !ok || s.commands.owns(c.GetCommand().GetRef(), tenant) {
+		return nil
+	}
+	if _, stop := q.(*messages.StopCommandRequest); stop {
+		return &messages.StopCommandReply{}
+	}
+	r := methods[q.ProtoReflect().Descriptor().FullName()].out.New()
+	f := &messages.Failure{Kind: messages.ErrorKind_ERROR_KIND_COMMAND_EXITED, Detail: "no live command of this tenant's"}
+	r.Set(r.Descriptor().Fields().ByName("failure"), protoreflect.ValueOfMessage(f.ProtoReflect()))
+	return r.Interface().(client.Reply)
 }
 
 // frameOf is the frame of an event, the seq-th of its stream after outputs
@@ -210,10 +249,13 @@ func (s *Server) readFile(ctx context.Context, req *connect.Request[holder], out
 	if err != nil {
 		return err
 	}
+	tenant := tenantOf(ctx)
+	scopeRequest(q, tenant)
 	rc, r, err := s.cfg.Transport.Download(ctx, q.(*messages.ReadFileRequest))
 	if err != nil {
 		return unavailable(err)
 	}
+	scopeReply(r, tenant)
 	if rc == nil {
 		if err := replyError(r); err != nil {
 			return err
@@ -254,11 +296,14 @@ func (s *Server) writeFile(ctx context.Context, in *connect.ClientStream[holder]
 		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("daemon: WriteFile: the request comes first"))
 	}
 	q.Id = ""
+	tenant := tenantOf(ctx)
+	scopeRequest(q, tenant)
 	body := &chunkReader{in: in}
 	r, err := s.cfg.Transport.Upload(ctx, q, body)
 	if err != nil {
 		return nil, unavailable(err)
 	}
+	scopeReply(r, tenant)
 	if body.err != nil && r.GetFailure() == nil {
 		return nil, body.err
 	}

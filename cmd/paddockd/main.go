@@ -8,7 +8,8 @@
 //	paddockd -listen :8423 -tls-cert c.pem -tls-key k.pem -tokens-file tokens
 //
 // Beyond loopback it requires TLS and bearer tokens (a file of tokens, one
-// per line); it refuses to start otherwise. SIGINT or SIGTERM stops it
+// per line, each naming its tenant or none); it refuses to start
+// otherwise. A tenant sees only the sandboxes it created. SIGINT or SIGTERM stops it
 // gracefully: its streams end, and its sandboxes are left to the
 // runtime's leases. Every flag has an environment variable (PADDOCKD_ and
 // the flag's name in capitals, dashes as underscores).
@@ -92,17 +93,25 @@ func loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// readTokens reads a tokens file: one per line, blank lines and # comments
-// skipped; none is an error.
-func readTokens(path string) ([]paddock.Secret, error) {
+// readTokens reads a tokens file: a line per token, "TENANT TOKEN" (the
+// tenant sees only its own sandboxes) or "TOKEN" alone (it sees every
+// sandbox); blank lines and # comments skipped; none is an error.
+func readTokens(path string) ([]daemon.Token, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("paddockd: tokens: %w", err)
 	}
-	var tokens []paddock.Secret
-	for _, line := range strings.Split(string(b), "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
-			tokens = append(tokens, paddock.NewSecret(line))
+	var tokens []daemon.Token
+	for i, line := range strings.Split(string(b), "\n") {
+		fields := strings.Fields(line)
+		switch {
+		case len(fields) == 0 || strings.HasPrefix(fields[0], "#"):
+		case len(fields) == 1:
+			tokens = append(tokens, daemon.Token{Secret: paddock.NewSecret(fields[0])})
+		case len(fields) == 2:
+			tokens = append(tokens, daemon.Token{Tenant: fields[0], Secret: paddock.NewSecret(fields[1])})
+		default:
+			return nil, fmt.Errorf("paddockd: tokens: line %d: want TOKEN or TENANT TOKEN", i+1)
 		}
 	}
 	if len(tokens) == 0 {
@@ -128,7 +137,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return 2
 	}
 	log := zerolog.New(stderr).Level(level).With().Timestamp().Str("component", "paddockd").Logger()
-	var tokens []paddock.Secret
+	var tokens []daemon.Token
 	if c.tokensFile != "" {
 		if tokens, err = readTokens(c.tokensFile); err != nil {
 			fmt.Fprintln(stderr, err)
@@ -171,7 +180,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	var service http.Handler = srv
 	if tokens != nil {
-		service = daemon.RequireTokens(tokens, srv)
+		if service, err = daemon.RequireTokens(tokens, srv); err != nil {
+			fmt.Fprintln(stderr, "paddockd:", err)
+			return 2
+		}
 	}
 	mux := http.NewServeMux()
 	mux.Handle(daemon.ServicePath, service)

@@ -81,7 +81,7 @@ func TestServesTheRuntimeToTokenBearers(t *testing.T) {
 	t.Parallel()
 	tokens := filepath.Join(t.TempDir(), "tokens")
 	const token = "pdk-secret-token-0123456789"
-	require.NoError(t, os.WriteFile(tokens, []byte("# who may call\n"+token+"\n"), 0o600))
+	require.NoError(t, os.WriteFile(tokens, []byte("# who may call\n"+token+"\nacme acme-"+token+"\n"), 0o600))
 	addr, log := start(t, "-tokens-file", tokens)
 	hc := h2c()
 	defer hc.CloseIdleConnections()
@@ -111,6 +111,19 @@ func TestServesTheRuntimeToTokenBearers(t *testing.T) {
 		require.NoError(t, a.Destroy(ctx, h), p)
 	}
 
+	// A tenant's token: its sandbox is its own, prefixed at the provider.
+	acmeT, err := daemon.Dial("http://"+addr, daemon.DialOptions{HTTPClient: hc, Token: paddock.NewSecret("acme-" + token)})
+	require.NoError(t, err)
+	acme := client.New(acmeT, paddock.ProviderFake)
+	_, err = acme.Create(ctx, "mine", paddock.CreateOpts{})
+	require.NoError(t, err)
+	names, err := acme.ListAllNames(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"mine"}, names)
+	names, err = client.New(tr, paddock.ProviderFake).ListAllNames(ctx)
+	require.NoError(t, err)
+	require.Contains(t, names, "acme-mine")
+
 	for _, wrong := range []paddock.Secret{paddock.NewSecret("not-the-token"), {}} {
 		bad, err := daemon.Dial("http://"+addr, daemon.DialOptions{HTTPClient: hc, Token: wrong})
 		require.NoError(t, err)
@@ -126,7 +139,7 @@ func TestServesTheRuntimeToTokenBearers(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode, string(body))
 	require.Contains(t, string(body), "SERVING")
 	require.Contains(t, log.String(), `"serving"`)
-	require.NotContains(t, log.String(), token, "the token is never logged")
+	require.NotContains(t, log.String(), token, "no token is ever logged")
 }
 
 // Beyond loopback paddockd needs TLS and tokens; it refuses to start
@@ -135,6 +148,8 @@ func TestRefusesWhatItCannotServeSafely(t *testing.T) {
 	t.Parallel()
 	tokens := filepath.Join(t.TempDir(), "tokens")
 	require.NoError(t, os.WriteFile(tokens, []byte("t\n"), 0o600))
+	badTenant := filepath.Join(t.TempDir(), "bad")
+	require.NoError(t, os.WriteFile(badTenant, []byte("Not-A-Tenant tok\n"), 0o600))
 	empty := filepath.Join(t.TempDir(), "empty")
 	require.NoError(t, os.WriteFile(empty, []byte("# none\n"), 0o600))
 	for _, args := range [][]string{
@@ -144,6 +159,7 @@ func TestRefusesWhatItCannotServeSafely(t *testing.T) {
 		{"-listen", "127.0.0.1:0", "-tls-cert", "c.pem"},
 		{"-listen", "127.0.0.1:0", "-tokens-file", empty},
 		{"-listen", "127.0.0.1:0", "-log-level", "loud"},
+		{"-listen", "127.0.0.1:0", "-tokens-file", badTenant},
 	} {
 		var out syncBuffer
 		code := run(context.Background(), append(args, "-root", t.TempDir()), func(string) string { return "" }, &out, nil)
