@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"runtime"
 
 	"connectrpc.com/connect"
 	"github.com/paddockhq/paddock"
@@ -178,6 +179,9 @@ func (s *Server) subscribe(ctx context.Context, req *connect.Request[holder], ou
 	if err := out.Send(&holder{m: item}); err != nil {
 		return err
 	}
+	if frames, ok := st.(interface{ C() <-chan messages.Frame }); ok { // the runtime's own stream
+		return relay(ctx, frames.C(), out)
+	}
 	var seq, outputs uint64
 	for {
 		ev, err := st.Next(ctx)
@@ -220,6 +224,87 @@ func (s *Server) foreignCommand(q client.Request, tenant string) client.Reply {
 	f := &messages.Failure{Kind: messages.ErrorKind_ERROR_KIND_COMMAND_EXITED, Detail: "no live command of this tenant's"}
 	r.Set(r.Descriptor().Fields().ByName("failure"), protoreflect.ValueOfMessage(f.ProtoReflect()))
 	return r.Interface().(client.Reply)
+}
+
+// Bounds of one StreamFrames message: the frames ready at once go out
+// together, up to these.
+const (
+	batchFrames = 64
+	batchBytes  = 1 << 20
+)
+
+// relay sends a FrameStream's frames as they come, those ready at once in
+// one message, until the terminal frame or the end of its frames.
+func relay(ctx context.Context, frames <-chan messages.Frame, out *connect.ServerStream[holder]) error {
+	for {
+		var batch []*messages.AnyFrame
+		size, terminal, open := 0, false, true
+		select {
+		case f, ok := <-frames:
+			if !ok {
+				return nil // closed without its terminal frame: the client says so
+			}
+			batch, size, terminal = append(batch, anyFrame(f)), frameSize(f), messages.IsTerminal(f)
+		case <-ctx.Done():
+			return unavailable(ctx.Err())
+		}
+		yielded := false
+	ready:
+		for !terminal && len(batch) < batchFrames && size < batchBytes {
+			select {
+			case f, ok := <-frames:
+				if !ok {
+					open = false
+					break ready
+				}
+				batch, size, terminal = append(batch, anyFrame(f)), size+frameSize(f), messages.IsTerminal(f)
+				yielded = false
+			default:
+				if yielded {
+					break ready
+				}
+				// The stream's pump hands frames over one at a time: let it
+				// run once before the batch goes, so what is ready goes
+				// together (never a wait: nothing is held for later).
+				runtime.Gosched()
+				yielded = true
+			}
+		}
+		if err := out.Send(&holder{m: &messages.StreamItem{Item: &messages.StreamItem_Frames{Frames: &messages.StreamFrames{Frames: batch}}}}); err != nil {
+			return err
+		}
+		if terminal || !open {
+			return nil
+		}
+	}
+}
+
+// anyFrame wraps a frame of the runtime for the wire.
+func anyFrame(f messages.Frame) *messages.AnyFrame {
+	switch f := f.(type) {
+	case *messages.Stdout:
+		return &messages.AnyFrame{Frame: &messages.AnyFrame_Stdout{Stdout: f}}
+	case *messages.Stderr:
+		return &messages.AnyFrame{Frame: &messages.AnyFrame_Stderr{Stderr: f}}
+	case *messages.FileChange:
+		return &messages.AnyFrame{Frame: &messages.AnyFrame_Change{Change: f}}
+	case *messages.Exit:
+		return &messages.AnyFrame{Frame: &messages.AnyFrame_Exit{Exit: f}}
+	case *messages.Error:
+		return &messages.AnyFrame{Frame: &messages.AnyFrame_Error{Error: f}}
+	}
+	return &messages.AnyFrame{}
+}
+
+// frameSize is about the bytes a frame takes on the wire.
+func frameSize(f messages.Frame) int {
+	switch f := f.(type) {
+	case *messages.Stdout:
+		return len(f.GetData())
+	case *messages.Stderr:
+		return len(f.GetData())
+	}
+	return 64
 }
 
 // frameOf is the frame of an event, the seq-th of its stream after outputs
@@ -348,4 +433,16 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	n := copy(p, c.rest)
 	c.rest = c.rest[n:]
 	return n, nil
+}
+
+// HTTP2Config is the HTTP/2 configuration the daemon's streams want, for
+// its server and its clients' transports: frames and windows large enough
+// that a stream's chunks are not cut into 16 KiB frames and its writer
+// does not wait for a window update every few of them.
+func HTTP2Config() *http.HTTP2Config {
+	return &http.HTTP2Config{
+		MaxReadFrameSize:              1 << 20,
+		MaxReceiveBufferPerConnection: 64 << 20,
+		MaxReceiveBufferPerStream:     8 << 20,
+	}
 }

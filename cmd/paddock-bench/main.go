@@ -45,6 +45,7 @@ func main() {
 type sizes struct {
 	frameRuns, observedRuns     int
 	streamChunks, streamRuns    int
+	daemonChunks, daemonRuns    int
 	live                        int
 	slowChunks                  int
 	lines, bulkBytes, localRuns int
@@ -54,8 +55,8 @@ type sizes struct {
 }
 
 var (
-	full  = sizes{frameRuns: 100, observedRuns: 200, streamChunks: 2048, streamRuns: 20, live: 10_000, slowChunks: 2048, lines: 13_000_000, bulkBytes: 256 << 20, localRuns: 3, execIterations: 3000, dockerRuns: 10, checkpointBytes: 100 << 20, checkpointRuns: 5}
-	quick = sizes{frameRuns: 20, observedRuns: 40, streamChunks: 1024, streamRuns: 15, live: 10_000, slowChunks: 2048, lines: 2_000_000, bulkBytes: 64 << 20, localRuns: 1, execIterations: 300, dockerRuns: 5, checkpointBytes: 32 << 20, checkpointRuns: 3}
+	full  = sizes{frameRuns: 100, observedRuns: 200, streamChunks: 2048, streamRuns: 20, live: 10_000, slowChunks: 2048, lines: 13_000_000, bulkBytes: 256 << 20, localRuns: 3, execIterations: 3000, dockerRuns: 10, checkpointBytes: 100 << 20, checkpointRuns: 5, daemonChunks: 32768, daemonRuns: 3}
+	quick = sizes{frameRuns: 20, observedRuns: 40, streamChunks: 1024, streamRuns: 15, live: 10_000, slowChunks: 2048, lines: 2_000_000, bulkBytes: 64 << 20, localRuns: 1, execIterations: 300, dockerRuns: 5, checkpointBytes: 32 << 20, checkpointRuns: 3, daemonChunks: 4096, daemonRuns: 3}
 )
 
 // The local adapter journals every byte on disk before it delivers it
@@ -124,6 +125,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 				func(a *docker.Adapter, image string) ([]perf.Figure, error) {
 					return perf.DockerCheckpointFigures(a, image, sz.checkpointBytes, sz.checkpointRuns)
 				})
+		}},
+		{"32 KiB chunks through paddockd", func() ([]perf.Figure, error) {
+			return one(perf.DaemonStreamFigure(sz.daemonChunks, 32<<10, sz.daemonRuns))
 		}},
 		{"32 KiB chunks from another node", func() ([]perf.Figure, error) {
 			return one(perf.RemoteStreamFigure(sz.streamChunks, 32<<10, sz.streamRuns))
