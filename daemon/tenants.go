@@ -124,3 +124,7 @@ func (c *commands) owns(ref, tenant string) bool {
 	defer c.mu.Unlock()
 	return c.owner[ref] == tenant
 }
+
+// TenantOf is the tenant RequireTokens found for a request ("" for a
+// token without one, or no token check).
+func TenantOf(ctx context.Context) string { return tenantOf(ctx) }

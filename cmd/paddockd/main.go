@@ -5,13 +5,16 @@
 // in any language that speaks Connect, gRPC or gRPC-Web.
 //
 //	paddockd                                   # 127.0.0.1:8423, no auth (loopback only)
+//	paddockd mcp                               # MCP tools over stdin and stdout
 //	paddockd -listen :8423 -tls-cert c.pem -tls-key k.pem -tokens-file tokens
 //
 // Beyond loopback it requires TLS and bearer tokens (a file of tokens, one
 // per line, each naming its tenant or none); it refuses to start
 // otherwise. A tenant sees only the sandboxes it created. SIGINT or SIGTERM stops it
 // gracefully: its streams end, and its sandboxes are left to the
-// runtime's leases. Every flag has an environment variable (PADDOCKD_ and
+// runtime's leases. It serves MCP tools (package mcptools) at /mcp over
+// streamable HTTP, and `paddockd mcp` serves them over stdio for an agent
+// that starts it. Every flag has an environment variable (PADDOCKD_ and
 // the flag's name in capitals, dashes as underscores).
 package main
 
@@ -31,10 +34,12 @@ import (
 	"time"
 
 	"connectrpc.com/grpchealth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/daemon"
 	"github.com/paddockhq/paddock/internal/providers"
+	"github.com/paddockhq/paddock/mcptools"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
@@ -45,6 +50,10 @@ func main() {
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil))
 }
+
+// stdio is what `paddockd mcp` speaks MCP over: this process's stdin and
+// stdout (tests give their own).
+var stdio mcp.Transport = &mcp.StdioTransport{}
 
 // config is what paddockd runs with.
 type config struct {
@@ -123,6 +132,10 @@ func readTokens(path string) ([]daemon.Token, error) {
 // run serves until ctx ends; ready, if set, is told the address once it
 // listens. It returns the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer, ready func(addr string)) int {
+	overStdio := len(args) > 0 && args[0] == "mcp"
+	if overStdio {
+		args = args[1:]
+	}
 	c, err := parse(args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -173,28 +186,40 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		defer cancel()
 		_ = rt.Shutdown(sctx)
 	}()
+	tools := mcptools.NewServer(mcptools.Config{Transport: rt.Transport(), Version: "paddockd"})
+	if overStdio {
+		if err := tools.Run(ctx, stdio); err != nil && ctx.Err() == nil {
+			fmt.Fprintln(stderr, "paddockd mcp:", err)
+			return 1
+		}
+		return 0
+	}
 	srv, err := daemon.New(daemon.Config{Transport: rt.Transport(), Logger: log})
 	if err != nil {
 		fmt.Fprintln(stderr, "paddockd:", err)
 		return 1
 	}
 	var service http.Handler = srv
+	// The MCP tools see every sandbox: a tenant's token is refused there.
+	var agents http.Handler = untenanted(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return tools }, nil))
 	if tokens != nil {
 		if service, err = daemon.RequireTokens(tokens, srv); err != nil {
 			fmt.Fprintln(stderr, "paddockd:", err)
 			return 2
 		}
+		agents, _ = daemon.RequireTokens(tokens, agents)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(daemon.ServicePath, service)
 	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(daemon.ServiceName)))
 	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
+	mux.Handle("/mcp", agents)
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
 		fmt.Fprintln(stderr, "paddockd:", err)
 		return 1
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, Protocols: new(http.Protocols)}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, Protocols: new(http.Protocols), HTTP2: daemon.HTTP2Config()}
 	hs.Protocols.SetHTTP1(true)
 	hs.Protocols.SetHTTP2(true)
 	hs.Protocols.SetUnencryptedHTTP2(c.tlsCert == "") // h2c on loopback: WriteFile is a client stream
@@ -221,4 +246,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	_ = hs.Shutdown(sctx) // streams end; sandboxes are left to their leases
 	<-served
 	return 0
+}
+
+// untenanted refuses a tenant's request (403): next sees every sandbox.
+func untenanted(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if daemon.TenantOf(r.Context()) != "" {
+			http.Error(w, "paddockd: the MCP tools are not offered to a tenant's token", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

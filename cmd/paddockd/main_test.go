@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/daemon"
@@ -169,4 +170,71 @@ func TestRefusesWhatItCannotServeSafely(t *testing.T) {
 	require.True(t, loopback("localhost:1"))
 	require.True(t, loopback("[::1]:1"))
 	require.False(t, loopback(":1"))
+}
+
+// bearerRT adds a bearer token to every request.
+type bearerRT struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// An agent reaches the MCP tools at /mcp with a token without a tenant
+// (the official Go SDK's client over streamable HTTP); a tenant's token
+// is refused there, since the tools see every sandbox.
+func TestServesMCPOverHTTP(t *testing.T) {
+	t.Parallel()
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	require.NoError(t, os.WriteFile(tokens, []byte("operator-token\nacme acme-token\n"), 0o600))
+	addr, _ := start(t, "-tokens-file", tokens)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	connect := func(token string) (*mcp.ClientSession, error) {
+		hc := &http.Client{Transport: bearerRT{token: token, next: http.DefaultTransport}}
+		return mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "test"}, nil).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: hc}, nil)
+	}
+	cs, err := connect("operator-token")
+	require.NoError(t, err)
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, tools.Tools, 6)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "create_sandbox", Arguments: map[string]any{"name": "mcp-box", "provider": "fake"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%v", res.Content)
+	for _, token := range []string{"acme-token", "wrong"} {
+		_, err = connect(token)
+		require.Error(t, err, token)
+	}
+}
+
+// `paddockd mcp` serves the tools over stdio, for an agent that starts
+// it.
+func TestServesMCPOverStdio(t *testing.T) {
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	stdio = &mcp.IOTransport{Reader: toServer, Writer: fromServer}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var log syncBuffer
+	go func() {
+		done <- run(ctx, []string{"mcp", "-root", t.TempDir()}, func(k string) string {
+			return map[string]string{"DOCKER_HOST": "unix:///nonexistent/docker.sock"}[k]
+		}, &log, nil)
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "test"}, nil).
+		Connect(ctx, &mcp.IOTransport{Reader: toClient, Writer: fromClient}, nil)
+	require.NoError(t, err)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "create_sandbox", Arguments: map[string]any{"name": "stdio-box", "provider": "fake"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%v", res.Content)
+	require.NoError(t, cs.Close())
+	cancel()
+	require.Equal(t, 0, <-done, "%s", log.String())
 }
