@@ -185,22 +185,9 @@ func (t *Transport) Upload(ctx context.Context, q *messages.WriteFileRequest, r 
 
 // Download sends q; the file's bytes follow its reply.
 func (t *Transport) Download(ctx context.Context, q *messages.ReadFileRequest) (io.ReadCloser, client.Reply, error) {
-	c, err := t.rpc(q)
-	if err != nil {
-		return nil, nil, err
-	}
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	in, err := c.CallServerStream(sctx, connect.NewRequest(&holder{m: q}))
-	if err != nil {
-		cancel()
-		return nil, nil, t.failed(err)
-	}
-	first, err := receiveFirst(ctx, in, cancel)
-	if r, ok := replyOf(err); ok {
-		return nil, r, nil
-	}
-	if err != nil {
-		return nil, nil, t.failed(err)
+	in, first, cancel, failed, err := t.serverStream(ctx, q)
+	if failed != nil || err != nil {
+		return nil, failed, err
 	}
 	reply := first.(*messages.ReadFileChunk).GetReply()
 	if reply == nil || reply.GetFailure() != nil {
@@ -212,6 +199,31 @@ func (t *Transport) Download(ctx context.Context, q *messages.ReadFileRequest) (
 		return nil, reply, nil
 	}
 	return &fileReader{in: in, cancel: cancel}, reply, nil
+}
+
+// serverStream opens q's server stream and receives its first message
+// within ctx (which bounds that only: cancel ends the stream). A failure
+// the server answered is its reply, the stream ended; an error is the
+// transport's own.
+func (t *Transport) serverStream(ctx context.Context, q client.Request) (*connect.ServerStreamForClient[holder], proto.Message, context.CancelFunc, client.Reply, error) {
+	c, err := t.rpc(q)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	in, err := c.CallServerStream(sctx, connect.NewRequest(&holder{m: q}))
+	if err != nil {
+		cancel()
+		return nil, nil, nil, nil, t.failed(err)
+	}
+	first, err := receiveFirst(ctx, in, cancel)
+	if r, ok := replyOf(err); ok {
+		return nil, nil, nil, r, nil
+	}
+	if err != nil {
+		return nil, nil, nil, nil, t.failed(err)
+	}
+	return in, first, cancel, nil, nil
 }
 
 // receiveFirst receives a server stream's first message within ctx; on

@@ -74,6 +74,11 @@ func TestConformanceAsATenant(t *testing.T) {
 	hs := startHandler(t, rt, guarded)
 	tr, err := daemon.Dial(hs.URL, daemon.DialOptions{HTTPClient: hs.Client(), Token: paddock.NewSecret("acme-token")})
 	require.NoError(t, err)
+	runConformance(t, a, tr)
+}
+
+// runConformance runs the whole suite on the fake a through tr.
+func runConformance(t *testing.T, a *fake.Adapter, tr *daemon.Transport) {
 	conformance.Run(t, conformance.Config{
 		Adapter:  client.New(tr, paddock.ProviderFake),
 		Fixtures: conformance.FakeFixtures(),
@@ -90,14 +95,7 @@ func TestConformanceThroughTheDaemon(t *testing.T) {
 	t.Parallel()
 	a := fake.New()
 	t.Cleanup(a.Reset)
-	tr := serve(t, a)
-	conformance.Run(t, conformance.Config{
-		Adapter:  client.New(tr, paddock.ProviderFake),
-		Fixtures: conformance.FakeFixtures(),
-		PreviewProbe: func(_ context.Context, p paddock.Preview) (bool, error) {
-			return a.PreviewValid(p), nil
-		},
-	})
+	runConformance(t, a, serve(t, a))
 }
 
 // A client that reads nothing holds its command back: the command is read

@@ -20,22 +20,9 @@ const streamWindow = 64
 // Open sends q (a SpawnRequest, AttachRequest or WatchRequest) and
 // returns its stream once the reply came; ctx bounds the reply only.
 func (t *Transport) Open(ctx context.Context, q client.Request) (paddock.Stream, client.Reply, error) {
-	c, err := t.rpc(q)
-	if err != nil {
-		return nil, nil, err
-	}
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	in, err := c.CallServerStream(sctx, connect.NewRequest(&holder{m: q}))
-	if err != nil {
-		cancel()
-		return nil, nil, t.failed(err)
-	}
-	first, err := receiveFirst(ctx, in, cancel)
-	if r, ok := replyOf(err); ok {
-		return nil, r, nil
-	}
-	if err != nil {
-		return nil, nil, t.failed(err)
+	in, first, cancel, failed, err := t.serverStream(ctx, q)
+	if failed != nil || err != nil {
+		return nil, failed, err
 	}
 	var (
 		reply client.Reply
