@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	connectrpc.com/connect v1.21.1
 	connectrpc.com/grpchealth v1.5.0
+	connectrpc.com/grpcreflect v1.3.1
 	github.com/anthdm/hollywood v1.0.5
 	github.com/chromedp/chromedp v0.23.0
 	github.com/containerd/errdefs v1.0.0

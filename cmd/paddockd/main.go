@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
@@ -212,6 +213,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	mux := http.NewServeMux()
 	mux.Handle(daemon.ServicePath, service)
 	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(daemon.ServiceName)))
+	reflector := grpcreflect.NewStaticReflector(daemon.ServiceName)
+	mux.Handle(grpcreflect.NewHandlerV1(reflector))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	mux.Handle("/mcp", agents)
 	ln, err := net.Listen("tcp", c.listen)

@@ -12,12 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
+	"connectrpc.com/grpcreflect"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/daemon"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -139,6 +142,12 @@ func TestServesTheRuntimeToTokenBearers(t *testing.T) {
 	_ = res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode, string(body))
 	require.Contains(t, string(body), "SERVING")
+	// Reflection lists the service (gRPC's, by its own client).
+	refl := grpcreflect.NewClient(hc, "http://"+addr, connect.WithGRPC()).NewStream(ctx)
+	services, err := refl.ListServices()
+	require.NoError(t, err)
+	_, _ = refl.Close()
+	require.Contains(t, services, protoreflect.FullName(daemon.ServiceName))
 	require.Contains(t, log.String(), `"serving"`)
 	require.NotContains(t, log.String(), token, "no token is ever logged")
 }
