@@ -1,7 +1,7 @@
 // Package mcptools offers Paddock's sandboxes to agents as MCP tools
 // (github.com/modelcontextprotocol/go-sdk): create and destroy a sandbox,
-// run a command (its output bounded, its exit code answered), and read,
-// write and list files. Each tool works on one provider's adapter of a
+// run a command (its output bounded, its exit code answered), start a
+// long one and read its output later, and read, write and list files. Each tool works on one provider's adapter of a
 // runtime (a client.Transport: the runtime's own, or a daemon's). A tool
 // whose input is wrong, or whose operation fails, answers an error result
 // naming the taxonomy's kind, so the agent can correct itself.
@@ -41,12 +41,14 @@ type Config struct {
 	Version string
 }
 
-// NewServer is an MCP server offering the tools over cfg's runtime.
-func NewServer(cfg Config) *mcp.Server {
+// NewServer is an MCP server offering the tools over cfg's runtime; Close
+// ends what its start_command started and is still held (each command
+// goes on in its sandbox where the provider keeps sessions).
+func NewServer(cfg Config) (*mcp.Server, io.Closer) {
 	if cfg.Provider == "" {
 		cfg.Provider = paddock.ProviderLocal
 	}
-	t := tools{cfg: cfg}
+	t := tools{cfg: cfg, started: &commands{byID: map[string]*started{}}}
 	s := mcp.NewServer(&mcp.Implementation{Name: "paddock", Version: cfg.Version}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "create_sandbox", Description: "Create a sandbox (a machine to run commands and keep files in) under a name of your choosing; creating one that exists answers it."}, t.create)
 	mcp.AddTool(s, &mcp.Tool{Name: "destroy_sandbox", Description: "Destroy a sandbox and everything in it; an absent one is fine."}, t.destroy)
@@ -54,10 +56,15 @@ func NewServer(cfg Config) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "read_file", Description: "Read a file of a sandbox (bounded: truncated says when it was cut)."}, t.read)
 	mcp.AddTool(s, &mcp.Tool{Name: "write_file", Description: "Write a file of a sandbox (its parent directories are made), replacing it whole."}, t.write)
 	mcp.AddTool(s, &mcp.Tool{Name: "list_files", Description: "List a directory of a sandbox."}, t.list)
-	return s
+	mcp.AddTool(s, &mcp.Tool{Name: "start_command", Description: "Start a long shell command (sh -c) in a sandbox and answer its command_id at once; read_output takes its output as it comes, and its exit code at its end. Up to 1 MiB of output is held for it; beyond, the command waits to be read."}, t.start)
+	mcp.AddTool(s, &mcp.Tool{Name: "read_output", Description: "Take the output a started command printed since the last read (stdout, then stderr, up to max_bytes); once it ended and all was read, its exit code."}, t.readOutput)
+	return s, t.started
 }
 
-type tools struct{ cfg Config }
+type tools struct {
+	cfg     Config
+	started *commands
+}
 
 // Sandbox names a sandbox: every tool's first input.
 type Sandbox struct {

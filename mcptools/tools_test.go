@@ -30,13 +30,15 @@ func session(t *testing.T) *mcp.ClientSession {
 	require.NoError(t, err)
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := mcptools.NewServer(mcptools.Config{Transport: rt.Transport(), Version: "test"}).Connect(ctx, st, nil)
+	server, started := mcptools.NewServer(mcptools.Config{Transport: rt.Transport(), Version: "test"})
+	ss, err := server.Connect(ctx, st, nil)
 	require.NoError(t, err)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "test"}, nil).Connect(ctx, ct, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		_ = cs.Close()
 		_ = ss.Wait()
+		require.NoError(t, started.Close())
 		sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		require.NoError(t, rt.Shutdown(sctx))
@@ -77,7 +79,7 @@ func TestAnAgentsSession(t *testing.T) {
 		names = append(names, tool.Name)
 		require.NotEmpty(t, tool.Description, tool.Name)
 	}
-	require.ElementsMatch(t, []string{"create_sandbox", "destroy_sandbox", "run_command", "read_file", "write_file", "list_files"}, names)
+	require.ElementsMatch(t, []string{"create_sandbox", "destroy_sandbox", "run_command", "read_file", "write_file", "list_files", "start_command", "read_output"}, names)
 
 	var created mcptools.Created
 	require.Empty(t, call(t, cs, "create_sandbox", map[string]any{"name": "agent"}, &created))
@@ -119,6 +121,8 @@ func TestAnAgentsSession(t *testing.T) {
 		{"read_file", map[string]any{"name": "absent", "provider": "fake", "path": "/x"}, "not_found"},
 		{"list_files", map[string]any{"name": "", "path": "/"}, "invalid"},
 		{"create_sandbox", map[string]any{"name": "x", "provider": "nowhere"}, ""},
+		{"read_output", map[string]any{"command_id": "cmd-none"}, "not_found"},
+		{"start_command", map[string]any{"name": "agent", "command": ""}, "invalid"},
 	} {
 		text := call(t, cs, bad.tool, bad.args, &struct{}{})
 		require.NotEmpty(t, text, "%s %v is an error result", bad.tool, bad.args)
@@ -126,4 +130,37 @@ func TestAnAgentsSession(t *testing.T) {
 	}
 	require.Empty(t, call(t, cs, "destroy_sandbox", map[string]any{"name": "agent"}, &done))
 	require.Empty(t, call(t, cs, "destroy_sandbox", map[string]any{"name": "f", "provider": "fake"}, &done))
+}
+
+// A long command: started at once, its output read as it comes (bounded
+// per read), its exit code once all was read; then its id is gone. Output
+// beyond what is held waits for the reader: nothing is lost.
+func TestALongCommandReadLater(t *testing.T) {
+	t.Parallel()
+	cs := session(t)
+	var created mcptools.Created
+	require.Empty(t, call(t, cs, "create_sandbox", map[string]any{"name": "long"}, &created))
+	var started mcptools.Started
+	// 3 MB, more than is held, then an exit code.
+	require.Empty(t, call(t, cs, "start_command", map[string]any{"name": "long", "command": "head -c 3000000 /dev/zero | tr '\\0' y; echo done >&2; exit 4"}, &started))
+	require.NotEmpty(t, started.CommandID)
+	var stdout, stderr strings.Builder
+	for {
+		var out mcptools.Output
+		require.Empty(t, call(t, cs, "read_output", map[string]any{"command_id": started.CommandID, "max_bytes": 1 << 20}, &out))
+		stdout.WriteString(out.Stdout)
+		stderr.WriteString(out.Stderr)
+		if out.Ended {
+			require.Equal(t, 4, out.ExitCode)
+			require.Empty(t, out.Error)
+			break
+		}
+		if !out.More {
+			time.Sleep(5 * time.Millisecond) // an agent polls; the verdict is the bytes below
+		}
+	}
+	require.Equal(t, strings.Repeat("y", 3_000_000), stdout.String(), "every byte, in order")
+	require.Equal(t, "done\n", stderr.String())
+	text := call(t, cs, "read_output", map[string]any{"command_id": started.CommandID}, &struct{}{})
+	require.True(t, strings.HasPrefix(text, "not_found"), "read to its end, the id is gone: %s", text)
 }

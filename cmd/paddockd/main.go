@@ -187,7 +187,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		defer cancel()
 		_ = rt.Shutdown(sctx)
 	}()
-	tools := mcptools.NewServer(mcptools.Config{Transport: rt.Transport(), Version: "paddockd"})
+	tools, started := mcptools.NewServer(mcptools.Config{Transport: rt.Transport(), Version: "paddockd"})
+	defer started.Close() // before the runtime stops (defers run last first)
 	if overStdio {
 		if err := tools.Run(ctx, stdio); err != nil && ctx.Err() == nil {
 			fmt.Fprintln(stderr, "paddockd mcp:", err)

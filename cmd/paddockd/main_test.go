@@ -213,7 +213,7 @@ func TestServesMCPOverHTTP(t *testing.T) {
 	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err)
-	require.Len(t, tools.Tools, 6)
+	require.Len(t, tools.Tools, 8)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "create_sandbox", Arguments: map[string]any{"name": "mcp-box", "provider": "fake"}})
 	require.NoError(t, err)
 	require.False(t, res.IsError, "%v", res.Content)
