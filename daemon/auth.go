@@ -52,3 +52,27 @@ func RequireTokens(tokens []Token, next http.Handler) (http.Handler, error) {
 		_, _ = w.Write([]byte(`{"code":"unauthenticated","message":"daemon: a valid bearer token is required"}`))
 	}), nil
 }
+
+// RequireClientCertificates serves next only to requests whose client
+// certificate the server verified (its TLS config asks for one: mutual
+// TLS), each as the tenant its subject's common name names; a request
+// without one is unauthenticated (401), a certificate naming no tenant is
+// refused (403).
+func RequireClientCertificates(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"code":"unauthenticated","message":"daemon: a verified client certificate is required"}`))
+			return
+		}
+		tenant := r.TLS.VerifiedChains[0][0].Subject.CommonName
+		if !tenantName.MatchString(tenant) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"code":"permission_denied","message":"daemon: the client certificate's common name is not a tenant's name"}`))
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(withTenant(r.Context(), tenant)))
+	})
+}

@@ -9,7 +9,8 @@
 //	paddockd -listen :8423 -tls-cert c.pem -tls-key k.pem -tokens-file tokens
 //
 // Beyond loopback it requires TLS and bearer tokens (a file of tokens, one
-// per line, each naming its tenant or none); it refuses to start
+// per line, each naming its tenant or none) or client certificates (mutual
+// TLS, each certificate's common name its tenant); it refuses to start
 // otherwise. A tenant sees only the sandboxes it created. SIGINT or SIGTERM stops it
 // gracefully: its streams end, and its sandboxes are left to the
 // runtime's leases. It serves MCP tools (package mcptools) at /mcp over
@@ -20,6 +21,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -58,7 +61,7 @@ var stdio mcp.Transport = &mcp.StdioTransport{}
 
 // config is what paddockd runs with.
 type config struct {
-	listen, tlsCert, tlsKey, tokensFile, root, logLevel string
+	listen, tlsCert, tlsKey, tokensFile, clientCA, root, logLevel string
 }
 
 // parse reads the flags over their environment variables.
@@ -76,6 +79,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (config,
 	fs.StringVar(&c.tlsCert, "tls-cert", env("tls-cert", ""), "a PEM certificate: serve TLS")
 	fs.StringVar(&c.tlsKey, "tls-key", env("tls-key", ""), "the certificate's PEM key")
 	fs.StringVar(&c.tokensFile, "tokens-file", env("tokens-file", ""), "bearer tokens, one per line: required beyond loopback")
+	fs.StringVar(&c.clientCA, "client-ca", env("client-ca", ""), "a PEM CA: mutual TLS, each client certificate's common name its tenant (instead of tokens)")
 	fs.StringVar(&c.root, "root", env("root", ""), "the local provider's directory (default: paddockd under the user's cache directory)")
 	fs.StringVar(&c.logLevel, "log-level", env("log-level", "warn"), "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -84,8 +88,11 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (config,
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, errors.New("paddockd: -tls-cert and -tls-key go together")
 	}
-	if !loopback(c.listen) && (c.tlsCert == "" || c.tokensFile == "") {
-		return c, fmt.Errorf("paddockd: %s is beyond loopback: it needs -tls-cert, -tls-key and -tokens-file", c.listen)
+	if c.clientCA != "" && (c.tlsCert == "" || c.tokensFile != "") {
+		return c, errors.New("paddockd: -client-ca needs -tls-cert and -tls-key, and replaces -tokens-file")
+	}
+	if !loopback(c.listen) && (c.tlsCert == "" || (c.tokensFile == "" && c.clientCA == "")) {
+		return c, fmt.Errorf("paddockd: %s is beyond loopback: it needs -tls-cert, -tls-key and -tokens-file or -client-ca", c.listen)
 	}
 	return c, nil
 }
@@ -211,6 +218,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 		agents, _ = daemon.RequireTokens(tokens, agents)
 	}
+	var tlsConfig *tls.Config
+	if c.clientCA != "" {
+		pem, err := os.ReadFile(c.clientCA)
+		pool := x509.NewCertPool()
+		if err != nil || !pool.AppendCertsFromPEM(pem) {
+			fmt.Fprintln(stderr, "paddockd: -client-ca: no PEM certificate in", c.clientCA)
+			return 2
+		}
+		tlsConfig = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS12}
+		service = daemon.RequireClientCertificates(srv)
+		agents = daemon.RequireClientCertificates(agents) // a tenant's: refused there
+	}
 	mux := http.NewServeMux()
 	mux.Handle(daemon.ServicePath, service)
 	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(daemon.ServiceName)))
@@ -224,7 +243,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		fmt.Fprintln(stderr, "paddockd:", err)
 		return 1
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, Protocols: new(http.Protocols), HTTP2: daemon.HTTP2Config()}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, Protocols: new(http.Protocols), HTTP2: daemon.HTTP2Config(), TLSConfig: tlsConfig}
 	hs.Protocols.SetHTTP1(true)
 	hs.Protocols.SetHTTP2(true)
 	hs.Protocols.SetUnencryptedHTTP2(c.tlsCert == "") // h2c on loopback: WriteFile is a client stream

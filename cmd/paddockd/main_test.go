@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"os"
@@ -16,6 +19,7 @@ import (
 	"connectrpc.com/grpcreflect"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/adapters/remote/remotetest"
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/daemon"
 	"github.com/stretchr/testify/require"
@@ -169,6 +173,8 @@ func TestRefusesWhatItCannotServeSafely(t *testing.T) {
 		{"-listen", "127.0.0.1:0", "-tls-cert", "c.pem"},
 		{"-listen", "127.0.0.1:0", "-tokens-file", empty},
 		{"-listen", "127.0.0.1:0", "-log-level", "loud"},
+		{"-listen", "127.0.0.1:0", "-client-ca", "ca.pem"},
+		{"-listen", "127.0.0.1:0", "-client-ca", "ca.pem", "-tls-cert", "c.pem", "-tls-key", "k.pem", "-tokens-file", tokens},
 		{"-listen", "127.0.0.1:0", "-tokens-file", badTenant},
 	} {
 		var out syncBuffer
@@ -246,4 +252,71 @@ func TestServesMCPOverStdio(t *testing.T) {
 	require.NoError(t, cs.Close())
 	cancel()
 	require.Equal(t, 0, <-done, "%s", log.String())
+}
+
+// writePEM writes cert (and its key, when keyPath is set) as PEM files.
+func writePEM(t *testing.T, cert tls.Certificate, certPath, keyPath string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o600))
+	if keyPath != "" {
+		der, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600))
+	}
+}
+
+// With -client-ca, paddockd speaks mutual TLS: each client certificate's
+// common name is its tenant (one sees only its own sandboxes); a client
+// without a certificate of that authority is not served.
+func TestClientCertificatesNameTenants(t *testing.T) {
+	t.Parallel()
+	ca, err := remotetest.NewAuthority("paddockd test CA")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	server, err := ca.Issue("127.0.0.1")
+	require.NoError(t, err)
+	writePEM(t, server, filepath.Join(dir, "server.pem"), filepath.Join(dir, "server.key"))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ca.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw}), 0o600))
+	addr, _ := start(t, "-tls-cert", filepath.Join(dir, "server.pem"), "-tls-key", filepath.Join(dir, "server.key"), "-client-ca", filepath.Join(dir, "ca.pem"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	as := func(certs ...tls.Certificate) (*client.Client, *http.Client) {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool, Certificates: certs}, ForceAttemptHTTP2: true}
+		hc := &http.Client{Transport: tr}
+		t.Cleanup(tr.CloseIdleConnections)
+		d, err := daemon.Dial("https://"+addr, daemon.DialOptions{HTTPClient: hc})
+		require.NoError(t, err)
+		return client.New(d, paddock.ProviderFake), hc
+	}
+	acmeCert, err := ca.IssueNamed("acme")
+	require.NoError(t, err)
+	globexCert, err := ca.IssueNamed("globex")
+	require.NoError(t, err)
+	acme, _ := as(acmeCert)
+	globex, _ := as(globexCert)
+	_, err = acme.Create(ctx, "box", paddock.CreateOpts{})
+	require.NoError(t, err)
+	names, err := acme.ListAllNames(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"box"}, names)
+	names, err = globex.ListAllNames(ctx)
+	require.NoError(t, err)
+	require.Empty(t, names, "another tenant's sandbox is not listed")
+
+	unnamed, err := ca.Issue() // its common name, "paddock node", names no tenant
+	require.NoError(t, err)
+	anonymous, _ := as(unnamed)
+	_, err = anonymous.ListAllNames(ctx)
+	require.ErrorIs(t, err, paddock.ErrDenied, "a certificate naming no tenant is refused")
+
+	nobody, _ := as()
+	_, err = nobody.Create(ctx, "x", paddock.CreateOpts{})
+	require.Error(t, err, "no certificate: not served")
+	other, err := remotetest.NewAuthority("another CA")
+	require.NoError(t, err)
+	stranger, err := other.IssueNamed("acme")
+	require.NoError(t, err)
+	outsider, _ := as(stranger)
+	_, err = outsider.ListAllNames(ctx)
+	require.Error(t, err, "a certificate of another authority: not served")
 }

@@ -47,6 +47,12 @@ func NewAuthority(name string) (*Authority, error) {
 // Issue makes a node certificate for hosts (IP addresses or names), good
 // for serving and for dialling.
 func (a *Authority) Issue(hosts ...string) (tls.Certificate, error) {
+	return a.IssueNamed("paddock node", hosts...)
+}
+
+// IssueNamed is Issue with the certificate's subject's common name (a
+// daemon takes it for a client's tenant).
+func (a *Authority) IssueNamed(name string, hosts ...string) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, err
@@ -55,7 +61,7 @@ func (a *Authority) Issue(hosts ...string) (tls.Certificate, error) {
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: "paddock node"},
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: name},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
 	for _, h := range hosts {
