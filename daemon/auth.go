@@ -3,6 +3,7 @@ package daemon
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -47,9 +48,7 @@ func RequireTokens(tokens []Token, next http.Handler) (http.Handler, error) {
 			next.ServeHTTP(w, r.WithContext(withTenant(r.Context(), tenant)))
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write([]byte(`{"code":"unauthenticated","message":"daemon: a valid bearer token is required"}`))
+		refuse(w, http.StatusUnauthorized, "unauthenticated", "daemon: a valid bearer token is required")
 	}), nil
 }
 
@@ -61,18 +60,21 @@ func RequireTokens(tokens []Token, next http.Handler) (http.Handler, error) {
 func RequireClientCertificates(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = w.Write([]byte(`{"code":"unauthenticated","message":"daemon: a verified client certificate is required"}`))
+			refuse(w, http.StatusUnauthorized, "unauthenticated", "daemon: a verified client certificate is required")
 			return
 		}
 		tenant := r.TLS.VerifiedChains[0][0].Subject.CommonName
 		if !tenantName.MatchString(tenant) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusForbidden)
-			_, _ = w.Write([]byte(`{"code":"permission_denied","message":"daemon: the client certificate's common name is not a tenant's name"}`))
+			refuse(w, http.StatusForbidden, "permission_denied", "daemon: the client certificate's common name is not a tenant's name")
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(withTenant(r.Context(), tenant)))
 	})
+}
+
+// refuse answers a request the guard refuses as a Connect error.
+func refuse(w http.ResponseWriter, status int, code, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = fmt.Fprintf(w, `{"code":%q,"message":%q}`, code, message)
 }

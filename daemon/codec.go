@@ -83,3 +83,31 @@ var ServiceName = string(messages.File_service_proto.Services().ByName("Paddock"
 
 // ServicePath is the path under which a Server serves every RPC.
 var ServicePath = "/" + ServiceName + "/"
+
+// frameField is AnyFrame's oneof: a field per frame type.
+var frameField = (&messages.AnyFrame{}).ProtoReflect().Descriptor().Oneofs().ByName("frame")
+
+// anyFrame wraps a frame of the runtime for the wire, in the oneof's
+// field of its type.
+func anyFrame(f messages.Frame) *messages.AnyFrame {
+	a := &messages.AnyFrame{}
+	m, fm := a.ProtoReflect(), f.ProtoReflect()
+	fields := frameField.Fields()
+	for i := range fields.Len() {
+		if fd := fields.Get(i); fd.Message() == fm.Descriptor() {
+			m.Set(fd, protoreflect.ValueOfMessage(fm))
+		}
+	}
+	return a
+}
+
+// frameIn is the frame an AnyFrame carries (nil for none).
+func frameIn(a *messages.AnyFrame) messages.Frame {
+	m := a.ProtoReflect()
+	fd := m.WhichOneof(frameField)
+	if fd == nil {
+		return nil
+	}
+	f, _ := m.Get(fd).Message().Interface().(messages.Frame)
+	return f
+}

@@ -192,7 +192,7 @@ func (s *Server) subscribe(ctx context.Context, req *connect.Request[holder], ou
 			return unavailable(err)
 		}
 		seq++
-		f := frameOf(ev, seq, outputs)
+		f := anyFrame(frameOf(ev, seq, outputs))
 		if !ev.Kind.Terminal() {
 			outputs++
 		}
@@ -279,23 +279,6 @@ func relay(ctx context.Context, frames <-chan messages.Frame, out *connect.Serve
 	}
 }
 
-// anyFrame wraps a frame of the runtime for the wire.
-func anyFrame(f messages.Frame) *messages.AnyFrame {
-	switch f := f.(type) {
-	case *messages.Stdout:
-		return &messages.AnyFrame{Frame: &messages.AnyFrame_Stdout{Stdout: f}}
-	case *messages.Stderr:
-		return &messages.AnyFrame{Frame: &messages.AnyFrame_Stderr{Stderr: f}}
-	case *messages.FileChange:
-		return &messages.AnyFrame{Frame: &messages.AnyFrame_Change{Change: f}}
-	case *messages.Exit:
-		return &messages.AnyFrame{Frame: &messages.AnyFrame_Exit{Exit: f}}
-	case *messages.Error:
-		return &messages.AnyFrame{Frame: &messages.AnyFrame_Error{Error: f}}
-	}
-	return &messages.AnyFrame{}
-}
-
 // frameSize is about the bytes a frame takes on the wire.
 func frameSize(f messages.Frame) int {
 	switch f := f.(type) {
@@ -307,25 +290,17 @@ func frameSize(f messages.Frame) int {
 	return 64
 }
 
-// frameOf is the frame of an event, the seq-th of its stream after outputs
-// output frames.
-func frameOf(ev paddock.Event, seq, outputs uint64) *messages.AnyFrame {
+// frameOf is the frame of an event, the seq-th of its stream after
+// outputs output frames.
+func frameOf(ev paddock.Event, seq, outputs uint64) messages.Frame {
 	switch ev.Kind {
 	case paddock.EventExit:
-		return &messages.AnyFrame{Frame: &messages.AnyFrame_Exit{Exit: wire.ExitFrame("", seq, outputs, ev.Code)}}
+		return wire.ExitFrame("", seq, outputs, ev.Code)
 	case paddock.EventError:
 		reason, kind := wire.ErrorFrameFields(ev.Err)
-		return &messages.AnyFrame{Frame: &messages.AnyFrame_Error{Error: wire.ErrorFrame("", seq, outputs, reason, "", kind)}}
+		return wire.ErrorFrame("", seq, outputs, reason, "", kind)
 	}
-	switch f := wire.OutputFrame("", seq, ev).(type) {
-	case *messages.Stderr:
-		return &messages.AnyFrame{Frame: &messages.AnyFrame_Stderr{Stderr: f}}
-	case *messages.FileChange:
-		return &messages.AnyFrame{Frame: &messages.AnyFrame_Change{Change: f}}
-	case *messages.Stdout:
-		return &messages.AnyFrame{Frame: &messages.AnyFrame_Stdout{Stdout: f}}
-	}
-	return nil
+	return wire.OutputFrame("", seq, ev)
 }
 
 // readFile serves ReadFile: the reply, then the file in chunks.
@@ -380,7 +355,9 @@ func (s *Server) writeFile(ctx context.Context, in *connect.ClientStream[holder]
 	if q == nil {
 		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("daemon: WriteFile: the request comes first"))
 	}
-	q.Id = ""
+	if _, err := request(&holder{m: q}); err != nil { // its id is the server's to set
+		return nil, err
+	}
 	tenant := tenantOf(ctx)
 	scopeRequest(q, tenant)
 	body := &chunkReader{in: in}

@@ -103,18 +103,9 @@ func (s *stream) receive() {
 }
 
 // eventOf is the event of a frame of the service.
-func eventOf(f *messages.AnyFrame) paddock.Event {
-	switch f := f.GetFrame().(type) {
-	case *messages.AnyFrame_Stdout:
-		return wire.EventOf(f.Stdout)
-	case *messages.AnyFrame_Stderr:
-		return wire.EventOf(f.Stderr)
-	case *messages.AnyFrame_Change:
-		return wire.EventOf(f.Change)
-	case *messages.AnyFrame_Exit:
-		return wire.EventOf(f.Exit)
-	case *messages.AnyFrame_Error:
-		return wire.EventOf(f.Error)
+func eventOf(a *messages.AnyFrame) paddock.Event {
+	if f := frameIn(a); f != nil {
+		return wire.EventOf(f)
 	}
 	return paddock.Failed(&paddock.UnavailableError{Detail: "daemon: an unknown frame"})
 }

@@ -22,12 +22,11 @@ import (
 
 // Bounds of the tools.
 const (
-	DefaultMaxOutput   = 64 << 10        // bytes of a command's output, or a file's, a tool answers
-	MaxOutputCap       = 1 << 20         // the most a caller may ask for
-	DefaultTimeout     = 2 * time.Minute // a command's time unless the caller says
-	MaxTimeout         = 30 * time.Minute
-	MaxWriteBytes      = 8 << 20 // a write_file's content
-	defaultProviderKey = "provider"
+	DefaultMaxOutput = 64 << 10        // bytes of a command's output, or a file's, a tool answers
+	MaxOutputCap     = 1 << 20         // the most a caller may ask for
+	DefaultTimeout   = 2 * time.Minute // a command's time unless the caller says
+	MaxTimeout       = 30 * time.Minute
+	MaxWriteBytes    = 8 << 20 // a write_file's content
 )
 
 // Config configures NewServer.
