@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -46,6 +47,8 @@ type ptySession struct {
 	tty     *os.File
 	clients map[*ptyClient]bool
 	killed  bool
+	taken   atomic.Int64  // bytes taken from the terminal
+	sent    atomic.Int64  // of those, bytes handed to the clients
 	drained chan struct{} // closed once the terminal has no writer left
 	stop    chan struct{} // closed by kill
 }
@@ -171,6 +174,7 @@ func (p *ptySession) read() {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := p.tty.Read(buf)
+		p.taken.Add(int64(n))
 		if n > 0 {
 			b := append([]byte(nil), buf[:n]...)
 			p.mu.Lock()
@@ -183,10 +187,28 @@ func (p *ptySession) read() {
 				}
 			}
 			p.mu.Unlock()
+			p.sent.Add(int64(n))
 		}
 		if err != nil {
 			return
 		}
+	}
+}
+
+// handedOver waits until what the shell wrote before it ended has reached
+// the clients while a job it left behind holds the terminal (so the
+// reading never ends): nothing unread on the terminal, and all that was
+// read handed over. The wait is bounded by settle (a job still writing
+// keeps bytes coming): what it writes later reaches no one, as on the
+// daemon.
+func (p *ptySession) handedOver(settle time.Duration) {
+	deadline := time.Now().Add(settle)
+	for time.Now().Before(deadline) {
+		unread, err := stubproc.TerminalUnread(p.tty)
+		if err != nil || (unread == 0 && p.sent.Load() == p.taken.Load()) {
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -215,6 +237,7 @@ func (s *Server) reapPTY(sb *sandbox, p *ptySession) {
 		case <-p.stop:
 		}
 	} else {
+		p.handedOver(2 * time.Second)
 		sb.smu.Lock()
 		sb.leftBehind = append(sb.leftBehind, p.cmd.Process.Pid)
 		sb.smu.Unlock()

@@ -73,3 +73,9 @@ func eachProcess(f func(pid int, fields []string)) error {
 	}
 	return nil
 }
+
+// TerminalUnread is how many bytes written to the terminal whose master
+// side is master wait to be read from it.
+func TerminalUnread(master *os.File) (int, error) {
+	return unix.IoctlGetInt(int(master.Fd()), unix.TIOCINQ)
+}
