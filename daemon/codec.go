@@ -25,27 +25,37 @@ type codec struct {
 
 func (c codec) Name() string { return c.name }
 
+// Marshal encodes a holder's message, or a message of Connect's own (the
+// gRPC protocol's status of a failure, with its details).
 func (c codec) Marshal(v any) ([]byte, error) {
-	h, ok := v.(*holder)
+	m, ok := v.(proto.Message)
+	if h, held := v.(*holder); held {
+		m, ok = h.m, true
+	}
 	if !ok {
 		return nil, fmt.Errorf("daemon: cannot encode %T", v)
 	}
 	if c.name == "json" {
-		return protojson.Marshal(h.m)
+		return protojson.Marshal(m)
 	}
-	return proto.Marshal(h.m)
+	return proto.Marshal(m)
 }
 
+// Unmarshal decodes into a holder a new message of the codec's type, or
+// into a message of Connect's own.
 func (c codec) Unmarshal(data []byte, v any) error {
-	h, ok := v.(*holder)
+	m, ok := v.(proto.Message)
+	if h, held := v.(*holder); held {
+		h.m = c.into.New().Interface()
+		m, ok = h.m, true
+	}
 	if !ok {
 		return fmt.Errorf("daemon: cannot decode into %T", v)
 	}
-	h.m = c.into.New().Interface()
 	if c.name == "json" {
-		return protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(data, h.m)
+		return protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(data, m)
 	}
-	return proto.Unmarshal(data, h.m)
+	return proto.Unmarshal(data, m)
 }
 
 // method is one RPC of the service: its procedure and the types of its

@@ -2,16 +2,19 @@ package daemon_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
+	"connectrpc.com/connect"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/daemon"
 	"github.com/paddockhq/paddock/fake"
+	"github.com/paddockhq/paddock/messages"
 	"github.com/stretchr/testify/require"
 )
 
@@ -80,4 +83,33 @@ func serveRaw(t *testing.T, a paddock.Adapter, cfg daemon.Config) (string, *http
 	cfg.Transport = rt.Transport()
 	hs := startServer(t, rt, cfg)
 	return hs.URL, hs.Client()
+}
+
+// A gRPC client (and a gRPC-Web one) reads a failure as a gRPC status of
+// its kind's code with the Failure among its details, as a Connect client
+// does.
+func TestFailuresOverGRPC(t *testing.T) {
+	t.Parallel()
+	a := fake.New()
+	t.Cleanup(a.Reset)
+	base, hc := serveRaw(t, a, daemon.Config{})
+	for _, protocol := range []struct {
+		name string
+		opt  connect.ClientOption
+	}{{"grpc", connect.WithGRPC()}, {"grpc-web", connect.WithGRPCWeb()}} {
+		get := connect.NewClient[messages.GetRequest, messages.GetReply](hc, base+daemon.ServicePath+"Get", protocol.opt)
+		_, err := get.CallUnary(context.Background(), connect.NewRequest(&messages.GetRequest{Handle: &messages.Handle{Provider: "fake", Name: "absent"}}))
+		var ce *connect.Error
+		require.ErrorAs(t, err, &ce, protocol.name)
+		require.Equal(t, connect.CodeNotFound, ce.Code(), protocol.name)
+		var kinds []messages.ErrorKind
+		for _, d := range ce.Details() {
+			if v, err := d.Value(); err == nil {
+				if f, ok := v.(*messages.Failure); ok {
+					kinds = append(kinds, f.GetKind())
+				}
+			}
+		}
+		require.Equal(t, []messages.ErrorKind{messages.ErrorKind_ERROR_KIND_NOT_FOUND}, kinds, protocol.name)
+	}
 }
