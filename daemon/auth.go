@@ -3,10 +3,11 @@ package daemon
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"fmt"
+	"errors"
 	"net/http"
 	"strings"
 
+	"connectrpc.com/connect"
 	"github.com/paddockhq/paddock"
 )
 
@@ -48,7 +49,7 @@ func RequireTokens(tokens []Token, next http.Handler) (http.Handler, error) {
 			next.ServeHTTP(w, r.WithContext(withTenant(r.Context(), tenant)))
 			return
 		}
-		refuse(w, http.StatusUnauthorized, "unauthenticated", "daemon: a valid bearer token is required")
+		refuse(w, r, connect.CodeUnauthenticated, "daemon: a valid bearer token is required")
 	}), nil
 }
 
@@ -60,21 +61,24 @@ func RequireTokens(tokens []Token, next http.Handler) (http.Handler, error) {
 func RequireClientCertificates(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
-			refuse(w, http.StatusUnauthorized, "unauthenticated", "daemon: a verified client certificate is required")
+			refuse(w, r, connect.CodeUnauthenticated, "daemon: a verified client certificate is required")
 			return
 		}
 		tenant := r.TLS.VerifiedChains[0][0].Subject.CommonName
 		if !tenantName.MatchString(tenant) {
-			refuse(w, http.StatusForbidden, "permission_denied", "daemon: the client certificate's common name is not a tenant's name")
+			refuse(w, r, connect.CodePermissionDenied, "daemon: the client certificate's common name is not a tenant's name")
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(withTenant(r.Context(), tenant)))
 	})
 }
 
-// refuse answers a request the guard refuses as a Connect error.
-func refuse(w http.ResponseWriter, status int, code, message string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = fmt.Fprintf(w, `{"code":%q,"message":%q}`, code, message)
+// refuse answers a request the guard refuses with a Connect error of code,
+// in the request's own protocol (Connect, gRPC or gRPC-Web; Connect's JSON
+// for any other request).
+func refuse(w http.ResponseWriter, r *http.Request, code connect.Code, message string) {
+	_ = errorWriter.Write(w, r, connect.NewError(code, errors.New(message)))
 }
+
+// errorWriter writes an error in the protocol of the request it answers.
+var errorWriter = connect.NewErrorWriter()

@@ -113,3 +113,36 @@ func TestFailuresOverGRPC(t *testing.T) {
 		require.Equal(t, []messages.ErrorKind{messages.ErrorKind_ERROR_KIND_NOT_FOUND}, kinds, protocol.name)
 	}
 }
+
+// A request the token guard refuses is answered in its own protocol: a
+// gRPC client reads a gRPC status (unauthenticated), a Connect client
+// Connect's JSON error.
+func TestRefusalsSpeakTheCallersProtocol(t *testing.T) {
+	t.Parallel()
+	a := fake.New()
+	t.Cleanup(a.Reset)
+	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{a.Provider(): a}})
+	require.NoError(t, err)
+	srv, err := daemon.New(daemon.Config{Transport: rt.Transport()})
+	require.NoError(t, err)
+	guarded, err := daemon.RequireTokens([]daemon.Token{{Secret: paddock.NewSecret("the-token")}}, srv)
+	require.NoError(t, err)
+	hs := startHandler(t, rt, guarded)
+	for _, tc := range []struct{ contentType, wantType, status, grpcStatus string }{
+		{"application/grpc", "application/grpc", "200", "16"},
+		{"application/grpc-web+proto", "application/grpc-web+proto", "200", "16"},
+		{"application/json", "application/json", "401", ""},
+	} {
+		req, err := http.NewRequest(http.MethodPost, hs.URL+daemon.ServicePath+"List", strings.NewReader(""))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", tc.contentType)
+		req.Header.Set("Authorization", "Bearer wrong")
+		res, err := hs.Client().Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		require.Equal(t, tc.status, strings.Fields(res.Status)[0], tc.contentType)
+		require.Equal(t, tc.wantType, res.Header.Get("Content-Type"), tc.contentType)
+		require.Equal(t, tc.grpcStatus, res.Header.Get("Grpc-Status")+res.Trailer.Get("Grpc-Status"), tc.contentType)
+	}
+}
