@@ -55,10 +55,14 @@ func TestTypeScript(t *testing.T) {
 	pkg, err := os.ReadFile(filepath.Join(src, "package.json"))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(out, "package.json"), pkg, 0o644))
-	tsc := exec.Command(node, filepath.Join(src, "node_modules", "typescript", "bin", "tsc"), "-p", src, "--outDir", out)
-	b, err := tsc.CombinedOutput()
+	tsc := filepath.Join(src, "node_modules", "typescript", "bin", "tsc")
+	b, err := exec.Command(node, tsc, "-p", src, "--outDir", out).CombinedOutput()
 	require.NoError(t, err, "tsc: %s", b)
-	runClientTests(t, exec.Command(node, "--test", "--test-concurrency=1", filepath.Join(out, "test")))
+	b, err = exec.Command(node, tsc, "-p", filepath.Join("..", "examples", "typescript"), "--outDir", filepath.Join(out, "example")).CombinedOutput()
+	require.NoError(t, err, "tsc, the example: %s", b)
+	runClientTests(t, exec.Command(node, "--test", "--test-concurrency=1", filepath.Join(out, "test")),
+		exec.Command(node, filepath.Join(out, "example", "examples", "typescript", "quickstart.js")),
+		"tick 3\nexit 0\nwritten from typescript\n")
 }
 
 // TestPython runs the Python client's tests (clients/python, unittest)
@@ -75,9 +79,17 @@ func TestPython(t *testing.T) {
 	if python == "" {
 		unavailable(t, "the Python client needs python3 with grpcio and protobuf (Debian: python3-grpcio python3-protobuf)")
 	}
-	cmd := exec.Command(python, "-m", "unittest", "discover", "-v", "-s", "tests", "-t", ".")
-	cmd.Dir = "python"
-	runClientTests(t, cmd)
+	tests := exec.Command(python, "-m", "unittest", "discover", "-v", "-s", "tests", "-t", ".")
+	tests.Dir = "python"
+	example := exec.Command(python, filepath.Join("..", "examples", "python", "quickstart.py"))
+	runClientTests(t, tests, example, "tick 3\nexit 0\nwritten from python\n")
+}
+
+// pythonDir is the Python client's directory, absolute.
+func pythonDir(t *testing.T) string {
+	dir, err := filepath.Abs("python")
+	require.NoError(t, err)
+	return dir
 }
 
 // unavailable skips a test whose client runtime is not installed, or
@@ -90,21 +102,28 @@ func unavailable(t *testing.T, format string, args ...any) {
 	t.Skipf(format, args...)
 }
 
-// runClientTests runs cmd against a paddockd of its own (local and the
-// fake, tokens above) and a failing server, and requires it to pass.
-func runClientTests(t *testing.T, cmd *exec.Cmd) {
+// runClientTests runs tests, then example, against a paddockd of their
+// own (local and the fake, tokens above; the example with the admin's) and
+// a failing server: the tests must pass, and the example print want.
+func runClientTests(t *testing.T, tests, example *exec.Cmd, want string) {
 	url := startPaddockd(t)
-	cmd.Env = append(os.Environ(),
+	env := append(os.Environ(),
 		"PADDOCKD_URL="+url,
 		"PADDOCKD_TOKEN="+adminToken,
 		"PADDOCKD_TENANT_A_TOKEN="+tenantAToken,
 		"PADDOCKD_TENANT_B_TOKEN="+tenantBToken,
 		"PADDOCKD_FAILING_URL="+serveFailures(t),
 		"PYTHONDONTWRITEBYTECODE=1",
+		"PYTHONPATH="+pythonDir(t), // the examples import the client's package
 	)
-	out, err := runBounded(cmd, 5*time.Minute)
+	tests.Env = env
+	out, err := runBounded(tests, 5*time.Minute)
 	t.Logf("%s", out)
 	require.NoError(t, err, "the client's tests failed")
+	example.Env = env
+	out, err = runBounded(example, 2*time.Minute)
+	require.NoError(t, err, "the example failed: %s", out)
+	require.Contains(t, string(out), want, "the example's output")
 }
 
 // runBounded runs cmd, killing it after bound (a hang bound, not a verdict).

@@ -1,0 +1,2 @@
+"""Generated from messages/messages.proto and messages/service.proto by
+clients/generate; do not edit."""
