@@ -16,7 +16,10 @@
 // runtime's leases. It serves MCP tools (package mcptools) at /mcp over
 // streamable HTTP, and `paddockd mcp` serves them over stdio for an agent
 // that starts it. Every flag has an environment variable (PADDOCKD_ and
-// the flag's name in capitals, dashes as underscores).
+// the flag's name in capitals, dashes as underscores). With -otlp-endpoint
+// (or OpenTelemetry's OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or
+// OTEL_EXPORTER_OTLP_ENDPOINT) it sends traces over OTLP/HTTP: a span per
+// request it serves, and the runtime's span per operation.
 package main
 
 import (
@@ -47,6 +50,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 )
 
 func main() {
@@ -61,7 +71,7 @@ var stdio mcp.Transport = &mcp.StdioTransport{}
 
 // config is what paddockd runs with.
 type config struct {
-	listen, tlsCert, tlsKey, tokensFile, clientCA, root, logLevel string
+	listen, tlsCert, tlsKey, tokensFile, clientCA, root, logLevel, otlpEndpoint string
 }
 
 // parse reads the flags over their environment variables.
@@ -82,6 +92,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (config,
 	fs.StringVar(&c.clientCA, "client-ca", env("client-ca", ""), "a PEM CA: mutual TLS, each client certificate's common name its tenant (instead of tokens)")
 	fs.StringVar(&c.root, "root", env("root", ""), "the local provider's directory (default: paddockd under the user's cache directory)")
 	fs.StringVar(&c.logLevel, "log-level", env("log-level", "warn"), "debug, info, warn or error")
+	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", env("otlp-endpoint", otlpFromEnv(getenv)), "an OTLP/HTTP traces URL (http://collector:4318/v1/traces): send traces there")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -95,6 +106,39 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (config,
 		return c, fmt.Errorf("paddockd: %s is beyond loopback: it needs -tls-cert, -tls-key and -tokens-file or -client-ca", c.listen)
 	}
 	return c, nil
+}
+
+// otlpFromEnv is OpenTelemetry's own setting of the traces' endpoint:
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, or OTEL_EXPORTER_OTLP_ENDPOINT
+// with the traces' path; "" for none.
+func otlpFromEnv(getenv func(string) string) string {
+	if v := getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"); v != "" {
+		return v
+	}
+	if v := getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); v != "" {
+		return strings.TrimSuffix(v, "/") + "/v1/traces"
+	}
+	return ""
+}
+
+// tracing is the tracer provider exporting to endpoint over OTLP/HTTP
+// (nil, and a stop that does nothing, for no endpoint); its stop sends
+// what is left.
+func tracing(endpoint string) (trace.TracerProvider, func(), error) {
+	if endpoint == "" {
+		return nil, func() {}, nil
+	}
+	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(endpoint))
+	if err != nil {
+		return nil, nil, fmt.Errorf("paddockd: -otlp-endpoint: %w", err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp),
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "paddockd"))))
+	return tp, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = tp.Shutdown(ctx)
+	}, nil
 }
 
 // loopback reports whether addr listens on this machine only.
@@ -176,6 +220,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		fmt.Fprintln(stderr, "paddockd:", err)
 		return 1
 	}
+	tracer, stopTracing, err := tracing(c.otlpEndpoint)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	defer stopTracing() // after the runtime and the server stopped (defers run last first)
 	metrics := prometheus.NewRegistry()
 	reg, closeReg, err := providers.Registry(c.root, log, getenv, metrics)
 	if err != nil {
@@ -184,7 +234,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	defer closeReg()
 	host, _ := os.Hostname()
-	rt, err := actors.Start(actors.Config{Adapters: reg, Logger: log, Metrics: metrics, Identity: "paddockd@" + host})
+	rt, err := actors.Start(actors.Config{Adapters: reg, Logger: log, Metrics: metrics, Tracer: tracer, Identity: "paddockd@" + host})
 	if err != nil {
 		fmt.Fprintln(stderr, "paddockd:", err)
 		return 1
@@ -231,6 +281,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		agents = daemon.RequireClientCertificates(agents) // a tenant's: refused there
 	}
 	mux := http.NewServeMux()
+	if tracer != nil { // a span per request, its parent the caller's (W3C traceparent)
+		service = otelhttp.NewHandler(service, "paddockd", otelhttp.WithTracerProvider(tracer),
+			otelhttp.WithPropagators(propagation.TraceContext{}),
+			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.URL.Path }))
+	}
 	mux.Handle(daemon.ServicePath, service)
 	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(daemon.ServiceName)))
 	reflector := grpcreflect.NewStaticReflector(daemon.ServiceName)
