@@ -27,7 +27,11 @@ func (c codec) Name() string { return c.name }
 
 // Marshal encodes a holder's message, or a message of Connect's own (the
 // gRPC protocol's status of a failure, with its details).
-func (c codec) Marshal(v any) ([]byte, error) {
+func (c codec) Marshal(v any) ([]byte, error) { return c.MarshalAppend(nil, v) }
+
+// MarshalAppend is Marshal appending to dst: Connect hands it a pooled
+// buffer, so a message of frames costs no new allocation of its size.
+func (c codec) MarshalAppend(dst []byte, v any) ([]byte, error) {
 	m, ok := v.(proto.Message)
 	if h, held := v.(*holder); held {
 		m, ok = h.m, true
@@ -36,9 +40,9 @@ func (c codec) Marshal(v any) ([]byte, error) {
 		return nil, fmt.Errorf("daemon: cannot encode %T", v)
 	}
 	if c.name == "json" {
-		return protojson.Marshal(m)
+		return protojson.MarshalOptions{}.MarshalAppend(dst, m)
 	}
-	return proto.Marshal(m)
+	return proto.MarshalOptions{}.MarshalAppend(dst, m)
 }
 
 // Unmarshal decodes into a holder a new message of the codec's type, or
