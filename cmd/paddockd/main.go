@@ -16,7 +16,8 @@
 // runtime's leases. It serves MCP tools (package mcptools) at /mcp over
 // streamable HTTP, and `paddockd mcp` serves them over stdio for an agent
 // that starts it. Every flag has an environment variable (PADDOCKD_ and
-// the flag's name in capitals, dashes as underscores). With -otlp-endpoint
+// the flag's name in capitals, dashes as underscores), and a configuration
+// file (-config) may hold the same settings, NAME=VALUE a line. With -otlp-endpoint
 // (or OpenTelemetry's OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or
 // OTEL_EXPORTER_OTLP_ENDPOINT) it sends traces over OTLP/HTTP: a span per
 // request it serves, and the runtime's span per operation.
@@ -74,13 +75,33 @@ type config struct {
 	listen, tlsCert, tlsKey, tokensFile, clientCA, root, logLevel, otlpEndpoint string
 }
 
-// parse reads the flags over their environment variables.
+// parse reads the flags over their environment variables, over a
+// configuration file's settings (-config or PADDOCKD_CONFIG).
 func parse(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("paddockd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config
+	path := getenv("PADDOCKD_CONFIG")
+	for i, a := range args { // -config is read first: its settings are the other flags' defaults
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == "config" && strings.HasPrefix(a, "-") {
+			if !hasValue && i+1 < len(args) {
+				value = args[i+1]
+			}
+			path = value
+		}
+	}
+	file, err := readConfig(path)
+	if err != nil {
+		return c, err
+	}
+	fs.String("config", path, "a file of PADDOCKD_ settings, NAME=VALUE a line: the defaults of the flags and the environment")
 	env := func(name, def string) string {
-		if v := getenv("PADDOCKD_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))); v != "" {
+		key := "PADDOCKD_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		if v := getenv(key); v != "" {
+			return v
+		}
+		if v, ok := file[key]; ok {
 			return v
 		}
 		return def
@@ -95,6 +116,12 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (config,
 	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", env("otlp-endpoint", otlpFromEnv(getenv)), "an OTLP/HTTP traces URL (http://collector:4318/v1/traces): send traces there")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	for key := range file {
+		name := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(key, "PADDOCKD_"), "_", "-"))
+		if !strings.HasPrefix(key, "PADDOCKD_") || name == "config" || fs.Lookup(name) == nil {
+			return c, fmt.Errorf("paddockd: %s: %s is not a setting of paddockd's", path, key)
+		}
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, errors.New("paddockd: -tls-cert and -tls-key go together")
@@ -139,6 +166,32 @@ func tracing(endpoint string) (trace.TracerProvider, func(), error) {
 		defer cancel()
 		_ = tp.Shutdown(ctx)
 	}, nil
+}
+
+// readConfig reads a configuration file ("" for none): a NAME=VALUE line
+// per setting, as the environment names them (PADDOCKD_LISTEN=...), blank
+// lines and # comments skipped.
+func readConfig(path string) (map[string]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("paddockd: -config: %w", err)
+	}
+	settings := map[string]string{}
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, fmt.Errorf("paddockd: %s: line %d: want NAME=VALUE", path, i+1)
+		}
+		settings[strings.TrimSpace(key)] = strings.TrimSpace(value)
+	}
+	return settings, nil
 }
 
 // loopback reports whether addr listens on this machine only.

@@ -320,3 +320,46 @@ func TestClientCertificatesNameTenants(t *testing.T) {
 	_, err = outsider.ListAllNames(ctx)
 	require.Error(t, err, "a certificate of another authority: not served")
 }
+
+// Settings come from the flags over the environment over a configuration
+// file; a file's unknown setting or malformed line is refused, saying
+// where.
+func TestSettingsFromFlagsEnvironmentAndFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "paddockd.conf")
+	require.NoError(t, os.WriteFile(file, []byte("# paddockd\nPADDOCKD_LISTEN = 127.0.0.1:9001\nPADDOCKD_LOG_LEVEL=debug\nPADDOCKD_ROOT=/srv/file\n"), 0o600))
+	env := map[string]string{"PADDOCKD_LOG_LEVEL": "info"}
+	getenv := func(k string) string { return env[k] }
+	for _, tc := range []struct {
+		args                []string
+		listen, level, root string
+	}{
+		{[]string{"-config", file}, "127.0.0.1:9001", "info", "/srv/file"},
+		{[]string{"-config=" + file, "-root", "/srv/flag"}, "127.0.0.1:9001", "info", "/srv/flag"},
+		{[]string{"-listen", "127.0.0.1:9002", "--config", file}, "127.0.0.1:9002", "info", "/srv/file"},
+		{nil, "127.0.0.1:8423", "info", ""},
+	} {
+		var out syncBuffer
+		c, err := parse(tc.args, getenv, &out)
+		require.NoError(t, err, "%v: %s", tc.args, out.String())
+		require.Equal(t, []string{tc.listen, tc.level, tc.root}, []string{c.listen, c.logLevel, c.root}, "%v", tc.args)
+	}
+	env["PADDOCKD_CONFIG"] = file
+	c, err := parse(nil, getenv, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:9001", c.listen, "PADDOCKD_CONFIG names the file")
+
+	for content, want := range map[string]string{
+		"PADDOCKD_LISTN=127.0.0.1:1\n": "PADDOCKD_LISTN is not a setting",
+		"LISTEN=127.0.0.1:1\n":         "LISTEN is not a setting",
+		"PADDOCKD_LISTEN\n":            "line 1: want NAME=VALUE",
+	} {
+		bad := filepath.Join(dir, "bad.conf")
+		require.NoError(t, os.WriteFile(bad, []byte(content), 0o600))
+		_, err := parse([]string{"-config", bad}, func(string) string { return "" }, io.Discard)
+		require.ErrorContains(t, err, want, content)
+	}
+	_, err = parse([]string{"-config", filepath.Join(dir, "absent")}, func(string) string { return "" }, io.Discard)
+	require.ErrorContains(t, err, "-config")
+}
