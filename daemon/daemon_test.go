@@ -66,16 +66,23 @@ func TestConformanceAsATenant(t *testing.T) {
 	t.Parallel()
 	a := fake.New()
 	t.Cleanup(a.Reset)
+	hs := serveGuarded(t, a, daemon.Token{Tenant: "acme", Secret: paddock.NewSecret("acme-token")})
+	tr, err := daemon.Dial(hs.URL, daemon.DialOptions{HTTPClient: hs.Client(), Token: paddock.NewSecret("acme-token")})
+	require.NoError(t, err)
+	runConformance(t, a, tr)
+}
+
+// serveGuarded serves a daemon over a runtime of a behind tokens (as
+// serve does, without the client).
+func serveGuarded(t *testing.T, a paddock.Adapter, tokens ...daemon.Token) *httptest.Server {
+	t.Helper()
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{a.Provider(): a}})
 	require.NoError(t, err)
 	srv, err := daemon.New(daemon.Config{Transport: rt.Transport()})
 	require.NoError(t, err)
-	guarded, err := daemon.RequireTokens([]daemon.Token{{Tenant: "acme", Secret: paddock.NewSecret("acme-token")}}, srv)
+	guarded, err := daemon.RequireTokens(tokens, srv)
 	require.NoError(t, err)
-	hs := startHandler(t, rt, guarded)
-	tr, err := daemon.Dial(hs.URL, daemon.DialOptions{HTTPClient: hs.Client(), Token: paddock.NewSecret("acme-token")})
-	require.NoError(t, err)
-	runConformance(t, a, tr)
+	return startHandler(t, rt, guarded)
 }
 
 // runConformance runs the whole suite on the fake a through tr.

@@ -121,13 +121,7 @@ func TestRefusalsSpeakTheCallersProtocol(t *testing.T) {
 	t.Parallel()
 	a := fake.New()
 	t.Cleanup(a.Reset)
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{a.Provider(): a}})
-	require.NoError(t, err)
-	srv, err := daemon.New(daemon.Config{Transport: rt.Transport()})
-	require.NoError(t, err)
-	guarded, err := daemon.RequireTokens([]daemon.Token{{Secret: paddock.NewSecret("the-token")}}, srv)
-	require.NoError(t, err)
-	hs := startHandler(t, rt, guarded)
+	hs := serveGuarded(t, a, daemon.Token{Secret: paddock.NewSecret("the-token")})
 	for _, tc := range []struct{ contentType, wantType, status, grpcStatus string }{
 		{"application/grpc", "application/grpc", "200", "16"},
 		{"application/grpc-web+proto", "application/grpc-web+proto", "200", "16"},

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
-	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/daemon"
 	"github.com/paddockhq/paddock/fake"
@@ -23,17 +22,10 @@ func TestTenantsSeeOnlyTheirOwn(t *testing.T) {
 	t.Parallel()
 	a := fake.New()
 	t.Cleanup(a.Reset)
-	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{paddock.ProviderFake: a}})
-	require.NoError(t, err)
-	srv, err := daemon.New(daemon.Config{Transport: rt.Transport()})
-	require.NoError(t, err)
-	guarded, err := daemon.RequireTokens([]daemon.Token{
-		{Tenant: "acme", Secret: paddock.NewSecret("acme-token")},
-		{Tenant: "globex", Secret: paddock.NewSecret("globex-token")},
-		{Secret: paddock.NewSecret("operator-token")},
-	}, srv)
-	require.NoError(t, err)
-	hs := startHandler(t, rt, guarded)
+	hs := serveGuarded(t, a,
+		daemon.Token{Tenant: "acme", Secret: paddock.NewSecret("acme-token")},
+		daemon.Token{Tenant: "globex", Secret: paddock.NewSecret("globex-token")},
+		daemon.Token{Secret: paddock.NewSecret("operator-token")})
 	as := func(token string) (*client.Client, *daemon.Transport) {
 		tr, err := daemon.Dial(hs.URL, daemon.DialOptions{HTTPClient: hs.Client(), Token: paddock.NewSecret(token)})
 		require.NoError(t, err)
