@@ -43,12 +43,13 @@ func startServer(t *testing.T, rt *actors.Runtime, cfg daemon.Config) *httptest.
 	return startHandler(t, rt, srv)
 }
 
-// startHandler serves h on a loopback HTTP/2 (TLS) server; it and rt stop
-// when the test ends.
+// startHandler serves h on a loopback HTTP/2 (TLS) server configured as
+// paddockd's; it and rt stop when the test ends.
 func startHandler(t *testing.T, rt *actors.Runtime, h http.Handler) *httptest.Server {
 	t.Helper()
 	hs := httptest.NewUnstartedServer(h)
 	hs.EnableHTTP2 = true
+	hs.Config.HTTP2 = daemon.HTTP2Config() // as paddockd's
 	hs.StartTLS()
 	t.Cleanup(func() {
 		hs.CloseClientConnections()

@@ -415,11 +415,19 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 // HTTP2Config is the HTTP/2 configuration the daemon's streams want, for
 // its server and its clients' transports: frames and windows large enough
 // that a stream's chunks are not cut into 16 KiB frames and its writer
-// does not wait for a window update every few of them.
+// does not wait for a window update every few of them, and up to
+// MaxStreamsPerConnection streams on one connection (an orchestrator
+// following many commands needs no more connections, each a handshake).
 func HTTP2Config() *http.HTTP2Config {
 	return &http.HTTP2Config{
+		MaxConcurrentStreams:          MaxStreamsPerConnection,
 		MaxReadFrameSize:              1 << 20,
 		MaxReceiveBufferPerConnection: 64 << 20,
 		MaxReceiveBufferPerStream:     8 << 20,
 	}
 }
+
+// MaxStreamsPerConnection bounds the streams (RPCs) open at once on one
+// HTTP/2 connection of a server configured with HTTP2Config; a client
+// wanting more opens another connection.
+const MaxStreamsPerConnection = 1024

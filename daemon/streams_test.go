@@ -19,9 +19,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// One client holding 1,000 streams at once is served whole: each command
-// gets its stdin and ends with its own exit after its own output, and once
-// they ended the server holds no goroutine for any of them.
+// One client holding 1,000 streams at once is served whole, on one
+// connection: each command gets its stdin and ends with its own exit after
+// its own output, and once they ended the server holds no goroutine for
+// any of them.
 func TestAThousandStreamsFromOneClient(t *testing.T) {
 	t.Parallel()
 	const streams = 1000
@@ -89,8 +90,7 @@ func TestAThousandStreamsFromOneClient(t *testing.T) {
 		}
 	}))
 	// Nothing of theirs stays: polled, as their goroutines end after the
-	// streams' ends reached the client. The client opened more connections
-	// for them (250 streams each at most): idle now, they are closed.
+	// streams' ends reached the client.
 	if !assert.Eventually(t, func() bool {
 		hs.Client().CloseIdleConnections()
 		return runtime.NumGoroutine() <= before
