@@ -127,7 +127,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 				})
 		}},
 		{"32 KiB chunks through paddockd", func() ([]perf.Figure, error) {
-			return one(perf.DaemonStreamFigure(sz.daemonChunks, 32<<10, sz.daemonRuns))
+			return perf.DaemonStreamFigures(sz.daemonChunks, 32<<10, sz.daemonRuns)
 		}},
 		{"32 KiB chunks from another node", func() ([]perf.Figure, error) {
 			return one(perf.RemoteStreamFigure(sz.streamChunks, 32<<10, sz.streamRuns))
