@@ -219,7 +219,7 @@ export class Sandbox {
       this.rpc.exec({
         handle: this.handle,
         cmd: cmdOf(cmd),
-        timeout: opts.timeoutSeconds === undefined ? undefined : { seconds: BigInt(Math.floor(opts.timeoutSeconds)) },
+        timeout: opts.timeoutSeconds === undefined ? undefined : durationOf(opts.timeoutSeconds),
         maxOutput: BigInt(opts.maxOutput ?? 0),
         stderrToStdout: opts.stderrToStdout ?? false,
       }),
@@ -451,6 +451,12 @@ export class Files {
       this.rpc.makeDir({ handle: this.sandbox.handle, path, parents: opts.parents ?? false, mode: opts.mode ?? 0 }),
     );
   }
+}
+
+/** durationOf is seconds as a protobuf Duration (whole seconds and nanoseconds). */
+function durationOf(seconds: number) {
+  const whole = Math.floor(seconds);
+  return { seconds: BigInt(whole), nanos: Math.round((seconds - whole) * 1e9) };
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {

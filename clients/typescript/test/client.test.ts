@@ -49,6 +49,10 @@ describe("a sandbox on paddockd's local provider", () => {
     const ok = await sb.exec(["echo", "hello"]);
     assert.equal(text(ok.stdout), "hello\n");
     assert.equal(ok.exitCode, 0);
+    const late = await sb.exec(["sh", "-c", "sleep 5; echo late"], { timeoutSeconds: 0.5 }).catch((e) => e);
+    assert.ok(late instanceof PaddockError && late.kind === "unavailable", `a 0.5 s timeout ends a 5 s command: ${late}`);
+    assert.match(late.detail, /exec_timeout/);
+    assert.equal(late.failure?.execTimeout?.nanos, 500_000_000, "the timeout it ran under, to the nanosecond");
     const failed = await sb.exec(["sh", "-c", "echo oops >&2; exit 3"]);
     assert.equal(failed.exitCode, 3, "a non-zero exit is a result");
     assert.equal(text(failed.stderr), "oops\n");
