@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/paddockhq/paddock/adapters/sprites/spritestest"
@@ -102,14 +103,20 @@ func dialExec(t *testing.T, srv *spritestest.Server, argv ...string) *websocket.
 	return dial(t, srv, "/v1/sprites/box/exec?"+url.Values{"cmd": argv}.Encode())
 }
 
-// dial opens an authorised WebSocket to path.
+// dial opens an authorised WebSocket to path; its reads fail after
+// hangBound (a server that never answers fails the test, not go test's
+// own timeout).
 func dial(t *testing.T, srv *spritestest.Server, path string) *websocket.Conn {
 	t.Helper()
 	conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL(), "http")+path,
 		http.Header{"Authorization": {"Bearer " + srv.Token()}})
 	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(hangBound)))
 	return conn
 }
+
+// hangBound bounds a test's wait for an answer: generous, never the verdict.
+const hangBound = 2 * time.Minute
 
 // runIn runs argv in sprite box over HTTP exec and returns its stdout,
 // requiring exit 0.

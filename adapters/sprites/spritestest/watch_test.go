@@ -2,6 +2,7 @@ package spritestest_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -20,7 +21,9 @@ func TestWatchSprites(t *testing.T) {
 	srv := spritestest.NewServer(t)
 	srv.AddSprite("w-one")
 	srv.AddSprite("other")
-	req, err := http.NewRequest(http.MethodGet, srv.URL()+"/v1/sprites?prefix=w-", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound) // a watch that never sends fails the test
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL()+"/v1/sprites?prefix=w-", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+srv.Token())
 	req.Header.Set("Accept", "application/x-ndjson")
