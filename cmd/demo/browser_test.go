@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/paddockhq/paddock"
+	"github.com/paddockhq/paddock/internal/browsertest"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,43 +27,9 @@ import (
 // test output folder (ignored by git).
 var screenshotPath = filepath.Join("..", "..", "artifacts", "demo-console.png")
 
-// chromium finds the browser; outside CI a machine without it skips the
-// browser test (loudly), in CI it is a failure.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("Chromium is not installed; .ci/run installs Debian's chromium")
-	}
-	t.Skip("SKIPPED: no Chromium on this machine (apt-get install -y chromium); CI runs this test")
-	return ""
-}
-
-// browser starts a headless Chromium for the test and returns its first
-// tab; both end with the test.
-func browser(t *testing.T) context.Context {
-	exe := chromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000),
-		// Its singleton socket's directory goes under the test's own, as
-		// the browser, ended with the test, removes none.
-		chromedp.Env("TMPDIR="+t.TempDir()))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	tab, cancelTab := chromedp.NewContext(allocCtx)
-	t.Cleanup(cancelTab)
-	return tab
-}
-
 // TestConsoleInChromium drives the console like a first-time user.
 func TestConsoleInChromium(t *testing.T) {
-	tab1 := browser(t)
+	tab1 := browsertest.Tab(t)
 	c, base := startConsole(t)
 	// The first call starts the browser: it takes no timeout (it would
 	// bound the browser's life); the steps after it do.
@@ -351,7 +317,7 @@ func (r *statusRecorder) WriteHeader(status int) {
 // console's token: a browser sends the cookies of 127.0.0.1 to every port
 // of it, and the console sets none.
 func TestAnotherPortCannotChangeState(t *testing.T) {
-	tab := browser(t)
+	tab := browsertest.Tab(t)
 	rt, reg, stop, err := startRuntime(t.TempDir(), zerolog.Nop(), nil)
 	require.NoError(t, err)
 	t.Cleanup(stop)
