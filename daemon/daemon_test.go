@@ -77,13 +77,19 @@ func TestConformanceAsATenant(t *testing.T) {
 // serve does, without the client).
 func serveGuarded(t *testing.T, a paddock.Adapter, tokens ...daemon.Token) *httptest.Server {
 	t.Helper()
+	return serveGuardedWith(t, a, func(h http.Handler) http.Handler { return h }, tokens...)
+}
+
+// serveGuardedWith is serveGuarded with wrap around the guard.
+func serveGuardedWith(t *testing.T, a paddock.Adapter, wrap func(http.Handler) http.Handler, tokens ...daemon.Token) *httptest.Server {
+	t.Helper()
 	rt, err := actors.Start(actors.Config{Adapters: paddock.Registry{a.Provider(): a}})
 	require.NoError(t, err)
 	srv, err := daemon.New(daemon.Config{Transport: rt.Transport()})
 	require.NoError(t, err)
 	guarded, err := daemon.RequireTokens(tokens, srv)
 	require.NoError(t, err)
-	return startHandler(t, rt, guarded)
+	return startHandler(t, rt, wrap(guarded))
 }
 
 // runConformance runs the whole suite on the fake a through tr.

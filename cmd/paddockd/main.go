@@ -72,7 +72,7 @@ var stdio mcp.Transport = &mcp.StdioTransport{}
 
 // config is what paddockd runs with.
 type config struct {
-	listen, tlsCert, tlsKey, tokensFile, clientCA, root, logLevel, otlpEndpoint string
+	listen, tlsCert, tlsKey, tokensFile, clientCA, root, logLevel, otlpEndpoint, allowOrigins string
 }
 
 // parse reads the flags over their environment variables, over a
@@ -113,6 +113,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (config,
 	fs.StringVar(&c.clientCA, "client-ca", env("client-ca", ""), "a PEM CA: mutual TLS, each client certificate's common name its tenant (instead of tokens)")
 	fs.StringVar(&c.root, "root", env("root", ""), "the local provider's directory (default: paddockd under the user's cache directory)")
 	fs.StringVar(&c.logLevel, "log-level", env("log-level", "warn"), "debug, info, warn or error")
+	fs.StringVar(&c.allowOrigins, "allow-origins", env("allow-origins", ""), "origins whose pages may call paddockd from a browser (gRPC-Web, Connect), comma-separated, or *")
 	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", env("otlp-endpoint", otlpFromEnv(getenv)), "an OTLP/HTTP traces URL (http://collector:4318/v1/traces): send traces there")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -334,6 +335,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		agents = daemon.RequireClientCertificates(agents) // a tenant's: refused there
 	}
 	mux := http.NewServeMux()
+	if c.allowOrigins != "" { // before the guard: a browser's preflight carries no token
+		service = daemon.AllowOrigins(strings.Split(strings.ReplaceAll(c.allowOrigins, " ", ""), ","), service)
+	}
 	if tracer != nil { // a span per request, its parent the caller's (W3C traceparent)
 		service = otelhttp.NewHandler(service, "paddockd", otelhttp.WithTracerProvider(tracer),
 			otelhttp.WithPropagators(propagation.TraceContext{}),
