@@ -33,7 +33,7 @@ type commandActor struct {
 	self, root *actor.PID
 	ctx        context.Context
 	cancel     context.CancelFunc
-	permits    chan struct{} // one per stream read the reader may make
+	permits    *permits // the stream reads the reader may make
 
 	skip   [2]uint64    // bytes of stdout and stderr an attach leaves out
 	remote *remoteOwner // the owner is on another node; nil: this one
@@ -213,10 +213,7 @@ func (a *commandActor) launch(c *actor.Context) {
 	}
 	a.launched = true
 	a.ctx, a.cancel = context.WithCancel(a.rt.opsCtx)
-	a.permits = make(chan struct{}, a.window)
-	for range a.window {
-		a.permits <- struct{}{}
-	}
+	a.permits = newPermits(a.window)
 	a.startReader(c.Engine())
 	a.nextWrite(c) // stdin that arrived before the launch
 }
@@ -249,7 +246,7 @@ func (a *commandActor) startReader(e *actor.Engine) {
 			}
 		}()
 		for {
-			if !awaitPermit(ctx, permits, meter, stalled) {
+			if !permits.take(ctx, meter, stalled) {
 				return
 			}
 			ev, err := st.Next(ctx)
@@ -268,7 +265,7 @@ func (a *commandActor) startReader(e *actor.Engine) {
 			} else {
 				parts = pieces(parts[:0], ev, &skip, remote != nil)
 				if len(parts) == 0 { // all of it skipped: the read is free
-					refund(permits)
+					permits.give(1)
 					continue
 				}
 				for _, ev := range parts {
@@ -298,36 +295,6 @@ func (a *commandActor) startReader(e *actor.Engine) {
 			}
 		}
 	})
-}
-
-// awaitPermit takes one read permit, counting the command as waiting for
-// credit while it has none (and calling stalled, when not nil, before it
-// waits); false when ctx ended first.
-func awaitPermit(ctx context.Context, permits chan struct{}, meter *telemetry.Stream, stalled func()) bool {
-	select {
-	case <-permits:
-		return true
-	default:
-	}
-	if stalled != nil {
-		stalled()
-	}
-	meter.Waiting(true)
-	defer meter.Waiting(false)
-	select {
-	case <-permits:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// refund gives back a read permit that produced no frame.
-func refund(permits chan struct{}) {
-	select {
-	case permits <- struct{}{}:
-	default:
-	}
 }
 
 // drainAfterTerminal reads, for a short grace, whatever an adapter sends
@@ -394,13 +361,7 @@ func (a *commandActor) credit(n int) {
 	if n <= 0 || a.permits == nil {
 		return
 	}
-	for range min(n, a.window) {
-		select {
-		case a.permits <- struct{}{}:
-		default:
-			return // the owner credited more than was sent
-		}
-	}
+	a.permits.give(n)
 }
 
 // stdin queues a stdin request, or answers it when the command can take no
