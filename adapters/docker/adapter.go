@@ -45,7 +45,6 @@ type Adapter struct {
 	checkedImages sync.Map // image -> true: its scratch mounts passed the self-check
 	stamps        stamper
 	bg            sync.WaitGroup // background stamps
-	gates         sync.Map       // sandbox name -> *sync.RWMutex (see execGate)
 	gateConfig    egress.Config  // every sandbox's egress gate's
 	links         egressLinks    // the egress relays this adapter serves
 	checkpoints   *cpstore.Store

@@ -369,11 +369,20 @@ func (a *Adapter) Suspend(ctx context.Context, h paddock.Handle) error {
 // unpause, remove) for minutes, and one whose start races the sandbox's
 // removal can hang the engine too, so each exec holds the gate shared
 // from its creation until it runs, and Suspend, removals and the reaper's
-// stops hold it alone. (Execs from other processes are not covered.)
+// stops hold it alone. The gates are the process's, by engine and name:
+// every adapter on the engine shares them (another's reaper reads each
+// sandbox's state with an exec). Execs from other processes are not
+// covered.
 func (a *Adapter) execGate(name string) *sync.RWMutex {
-	g, _ := a.gates.LoadOrStore(name, &sync.RWMutex{})
+	g, _ := execGates.LoadOrStore(gateKey{a.engine.DaemonHost(), name}, &sync.RWMutex{})
 	return g.(*sync.RWMutex)
 }
+
+// execGates are the exec gates of this process's adapters.
+var execGates sync.Map // gateKey -> *sync.RWMutex
+
+// gateKey names a sandbox on an engine.
+type gateKey struct{ engine, name string }
 
 // Resume unpauses the sandbox, or starts it again if it was stopped (an
 // idle stop loses the scratch space: tmpfs). When a pause raced exiting
