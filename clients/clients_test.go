@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -28,7 +29,21 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain removes the paddockd binary the tests built, then checks for
+// leaked goroutines.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // Tokens of the paddockd the clients' tests reach: one that sees every
 // sandbox, and two tenants'.
@@ -135,6 +150,7 @@ func runBounded(cmd *exec.Cmd, bound time.Duration) ([]byte, error) {
 	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(p) })
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -163,8 +179,8 @@ var (
 	buildDir  string
 )
 
-// TestMain's package-wide paddockd binary is built once; its directory
-// goes when the tests end (see cleanupBuild).
+// paddockdBinary is paddockd built once for the package's tests, in
+// buildDir (TestMain removes it).
 func paddockdBinary(t *testing.T) string {
 	buildOnce.Do(func() {
 		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
@@ -199,6 +215,8 @@ func startPaddockd(t *testing.T) string {
 	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-root", root, "-tokens-file", tokens, "-log-level", "info")
 	// Only the embedded providers: no engine, no hosted credentials.
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "DOCKER_HOST=unix:///nonexistent/docker.sock"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	dieWithParent(cmd.SysProcAttr) // a test binary killed by go test's timeout runs no cleanup
 	logs, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
