@@ -4,6 +4,7 @@ package clients
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -24,6 +24,7 @@ import (
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/daemon"
+	"github.com/paddockhq/paddock/internal/syncbuf"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -145,10 +146,8 @@ func runClientTests(t *testing.T, tests, example *exec.Cmd, want string) {
 
 // runBounded runs cmd, killing it after bound (a hang bound, not a verdict).
 func runBounded(cmd *exec.Cmd, bound time.Duration) ([]byte, error) {
-	var out strings.Builder
-	var mu sync.Mutex
-	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(p) })
-	cmd.Stdout, cmd.Stderr = w, w
+	var out bytes.Buffer // one writer for both: os/exec writes it from one goroutine at a time
+	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	dieWithParent(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
@@ -163,14 +162,8 @@ func runBounded(cmd *exec.Cmd, bound time.Duration) ([]byte, error) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		err = errors.Join(errors.New("killed after "+bound.String()), <-done)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	return []byte(out.String()), err
+	return out.Bytes(), err // Wait returned: nothing writes it any more
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 var (
 	buildOnce sync.Once
@@ -222,14 +215,11 @@ func startPaddockd(t *testing.T) string {
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
 	addr := make(chan string, 1)
-	var log strings.Builder
-	var logMu sync.Mutex
+	var log syncbuf.Buffer
 	go func() {
 		sc := bufio.NewScanner(logs)
 		for sc.Scan() {
-			logMu.Lock()
-			log.WriteString(sc.Text() + "\n")
-			logMu.Unlock()
+			_, _ = log.Write([]byte(sc.Text() + "\n"))
 			var line struct{ Message, Address string }
 			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Message == "serving" {
 				addr <- line.Address
@@ -238,7 +228,7 @@ func startPaddockd(t *testing.T) string {
 		_, _ = io.Copy(io.Discard, logs)
 		exited <- cmd.Wait()
 	}()
-	logged := func() string { logMu.Lock(); defer logMu.Unlock(); return log.String() }
+	logged := log.String
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGINT)
 		select {

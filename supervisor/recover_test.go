@@ -1,13 +1,12 @@
 package supervisor_test
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/anthdm/hollywood/actor"
+	"github.com/paddockhq/paddock/internal/syncbuf"
 	"github.com/paddockhq/paddock/supervisor"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
@@ -79,7 +78,7 @@ func TestRecoverKeepsTheProcessAlive(t *testing.T) {
 				}
 				return false
 			})
-			var logs lockedBuffer // the actor may still log while the test reads
+			var logs syncbuf.Buffer // the actor may still log while the test reads
 			p := tc.p
 			p.handled, p.after = &atomic.Int32{}, &atomic.Int32{}
 			var recv actor.Receiver = &p
@@ -109,7 +108,7 @@ func TestRecoverKeepsTheProcessAlive(t *testing.T) {
 func TestRecoverWhenTheHandlerPanics(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	p := &panicky{handled: &atomic.Int32{}, after: &atomic.Int32{}}
 	pid := e.Spawn(func() actor.Receiver { return withHandler{p} }, "twice",
 		actor.WithMiddleware(supervisor.Recover(zerolog.New(&logs))), actor.WithMaxRestarts(0))
@@ -132,22 +131,4 @@ func TestPanicText(t *testing.T) {
 	assert.Equal(t, "x", supervisor.PanicText("x"))
 	long := supervisor.PanicText(strings.Repeat("a", 1000))
 	assert.Len(t, long, 256+3)
-}
-
-// lockedBuffer is a bytes.Buffer safe for one writer and one reader.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/internal/browsertest"
+	"github.com/paddockhq/paddock/internal/syncbuf"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -337,7 +338,7 @@ fetch(` + strconv.Quote(target) + `, {method: 'POST', mode: 'no-cors', credentia
   .finally(() => { document.title += 'fetched;' });
 document.getElementById('f').submit();
 </script>`
-	var heard syncBuffer // every header line the other port receives
+	var heard syncbuf.Buffer // every header line the other port receives
 	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var b strings.Builder
 		_ = r.Header.Write(&b)

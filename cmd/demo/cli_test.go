@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paddockhq/paddock/internal/syncbuf"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -129,7 +130,7 @@ func TestHelp(t *testing.T) {
 type cancelOn struct {
 	marker string
 	cancel context.CancelFunc
-	buf    syncBuffer
+	buf    syncbuf.Buffer
 }
 
 func (c *cancelOn) Write(p []byte) (int, error) {
@@ -153,7 +154,7 @@ func TestCLIInterruptStopsTheRun(t *testing.T) {
 			if provider == "fake" {
 				argv = []string{"emit", "out:ready", "stay"}
 			}
-			var errOut syncBuffer
+			var errOut syncbuf.Buffer
 			stdin, typing := io.Pipe() // a terminal nobody types into: stdin stays open
 			defer typing.Close()
 			code := run(ctx, append([]string{"run", "-root", t.TempDir(), "-provider", provider, "--"}, argv...), stdin, out, &errOut)

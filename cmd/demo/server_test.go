@@ -20,6 +20,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/actors"
+	"github.com/paddockhq/paddock/internal/syncbuf"
 	"github.com/paddockhq/paddock/messages"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -157,31 +158,13 @@ func caller(t *testing.T, c *console, base string) func(method, path string, bod
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // The serve command tells a newcomer where to click and where the demo
 // sandbox's files are, then serves until it is stopped.
 func TestServeSaysWhereTheDemoSandboxLives(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errs syncBuffer
+	var out, errs syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() { done <- serveCommand(ctx, []string{"-addr", "127.0.0.1:0", "-root", root}, &out, &errs) }()
 	files := regexp.MustCompile(`keeps its files in (\S+)\)`)

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/paddockhq/paddock/adapters/remote/remotetest"
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/daemon"
+	"github.com/paddockhq/paddock/internal/syncbuf"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -29,32 +29,14 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// syncBuffer is a bytes.Buffer safe for the server's log and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // start runs paddockd with args until the test ends and returns its
 // address and log.
-func start(t *testing.T, args ...string) (string, *syncBuffer) {
+func start(t *testing.T, args ...string) (string, *syncbuf.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	done := make(chan int, 1)
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	env := map[string]string{"DOCKER_HOST": "unix:///nonexistent/docker.sock"} // no engine: local and fake
 	args = append([]string{"-listen", "127.0.0.1:0", "-root", t.TempDir(), "-log-level", "info"}, args...)
 	go func() {
@@ -177,7 +159,7 @@ func TestRefusesWhatItCannotServeSafely(t *testing.T) {
 		{"-listen", "127.0.0.1:0", "-client-ca", "ca.pem", "-tls-cert", "c.pem", "-tls-key", "k.pem", "-tokens-file", tokens},
 		{"-listen", "127.0.0.1:0", "-tokens-file", badTenant},
 	} {
-		var out syncBuffer
+		var out syncbuf.Buffer
 		code := run(context.Background(), append(args, "-root", t.TempDir()), func(string) string { return "" }, &out, nil)
 		require.Equal(t, 2, code, "%v: %s", args, out.String())
 		require.Contains(t, out.String(), "paddockd", "%v says why", args)
@@ -237,7 +219,7 @@ func TestServesMCPOverStdio(t *testing.T) {
 	stdio = &mcp.IOTransport{Reader: toServer, Writer: fromServer}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	var log syncBuffer
+	var log syncbuf.Buffer
 	go func() {
 		done <- run(ctx, []string{"mcp", "-root", t.TempDir()}, func(k string) string {
 			return map[string]string{"DOCKER_HOST": "unix:///nonexistent/docker.sock"}[k]
@@ -340,7 +322,7 @@ func TestSettingsFromFlagsEnvironmentAndFile(t *testing.T) {
 		{[]string{"-listen", "127.0.0.1:9002", "--config", file}, "127.0.0.1:9002", "info", "/srv/file"},
 		{nil, "127.0.0.1:8423", "info", ""},
 	} {
-		var out syncBuffer
+		var out syncbuf.Buffer
 		c, err := parse(tc.args, getenv, &out)
 		require.NoError(t, err, "%v: %s", tc.args, out.String())
 		require.Equal(t, []string{tc.listen, tc.level, tc.root}, []string{c.listen, c.logLevel, c.root}, "%v", tc.args)
