@@ -124,7 +124,13 @@ func (t *Transport) Call(ctx context.Context, q client.Request, hold time.Durati
 	}
 	ctx, cancel := t.bounded(ctx, hold)
 	defer cancel()
-	res, err := c.CallUnary(ctx, connect.NewRequest(&holder{m: q}))
+	return t.answer(c.CallUnary(ctx, connect.NewRequest(&holder{m: q})))
+}
+
+// answer is the reply an RPC answered: its message, or the reply a failure
+// carries (a failure is a reply, not an error); an error only when no
+// reply came.
+func (t *Transport) answer(res *connect.Response[holder], err error) (client.Reply, error) {
 	if r, ok := replyOf(err); ok {
 		return r, nil
 	}
@@ -169,18 +175,7 @@ func (t *Transport) Upload(ctx context.Context, q *messages.WriteFileRequest, r 
 	if sendErr == nil {
 		sendErr = out.Send(&holder{m: &messages.WriteFileChunk{Item: &messages.WriteFileChunk_End{End: true}}})
 	}
-	res, err := out.CloseAndReceive()
-	if r, ok := replyOf(err); ok {
-		return r, nil
-	}
-	if err != nil {
-		return nil, t.failed(err)
-	}
-	reply, ok := res.Msg.m.(client.Reply)
-	if !ok {
-		return nil, &paddock.UnavailableError{Detail: "daemon: a reply of the wrong type"}
-	}
-	return reply, nil
+	return t.answer(out.CloseAndReceive())
 }
 
 // Download sends q; the file's bytes follow its reply.
