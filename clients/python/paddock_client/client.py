@@ -7,6 +7,7 @@ from typing import AsyncIterable, AsyncIterator, Iterable, Mapping, Sequence, Un
 
 import grpc
 import grpc.aio
+from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
 
 from .gen import messages_pb2 as pb
 from .gen import service_pb2 as svc
@@ -63,50 +64,35 @@ class PaddockError(Exception):
         return cls(_CODE_KINDS.get(err.code(), "other"), err.details() or "", err.code())
 
 
-def _fields(data: bytes) -> Iterable[tuple[int, int, Union[int, bytes]]]:
-    """The (number, wire type, value) of each field of a protobuf message,
-    for the two messages read by hand (google.rpc.Status and Any)."""
-    i = 0
+def _status_type():
+    """The message class of google.rpc.Status (code, message, details as
+    Any), which gRPC sends a failure's details in: declared here, as this
+    client needs no other of Google's protos."""
+    fd = descriptor_pb2.FileDescriptorProto(
+        name="paddock_client/rpc_status.proto", package="paddock_client.rpc", syntax="proto3",
+        dependency=["google/protobuf/any.proto"],
+    )
+    m = fd.message_type.add(name="Status")
+    F = descriptor_pb2.FieldDescriptorProto
+    m.field.add(name="code", number=1, type=F.TYPE_INT32, label=F.LABEL_OPTIONAL)
+    m.field.add(name="message", number=2, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    m.field.add(name="details", number=3, type=F.TYPE_MESSAGE, label=F.LABEL_REPEATED, type_name=".google.protobuf.Any")
+    pool = descriptor_pool.DescriptorPool()
+    pool.AddSerializedFile(any_pb2.DESCRIPTOR.serialized_pb)
+    pool.AddSerializedFile(fd.SerializeToString())
+    desc = pool.FindMessageTypeByName("paddock_client.rpc.Status")
+    if hasattr(message_factory, "GetMessageClass"):  # protobuf 4.22 and later
+        return message_factory.GetMessageClass(desc)
+    return message_factory.MessageFactory(pool).GetPrototype(desc)
 
-    def varint() -> int:
-        nonlocal i
-        shift = value = 0
-        while True:
-            b = data[i]
-            i += 1
-            value |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                return value
 
-    while i < len(data):
-        key = varint()
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            yield number, wire, varint()
-        elif wire == 2:
-            n = varint()
-            yield number, wire, data[i : i + n]
-            i += n
-        elif wire == 1:
-            i += 8
-        elif wire == 5:
-            i += 4
-        else:
-            return
+_Status = _status_type()
 
 
 def _status_details(status: bytes) -> Iterable[tuple[str, bytes]]:
     """The (type URL, value) of each detail of a google.rpc.Status."""
-    for number, wire, value in _fields(status):
-        if number == 3 and wire == 2:
-            type_url, payload = "", b""
-            for n, w, v in _fields(value):  # google.protobuf.Any
-                if n == 1 and w == 2:
-                    type_url = v.decode()
-                elif n == 2 and w == 2:
-                    payload = v
-            yield type_url, payload
+    for detail in _Status.FromString(status).details:
+        yield detail.type_url, detail.value
 
 
 Command = Union[Sequence[str], "Cmd"]
