@@ -56,7 +56,7 @@ type sizes struct {
 
 var (
 	full  = sizes{frameRuns: 100, observedRuns: 200, streamChunks: 2048, streamRuns: 20, live: 10_000, slowChunks: 2048, lines: 13_000_000, bulkBytes: 256 << 20, localRuns: 3, execIterations: 3000, dockerRuns: 10, checkpointBytes: 100 << 20, checkpointRuns: 5, daemonChunks: 32768, daemonRuns: 3}
-	quick = sizes{frameRuns: 20, observedRuns: 40, streamChunks: 1024, streamRuns: 15, live: 10_000, slowChunks: 2048, lines: 2_000_000, bulkBytes: 64 << 20, localRuns: 1, execIterations: 300, dockerRuns: 5, checkpointBytes: 32 << 20, checkpointRuns: 3, daemonChunks: 8192, daemonRuns: 3}
+	quick = sizes{frameRuns: 20, observedRuns: 40, streamChunks: 1024, streamRuns: 15, live: 10_000, slowChunks: 2048, lines: 2_000_000, bulkBytes: 64 << 20, localRuns: 1, execIterations: 300, dockerRuns: 10, checkpointBytes: 32 << 20, checkpointRuns: 3, daemonChunks: 8192, daemonRuns: 3}
 )
 
 // The local adapter journals every byte on disk before it delivers it
