@@ -10,6 +10,7 @@
 //
 //	go run ./cmd/paddock-bench          # the full run (several minutes)
 //	go run ./cmd/paddock-bench -quick   # smaller sizes, under a minute
+//	go run ./cmd/paddock-bench -only local   # the steps whose label says "local"
 //
 // The docker rows run when an engine answers at DOCKER_HOST and has the
 // image (PADDOCK_DOCKER_IMAGE, else the default image); otherwise they say
@@ -26,6 +27,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -82,6 +84,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	short := fs.Bool("quick", false, "smaller sizes: every figure in under a minute")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	explore := fs.Bool("explore", false, "exit 0 even when a figure misses its goal (for exploring)")
+	only := fs.String("only", "", "measure only the steps whose label contains this text")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -133,6 +136,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return one(perf.RemoteStreamFigure(sz.streamChunks, 32<<10, sz.streamRuns))
 		}},
 	}
+	steps = slices.DeleteFunc(steps, func(s step) bool { return !strings.Contains(s.label, *only) })
 	var figures []perf.Figure
 	var failed []string
 	began := time.Now()
