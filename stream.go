@@ -71,8 +71,10 @@ func Failed(err error) Event { return Event{Kind: EventError, Err: err} }
 //
 // Next is called from one goroutine at a time; WriteStdin, CloseStdin and
 // Close may be called concurrently with Next and with each other. The Data
-// of an event belongs to the caller once returned: an adapter never reuses
-// or changes it (the runtime forwards it into frames without a copy).
+// of an event is the caller's to keep and read, never to change: an
+// adapter never reuses or changes it once returned and may return the same
+// bytes to every subscription of a session (the runtime forwards them into
+// frames without a copy).
 type Stream interface {
 	// Next blocks for the next event. It returns io.EOF after the terminal
 	// event, and ctx.Err() if ctx ends first (the stream stays usable).

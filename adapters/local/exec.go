@@ -36,7 +36,6 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 		overflow = make(chan struct{})
 	)
 	done := proc.read(func(kind byte, p []byte) {
-		defer recycle(p)
 		mu.Lock()
 		defer mu.Unlock()
 		if overErr != nil {

@@ -41,8 +41,8 @@ const (
 // the largest output record.
 const readChunk = 128 << 10
 
-// readBuffers recycles the buffers output is read into: a session's record
-// keeps its buffer while the in-memory tail holds it, then returns it.
+// readBuffers recycles the buffers output is read into: a reader holds one
+// for one read, and a session keeps a copy of what it read, sized to it.
 var readBuffers = sync.Pool{New: func() any { return new([readChunk]byte) }}
 
 // scratchBuffers hold one compressed record while it is written.

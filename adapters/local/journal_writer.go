@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"sort"
@@ -20,7 +21,7 @@ import (
 type tailRecord struct {
 	off      int64
 	kind     byte
-	data     []byte // the output (a buffer of readBuffers), or a terminal record's body
+	data     []byte // the output (a copy of what was read), or a terminal record's body; never changed
 	diskKind byte
 	disk     []byte  // what goes to the journal: data, or its compressed form
 	scratch  *[]byte // the buffer disk lives in when compressed, until written
@@ -37,10 +38,10 @@ const (
 // maxBatch is the most records one write puts on disk.
 const maxBatch = 128
 
-// append journals one output record, taking p (a buffer of readBuffers),
-// and wakes the subscribers.
+// append journals one output record, a copy of p: the record's bytes
+// never change, so the tail hands them to every subscriber as they are.
 func (s *session) append(kind byte, p []byte) {
-	s.write(kind, p, false)
+	s.write(kind, bytes.Clone(p), false)
 }
 
 // finish queues the terminal record, waits until the journal is on disk,
@@ -59,25 +60,16 @@ func (s *session) finish(record []byte) {
 // write queues one record (output compressed where that pays) in the
 // in-memory tail for the writer. An output record that would take the
 // journal past its cap is cut to fit, and the command is killed; what it
-// prints after that is dropped. Output buffers that are not queued go back
-// to readBuffers.
+// prints after that is dropped.
 func (s *session) write(kind byte, data []byte, terminal bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	queued := false
-	if !terminal {
-		defer func() {
-			if !queued {
-				recycle(data)
-			}
-		}()
-	}
 	if s.done || (s.capped && !terminal) {
 		return
 	}
 	if !terminal {
 		if room := s.a.journalLimit - s.output; int64(len(data)) > room {
-			data = data[:max(room, 0)]
+			data = data[:max(room, 0):max(room, 0)]
 			s.capped = true
 			defer s.kill() // after the record is queued
 			if len(data) == 0 {
@@ -96,11 +88,10 @@ func (s *session) write(kind byte, data []byte, terminal bool) {
 		}
 		rec.size = recHeader + len(rec.disk)
 		s.tail = append(s.tail, rec)
-		s.tailBytes += cap(data)
+		s.tailBytes += len(data)
 		s.unwritten++
 		s.pending += len(rec.disk)
 		s.size += int64(rec.size)
-		queued = true
 	}
 	s.done = terminal
 	if s.broken != nil { // nothing is queued: subscribers must learn of the end now
@@ -154,8 +145,7 @@ func (s *session) writeJournal() {
 		}
 		s.unwritten -= len(batch)
 		for s.tailBytes > maxTail && len(s.tail) > s.unwritten+1 {
-			s.tailBytes -= cap(s.tail[0].data)
-			recycle(s.tail[0].data)
+			s.tailBytes -= len(s.tail[0].data)
 			s.tail[0] = tailRecord{}
 			s.tail = s.tail[1:]
 		}

@@ -180,8 +180,7 @@ func (s *started) outputs() []*os.File {
 
 // read starts one reader per output, passing each chunk to emit with its
 // record kind, and returns a channel closed once every reader has reached
-// the end. emit owns each chunk: it comes in a buffer of readBuffers,
-// which emit gives back (or keeps).
+// the end. A chunk is valid only until emit returns.
 func (s *started) read(emit func(kind byte, p []byte)) <-chan struct{} {
 	var readers sync.WaitGroup
 	for i, f := range s.outputs() {
@@ -255,15 +254,18 @@ func closeAll(fs []*os.File) {
 }
 
 // readAllInto drains r into emit, one call per read of up to readChunk
-// bytes, each in a buffer of readBuffers that emit owns.
+// bytes; p is valid only until emit returns (its buffer is read into
+// again).
 func readAllInto(r io.Reader, emit func(p []byte)) {
+	if readWhenReady(r, emit) {
+		return
+	}
+	buf := readBuffers.Get().(*[readChunk]byte)
+	defer readBuffers.Put(buf)
 	for {
-		buf := readBuffers.Get().(*[readChunk]byte)
 		n, err := r.Read(buf[:])
 		if n > 0 {
 			emit(buf[:n])
-		} else {
-			readBuffers.Put(buf)
 		}
 		if err != nil {
 			return
@@ -271,9 +273,3 @@ func readAllInto(r io.Reader, emit func(p []byte)) {
 	}
 }
 
-// recycle gives a chunk read by readAllInto back to readBuffers.
-func recycle(p []byte) {
-	if cap(p) == readChunk {
-		readBuffers.Put((*[readChunk]byte)(p[:readChunk]))
-	}
-}

@@ -1,7 +1,6 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -165,8 +164,9 @@ func (s *session) supervise() {
 	s.a.retire(s)
 }
 
-// fromTail returns a copy of the record at journal offset off, and its
-// size in the journal, if the in-memory tail still holds it.
+// fromTail returns the record at journal offset off (its bytes shared, not
+// copied: nothing changes them), and its size in the journal, if the
+// in-memory tail still holds it.
 func (s *session) fromTail(off int64) (kind byte, data []byte, disk int, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -178,7 +178,7 @@ func (s *session) fromTail(off int64) (kind byte, data []byte, disk int, ok bool
 		return 0, nil, 0, false
 	}
 	r := s.tail[i]
-	return r.kind, bytes.Clone(r.data), r.size, true
+	return r.kind, r.data, r.size, true
 }
 
 // isCapped reports a journal that reached its cap.

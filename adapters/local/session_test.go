@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -285,4 +286,29 @@ func TestVolumeGigabyteThroughSpawn(t *testing.T) {
 	t.Logf("through Spawn: %d bytes in %s (%.0f MB/s)", n, time.Since(start), float64(n)/time.Since(start).Seconds()/(1<<20))
 	assert.Equal(t, wantBytes, n, "complete")
 	assert.Equal(t, direct.Sum(nil), got.Sum(nil), "in order, byte for byte")
+}
+
+// A command that prints nothing holds no read buffer while it waits: its
+// output readers take a buffer only when there are bytes to read. 100
+// quiet sessions (each read once) grow the heap by far less than one
+// 128 KiB buffer per output. Not parallel: the heap is the process's.
+func TestQuietSessionsHoldNoReadBuffers(t *testing.T) {
+	a := newLocal(t, withIsolation(local.IsolationNone))
+	h := box(t, a, "quiet")
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	const sessions = 100
+	before := heap()
+	for range sessions {
+		st := sh(t, a, h, "echo up; exec sleep 1000", paddock.SpawnOpts{})
+		require.Equal(t, "up\n", string(next(t, st).Data))
+	}
+	after := heap()
+	grew := int64(after) - int64(before)
+	t.Logf("the heap grew %d KiB for %d quiet sessions", grew>>10, sessions)
+	assert.Less(t, grew, int64(sessions*64<<10), "a quiet session holds no 128 KiB read buffer")
 }

@@ -1,0 +1,8 @@
+//go:build windows
+
+package local
+
+import "io"
+
+// readWhenReady reads nothing here: readAllInto's plain loop serves.
+func readWhenReady(io.Reader, func([]byte)) bool { return false }
