@@ -272,4 +272,3 @@ func readAllInto(r io.Reader, emit func(p []byte)) {
 		}
 	}
 }
-
