@@ -54,8 +54,8 @@ var compressors = sync.Pool{New: func() any { return new(lz4.Compressor) }}
 // packer decides, for one session, whether to journal output records
 // compressed: it tries each record while compression pays, and after a
 // record that did not, journals the next skipAfterMiss raw before trying
-// again, so output that does not compress costs little CPU. The session
-// serialises its calls.
+// again, so output that does not compress costs little CPU. Only the
+// session's writer calls it.
 type packer struct {
 	skip int
 }

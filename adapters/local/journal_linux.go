@@ -11,16 +11,16 @@ import (
 
 // writeRecords appends records with writev, headers and data without a
 // copy.
-func writeRecords(f *os.File, recs []tailRecord) error {
+func writeRecords(f *os.File, recs []diskRecord) error {
 	hdrs := make([]byte, recHeader*len(recs))
 	iov := make([][]byte, 0, 2*len(recs))
 	for i, r := range recs {
 		hdr := hdrs[i*recHeader : (i+1)*recHeader]
-		hdr[0] = r.diskKind
-		binary.BigEndian.PutUint32(hdr[1:], uint32(len(r.disk)))
+		hdr[0] = r.kind
+		binary.BigEndian.PutUint32(hdr[1:], uint32(len(r.data)))
 		iov = append(iov, hdr)
-		if len(r.disk) > 0 {
-			iov = append(iov, r.disk)
+		if len(r.data) > 0 {
+			iov = append(iov, r.data)
 		}
 	}
 	raw, err := f.SyscallConn()

@@ -4,28 +4,33 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"sort"
 )
 
 // A session's output reaches its journal in two steps, so that the reader
-// of the command's output never waits for the disk: write queues each
-// record in the in-memory tail, and the session's writer goroutine puts
-// the queued records on disk, many per write, and only then shows them to
+// of the command's output never waits for the disk or for compression:
+// write queues each record in the in-memory tail, and the session's writer
+// goroutine packs the queued records (compressing output where that pays),
+// puts them on disk, many per write, and only then shows them to
 // subscribers (who read them from the tail while it holds them): a
 // subscriber never sees output a later attacher could miss because the
 // runtime died before writing it. Once the queue holds maxPending bytes,
 // the reader waits for the writer (the command then waits for its output
 // to be read, as it would for a slow disk), so memory stays bounded.
 
-// tailRecord is one journal record kept in memory.
+// tailRecord is one journal record kept in memory. Its place in the
+// journal is known once the writer has packed it.
 type tailRecord struct {
-	off      int64
-	kind     byte
-	data     []byte // the output (a copy of what was read), or a terminal record's body; never changed
-	diskKind byte
-	disk     []byte  // what goes to the journal: data, or its compressed form
-	scratch  *[]byte // the buffer disk lives in when compressed, until written
-	size     int     // the record's size in the journal
+	kind byte
+	data []byte // the output (a copy of what was read), or a terminal record's body; never changed
+	off  int64  // where the record starts in the journal, once written
+	size int    // the record's size in the journal, once written
+}
+
+// diskRecord is a record as the journal holds it.
+type diskRecord struct {
+	kind    byte
+	data    []byte  // the output, or its compressed form
+	scratch *[]byte // the buffer data lives in when compressed, until written
 }
 
 // maxTail bounds the memory of a session's in-memory tail beyond what is
@@ -57,10 +62,9 @@ func (s *session) finish(record []byte) {
 	close(s.exited)
 }
 
-// write queues one record (output compressed where that pays) in the
-// in-memory tail for the writer. An output record that would take the
-// journal past its cap is cut to fit, and the command is killed; what it
-// prints after that is dropped.
+// write queues one record in the in-memory tail for the writer. An output
+// record that would take the journal past its cap is cut to fit, and the
+// command is killed; what it prints after that is dropped.
 func (s *session) write(kind byte, data []byte, terminal bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -81,17 +85,13 @@ func (s *session) write(kind byte, data []byte, terminal bool) {
 		}
 	}
 	if s.broken == nil {
-		rec := tailRecord{off: s.size, kind: kind, data: data, diskKind: kind, disk: data}
-		if !terminal {
-			rec.diskKind, rec.disk, rec.scratch = s.packer.pack(kind, data)
-			s.output += int64(len(data))
-		}
-		rec.size = recHeader + len(rec.disk)
-		s.tail = append(s.tail, rec)
+		s.tail = append(s.tail, tailRecord{kind: kind, data: data})
 		s.tailBytes += len(data)
 		s.unwritten++
-		s.pending += len(rec.disk)
-		s.size += int64(rec.size)
+		s.pending += len(data)
+		if !terminal {
+			s.output += int64(len(data))
+		}
 	}
 	s.done = terminal
 	if s.broken != nil { // nothing is queued: subscribers must learn of the end now
@@ -103,13 +103,18 @@ func (s *session) write(kind byte, data []byte, terminal bool) {
 	}
 }
 
-// writeJournal is the session's writer: it puts queued records on disk, in
-// order, until the terminal record is there (or a write failed), then
-// closes flushed.
+// writeJournal is the session's writer: it packs queued records and puts
+// them on disk, in order, until the terminal record is there (or a write
+// failed), then closes flushed.
 func (s *session) writeJournal() {
 	defer s.a.wg.Done()
 	defer close(s.flushed)
-	batch := make([]tailRecord, 0, maxBatch)
+	var (
+		batch  = make([]tailRecord, 0, maxBatch)
+		disk   = make([]diskRecord, 0, maxBatch)
+		size   int64 // bytes of whole records in the journal
+		packer packer
+	)
 	for {
 		s.mu.Lock()
 		for s.unwritten == 0 && !(s.done || s.broken != nil) {
@@ -121,27 +126,40 @@ func (s *session) writeJournal() {
 			s.mu.Unlock()
 			return // done, or broken: nothing more reaches the disk
 		}
+		// Only this goroutine removes records from the tail, so the
+		// batch keeps its place in it while the lock is released.
 		first := len(s.tail) - s.unwritten
 		batch = append(batch[:0], s.tail[first:first+min(s.unwritten, maxBatch)]...)
 		s.mu.Unlock()
 
-		err := writeRecords(s.out, batch)
+		disk = disk[:0]
+		for i := range batch {
+			r := &batch[i]
+			d := diskRecord{kind: r.kind, data: r.data}
+			if r.kind == recStdout || r.kind == recStderr {
+				d.kind, d.data, d.scratch = packer.pack(r.kind, r.data)
+			}
+			r.off, r.size = size, recHeader+len(d.data)
+			size += int64(r.size)
+			disk = append(disk, d)
+		}
+		err := writeRecords(s.out, disk)
+		for _, d := range disk {
+			if d.scratch != nil {
+				scratchBuffers.Put(d.scratch)
+			}
+		}
 
 		s.mu.Lock()
 		if err != nil {
 			s.broken = err
 			s.a.log.Error().Err(err).Str("session", s.rec.ID).Msg("local: journal write failed; output is lost")
 		} else {
-			s.written = batch[len(batch)-1].off + int64(batch[len(batch)-1].size)
+			s.written = size
 		}
-		start := sort.Search(len(s.tail), func(i int) bool { return s.tail[i].off >= batch[0].off })
-		for i := range batch {
-			r := &s.tail[start+i]
-			s.pending -= len(r.disk)
-			if r.scratch != nil {
-				scratchBuffers.Put(r.scratch)
-			}
-			r.disk, r.scratch = nil, nil
+		copy(s.tail[first:], batch)
+		for _, r := range batch {
+			s.pending -= len(r.data)
 		}
 		s.unwritten -= len(batch)
 		for s.tailBytes > maxTail && len(s.tail) > s.unwritten+1 {

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -56,7 +57,6 @@ type session struct {
 	out   *os.File // the journal, append-only
 
 	mu              sync.Mutex
-	size            int64         // bytes of whole records in the journal, written or queued
 	written         int64         // bytes of records on disk: a reader of the file stops there
 	unwritten       int           // records at the end of tail not yet on disk
 	pending         int           // bytes of those records
@@ -70,8 +70,7 @@ type session struct {
 	broken          error         // a journal write failed
 	capped          bool          // the journal reached its cap: the command is being killed
 	output          int64         // bytes of output journaled, against the cap
-	packer          packer
-	tail            []tailRecord // the newest records: every one not yet written, then up to maxTail more
+	tail            []tailRecord  // the newest records: every one not yet written, then up to maxTail more
 	tailBytes       int
 	stdinMu         sync.Mutex
 	stdinEOF        bool
@@ -170,14 +169,12 @@ func (s *session) supervise() {
 func (s *session) fromTail(off int64) (kind byte, data []byte, disk int, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.tail) == 0 || off < s.tail[0].off {
+	written := s.tail[:len(s.tail)-s.unwritten]
+	i, found := sort.Find(len(written), func(i int) int { return cmp.Compare(off, written[i].off) })
+	if !found {
 		return 0, nil, 0, false
 	}
-	i := sort.Search(len(s.tail), func(i int) bool { return s.tail[i].off >= off })
-	if i == len(s.tail) || s.tail[i].off != off {
-		return 0, nil, 0, false
-	}
-	r := s.tail[i]
+	r := written[i]
 	return r.kind, r.data, r.size, true
 }
 
