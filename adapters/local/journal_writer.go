@@ -2,6 +2,7 @@ package local
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 )
@@ -33,15 +34,23 @@ type diskRecord struct {
 	scratch *[]byte // the buffer data lives in when compressed, until written
 }
 
-// maxTail bounds the memory of a session's in-memory tail beyond what is
-// queued for the disk, and maxPending what is queued.
+// maxTail bounds the written records a session's in-memory tail keeps
+// for later readers, maxLag those it keeps for a subscriber of this
+// process that has not read them yet (beyond that a subscriber reads them
+// from the journal file), and maxPending what is queued for the disk.
 const (
 	maxTail    = 4 << 20
+	maxLag     = 16 << 20
 	maxPending = 16 << 20
 )
 
-// maxBatch is the most records one write puts on disk.
-const maxBatch = 128
+// maxBatch is the most records one write puts on disk, and maxBatchBytes
+// the most output: a batch is a fraction of the tail, so the subscribers
+// that keep up read it from memory before the tail lets it go.
+const (
+	maxBatch      = 128
+	maxBatchBytes = maxTail / 4
+)
 
 // append journals one output record, a copy of p: the record's bytes
 // never change, so the tail hands them to every subscriber as they are.
@@ -129,7 +138,14 @@ func (s *session) writeJournal() {
 		// Only this goroutine removes records from the tail, so the
 		// batch keeps its place in it while the lock is released.
 		first := len(s.tail) - s.unwritten
-		batch = append(batch[:0], s.tail[first:first+min(s.unwritten, maxBatch)]...)
+		batch, queued := batch[:0], 0
+		for _, r := range s.tail[first:min(len(s.tail), first+maxBatch)] {
+			if len(batch) > 0 && queued+len(r.data) > maxBatchBytes {
+				break
+			}
+			batch = append(batch, r)
+			queued += len(r.data)
+		}
 		s.mu.Unlock()
 
 		disk = disk[:0]
@@ -162,17 +178,33 @@ func (s *session) writeJournal() {
 			s.pending -= len(r.data)
 		}
 		s.unwritten -= len(batch)
-		for s.tailBytes > maxTail && len(s.tail) > s.unwritten+1 {
-			s.tailBytes -= len(s.tail[0].data)
-			s.tail[0] = tailRecord{}
-			s.tail = s.tail[1:]
-		}
+		s.trim()
 		if s.done && s.unwritten == 0 {
 			s.terminalWritten = true
 		}
 		s.publish()
 		s.drained.Broadcast()
 		s.mu.Unlock()
+	}
+}
+
+// trim lets go of the tail's oldest written records past maxTail that
+// every subscriber has read, and past maxLag whoever has not (on mu). The
+// newest written record stays.
+func (s *session) trim() {
+	slowest := int64(math.MaxInt64) // the lowest offset a subscriber is still to read
+	for st := range s.subscribers {
+		slowest = min(slowest, st.at.Load())
+	}
+	for len(s.tail) > s.unwritten+1 {
+		first, kept := s.tail[0], s.tailBytes-s.pending
+		read := first.off+int64(first.size) <= slowest
+		if kept <= maxTail || (!read && kept <= maxLag) {
+			return
+		}
+		s.tailBytes -= len(first.data)
+		s.tail[0] = tailRecord{}
+		s.tail = s.tail[1:]
 	}
 }
 

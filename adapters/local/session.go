@@ -57,21 +57,22 @@ type session struct {
 	out   *os.File // the journal, append-only
 
 	mu              sync.Mutex
-	written         int64         // bytes of records on disk: a reader of the file stops there
-	unwritten       int           // records at the end of tail not yet on disk
-	pending         int           // bytes of those records
-	done            bool          // the terminal record is queued
-	end             []byte        // the terminal record, once the command ended
-	terminalWritten bool          // and on disk: subscribers may end
-	changed         chan struct{} // closed (and replaced) on every append
-	drained         *sync.Cond    // signalled (on mu) when the writer made room
-	kick            chan struct{} // wakes the writer
-	flushed         chan struct{} // closed once the terminal record is on disk (or the journal broke)
-	broken          error         // a journal write failed
-	capped          bool          // the journal reached its cap: the command is being killed
-	output          int64         // bytes of output journaled, against the cap
-	tail            []tailRecord  // the newest records: every one not yet written, then up to maxTail more
-	tailBytes       int
+	written         int64                // bytes of records on disk: a reader of the file stops there
+	unwritten       int                  // records at the end of tail not yet on disk
+	pending         int                  // bytes of those records
+	done            bool                 // the terminal record is queued
+	end             []byte               // the terminal record, once the command ended
+	terminalWritten bool                 // and on disk: subscribers may end
+	changed         chan struct{}        // closed (and replaced) on every append
+	drained         *sync.Cond           // signalled (on mu) when the writer made room
+	kick            chan struct{}        // wakes the writer
+	flushed         chan struct{}        // closed once the terminal record is on disk (or the journal broke)
+	broken          error                // a journal write failed
+	capped          bool                 // the journal reached its cap: the command is being killed
+	output          int64                // bytes of output journaled, against the cap
+	tail            []tailRecord         // the newest records: every one not yet written, then up to maxTail more
+	tailBytes       int                  // bytes of output in tail
+	subscribers     map[*stream]struct{} // this process's, while open
 	stdinMu         sync.Mutex
 	stdinEOF        bool
 

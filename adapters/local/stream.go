@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -30,6 +31,7 @@ type stream struct {
 
 	mu       sync.Mutex // guards jr
 	jr       *journalReader
+	at       atomic.Int64 // jr.pos, for the session's tail
 	finished bool
 	closed   chan struct{}
 	once     sync.Once
@@ -43,7 +45,16 @@ func subscribe(s *session, dir, id string, stdin bool) (*stream, error) {
 	if err != nil {
 		return nil, unavailable("opening the session journal", err)
 	}
-	return &stream{s: s, sessionID: id, dir: dir, stdin: stdin, jr: jr, closed: make(chan struct{})}, nil
+	st := &stream{s: s, sessionID: id, dir: dir, stdin: stdin, jr: jr, closed: make(chan struct{})}
+	if s != nil {
+		s.mu.Lock()
+		if s.subscribers == nil {
+			s.subscribers = map[*stream]struct{}{}
+		}
+		s.subscribers[st] = struct{}{}
+		s.mu.Unlock()
+	}
+	return st, nil
 }
 
 // Next returns the next journal record as an event.
@@ -95,6 +106,7 @@ func (st *stream) read() (ev paddock.Event, ok bool, wait <-chan struct{}, err e
 // session's in-memory tail when it still holds it (a subscriber that keeps
 // up), else from the journal file.
 func (st *stream) nextRecord(written int64) (kind byte, data []byte, ok bool, err error) {
+	defer func() { st.at.Store(st.jr.pos) }()
 	if st.s != nil && st.jr.pos < written {
 		if kind, data, disk, ok := st.s.fromTail(st.jr.pos); ok {
 			st.jr.skipTo(st.jr.pos + int64(disk))
@@ -221,6 +233,11 @@ func (st *stream) notOurs() error {
 func (st *stream) Close() error {
 	st.once.Do(func() {
 		close(st.closed)
+		if st.s != nil {
+			st.s.mu.Lock()
+			delete(st.s.subscribers, st)
+			st.s.mu.Unlock()
+		}
 		st.mu.Lock()
 		_ = st.jr.close()
 		st.jr = nil
