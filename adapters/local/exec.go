@@ -35,15 +35,16 @@ func (a *Adapter) Exec(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, o
 		overErr  error
 		overflow = make(chan struct{})
 	)
-	done := proc.read(func(kind byte, p []byte) {
+	done := proc.read(func(kind byte, p []byte) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		if overErr != nil {
-			return
+			return false
 		}
 		if overErr = out.Add(outputKind(kind), p); overErr != nil {
 			close(overflow)
 		}
+		return false // Add copied it
 	})
 	type result struct {
 		code           int

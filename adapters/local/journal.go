@@ -42,8 +42,15 @@ const (
 const readChunk = 128 << 10
 
 // readBuffers recycles the buffers output is read into: a reader holds one
-// for one read, and a session keeps a copy of what it read, sized to it.
+// for one read, and a session's writer until it copied the output out.
 var readBuffers = sync.Pool{New: func() any { return new([readChunk]byte) }}
+
+// recycle gives a buffer of readBuffers back.
+func recycle(p []byte) {
+	if cap(p) == readChunk {
+		readBuffers.Put((*[readChunk]byte)(p[:readChunk]))
+	}
+}
 
 // scratchBuffers hold one compressed record while it is written.
 var scratchBuffers = sync.Pool{New: func() any { b := make([]byte, 4+lz4.CompressBlockBound(readChunk)); return &b }}

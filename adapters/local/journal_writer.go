@@ -22,10 +22,18 @@ import (
 // journal is known once the writer has packed it.
 type tailRecord struct {
 	kind byte
-	data []byte // the output (a copy of what was read), or a terminal record's body; never changed
-	off  int64  // where the record starts in the journal, once written
-	size int    // the record's size in the journal, once written
+	// data is the output, or a terminal record's body; once written it is
+	// a copy sized to it that never changes. Until then a large read
+	// stays in the buffer of readBuffers it was read into (read), and the
+	// writer copies it.
+	data []byte
+	read bool
+	off  int64 // where the record starts in the journal, once written
+	size int   // the record's size in the journal, once written
 }
+
+// memory is what a queued record holds.
+func (r tailRecord) memory() int { return cap(r.data) }
 
 // diskRecord is a record as the journal holds it.
 type diskRecord struct {
@@ -52,10 +60,19 @@ const (
 	maxBatchBytes = maxTail / 4
 )
 
-// append journals one output record, a copy of p: the record's bytes
-// never change, so the tail hands them to every subscriber as they are.
-func (s *session) append(kind byte, p []byte) {
-	s.write(kind, bytes.Clone(p), false)
+// append journals p, one read of output in a buffer of readBuffers, and
+// reports whether it keeps the buffer. A small read is copied at once; a
+// large one is queued in its buffer, and the writer copies it, so the
+// reader of a fast command only reads. Either way the record's bytes never
+// change once written, and the tail hands them to every subscriber as they
+// are.
+func (s *session) append(kind byte, p []byte) (kept bool) {
+	if len(p) < readChunk/4 {
+		s.write(tailRecord{kind: kind, data: bytes.Clone(p)})
+		return false
+	}
+	s.write(tailRecord{kind: kind, data: p, read: true})
+	return true
 }
 
 // finish queues the terminal record, waits until the journal is on disk,
@@ -64,28 +81,36 @@ func (s *session) finish(record []byte) {
 	s.mu.Lock()
 	s.end = record
 	s.mu.Unlock()
-	s.write(record[0], record[recHeader:], true)
+	s.write(tailRecord{kind: record[0], data: record[recHeader:]})
 	<-s.flushed
 	_ = s.out.Close()
 	_ = os.WriteFile(filepath.Join(s.dir, doneFile), record, 0o644)
 	close(s.exited)
 }
 
-// write queues one record in the in-memory tail for the writer. An output
-// record that would take the journal past its cap is cut to fit, and the
-// command is killed; what it prints after that is dropped.
-func (s *session) write(kind byte, data []byte, terminal bool) {
+// write queues one record (output, or the terminal record) in the
+// in-memory tail for the writer. An output record that would take the
+// journal past its cap is cut to fit, and the command is killed; what it
+// prints after that is dropped.
+func (s *session) write(r tailRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	terminal := r.kind == recExit || r.kind == recError
+	queued := false
+	defer func() {
+		if r.read && !queued {
+			recycle(r.data)
+		}
+	}()
 	if s.done || (s.capped && !terminal) {
 		return
 	}
 	if !terminal {
-		if room := s.a.journalLimit - s.output; int64(len(data)) > room {
-			data = data[:max(room, 0):max(room, 0)]
+		if room := s.a.journalLimit - s.output; int64(len(r.data)) > room {
+			r.data = r.data[:max(room, 0)]
 			s.capped = true
 			defer s.kill() // after the record is queued
-			if len(data) == 0 {
+			if len(r.data) == 0 {
 				return
 			}
 		}
@@ -94,13 +119,13 @@ func (s *session) write(kind byte, data []byte, terminal bool) {
 		}
 	}
 	if s.broken == nil {
-		s.tail = append(s.tail, tailRecord{kind: kind, data: data})
-		s.tailBytes += len(data)
+		s.tail = append(s.tail, r)
 		s.unwritten++
-		s.pending += len(data)
+		s.pending += r.memory()
 		if !terminal {
-			s.output += int64(len(data))
+			s.output += int64(len(r.data))
 		}
+		queued = true
 	}
 	s.done = terminal
 	if s.broken != nil { // nothing is queued: subscribers must learn of the end now
@@ -120,6 +145,7 @@ func (s *session) writeJournal() {
 	defer close(s.flushed)
 	var (
 		batch  = make([]tailRecord, 0, maxBatch)
+		held   [][]byte // the read buffers the batch's output was copied from
 		disk   = make([]diskRecord, 0, maxBatch)
 		size   int64 // bytes of whole records in the journal
 		packer packer
@@ -148,9 +174,13 @@ func (s *session) writeJournal() {
 		}
 		s.mu.Unlock()
 
-		disk = disk[:0]
+		disk, held = disk[:0], held[:0]
 		for i := range batch {
 			r := &batch[i]
+			if r.read {
+				held = append(held, r.data)
+				r.data, r.read = bytes.Clone(r.data), false
+			}
 			d := diskRecord{kind: r.kind, data: r.data}
 			if r.kind == recStdout || r.kind == recStderr {
 				d.kind, d.data, d.scratch = packer.pack(r.kind, r.data)
@@ -173,11 +203,15 @@ func (s *session) writeJournal() {
 		} else {
 			s.written = size
 		}
-		copy(s.tail[first:], batch)
-		for _, r := range batch {
-			s.pending -= len(r.data)
+		for i, r := range batch {
+			s.pending -= s.tail[first+i].memory()
+			s.tailBytes += len(r.data)
+			s.tail[first+i] = r
 		}
 		s.unwritten -= len(batch)
+		for _, p := range held {
+			recycle(p) // no record holds it any more
+		}
 		s.trim()
 		if s.done && s.unwritten == 0 {
 			s.terminalWritten = true
@@ -197,7 +231,7 @@ func (s *session) trim() {
 		slowest = min(slowest, st.at.Load())
 	}
 	for len(s.tail) > s.unwritten+1 {
-		first, kept := s.tail[0], s.tailBytes-s.pending
+		first, kept := s.tail[0], s.tailBytes
 		read := first.off+int64(first.size) <= slowest
 		if kept <= maxTail || (!read && kept <= maxLag) {
 			return

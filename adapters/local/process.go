@@ -180,8 +180,9 @@ func (s *started) outputs() []*os.File {
 
 // read starts one reader per output, passing each chunk to emit with its
 // record kind, and returns a channel closed once every reader has reached
-// the end. A chunk is valid only until emit returns.
-func (s *started) read(emit func(kind byte, p []byte)) <-chan struct{} {
+// the end. A chunk is in a buffer of readBuffers, which emit keeps (it
+// reports so, and gives the buffer back later) or not.
+func (s *started) read(emit func(kind byte, p []byte) (kept bool)) <-chan struct{} {
 	var readers sync.WaitGroup
 	for i, f := range s.outputs() {
 		kind := recStdout
@@ -191,7 +192,7 @@ func (s *started) read(emit func(kind byte, p []byte)) <-chan struct{} {
 		readers.Add(1)
 		go func() {
 			defer readers.Done()
-			readAllInto(f, func(p []byte) { emit(kind, p) })
+			readAllInto(f, func(p []byte) bool { return emit(kind, p) })
 		}()
 	}
 	done := make(chan struct{})
@@ -254,18 +255,17 @@ func closeAll(fs []*os.File) {
 }
 
 // readAllInto drains r into emit, one call per read of up to readChunk
-// bytes; p is valid only until emit returns (its buffer is read into
-// again).
-func readAllInto(r io.Reader, emit func(p []byte)) {
+// bytes, each in a buffer of readBuffers that emit keeps (and reports so)
+// or leaves to the reader.
+func readAllInto(r io.Reader, emit func(p []byte) (kept bool)) {
 	if readWhenReady(r, emit) {
 		return
 	}
-	buf := readBuffers.Get().(*[readChunk]byte)
-	defer readBuffers.Put(buf)
 	for {
+		buf := readBuffers.Get().(*[readChunk]byte)
 		n, err := r.Read(buf[:])
-		if n > 0 {
-			emit(buf[:n])
+		if n == 0 || !emit(buf[:n]) {
+			readBuffers.Put(buf)
 		}
 		if err != nil {
 			return

@@ -12,7 +12,7 @@ import (
 // pipe): it takes a buffer only once the file has bytes to read, so a quiet
 // command holds no buffer while it waits. It reports false, reading
 // nothing, for any other reader.
-func readWhenReady(r io.Reader, emit func(p []byte)) bool {
+func readWhenReady(r io.Reader, emit func(p []byte) (kept bool)) bool {
 	sc, ok := r.(syscall.Conn)
 	if !ok {
 		return false
@@ -42,10 +42,7 @@ func readWhenReady(r io.Reader, emit func(p []byte)) bool {
 			}
 			return true
 		})
-		if buf != nil {
-			if n > 0 {
-				emit(buf[:n])
-			}
+		if buf != nil && (n <= 0 || !emit(buf[:n])) {
 			readBuffers.Put(buf)
 		}
 		if err != nil || rerr != nil || n <= 0 {

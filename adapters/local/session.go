@@ -59,7 +59,7 @@ type session struct {
 	mu              sync.Mutex
 	written         int64                // bytes of records on disk: a reader of the file stops there
 	unwritten       int                  // records at the end of tail not yet on disk
-	pending         int                  // bytes of those records
+	pending         int                  // the memory those records hold
 	done            bool                 // the terminal record is queued
 	end             []byte               // the terminal record, once the command ended
 	terminalWritten bool                 // and on disk: subscribers may end
@@ -71,7 +71,7 @@ type session struct {
 	capped          bool                 // the journal reached its cap: the command is being killed
 	output          int64                // bytes of output journaled, against the cap
 	tail            []tailRecord         // the newest records: every one not yet written, then up to maxTail more
-	tailBytes       int                  // bytes of output in tail
+	tailBytes       int                  // bytes of output in tail's written records
 	subscribers     map[*stream]struct{} // this process's, while open
 	stdinMu         sync.Mutex
 	stdinEOF        bool
