@@ -227,74 +227,101 @@ const drainGrace = 50 * time.Millisecond
 // or cancel. It owns the stream's local end and closes it when it returns;
 // after the terminal frame it tells the actor, which winds the command up.
 func (a *commandActor) startReader(e *actor.Engine) {
-	st, ctx, permits, self, ref, out, meter := a.stream, a.ctx, a.permits, a.self, string(a.ref), a.out, a.meter
-	report, skip, remote := a.violation, a.skip, a.remote
-	var stalled func() // a remote owner hears at once that the command waits for its credit
-	if remote != nil {
-		stalled = func() { out.beat(ref) }
+	r := &streamReader{
+		e: e, st: a.stream, ctx: a.ctx, permits: a.permits, self: a.self, ref: string(a.ref), out: a.out, meter: a.meter,
+		report: a.violation, skip: a.skip, remote: a.remote, opsCtx: a.rt.opsCtx,
 	}
-	a.rt.goTracked("reading the stream of "+ref, func() {
-		defer meter.Flush()
-		defer closeQuietly(st)
-		if remote != nil {
-			defer remote.release() // after the last take
+	if r.remote != nil { // a remote owner hears at once that the command waits for its credit
+		r.stalled = func() { r.out.beat(r.ref) }
+	}
+	a.rt.goTracked("reading the stream of "+r.ref, r.run)
+}
+
+// streamReader is a command's reader goroutine. Its loop keeps a small
+// stack frame, and what an event costs happens in forward: a live command
+// parked in its stream's Next holds the smallest goroutine stack.
+type streamReader struct {
+	e       *actor.Engine
+	st      paddock.Stream
+	ctx     context.Context
+	permits *permits
+	self    *actor.PID
+	ref     string
+	out     *outlet
+	meter   *telemetry.Stream
+	report  func(supervisor.Violation)
+	skip    [2]uint64
+	remote  *remoteOwner
+	stalled func()
+	opsCtx  context.Context
+	parts   []paddock.Event // each read's frames, reused
+}
+
+func (r *streamReader) run() {
+	defer r.meter.Flush()
+	defer closeQuietly(r.st)
+	if r.remote != nil {
+		defer r.remote.release() // after the last take
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			r.e.Send(r.self, readerPanic{v})
 		}
-		var parts []paddock.Event // each read's frames, reused
-		defer func() {
-			if v := recover(); v != nil {
-				e.Send(self, readerPanic{v})
+	}()
+	for r.permits.take(r.ctx, r.meter, r.stalled) {
+		ev, err := r.st.Next(r.ctx)
+		if r.ctx.Err() != nil || r.forward(&ev, err) {
+			return // detached or stopped (nobody wants more), or the end
+		}
+	}
+}
+
+// forward sends the frames of one read and reports whether reading is
+// over: the terminal frame went out, or the stream failed.
+//
+//go:noinline
+func (r *streamReader) forward(ev *paddock.Event, err error) (over bool) {
+	var terminal bool
+	if err != nil {
+		terminal = r.out.emit(func(g *supervisor.Guard) messages.Frame {
+			f := g.End(err)
+			if f != nil {
+				r.meter.Failed()
 			}
-		}()
-		for {
-			if !permits.take(ctx, meter, stalled) {
-				return
+			return f
+		})
+	} else {
+		r.parts = pieces(r.parts[:0], *ev, &r.skip, r.remote != nil)
+		if len(r.parts) == 0 { // all of it skipped: the read is free
+			r.permits.give(1)
+			return false
+		}
+		for _, ev := range r.parts {
+			if r.remote != nil && !ev.Kind.Terminal() && !r.remote.take(r.ctx, len(ev.Data), r.meter, r.stalled) {
+				return true
 			}
-			ev, err := st.Next(ctx)
-			if ctx.Err() != nil {
-				return // detached or stopped: nobody wants more
-			}
-			var terminal bool
-			if err != nil {
-				terminal = out.emit(func(g *supervisor.Guard) messages.Frame {
-					f := g.End(err)
-					if f != nil {
-						meter.Failed()
-					}
-					return f
-				})
-			} else {
-				parts = pieces(parts[:0], ev, &skip, remote != nil)
-				if len(parts) == 0 { // all of it skipped: the read is free
-					permits.give(1)
-					continue
+			terminal = r.out.emit(func(g *supervisor.Guard) messages.Frame {
+				f := g.Event(ev)
+				if f != nil {
+					r.meter.Event(ev)
 				}
-				for _, ev := range parts {
-					if remote != nil && !ev.Kind.Terminal() && !remote.take(ctx, len(ev.Data), meter, stalled) {
-						return
-					}
-					terminal = out.emit(func(g *supervisor.Guard) messages.Frame {
-						f := g.Event(ev)
-						if f != nil {
-							meter.Event(ev)
-						}
-						return f
-					})
-					if terminal {
-						break
-					}
-				}
-			}
+				return f
+			})
 			if terminal {
-				e.Send(self, readerDone{})
-			}
-			if err != nil || terminal {
-				if err == nil {
-					drainAfterTerminal(a.rt.opsCtx, st, ref, report)
-				}
-				return
+				break
 			}
 		}
-	})
+	}
+	if terminal {
+		r.e.Send(r.self, readerDone{})
+	}
+	if err != nil || terminal {
+		if err == nil {
+			drainAfterTerminal(r.opsCtx, r.st, r.ref, r.report)
+		}
+		return true
+	}
+	return false
 }
 
 // drainAfterTerminal reads, for a short grace, whatever an adapter sends

@@ -29,7 +29,7 @@ const (
 	DefaultWindow       = 64
 	DefaultName         = "default"
 	DefaultFinishedRefs = 4096
-	commandInbox        = 64 // small inboxes for short-lived actors (docs/contract.md#runtime)
+	commandInbox        = 4 // inboxes start small and grow (docs/contract.md#runtime)
 )
 
 // Config configures a Runtime. The zero value of each field takes its
