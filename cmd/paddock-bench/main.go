@@ -54,11 +54,12 @@ type sizes struct {
 	execIterations, dockerRuns  int
 	checkpointBytes             int64
 	checkpointRuns              int
+	remoteBytes, remoteRuns     int
 }
 
 var (
-	full  = sizes{frameRuns: 100, observedRuns: 200, streamChunks: 2048, streamRuns: 20, live: 10_000, slowChunks: 2048, lines: 13_000_000, bulkBytes: 256 << 20, localRuns: 3, execIterations: 3000, dockerRuns: 10, checkpointBytes: 100 << 20, checkpointRuns: 5, daemonChunks: 32768, daemonRuns: 3}
-	quick = sizes{frameRuns: 20, observedRuns: 40, streamChunks: 1024, streamRuns: 15, live: 10_000, slowChunks: 2048, lines: 2_000_000, bulkBytes: 64 << 20, localRuns: 1, execIterations: 300, dockerRuns: 10, checkpointBytes: 32 << 20, checkpointRuns: 3, daemonChunks: 8192, daemonRuns: 3}
+	full  = sizes{frameRuns: 100, observedRuns: 200, streamChunks: 2048, streamRuns: 20, live: 10_000, slowChunks: 2048, lines: 13_000_000, bulkBytes: 256 << 20, localRuns: 3, execIterations: 3000, dockerRuns: 10, checkpointBytes: 100 << 20, checkpointRuns: 5, daemonChunks: 32768, daemonRuns: 3, remoteBytes: 256 << 20, remoteRuns: 3}
+	quick = sizes{frameRuns: 20, observedRuns: 40, streamChunks: 1024, streamRuns: 15, live: 10_000, slowChunks: 2048, lines: 2_000_000, bulkBytes: 64 << 20, localRuns: 1, execIterations: 300, dockerRuns: 10, checkpointBytes: 32 << 20, checkpointRuns: 3, daemonChunks: 8192, daemonRuns: 3, remoteBytes: 64 << 20, remoteRuns: 3}
 )
 
 // The local adapter journals every byte on disk before it delivers it
@@ -134,6 +135,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}},
 		{"32 KiB chunks from another node", func() ([]perf.Figure, error) {
 			return one(perf.RemoteStreamFigure(sz.streamChunks, 32<<10, sz.streamRuns))
+		}},
+		{"a local command's stdout from another node", func() ([]perf.Figure, error) {
+			return one(perf.RemoteCommandFigure(sz.remoteBytes, 32<<10, sz.remoteRuns))
 		}},
 	}
 	steps = slices.DeleteFunc(steps, func(s step) bool { return !strings.Contains(s.label, *only) })
