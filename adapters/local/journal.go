@@ -20,9 +20,10 @@ import (
 //	[kind byte][length uint32, big-endian][length bytes]
 //
 // stdout and stderr carry the bytes, or (kinds 5 and 6) the bytes as one
-// LZ4 block where that halves them (repetitive output, a stream of zeros
-// or a chatty log, then costs the disk and its reader a fraction of its
-// size); exit carries the code as an int32; error carries the reason token.
+// LZ4 block where that cuts them to a third (repetitive output, a stream
+// of zeros or a chatty log, then costs the disk and its reader a fraction
+// of its size); exit carries the code as an int32; error carries the
+// reason token.
 const (
 	recStdout    byte = 1
 	recStderr    byte = 2
@@ -73,7 +74,9 @@ const skipAfterMiss = 32
 // recStderr): the kind and bytes to write, and a scratch buffer to give
 // back to scratchBuffers once written (nil when data is written as is).
 // Compressed, the bytes are the output's length (uint32, big-endian) and
-// one LZ4 block; output is compressed only where that halves it.
+// one LZ4 block; output is compressed only where that cuts it to a third
+// (output that compresses less costs more CPU to compress than its disk
+// write saves).
 func (p *packer) pack(kind byte, data []byte) (byte, []byte, *[]byte) {
 	if p.skip > 0 || len(data) < 512 {
 		p.skip = max(p.skip-1, 0)
@@ -83,7 +86,7 @@ func (p *packer) pack(kind byte, data []byte) (byte, []byte, *[]byte) {
 	c := compressors.Get().(*lz4.Compressor)
 	n, err := c.CompressBlock(data, (*scratch)[4:])
 	compressors.Put(c)
-	if err != nil || n == 0 || 4+n > len(data)/2 {
+	if err != nil || n == 0 || 4+n > len(data)/3 {
 		scratchBuffers.Put(scratch)
 		p.skip = skipAfterMiss
 		return kind, data, nil
