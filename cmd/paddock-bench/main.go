@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/adapters/docker"
+	"github.com/paddockhq/paddock/adapters/local"
 	"github.com/paddockhq/paddock/internal/perf"
 )
 
@@ -59,16 +60,18 @@ type sizes struct {
 
 var (
 	full  = sizes{frameRuns: 100, observedRuns: 200, streamChunks: 2048, streamRuns: 20, live: 10_000, slowChunks: 2048, lines: 13_000_000, bulkBytes: 256 << 20, localRuns: 3, execIterations: 3000, dockerRuns: 10, checkpointBytes: 100 << 20, checkpointRuns: 5, daemonChunks: 32768, daemonRuns: 3, remoteBytes: 256 << 20, remoteRuns: 3}
-	quick = sizes{frameRuns: 20, observedRuns: 40, streamChunks: 1024, streamRuns: 15, live: 10_000, slowChunks: 2048, lines: 2_000_000, bulkBytes: 64 << 20, localRuns: 1, execIterations: 300, dockerRuns: 10, checkpointBytes: 32 << 20, checkpointRuns: 3, daemonChunks: 8192, daemonRuns: 3, remoteBytes: 64 << 20, remoteRuns: 3}
+	quick = sizes{frameRuns: 20, observedRuns: 40, streamChunks: 1024, streamRuns: 15, live: 10_000, slowChunks: 2048, lines: 13_000_000, bulkBytes: 256 << 20, localRuns: 3, execIterations: 300, dockerRuns: 10, checkpointBytes: 32 << 20, checkpointRuns: 3, daemonChunks: 8192, daemonRuns: 3, remoteBytes: 64 << 20, remoteRuns: 3}
 )
 
 // The local adapter journals every byte on disk before it delivers it
-// (that is what makes a session replayable from byte zero), so its goals
-// are floors against a bare pipe, not parity: lines, where the pipe's own
-// cost per write dominates, and bulk, where the disk write does.
+// (that is what makes a session replayable from byte zero). Lines, where a
+// pipe's cost per write dominates, reach the goal of at least 0.9 of a
+// bare pipe; bulk output, where the copy into the journal's records and
+// their compression share two cores with the command itself, is held to a
+// floor of 0.5 (the target is 0.8).
 const (
-	localLinesGoal = 0.25
-	localBulkGoal  = 0.15
+	localLinesGoal = 0.9
+	localBulkGoal  = 0.5
 )
 
 // step is one measurement: a label for the progress line and what it does.
@@ -105,12 +108,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		{fmt.Sprintf("%d live commands", sz.live), func() ([]perf.Figure, error) { return perf.LiveFigures(sz.live) }},
 		{"an owner that grants no credit", func() ([]perf.Figure, error) { return one(perf.SlowOwner(sz.slowChunks, 32<<10)) }},
 		{"local stdout, lines", func() ([]perf.Figure, error) {
-			return one(perf.LocalStdoutFigure(fmt.Sprintf("local: stdout of seq 1 %d through the runtime vs os/exec", sz.lines),
-				[]string{"seq", "1", fmt.Sprint(sz.lines)}, sz.localRuns, localLinesGoal))
+			return localStdout(fmt.Sprintf("local: stdout of seq 1 %d through the runtime vs os/exec", sz.lines),
+				[]string{"seq", "1", fmt.Sprint(sz.lines)}, sz.localRuns, localLinesGoal)
 		}},
 		{"local stdout, bulk", func() ([]perf.Figure, error) {
-			return one(perf.LocalStdoutFigure(fmt.Sprintf("local: %d MiB of stdout through the runtime vs os/exec", sz.bulkBytes>>20),
-				[]string{"head", "-c", fmt.Sprint(sz.bulkBytes), "/dev/zero"}, sz.localRuns, localBulkGoal))
+			return localStdout(fmt.Sprintf("local: %d MiB of stdout through the runtime vs os/exec", sz.bulkBytes>>20),
+				[]string{"head", "-c", fmt.Sprint(sz.bulkBytes), "/dev/zero"}, sz.localRuns, localBulkGoal)
 		}},
 		{"exec of true, unisolated", func() ([]perf.Figure, error) { return one(perf.ExecTrueFigure(sz.execIterations, perf.Unisolated)) }},
 		{"exec of true, in namespaces", func() ([]perf.Figure, error) { return one(perf.ExecTrueFigure(sz.execIterations, perf.Isolated)) }},
@@ -180,6 +183,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		table(stdout, figures)
 	}
 	return verdict(stderr, figures, failed, *explore)
+}
+
+// localStdout is the local stdout figure of argv unisolated and in
+// namespaces.
+func localStdout(name string, argv []string, runs int, goal float64) ([]perf.Figure, error) {
+	var figures []perf.Figure
+	for _, mode := range []local.Isolation{perf.Unisolated, perf.Isolated} {
+		f, err := perf.LocalStdoutFigure(name, argv, runs, mode, goal)
+		if err != nil {
+			return nil, err
+		}
+		figures = append(figures, f)
+	}
+	return figures, nil
 }
 
 // missesAGoal reports whether a measured figure misses its goal.

@@ -27,8 +27,12 @@ func newLocal(mode local.Isolation) (*local.Adapter, func(), error) {
 	return a, func() { _ = a.Close() }, nil
 }
 
-// LocalStdoutRates are LocalStdout's two sides, in MB/s.
-type LocalStdoutRates struct{ OSExec, Runtime float64 }
+// LocalStdoutRates are LocalStdout's two sides, in MB/s, and whether the
+// adapter ran the command in namespaces.
+type LocalStdoutRates struct {
+	OSExec, Runtime float64
+	Isolated        bool
+}
 
 // LocalStdout reads argv's stdout through the runtime on the local
 // adapter (journal, command actor, channel) and with plain os/exec,
@@ -77,15 +81,21 @@ func LocalStdout(argv []string, runs int, mode local.Isolation) (LocalStdoutRate
 		return LocalStdoutRates{}, fmt.Errorf("byte counts differ: os/exec %d, the runtime %d", rawBytes, throughBytes)
 	}
 	mbps := func(n int64, d time.Duration) float64 { return float64(n) / d.Seconds() / (1 << 20) }
-	return LocalStdoutRates{OSExec: mbps(rawBytes, raw), Runtime: mbps(throughBytes, through)}, nil
+	isolated, _ := a.Isolated()
+	return LocalStdoutRates{OSExec: mbps(rawBytes, raw), Runtime: mbps(throughBytes, through), Isolated: isolated}, nil
 }
 
 // LocalStdoutFigure is LocalStdout as a figure, runtime/os-exec against
-// goal.
-func LocalStdoutFigure(name string, argv []string, runs int, goal float64) (Figure, error) {
-	r, err := LocalStdout(argv, runs, Unisolated)
+// goal; the name says whether the command ran in namespaces.
+func LocalStdoutFigure(name string, argv []string, runs int, mode local.Isolation, goal float64) (Figure, error) {
+	r, err := LocalStdout(argv, runs, mode)
 	if err != nil {
 		return Figure{}, err
+	}
+	if r.Isolated {
+		name += ", in namespaces"
+	} else {
+		name += ", unisolated"
 	}
 	f := Figure{Name: name, Unit: "runtime/os-exec", Value: r.Runtime / r.OSExec,
 		Measured: fmt.Sprintf("%.0f vs %.0f MB/s", r.Runtime, r.OSExec),
