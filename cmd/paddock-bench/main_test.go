@@ -12,22 +12,28 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // The table says of each figure what was measured, its value, its goal
-// and whether it holds; a skipped row says why. (.ci/run runs the whole
-// command with -quick.)
+// and whether it holds, and its aim and whether it was met where it has
+// one; a skipped row says why. (.ci/run runs the whole command with
+// -quick.)
 func TestTable(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
+	yes, no := true, false
 	table(&out, []perf.Figure{
 		{Name: "frames", Measured: "2.6M vs 10M frames/s", Value: 0.2578, Unit: "runtime/raw-send", Goal: ">= 0.2", Holds: true},
 		{Name: "stream", Measured: "900 vs 1200 MB/s", Value: 0.75, Unit: "runtime/direct", Goal: ">= 0.8"},
 		{Name: "docker", Skipped: "no engine answers"},
 		{Name: "fork", Measured: "294 vs 167 ms", Value: 1.76, Unit: "adapter/cli", NoGoal: "the baseline copies nothing"},
+		{Name: "lines", Measured: "600 vs 700 MB/s", Value: 0.857, Unit: "runtime/os-exec", Goal: ">= 0.75", Holds: true, Aim: ">= 0.9", AimMet: &no},
+		{Name: "bulk", Measured: "2000 vs 2200 MB/s", Value: 0.909, Unit: "runtime/os-exec", Goal: ">= 0.45", Holds: true, Aim: ">= 0.8", AimMet: &yes},
 	})
-	assert.Equal(t, `figure  measured              value                   goal    holds
-frames  2.6M vs 10M frames/s  0.258 runtime/raw-send  >= 0.2  yes
-stream  900 vs 1200 MB/s      0.75 runtime/direct     >= 0.8  NO
-docker  no engine answers                                     skipped
-fork    294 vs 167 ms         1.76 adapter/cli        none    -
+	assert.Equal(t, `figure  measured              value                   goal     holds    aim
+frames  2.6M vs 10M frames/s  0.258 runtime/raw-send  >= 0.2   yes
+stream  900 vs 1200 MB/s      0.75 runtime/direct     >= 0.8   NO
+docker  no engine answers                                      skipped
+fork    294 vs 167 ms         1.76 adapter/cli        none     -
+lines   600 vs 700 MB/s       0.857 runtime/os-exec   >= 0.75  yes      >= 0.9 not met
+bulk    2000 vs 2200 MB/s     0.909 runtime/os-exec   >= 0.45  yes      >= 0.8 met
 `, out.String())
 }
 

@@ -126,7 +126,13 @@ func DaemonStreamFigures(chunks, size, runs int) ([]Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	atLeast(&local, 0.5)
+	// The daemon moves 880-950 MB/s of it here whatever the source (its own
+	// cost: the hose's row); the runtime in process rose from 1.4-1.5 to
+	// 2.1-2.2 GB/s when the local adapter's reader stopped copying, so
+	// the ratio fell from 0.58-0.73 to 0.40-0.41. The floor catches a
+	// slower daemon; the aim is the ratio it had.
+	atLeast(&local, 0.33)
+	aimAtLeast(&local, 0.5)
 	hose, err := figure("a source that costs nothing", DaemonStream)
 	if err != nil {
 		return nil, err

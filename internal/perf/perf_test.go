@@ -51,6 +51,12 @@ func TestGoals(t *testing.T) {
 	atMost(&f, 0.2)
 	assert.False(t, f.Holds)
 	assert.Equal(t, "<= 0.2", f.Goal)
+	aimAtLeast(&f, 0.4)
+	assert.Equal(t, ">= 0.4", f.Aim)
+	require.NotNil(t, f.AimMet)
+	assert.False(t, *f.AimMet)
+	aimAtLeast(&f, 0.25)
+	assert.True(t, *f.AimMet)
 }
 
 func TestMedian(t *testing.T) {

@@ -87,6 +87,7 @@ func Frames(frames, runs int) (Figure, error) {
 		Measured: fmt.Sprintf("%.2fM vs %.2fM frames/s", rate(through)/1e6, rate(raw)/1e6),
 		Details:  map[string]float64{"runtime_frames_per_s": rate(through), "raw_send_frames_per_s": rate(raw)}}
 	atLeast(&f, 0.15)
+	aimAtLeast(&f, 0.4)
 	return f, nil
 }
 
