@@ -164,9 +164,17 @@ func (s *session) supervise() {
 	s.a.retire(s)
 }
 
-// fromTail returns the record at journal offset off (its bytes shared, not
-// copied: nothing changes them), and its size in the journal, if the
-// in-memory tail still holds it.
+// mergeBelow is the size under which a subscriber that has fallen behind
+// gets an output record together with the written records of the same
+// stream after it, up to readChunk bytes in all: one event where the
+// command's many small writes made many records.
+const mergeBelow = readChunk / 4
+
+// fromTail returns the output at journal offset off, and the size in the
+// journal of the records it comes from, if the in-memory tail still holds
+// them: one record's bytes as they are (shared, not copied: nothing changes
+// them), or, for a small output record with more of its stream written
+// after it, those records' bytes joined.
 func (s *session) fromTail(off int64) (kind byte, data []byte, disk int, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -175,8 +183,23 @@ func (s *session) fromTail(off int64) (kind byte, data []byte, disk int, ok bool
 	if !found {
 		return 0, nil, 0, false
 	}
-	r := written[i]
-	return r.kind, r.data, r.size, true
+	first := written[i]
+	last, size := i, len(first.data)
+	if (first.kind == recStdout || first.kind == recStderr) && size < mergeBelow {
+		for last+1 < len(written) && written[last+1].kind == first.kind && size+len(written[last+1].data) <= readChunk {
+			last++
+			size += len(written[last].data)
+		}
+	}
+	if last == i {
+		return first.kind, first.data, first.size, true
+	}
+	data = make([]byte, 0, size)
+	for _, r := range written[i : last+1] {
+		data = append(data, r.data...)
+		disk += r.size
+	}
+	return first.kind, data, disk, true
 }
 
 // isCapped reports a journal that reached its cap.
