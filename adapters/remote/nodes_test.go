@@ -178,7 +178,9 @@ func serveRole() error {
 			return err
 		}
 		// Exactly percent of every 100 batches, at random places in each
-		// hundred: losses wherever they fall, and always some.
+		// hundred: losses wherever they fall, and always some. The first
+		// hundred's fall among its first ten batches, so a stream the
+		// link sends in a few dozen batches loses some too.
 		var mu sync.Mutex
 		rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 		var doomed map[int]bool
@@ -188,7 +190,11 @@ func serveRole() error {
 			defer mu.Unlock()
 			if i%100 == 0 {
 				doomed = map[int]bool{}
-				for _, j := range rnd.Perm(100)[:percent] {
+				places := rnd.Perm(100)
+				if i == 0 {
+					places = rnd.Perm(max(10, percent))
+				}
+				for _, j := range places[:percent] {
 					doomed[j] = true
 				}
 			}
