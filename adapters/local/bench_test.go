@@ -52,7 +52,7 @@ func benchStream(b *testing.B, argv []string, opt local.Isolation) {
 	}
 	b.ReportMetric(r.OSExec, "os/exec-MB/s")
 	b.ReportMetric(r.Runtime, "runtime-MB/s")
-	b.ReportMetric(r.Runtime/r.OSExec, "runtime/os-exec")
+	b.ReportMetric(r.Ratio, "runtime/os-exec")
 }
 
 // BenchmarkTurns runs 100 and 500 agent turns at once (create a sandbox,

@@ -66,14 +66,14 @@ var (
 
 // The local adapter journals every byte on disk before it delivers it
 // (that is what makes a session replayable from byte zero). Lines, where a
-// pipe's cost per write dominates, measure 0.93-1.0 of a bare pipe on a
-// quiet machine and 0.82-0.87 in CI right after its heavy tests; bulk
-// output, where the copy into the journal's records and their compression
-// share two cores with the command itself, 0.66-0.73 and 0.54-0.59. The
-// goals are floors under those; the aims are issue 35's.
+// pipe's cost per write dominates, measure 0.92-1.0 of a bare pipe here
+// and 0.89-0.91 in CI right after its heavy tests; bulk output, where the
+// copy into the journal's records and their compression share two cores
+// with the command itself, 0.47-0.73 here and 0.49-0.59 in CI. The goals
+// are floors under those; the aims are issue 35's.
 const (
 	localLinesGoal, localLinesAim = 0.75, 0.9
-	localBulkGoal, localBulkAim   = 0.45, 0.8
+	localBulkGoal, localBulkAim   = 0.4, 0.8
 )
 
 // step is one measurement: a label for the progress line and what it does.

@@ -27,16 +27,18 @@ func newLocal(mode local.Isolation) (*local.Adapter, func(), error) {
 	return a, func() { _ = a.Close() }, nil
 }
 
-// LocalStdoutRates are LocalStdout's two sides, in MB/s, and whether the
-// adapter ran the command in namespaces.
+// LocalStdoutRates are LocalStdout's two sides, in MB/s, the median of the
+// runs' ratios (runtime/os-exec), and whether the adapter ran the command
+// in namespaces.
 type LocalStdoutRates struct {
-	OSExec, Runtime float64
-	Isolated        bool
+	OSExec, Runtime, Ratio float64
+	Isolated               bool
 }
 
 // LocalStdout reads argv's stdout through the runtime on the local
 // adapter (journal, command actor, channel) and with plain os/exec,
-// alternating, runs times each; the byte counts must agree.
+// alternating, runs times each after one run of each that warms up and is
+// not counted; the byte counts must agree.
 func LocalStdout(argv []string, runs int, mode local.Isolation) (LocalStdoutRates, error) {
 	a, done, err := newLocal(mode)
 	if err != nil {
@@ -48,45 +50,64 @@ func LocalStdout(argv []string, runs int, mode local.Isolation) (LocalStdoutRate
 		return LocalStdoutRates{}, err
 	}
 	defer stop()
-	var raw, through time.Duration
-	var rawBytes, throughBytes int64
-	for range runs {
-		start := time.Now()
+	plain := func() (int64, error) {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
-			return LocalStdoutRates{}, err
+			return 0, err
 		}
 		if err := cmd.Start(); err != nil {
-			return LocalStdoutRates{}, err
+			return 0, err
 		}
 		n, _ := io.Copy(io.Discard, out)
-		_ = cmd.Wait()
-		raw += time.Since(start)
-		rawBytes += n
-
-		start = time.Now()
+		return n, cmd.Wait()
+	}
+	runtimeSide := func() (int64, error) {
 		s, err := rt.Adapter(h.Provider).Spawn(context.Background(), h, paddock.NewCmd(argv[0], argv[1:]...), paddock.SpawnOpts{})
+		if err != nil {
+			return 0, err
+		}
+		var n int64
+		for f := range s.(*actors.FrameStream).C() {
+			if d, ok := f.(interface{ GetData() []byte }); ok {
+				n += int64(len(d.GetData()))
+			}
+		}
+		return n, nil
+	}
+	var raw, through time.Duration
+	var rawBytes, throughBytes int64
+	ratios := make([]float64, 0, runs)
+	for run := range runs + 1 { // run 0 warms both sides up and is not counted
+		start := time.Now()
+		n, err := plain()
 		if err != nil {
 			return LocalStdoutRates{}, err
 		}
-		for f := range s.(*actors.FrameStream).C() {
-			if d, ok := f.(interface{ GetData() []byte }); ok {
-				throughBytes += int64(len(d.GetData()))
-			}
+		plainTook := time.Since(start)
+		start = time.Now()
+		m, err := runtimeSide()
+		if err != nil {
+			return LocalStdoutRates{}, err
 		}
-		through += time.Since(start)
+		if run > 0 {
+			took := time.Since(start)
+			raw, rawBytes = raw+plainTook, rawBytes+n
+			through, throughBytes = through+took, throughBytes+m
+			ratios = append(ratios, plainTook.Seconds()/took.Seconds())
+		}
 	}
 	if rawBytes != throughBytes {
 		return LocalStdoutRates{}, fmt.Errorf("byte counts differ: os/exec %d, the runtime %d", rawBytes, throughBytes)
 	}
 	mbps := func(n int64, d time.Duration) float64 { return float64(n) / d.Seconds() / (1 << 20) }
 	isolated, _ := a.Isolated()
-	return LocalStdoutRates{OSExec: mbps(rawBytes, raw), Runtime: mbps(throughBytes, through), Isolated: isolated}, nil
+	return LocalStdoutRates{OSExec: mbps(rawBytes, raw), Runtime: mbps(throughBytes, through), Ratio: median(ratios), Isolated: isolated}, nil
 }
 
-// LocalStdoutFigure is LocalStdout as a figure, runtime/os-exec against
-// goal and aim; the name says whether the command ran in namespaces.
+// LocalStdoutFigure is LocalStdout as a figure, the median of the runs'
+// runtime/os-exec against goal and aim; the name says whether the command
+// ran in namespaces.
 func LocalStdoutFigure(name string, argv []string, runs int, mode local.Isolation, goal, aim float64) (Figure, error) {
 	r, err := LocalStdout(argv, runs, mode)
 	if err != nil {
@@ -97,7 +118,7 @@ func LocalStdoutFigure(name string, argv []string, runs int, mode local.Isolatio
 	} else {
 		name += ", unisolated"
 	}
-	f := Figure{Name: name, Unit: "runtime/os-exec", Value: r.Runtime / r.OSExec,
+	f := Figure{Name: name, Unit: "runtime/os-exec", Value: r.Ratio,
 		Measured: fmt.Sprintf("%.0f vs %.0f MB/s", r.Runtime, r.OSExec),
 		Details:  map[string]float64{"runtime_mb_per_s": r.Runtime, "os_exec_mb_per_s": r.OSExec}}
 	atLeast(&f, goal)

@@ -72,22 +72,29 @@ func loopbackTLS(ca *remotetest.Authority) (string, *tls.Config, error) {
 // 0.11 and 0.16 from run to run here.
 const remoteStreamGoal = 0.07
 
+// twoNodes starts a serving and a driving node on loopback with an
+// authority of their own; stop stops both.
+func twoNodes() (ca *remotetest.Authority, serving, driving *remote.Node, stop func(), err error) {
+	if ca, err = remotetest.NewAuthority("paddock bench"); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if serving, err = loopbackNode(ca); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if driving, err = loopbackNode(ca); err != nil {
+		serving.Stop()
+		return nil, nil, nil, nil, err
+	}
+	return ca, serving, driving, func() { driving.Stop(); serving.Stop() }, nil
+}
+
 // RemoteStream measures runs streams of chunks of size each way.
 func RemoteStream(chunks, size, runs int) (RemoteRates, error) {
-	ca, err := remotetest.NewAuthority("paddock bench")
+	_, serving, driving, stopNodes, err := twoNodes()
 	if err != nil {
 		return RemoteRates{}, err
 	}
-	serving, err := loopbackNode(ca)
-	if err != nil {
-		return RemoteRates{}, err
-	}
-	defer serving.Stop()
-	driving, err := loopbackNode(ca)
-	if err != nil {
-		return RemoteRates{}, err
-	}
-	defer driving.Stop()
+	defer stopNodes()
 	hose := NewHose(chunks, size)
 	local, h, stopLocal, err := startRuntime("fake", hose, func(c *actors.Config) { c.Engine = serving.Engine; c.Lease = -1 })
 	if err != nil {
@@ -214,23 +221,15 @@ type RemoteCommandRates struct{ Paddock, Raw float64 }
 // RemoteCommand measures runs streams of bytes of a local-adapter
 // command (dd writing chunks of size) from a node to a FrameStream on
 // another (two nodes in this process on loopback, mutual TLS), and raw
-// hollywood remote moving the same bytes between the same two nodes,
+// hollywood remote (two engines with hollywood's own remote in this
+// process, the same TLS) moving the same bytes in chunks of size,
 // alternating.
 func RemoteCommand(bytes, size, runs int) (RemoteCommandRates, error) {
-	ca, err := remotetest.NewAuthority("paddock bench")
+	ca, serving, driving, stopNodes, err := twoNodes()
 	if err != nil {
 		return RemoteCommandRates{}, err
 	}
-	serving, err := loopbackNode(ca)
-	if err != nil {
-		return RemoteCommandRates{}, err
-	}
-	defer serving.Stop()
-	driving, err := loopbackNode(ca)
-	if err != nil {
-		return RemoteCommandRates{}, err
-	}
-	defer driving.Stop()
+	defer stopNodes()
 	la, done, err := newLocal(Unisolated)
 	if err != nil {
 		return RemoteCommandRates{}, err
