@@ -44,7 +44,7 @@ func (k *Credits) Consumed(c *actor.Context, f messages.Frame) {
 }
 
 // creditBatch is the one credit rule of the runtime's subscribers (owner
-// actors through Credits, plain-Go streams through their pump): consumed
+// actors through Credits, plain-Go streams as they take frames): consumed
 // output frames are granted back half a window at a time.
 type creditBatch struct {
 	size, owed uint32
