@@ -68,11 +68,19 @@ const (
 // are.
 func (s *session) append(kind byte, p []byte) (kept bool) {
 	if len(p) < readChunk/4 {
-		s.write(tailRecord{kind: kind, data: bytes.Clone(p)})
+		s.write(tailRecord{kind: kind, data: sealed(p)})
 		return false
 	}
 	s.write(tailRecord{kind: kind, data: p, read: true})
 	return true
+}
+
+// sealed is a copy of p for a record: its capacity is its length, so a
+// subscriber that appends to the bytes it was handed gets a new array, and
+// never writes where another subscriber's append would.
+func sealed(p []byte) []byte {
+	c := bytes.Clone(p)
+	return c[:len(c):len(c)]
 }
 
 // finish queues the terminal record, waits until the journal is on disk,
@@ -179,7 +187,7 @@ func (s *session) writeJournal() {
 			r := &batch[i]
 			if r.read {
 				held = append(held, r.data)
-				r.data, r.read = bytes.Clone(r.data), false
+				r.data, r.read = sealed(r.data), false
 			}
 			d := diskRecord{kind: r.kind, data: r.data}
 			if r.kind == recStdout || r.kind == recStderr {

@@ -123,3 +123,20 @@ func TestTailJoinsSmallRecordsOfOneStream(t *testing.T) {
 	assert.Len(t, data, 4*(mergeBelow-1), "four fit in readChunk, the fifth does not")
 	assert.Equal(t, 4*(recHeader+mergeBelow-1), disk)
 }
+
+// The bytes a record hands out have no room after them: a subscriber that
+// appends gets a new array, not the record's spare capacity another
+// subscriber's append would share.
+func TestRecordsHaveNoRoomToAppendInto(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 100, 1000, 33 << 10, readChunk} {
+		p := sealed(make([]byte, n))
+		assert.Equal(t, len(p), cap(p), "%d bytes", n)
+	}
+	s := &session{}
+	s.tail = []tailRecord{{kind: recStdout, data: sealed([]byte("a")), size: recHeader + 1}, {kind: recStdout, data: sealed([]byte("b")), off: recHeader + 1, size: recHeader + 1}}
+	_, joined, _, ok := s.fromTail(0)
+	require.True(t, ok)
+	assert.Equal(t, "ab", string(joined))
+	assert.Equal(t, len(joined), cap(joined), "joined records too")
+}
