@@ -157,12 +157,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	began := time.Now()
 	for i, s := range steps {
 		fmt.Fprintf(stderr, "[%d/%d] %s ...", i+1, len(steps), s.label)
+		if i == 0 {
+			settle(stderr)
+		}
 		start := time.Now()
 		got, err := s.measure()
 		if err == nil && missesAGoal(got) {
 			// A hiccup of the machine can sink one measurement; a
 			// regression sinks both.
 			fmt.Fprintf(stderr, " missed its goal, measuring again ...")
+			settle(stderr)
 			if got, err = s.measure(); err == nil {
 				for i := range got {
 					got[i].Measured += " (measured twice)"

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/perf"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
@@ -86,4 +89,34 @@ func TestTrim(t *testing.T) {
 	for v, want := range map[float64]string{0.25781: "0.258", 12.34: "12.3", 1234567: "1234567", 968.2: "968"} {
 		assert.Equal(t, want, trim(v))
 	}
+}
+
+// The processors' times read from /proc/stat add up, and a second of a
+// machine this test keeps busy reads busy. Not parallel: it measures the
+// whole machine.
+func TestBusyOver(t *testing.T) {
+	if _, _, ok := cpuTimes(); !ok {
+		t.Skip("no /proc/stat here")
+	}
+	idle, total, ok := cpuTimes()
+	require.True(t, ok)
+	assert.Less(t, idle, total)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // one processor kept busy
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	}()
+	busy, ok := busyOver(time.Second)
+	close(stop)
+	<-done
+	require.True(t, ok)
+	assert.Greater(t, busy, 0.3/float64(runtime.NumCPU()), "a spinning goroutine shows")
+	assert.LessOrEqual(t, busy, 1.0)
 }
