@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/paddockhq/paddock"
@@ -32,6 +33,7 @@ func newLocal(mode local.Isolation) (*local.Adapter, func(), error) {
 // in namespaces.
 type LocalStdoutRates struct {
 	OSExec, Runtime, Ratio float64
+	Ratios                 []float64 // each run's, in order
 	Isolated               bool
 }
 
@@ -102,7 +104,7 @@ func LocalStdout(argv []string, runs int, mode local.Isolation) (LocalStdoutRate
 	}
 	mbps := func(n int64, d time.Duration) float64 { return float64(n) / d.Seconds() / (1 << 20) }
 	isolated, _ := a.Isolated()
-	return LocalStdoutRates{OSExec: mbps(rawBytes, raw), Runtime: mbps(throughBytes, through), Ratio: median(ratios), Isolated: isolated}, nil
+	return LocalStdoutRates{OSExec: mbps(rawBytes, raw), Runtime: mbps(throughBytes, through), Ratio: median(ratios), Ratios: ratios, Isolated: isolated}, nil
 }
 
 // LocalStdoutFigure is LocalStdout as a figure, the median of the runs'
@@ -119,7 +121,7 @@ func LocalStdoutFigure(name string, argv []string, runs int, mode local.Isolatio
 		name += ", unisolated"
 	}
 	f := Figure{Name: name, Unit: "runtime/os-exec", Value: r.Ratio,
-		Measured: fmt.Sprintf("%.0f vs %.0f MB/s", r.Runtime, r.OSExec),
+		Measured: fmt.Sprintf("%.0f vs %.0f MB/s (runs: %s)", r.Runtime, r.OSExec, runRatios(r.Ratios)),
 		Details:  map[string]float64{"runtime_mb_per_s": r.Runtime, "os_exec_mb_per_s": r.OSExec}}
 	atLeast(&f, goal)
 	aimAtLeast(&f, aim)
@@ -199,4 +201,14 @@ func ExecTrueFigure(iterations int, mode local.Isolation) (Figure, error) {
 		Measured: fmt.Sprintf("%.0f vs %.0f us (the adapter alone: %.0f)", t.Runtime, t.OSExec, t.Adapter),
 		Goal:     fmt.Sprintf("%s (%.0f us)", text, goal), Holds: t.Runtime <= goal,
 		Details: map[string]float64{"runtime_us": t.Runtime, "os_exec_us": t.OSExec, "adapter_us": t.Adapter, "goal_us": goal}}, nil
+}
+
+// runRatios prints each run's ratio, so that one slow run shows beside the
+// median.
+func runRatios(ratios []float64) string {
+	parts := make([]string, len(ratios))
+	for i, r := range ratios {
+		parts[i] = fmt.Sprintf("%.2f", r)
+	}
+	return strings.Join(parts, " ")
 }
