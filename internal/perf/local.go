@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock"
-	"github.com/paddockhq/paddock/actors"
 	"github.com/paddockhq/paddock/adapters/local"
 )
 
@@ -64,19 +63,7 @@ func LocalStdout(argv []string, runs int, mode local.Isolation) (LocalStdoutRate
 		n, _ := io.Copy(io.Discard, out)
 		return n, cmd.Wait()
 	}
-	runtimeSide := func() (int64, error) {
-		s, err := rt.Adapter(h.Provider).Spawn(context.Background(), h, paddock.NewCmd(argv[0], argv[1:]...), paddock.SpawnOpts{})
-		if err != nil {
-			return 0, err
-		}
-		var n int64
-		for f := range s.(*actors.FrameStream).C() {
-			if d, ok := f.(interface{ GetData() []byte }); ok {
-				n += int64(len(d.GetData()))
-			}
-		}
-		return n, nil
-	}
+	runtimeSide := func() (int64, error) { return spawnAndCount(rt, h, paddock.NewCmd(argv[0], argv[1:]...)) }
 	var raw, through time.Duration
 	var rawBytes, throughBytes int64
 	ratios := make([]float64, 0, runs)

@@ -72,6 +72,22 @@ func startRuntime(p paddock.Provider, a paddock.Adapter, edit ...func(*actors.Co
 	return rt, h, stop, nil
 }
 
+// spawnAndCount spawns cmd in h through rt and reads its FrameStream to
+// the end, answering the bytes of output it carried.
+func spawnAndCount(rt *actors.Runtime, h paddock.Handle, cmd paddock.Cmd) (int64, error) {
+	s, err := rt.Adapter(h.Provider).Spawn(context.Background(), h, cmd, paddock.SpawnOpts{})
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for f := range s.(*actors.FrameStream).C() {
+		if d, ok := f.(interface{ GetData() []byte }); ok {
+			n += int64(len(d.GetData()))
+		}
+	}
+	return n, nil
+}
+
 // memNow returns the memory statistics and goroutine count after a GC.
 func memNow() (runtime.MemStats, int) {
 	runtime.GC()

@@ -1,7 +1,6 @@
 package perf
 
 import (
-	"context"
 	"crypto/tls"
 	"fmt"
 	"net"
@@ -88,6 +87,28 @@ func twoNodes() (ca *remotetest.Authority, serving, driving *remote.Node, stop f
 	return ca, serving, driving, func() { driving.Stop(); serving.Stop() }, nil
 }
 
+// remoteRuntimes starts a runtime over a (of provider p) on serving, and
+// one on driving over a remote adapter for it, and creates a sandbox there:
+// near and far reach the same sandbox h. stop stops both.
+func remoteRuntimes(serving, driving *remote.Node, p paddock.Provider, a paddock.Adapter) (near, far *actors.Runtime, h paddock.Handle, stop func(), err error) {
+	near, h, stopNear, err := startRuntime(p, a, func(c *actors.Config) { c.Engine = serving.Engine; c.Lease = -1 })
+	if err != nil {
+		return nil, nil, paddock.Handle{}, nil, err
+	}
+	ra, err := remote.New(remote.Config{Node: driving, Peer: serving.Addr(), Provider: p})
+	if err != nil {
+		stopNear()
+		return nil, nil, paddock.Handle{}, nil, err
+	}
+	far, _, stopFar, err := startRuntime(p, ra, func(c *actors.Config) { c.Engine = driving.Engine; c.Lease = -1 })
+	if err != nil {
+		ra.Close()
+		stopNear()
+		return nil, nil, paddock.Handle{}, nil, err
+	}
+	return near, far, h, func() { stopFar(); ra.Close(); stopNear() }, nil
+}
+
 // RemoteStream measures runs streams of chunks of size each way.
 func RemoteStream(chunks, size, runs int) (RemoteRates, error) {
 	_, serving, driving, stopNodes, err := twoNodes()
@@ -95,37 +116,19 @@ func RemoteStream(chunks, size, runs int) (RemoteRates, error) {
 		return RemoteRates{}, err
 	}
 	defer stopNodes()
-	hose := NewHose(chunks, size)
-	local, h, stopLocal, err := startRuntime("fake", hose, func(c *actors.Config) { c.Engine = serving.Engine; c.Lease = -1 })
+	local, far, h, stopRuntimes, err := remoteRuntimes(serving, driving, "fake", NewHose(chunks, size))
 	if err != nil {
 		return RemoteRates{}, err
 	}
-	defer stopLocal()
-	ctx := context.Background()
-	a, err := remote.New(remote.Config{Node: driving, Peer: serving.Addr(), Provider: "fake"})
-	if err != nil {
-		return RemoteRates{}, err
-	}
-	defer a.Close()
-	far, _, stopFar, err := startRuntime("fake", a, func(c *actors.Config) { c.Engine = driving.Engine; c.Lease = -1 })
-	if err != nil {
-		return RemoteRates{}, err
-	}
-	defer stopFar()
+	defer stopRuntimes()
 	measure := func(rt *actors.Runtime) (time.Duration, error) {
 		start := time.Now()
-		s, err := rt.Adapter(h.Provider).Spawn(ctx, h, paddock.NewCmd("firehose"), paddock.SpawnOpts{})
+		n, err := spawnAndCount(rt, h, paddock.NewCmd("firehose"))
 		if err != nil {
 			return 0, err
 		}
-		bytes := 0
-		for f := range s.(*actors.FrameStream).C() {
-			if _, ok := f.(interface{ GetData() []byte }); ok {
-				bytes += len(f.(interface{ GetData() []byte }).GetData())
-			}
-		}
-		if bytes != chunks*size {
-			return 0, fmt.Errorf("%d bytes arrived of %d", bytes, chunks*size)
+		if n != int64(chunks*size) {
+			return 0, fmt.Errorf("%d bytes arrived of %d", n, chunks*size)
 		}
 		return time.Since(start), nil
 	}
@@ -235,21 +238,11 @@ func RemoteCommand(bytes, size, runs int) (RemoteCommandRates, error) {
 		return RemoteCommandRates{}, err
 	}
 	defer done()
-	_, h, stopServing, err := startRuntime(paddock.ProviderLocal, la, func(c *actors.Config) { c.Engine = serving.Engine; c.Lease = -1 })
+	_, far, h, stopRuntimes, err := remoteRuntimes(serving, driving, paddock.ProviderLocal, la)
 	if err != nil {
 		return RemoteCommandRates{}, err
 	}
-	defer stopServing()
-	a, err := remote.New(remote.Config{Node: driving, Peer: serving.Addr(), Provider: paddock.ProviderLocal})
-	if err != nil {
-		return RemoteCommandRates{}, err
-	}
-	defer a.Close()
-	far, _, stopFar, err := startRuntime(paddock.ProviderLocal, a, func(c *actors.Config) { c.Engine = driving.Engine; c.Lease = -1 })
-	if err != nil {
-		return RemoteCommandRates{}, err
-	}
-	defer stopFar()
+	defer stopRuntimes()
 	rawFrom, stopFrom, err := hollywoodNode(ca)
 	if err != nil {
 		return RemoteCommandRates{}, err
@@ -263,17 +256,11 @@ func RemoteCommand(bytes, size, runs int) (RemoteCommandRates, error) {
 	cmd := paddock.NewCmd("dd", "if=/dev/zero", fmt.Sprintf("bs=%d", size), fmt.Sprintf("count=%d", bytes/size), "status=none")
 	through := func() (time.Duration, error) {
 		start := time.Now()
-		s, err := far.Adapter(h.Provider).Spawn(context.Background(), h, cmd, paddock.SpawnOpts{})
+		got, err := spawnAndCount(far, h, cmd)
 		if err != nil {
 			return 0, err
 		}
-		got := 0
-		for f := range s.(*actors.FrameStream).C() {
-			if d, ok := f.(interface{ GetData() []byte }); ok {
-				got += len(d.GetData())
-			}
-		}
-		if got != bytes/size*size {
+		if got != int64(bytes/size*size) {
 			return 0, fmt.Errorf("%d bytes arrived of %d", got, bytes/size*size)
 		}
 		return time.Since(start), nil
