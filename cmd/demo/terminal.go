@@ -1,0 +1,363 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"io"
+	"strings"
+	"sync"
+
+	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/vt"
+)
+
+// A terminal view's screen is kept here, not in the page: the command's
+// output goes through a terminal emulator (github.com/charmbracelet/x/vt),
+// and the page is sent the cells it shows, one row at a time when a row
+// changed. A page that opens late, re-attaches or resizes is sent the
+// screen as it is, never the raw bytes to replay.
+
+// Defaults of a terminal view.
+const (
+	// defaultScrollback is how many lines that scrolled off the top the
+	// server keeps for a page (and sends when they scroll off).
+	defaultScrollback = 1000
+	// maxTermCells bounds one terminal's grid (the contract's 1..1000 a
+	// side would allow a million cells per update).
+	maxTermCells = 500 * 200
+	// replyQueue is how many answers of the emulator to the program's
+	// queries (cursor position, device attributes) may wait for stdin;
+	// more are dropped rather than stall the screen.
+	replyQueue = 64
+)
+
+// cellRun is a stretch of one row's cells in one style: its text and the CSS
+// the page gives it ("" is the terminal's own colours).
+type cellRun [2]string
+
+// screenUpdate is what a terminal view's page is sent: the grid's size,
+// the rows that changed since the last update (by index), the lines that
+// scrolled off the top since then (oldest first), the cursor, and the
+// modes that change what a key sends.
+type screenUpdate struct {
+	Type           string            `json:"type"` // "screen"
+	Cols           int               `json:"cols"`
+	Rows           int               `json:"rows"`
+	Changed        map[int][]cellRun `json:"changed,omitempty"`
+	Scrolled       [][]cellRun       `json:"scrolled,omitempty"`
+	ClearScroll    bool              `json:"clear_scroll,omitempty"` // the program cleared the scrollback
+	CursorX        int               `json:"cursor_x"`
+	CursorY        int               `json:"cursor_y"`
+	CursorHidden   bool              `json:"cursor_hidden,omitempty"`
+	AltScreen      bool              `json:"alt_screen,omitempty"`
+	AppCursor      bool              `json:"app_cursor,omitempty"`      // arrows send ESC O x (DECCKM)
+	BracketedPaste bool              `json:"bracketed_paste,omitempty"` // a paste is wrapped in ESC [200~ .. ESC [201~
+	Title          string            `json:"title,omitempty"`
+}
+
+// termScreen is one terminal view's emulator. Its methods may be called
+// from any goroutine; the answers the emulator gives to the program's
+// queries come out of Replies.
+type termScreen struct {
+	mu             sync.Mutex
+	em             *vt.Emulator
+	main           *vt.Scrollback // the main screen's, which the alternate screen leaves alone
+	scrollLen      int            // main's length after the last update
+	keep           int            // scrollback lines kept
+	sent           []string       // each row as last sent (its JSON); nil = send every row
+	title          string
+	appCursor      bool
+	bracketedPaste bool
+	replies        chan []byte
+	pipe           *io.PipeWriter
+	readerDone     chan struct{}
+}
+
+// newTermScreen is a screen of cols x rows (clamped to at least 1x1 and
+// at most maxTermCells) keeping scrollback lines.
+func newTermScreen(cols, rows, scrollback int) *termScreen {
+	cols, rows = clampSize(cols, rows)
+	t := &termScreen{em: vt.NewEmulator(cols, rows), keep: scrollback,
+		replies: make(chan []byte, replyQueue), readerDone: make(chan struct{})}
+	t.main = t.em.Scrollback()
+	// The scrollback grows unbounded within one update and is cut to keep
+	// after it, so that update can count the lines that scrolled off.
+	t.main.SetMaxLines(1 << 30)
+	t.em.SetCallbacks(vt.Callbacks{
+		Title:       func(s string) { t.title = s },
+		EnableMode:  func(m ansi.Mode) { t.setMode(m, true) },
+		DisableMode: func(m ansi.Mode) { t.setMode(m, false) },
+	})
+	t.pipe, _ = t.em.InputPipe().(*io.PipeWriter)
+	go t.readReplies()
+	return t
+}
+
+// clampSize keeps a grid between 1x1 and maxTermCells.
+func clampSize(cols, rows int) (int, int) {
+	cols, rows = max(cols, 1), max(rows, 1)
+	for cols*rows > maxTermCells {
+		if cols > rows {
+			cols--
+		} else {
+			rows--
+		}
+	}
+	return cols, rows
+}
+
+func (t *termScreen) setMode(m ansi.Mode, on bool) {
+	switch m {
+	case ansi.ModeCursorKeys:
+		t.appCursor = on
+	case ansi.ModeBracketedPaste:
+		t.bracketedPaste = on
+	}
+}
+
+// readReplies moves the emulator's answers to the program's queries into
+// Replies, dropping what does not fit: the emulator writes them
+// synchronously, while it draws.
+func (t *termScreen) readReplies() {
+	defer close(t.readerDone)
+	defer close(t.replies)
+	buf := make([]byte, 4096)
+	for {
+		n, err := t.em.Read(buf)
+		if n > 0 {
+			select {
+			case t.replies <- append([]byte(nil), buf[:n]...):
+			default:
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Replies carries what the terminal answers the program's queries, to be
+// written to its stdin; it is closed by Close.
+func (t *termScreen) Replies() <-chan []byte { return t.replies }
+
+// Write draws the program's output.
+func (t *termScreen) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.em.Write(p)
+}
+
+// Resize changes the grid's size; the next update sends every row.
+func (t *termScreen) Resize(cols, rows int) {
+	cols, rows = clampSize(cols, rows)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.em.Resize(cols, rows)
+	t.sent = nil
+}
+
+// Size is the grid's columns and rows.
+func (t *termScreen) Size() (cols, rows int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.em.Width(), t.em.Height()
+}
+
+// Close ends the screen: Replies is closed once its reader has stopped.
+func (t *termScreen) Close() {
+	_ = t.pipe.CloseWithError(io.EOF)
+	<-t.readerDone
+}
+
+// Text is the screen's characters, one line per row with trailing spaces
+// trimmed (what a test reads).
+func (t *termScreen) Text() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := make([]string, t.em.Height())
+	for y := range lines {
+		var b strings.Builder
+		for _, r := range t.row(y) {
+			b.WriteString(r[0])
+		}
+		lines[y] = strings.TrimRight(b.String(), " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Update is what changed since the last update (everything, the first
+// time or after a resize); send passes it on while the screen is held,
+// so updates reach the page in the order they were taken.
+func (t *termScreen) Update(send func(screenUpdate) error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cols, rows := t.em.Width(), t.em.Height()
+	u := screenUpdate{Type: "screen", Cols: cols, Rows: rows, Changed: map[int][]cellRun{},
+		CursorHidden: t.em.CursorHidden(), AltScreen: t.em.IsAltScreen(),
+		AppCursor: t.appCursor, BracketedPaste: t.bracketedPaste, Title: t.title}
+	pos := t.em.CursorPosition()
+	u.CursorX, u.CursorY = pos.X, pos.Y
+	if len(t.sent) != rows {
+		t.sent = make([]string, rows)
+	}
+	for y := range rows {
+		r := t.row(y)
+		enc, _ := json.Marshal(r)
+		if string(enc) != t.sent[y] {
+			u.Changed[y], t.sent[y] = r, string(enc)
+		}
+	}
+	n := t.main.Len()
+	switch {
+	case n < t.scrollLen:
+		u.ClearScroll = true
+		for i := range n {
+			u.Scrolled = append(u.Scrolled, t.lineRuns(t.main.Line(i), cols))
+		}
+	default:
+		for i := max(t.scrollLen, n-t.keep); i < n; i++ {
+			u.Scrolled = append(u.Scrolled, t.lineRuns(t.main.Line(i), cols))
+		}
+	}
+	t.main.SetMaxLines(t.keep)
+	t.main.SetMaxLines(1 << 30)
+	t.scrollLen = t.main.Len()
+	return send(u)
+}
+
+// row is row y of the screen as runs.
+func (t *termScreen) row(y int) []cellRun {
+	w := t.em.Width()
+	cells := make([]*uv.Cell, w)
+	for x := range w {
+		cells[x] = t.em.CellAt(x, y)
+	}
+	return runsOf(cells)
+}
+
+// lineRuns is a scrollback line as runs.
+func (t *termScreen) lineRuns(line uv.Line, cols int) []cellRun {
+	cells := make([]*uv.Cell, 0, len(line))
+	for i := range line {
+		cells = append(cells, &line[i])
+	}
+	return runsOf(cells)
+}
+
+// runsOf groups cells of one style; the second half of a wide character
+// (a cell of width 0) adds nothing, an empty cell is a space.
+func runsOf(cells []*uv.Cell) []cellRun {
+	var out []cellRun
+	var text strings.Builder
+	style := ""
+	flush := func() {
+		if text.Len() > 0 {
+			out = append(out, cellRun{text.String(), style})
+			text.Reset()
+		}
+	}
+	covered := 0 // cells still covered by the last wide character
+	for _, c := range cells {
+		content, css := " ", ""
+		if covered > 0 {
+			covered--
+			if c == nil || c.Content == "" {
+				continue
+			}
+		}
+		if c != nil {
+			if c.Content != "" {
+				content = c.Content
+			}
+			covered = max(c.Width-1, 0)
+			css = cssOf(&c.Style)
+		}
+		if css != style {
+			flush()
+			style = css
+		}
+		text.WriteString(content)
+	}
+	flush()
+	return out
+}
+
+// The page's own colours, which reverse video swaps.
+const (
+	defaultFg = "#d8dee9"
+	defaultBg = "#0f131c"
+)
+
+// cssOf is a cell style as CSS ("" for none).
+func cssOf(s *uv.Style) string {
+	if s.IsZero() {
+		return ""
+	}
+	fg, bg := hexOf(s.Fg), hexOf(s.Bg)
+	if s.Attrs&uv.AttrReverse != 0 {
+		if fg == "" {
+			fg = defaultFg
+		}
+		if bg == "" {
+			bg = defaultBg
+		}
+		fg, bg = bg, fg
+	}
+	var b strings.Builder
+	if s.Attrs&uv.AttrConceal != 0 {
+		fg = "transparent"
+	}
+	if fg != "" {
+		b.WriteString("color:" + fg + ";")
+	}
+	if bg != "" {
+		b.WriteString("background:" + bg + ";")
+	}
+	if s.Attrs&uv.AttrBold != 0 {
+		b.WriteString("font-weight:bold;")
+	}
+	if s.Attrs&uv.AttrFaint != 0 {
+		b.WriteString("opacity:.6;")
+	}
+	if s.Attrs&uv.AttrItalic != 0 {
+		b.WriteString("font-style:italic;")
+	}
+	var deco []string
+	if s.Underline != uv.UnderlineNone {
+		deco = append(deco, "underline")
+	}
+	if s.Attrs&uv.AttrStrikethrough != 0 {
+		deco = append(deco, "line-through")
+	}
+	if len(deco) > 0 {
+		b.WriteString("text-decoration:" + strings.Join(deco, " ") + ";")
+	}
+	return b.String()
+}
+
+// palette is the console's 16 colours, readable on its dark background
+// (the classic VGA values are not: blue is #000080).
+var palette = [16]string{
+	"#1d2330", "#e05561", "#8cc265", "#d18f52", "#4aa5f0", "#c162de", "#42b3c2", "#d8dee9",
+	"#5c6370", "#ff616e", "#a5e075", "#f0a45d", "#4dc4ff", "#de73ff", "#4cd1e0", "#ffffff",
+}
+
+// hexOf is a colour as #rrggbb ("" for the default).
+func hexOf(c color.Color) string {
+	switch c := c.(type) {
+	case nil:
+		return ""
+	case ansi.BasicColor:
+		if c < 16 {
+			return palette[c]
+		}
+	case ansi.IndexedColor:
+		if c < 16 {
+			return palette[c]
+		}
+	}
+	r, g, b, _ := c.RGBA()
+	return fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)
+}
