@@ -143,35 +143,6 @@ func TestConsoleInChromium(t *testing.T) {
 	_, err = os.Stat(upload)
 	require.NoError(t, err, "the local file is untouched")
 
-	// A terminal run is sized to the output area, and follows it.
-	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(css(`#with-tty`)),
-		chromedp.Click(css(`#with-stdin`)),
-		chromedp.SetValue(css(`#command`), `sh -c 'stty size; while read l; do stty size; done'`),
-		chromedp.Click(css(`#run`)),
-		poll(`/\d+ \d+/.test(document.querySelector('.view .output').textContent)`),
-	))
-	want := eval(ctx, `(s => s.rows + " " + s.cols)(termSize())`).(string)
-	assert.Contains(t, text(ctx, `.view .output`), want, "the terminal starts at the output area's size")
-	// The page sends the new size before the line typed after it (one
-	// socket, in order), so the next stty size answers it.
-	require.NoError(t, chromedp.Do(ctx,
-		chromedp.EmulateViewport(900, 1000),
-		poll(`(window.dispatchEvent(new Event('resize')), true)`),
-		chromedp.SetValue(css(`.view .stdin-input`), "again"),
-		chromedp.Click(css(`.view .send`)),
-	))
-	smaller := eval(ctx, `(s => s.rows + " " + s.cols)(termSize())`).(string)
-	require.NoError(t, chromedp.Do(ctx, poll(`document.querySelector('.view .output').textContent.includes(`+strconv.Quote(smaller)+`)`)))
-	assert.NotEqual(t, want, smaller, "a narrower window is fewer columns")
-	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(css(`.view .close-stdin`)),
-		poll(`!document.querySelector('.view .status').classList.contains('running')`),
-		chromedp.EmulateViewport(1400, 1000),
-		chromedp.Click(css(`#with-tty`)),
-		chromedp.Click(css(`#with-stdin`)),
-	))
-
 	// A long-running session, started in the first tab.
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SetValue(css(`#command`), `sh -c 'echo ready; exec cat'`),

@@ -17,13 +17,15 @@ import (
 	"github.com/paddockhq/paddock/messages"
 )
 
-// A terminal view in the page is one WebSocket. Its first message opens a
-// stream (run or attach); frames go to the browser as they come, and the
-// browser sends stdin, close-stdin, resize (a terminal follows the
-// output area's size) and detach. The socket is written by one
-// goroutine that takes the next frame only once the previous one is on the
-// wire, so a slow browser slows the command's reading (the runtime's
-// credits), and the server's memory does not grow.
+// A view in the page is one WebSocket. Its first message opens a stream
+// (run or attach); frames go to the browser as they come, or, for a
+// terminal, are drawn on a screen kept here whose changed rows go to the
+// browser (terminal.go). The browser sends stdin (a terminal's keys as
+// typed), close-stdin, resize (a terminal follows the output area's size)
+// and detach. The socket is written by one goroutine that takes the next
+// frames only once the previous ones are on the wire, so a slow browser
+// slows the command's reading (the runtime's credits), and the server's
+// memory does not grow.
 
 // clientMessage is what the page sends.
 type clientMessage struct {
@@ -41,9 +43,11 @@ type clientMessage struct {
 
 // serverMessage is what the page receives.
 type serverMessage struct {
-	Type         string `json:"type"` // started, stdout, stderr, exit, error, failed
+	Type         string `json:"type"` // started, stdout, stderr, exit, error, failed; a terminal's screen is a screenUpdate
 	Ref          string `json:"ref,omitempty"`
 	Session      string `json:"session,omitempty"`
+	Detachable   bool   `json:"detachable,omitempty"` // started: the command survives a detach and can be attached again
+	Terminal     bool   `json:"terminal,omitempty"`   // started: output comes as screen updates
 	Seq          uint64 `json:"seq,omitempty"`
 	Data         string `json:"data,omitempty"`
 	Code         int32  `json:"code"`
@@ -153,25 +157,31 @@ func (c *console) socket(w http.ResponseWriter, r *http.Request) {
 	_ = conn.SetReadDeadline(time.Time{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := c.open(ctx, first)
+	st, err := c.open(ctx, first)
 	if err != nil {
 		c.failures.Add(1)
 		_ = conn.WriteJSON(serverMessage{Type: "failed", Detail: err.Error()})
 		refuse(conn, websocket.ClosePolicyViolation, "the stream could not start")
 		return
 	}
+	s := st.FrameStream
 	defer s.Close() // leaving the page detaches; the session stays attachable
 	var wmu sync.Mutex
-	send := func(m serverMessage) error {
+	send := func(m any) error {
 		wmu.Lock()
 		defer wmu.Unlock()
 		_ = conn.SetWriteDeadline(time.Now().Add(socketWriteWait))
 		return conn.WriteJSON(m)
 	}
-	if err := send(serverMessage{Type: "started", Ref: string(s.Subscription().Ref), Session: s.SessionID()}); err != nil {
+	if err := send(serverMessage{Type: "started", Ref: string(s.Subscription().Ref), Session: s.SessionID(),
+		Detachable: st.detachable, Terminal: st.screen != nil}); err != nil {
 		return
 	}
-	go c.readClient(ctx, conn, s, send, cancel)
+	go c.readClient(ctx, conn, st, send, cancel)
+	if st.screen != nil {
+		c.streamScreen(ctx, conn, &wmu, st, first.Op == "run", send)
+		return
+	}
 	for {
 		select {
 		case f, ok := <-s.C():
@@ -223,44 +233,135 @@ func closeSocket(ctx context.Context, conn *websocket.Conn, wmu *sync.Mutex) {
 	}
 }
 
-// open starts the stream the page asked for: a FrameStream, since the page
-// shows the frames themselves, numbered.
-func (c *console) open(ctx context.Context, m clientMessage) (*actors.FrameStream, error) {
-	st, err := c.start(ctx, m)
-	if err != nil {
-		return nil, err
-	}
-	return st.(*actors.FrameStream), nil
+// viewStream is the stream of one view: a FrameStream, since the page shows the
+// frames themselves, numbered, or draws them on a terminal screen.
+type viewStream struct {
+	*actors.FrameStream
+	detachable bool        // the command outlives a detach and can be attached again
+	screen     *termScreen // a terminal's screen; nil = output shown as lines
 }
 
-// start spawns or attaches as the page's first message asks.
-func (c *console) start(ctx context.Context, m clientMessage) (paddock.Stream, error) {
+// open starts the stream the page's first message asks for: a run spawns
+// (a terminal one sized to the page's output area), an attach joins a
+// session (a terminal one on a fresh screen, which the replay draws).
+func (c *console) open(ctx context.Context, m clientMessage) (*viewStream, error) {
 	h := paddock.Handle{Provider: paddock.Provider(m.Provider), Name: m.Sandbox}
 	a := c.rt.Adapter(h.Provider)
+	var st paddock.Stream
+	var err error
+	v := &viewStream{}
 	switch m.Op {
 	case "run":
 		if len(m.Argv) == 0 {
 			return nil, &paddock.InvalidError{Detail: "an empty command"}
 		}
-		opts := paddock.SpawnOpts{Stdin: m.Stdin, Detachable: true}
-		if m.TTY {
-			// A terminal sized to the page's output area, where the
-			// provider sizes terminals.
-			opts.TTY, opts.Detachable = true, false
-			if paddock.Supports(a, paddock.CapResize) && m.Cols > 0 && m.Rows > 0 {
-				opts.Size = &paddock.TermSize{Cols: m.Cols, Rows: m.Rows}
+		cmd := paddock.NewCmd(m.Argv[0], m.Argv[1:]...)
+		opts := paddock.SpawnOpts{Stdin: m.Stdin || m.TTY, TTY: m.TTY, Detachable: paddock.Supports(a, paddock.CapAttach)}
+		if m.TTY && paddock.Supports(a, paddock.CapResize) && m.Cols > 0 && m.Rows > 0 {
+			opts.Size = &paddock.TermSize{Cols: m.Cols, Rows: m.Rows}
+		}
+		st, err = a.Spawn(ctx, h, cmd, opts)
+		var invalid *paddock.InvalidError
+		if m.TTY && opts.Detachable && errors.As(err, &invalid) {
+			// A provider that cannot re-attach a terminal refuses a
+			// detachable one: it runs as long as this view.
+			opts.Detachable = false
+			st, err = a.Spawn(ctx, h, cmd, opts)
+		}
+		v.detachable = opts.Detachable
+	case "attach":
+		st, err = a.Attach(ctx, h, m.Session, paddock.AttachOpts{Stdin: true})
+		v.detachable = true
+	default:
+		return nil, &paddock.InvalidError{Detail: "the first message must be run or attach"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	v.FrameStream = st.(*actors.FrameStream)
+	if m.TTY {
+		v.screen = newTermScreen(m.Cols, m.Rows, defaultScrollback)
+		if m.Op == "attach" && m.Cols > 0 && m.Rows > 0 {
+			// The program redraws at this view's size (a terminal that
+			// keeps its size draws the replay as it was).
+			if err := v.Resize(ctx, paddock.TermSize{Cols: m.Cols, Rows: m.Rows}); err != nil && !errors.Is(err, paddock.ErrNotSupported) {
+				c.log.Debug().Err(err).Msg("console: resizing an attached terminal")
 			}
 		}
-		return a.Spawn(ctx, h, paddock.NewCmd(m.Argv[0], m.Argv[1:]...), opts)
-	case "attach":
-		return a.Attach(ctx, h, m.Session, paddock.AttachOpts{Stdin: true})
 	}
-	return nil, &paddock.InvalidError{Detail: "the first message must be run or attach"}
+	return v, nil
+}
+
+// maxScreenBatch is how much output is drawn before the page is sent the
+// screen, when more is waiting: a flood still shows.
+const maxScreenBatch = 256 << 10
+
+// streamScreen draws the view's output on its screen and sends the page
+// what changed each time the frames that were waiting are drawn; a
+// terminal frame is sent after the screen it ends on. The screen's
+// answers to the program's queries go to its stdin when this view
+// started it (an attached view's replay would answer old questions).
+func (c *console) streamScreen(ctx context.Context, conn *websocket.Conn, wmu *sync.Mutex, v *viewStream, answers bool, send func(any) error) {
+	var replies sync.WaitGroup
+	replies.Go(func() {
+		for r := range v.screen.Replies() {
+			if answers {
+				_ = v.WriteStdin(ctx, r)
+			}
+		}
+	})
+	defer replies.Wait()
+	defer v.screen.Close()
+	draw := func() error { return v.screen.Update(func(u screenUpdate) error { return send(u) }) }
+	for {
+		var f messages.Frame
+		var ok bool
+		select {
+		case f, ok = <-v.C():
+		case <-ctx.Done():
+			return
+		}
+		for drawn := 0; ; {
+			if !ok { // detached
+				_ = draw()
+				closeSocket(ctx, conn, wmu)
+				return
+			}
+			switch f := f.(type) {
+			case *messages.Stdout:
+				_, _ = v.screen.Write(f.GetData())
+				drawn += len(f.GetData())
+			case *messages.Stderr:
+				_, _ = v.screen.Write(f.GetData())
+				drawn += len(f.GetData())
+			case *messages.Error:
+				c.failures.Add(1)
+			}
+			if messages.IsTerminal(f) {
+				if draw() == nil && send(frameMessage(f)) == nil {
+					closeSocket(ctx, conn, wmu)
+				}
+				return
+			}
+			if drawn >= maxScreenBatch {
+				break
+			}
+			select {
+			case f, ok = <-v.C():
+				continue
+			default:
+			}
+			break
+		}
+		if err := draw(); err != nil {
+			return
+		}
+	}
 }
 
 // readClient carries out the page's stdin and detach requests until the
 // socket ends (a detach ends the stream; the page then closes the socket).
-func (c *console) readClient(ctx context.Context, conn *websocket.Conn, s *actors.FrameStream, send func(serverMessage) error, cancel func()) {
+func (c *console) readClient(ctx context.Context, conn *websocket.Conn, s *viewStream, send func(any) error, cancel func()) {
 	defer cancel()
 	for {
 		var m clientMessage
@@ -276,6 +377,10 @@ func (c *console) readClient(ctx context.Context, conn *websocket.Conn, s *actor
 		case "resize":
 			if err = s.Resize(ctx, paddock.TermSize{Cols: m.Cols, Rows: m.Rows}); errors.Is(err, paddock.ErrNotSupported) {
 				err = nil // the provider keeps its terminals at one size
+			}
+			if err == nil && s.screen != nil {
+				s.screen.Resize(m.Cols, m.Rows)
+				err = s.screen.Update(func(u screenUpdate) error { return send(u) })
 			}
 		case "detach":
 			_ = s.Close()

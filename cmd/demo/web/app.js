@@ -270,21 +270,6 @@ $("#upload").onclick = async () => {
   loadFiles();
 };
 
-// termSize is how many character cells fit the output area of a view.
-function termSize() {
-  const probe = document.createElement("div");
-  probe.className = "output"; probe.style.visibility = "hidden"; probe.style.position = "absolute";
-  const cell = document.createElement("span"); cell.textContent = "M".repeat(10);
-  probe.append(cell);
-  $("#views").append(probe);
-  const cellWidth = cell.getBoundingClientRect().width / 10, cellHeight = cell.getBoundingClientRect().height;
-  const style = getComputedStyle(probe);
-  const width = $("#views").clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
-  const height = probe.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
-  probe.remove();
-  return {cols: Math.max(20, Math.floor(width / cellWidth)), rows: Math.max(5, Math.floor(height / cellHeight))};
-}
-
 // when is a session's time as the page's locale shows it ("" if none).
 function when(t) { return t ? new Date(t).toLocaleTimeString() : ""; }
 
@@ -309,7 +294,7 @@ function loadSessions() {
       const state = document.createElement("span"); state.className = "state " + (s.state || "unknown"); state.textContent = stateOf(s);
       const at = document.createElement("span"); at.className = "when";
       at.textContent = [s.created_at && "started " + when(s.created_at), s.last_activity_at && "active " + when(s.last_activity_at)].filter(Boolean).join(" · ");
-      const attach = button("attach", "Attach", () => openView({op: "attach", provider: current.provider, sandbox: current.name, session: s.id}, "attach " + s.id));
+      const attach = button("attach", "Attach", () => openView({op: "attach", provider: current.provider, sandbox: current.name, session: s.id, tty: !!s.tty}, "attach " + s.id));
       attach.dataset.session = s.id;
       li.append(cmd, state, at, attach);
       return li;
@@ -317,7 +302,8 @@ function loadSessions() {
   });
 }
 
-// openView streams one command into a new view.
+// openView streams one command into a new view: its output as lines, or,
+// for a terminal (first.tty), on a screen the server draws.
 function openView(first, title) {
   $("#empty-views")?.remove();
   const view = $("#view-template").content.firstElementChild.cloneNode(true);
@@ -327,6 +313,9 @@ function openView(first, title) {
   const out = view.querySelector(".output"), status = view.querySelector(".status"), dropped = view.querySelector(".dropped");
   const partial = {stdout: "", stderr: ""};
   let lines = 0, droppedCount = 0, pending = [], scheduled = false, session = "";
+  const term = first.tty ? new Terminal(view, out) : null;
+  view.term = term;
+  if (term) Object.assign(first, term.fit());
 
   const flush = () => {
     scheduled = false;
@@ -337,8 +326,8 @@ function openView(first, title) {
       frag.append(div);
     }
     pending = [];
-    out.append(frag);
-    while (lines > MAX_LINES) { out.firstChild.remove(); lines--; droppedCount++; }
+    (term ? term.notes : out).append(frag);
+    while (lines > MAX_LINES) { (term ? term.notes : out).firstChild.remove(); lines--; droppedCount++; }
     dropped.textContent = droppedCount ? `${droppedCount} earlier lines dropped; the last ${MAX_LINES} are kept` : "";
     out.scrollTop = out.scrollHeight;
   };
@@ -355,27 +344,26 @@ function openView(first, title) {
     for (const kind of ["stdout", "stderr"]) if (partial[kind]) { emit(kind, partial[kind]); partial[kind] = ""; }
     flush(); // every line is on the page before the status says the command ended
     status.textContent = text; status.className = "status " + cls;
+    if (term) term.end();
   };
 
   const scheme = location.protocol === "https:" ? "wss://" : "ws://";
   const ws = new WebSocket(scheme + location.host + "/ws", ["paddock", "paddock-token." + token]);
   ws.onopen = () => ws.send(JSON.stringify(first));
-  if (first.tty) {
+  const sendStdin = (data) => { if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({op: "stdin", data})); };
+  if (term) {
+    term.onInput = sendStdin;
     // The terminal follows the output area: a new size goes to the command.
-    let last = `${first.cols}x${first.rows}`;
-    const onResize = () => {
-      if (ws.readyState !== WebSocket.OPEN) { window.removeEventListener("resize", onResize); return; }
-      const size = termSize();
-      if (`${size.cols}x${size.rows}` === last) return;
-      last = `${size.cols}x${size.rows}`;
-      ws.send(JSON.stringify({op: "resize", cols: size.cols, rows: size.rows}));
-    };
-    window.addEventListener("resize", onResize);
+    term.onResize = (size) => { if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({op: "resize", cols: size.cols, rows: size.rows})); };
   }
   ws.onmessage = (e) => {
     const m = JSON.parse(e.data);
     switch (m.type) {
-      case "started": session = m.session; status.textContent = "running" + (session ? " · session " + session : ""); break;
+      case "started":
+        session = m.session; status.textContent = "running" + (session ? " · session " + session : "");
+        view.querySelector(".detach").hidden = !m.detachable;
+        break;
+      case "screen": term.draw(m); break;
       case "stdout": case "stderr": chunk(m.type, m.data); break;
       case "exit": end(`exit ${m.code}`, m.code === 0 ? "exit-0" : "exit-nonzero"); loadSessions(); break;
       case "error": end(`error ${m.reason}${m.detail ? ": " + m.detail : ""}`, "error"); loadSessions(); break;
@@ -393,12 +381,13 @@ function openView(first, title) {
     closing = true;
     if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({op: "detach"}));
     ws.close();
+    if (term) term.end();
     view.remove();
     loadSessions();
   };
 
   const input = view.querySelector(".stdin-input");
-  const send = () => { ws.send(JSON.stringify({op: "stdin", data: input.value + "\n"})); input.value = ""; };
+  const send = () => { sendStdin(input.value + "\n"); input.value = ""; };
   view.querySelector(".send").onclick = send;
   input.onkeydown = (e) => { if (e.key === "Enter") send(); };
   view.querySelector(".close-stdin").onclick = () => ws.send(JSON.stringify({op: "close_stdin"}));
@@ -407,6 +396,7 @@ function openView(first, title) {
     provider: first.provider, name: first.sandbox, session: session || first.session, mode})}).catch((e) => emit("stderr", "console: " + e.message));
   view.querySelector(".terminate").onclick = () => stop("graceful");
   view.querySelector(".kill").onclick = () => stop("force");
+  if (term) term.focus();
   return view;
 }
 
@@ -420,7 +410,7 @@ $("#run").onclick = () => {
   if (!current) { alert("Create or select a sandbox first."); return; }
   const line = $("#command").value;
   const first = {op: "run", provider: current.provider, sandbox: current.name, argv: argv(line), stdin: $("#with-stdin").checked};
-  if ($("#with-tty").checked) Object.assign(first, {tty: true}, termSize());
+  if ($("#with-tty").checked) first.tty = true;
   openView(first, line);
   setTimeout(loadSessions, 300);
 };

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/paddockhq/paddock/internal/browsertest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// viCommandMode is true while busybox vi's status line says it is in
+// command mode ("-"; "I" is insert mode).
+const viCommandMode = `/^- /.test(document.querySelector('.view').term.text().split('\n').filter(l => l).pop())`
+
+// TestTerminalInChromium drives the console's terminal as a user at a
+// 1280x800 window would: a shell on a pseudo-terminal, typed into key by
+// key. It leaves screenshots of ls --color and vi beside the console's.
+func TestTerminalInChromium(t *testing.T) {
+	tab := browsertest.Tab(t)
+	c, base := startConsole(t)
+	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(c.url(strings.TrimPrefix(base, "http://")))))
+	ctx, cancel := context.WithTimeout(tab, 3*time.Minute)
+	defer cancel()
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	poll := func(expr string) chromedp.Action[chromedp.Void] { return chromedp.Poll[chromedp.Void](expr) }
+	eval := func(expr string) any {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[any](expr))
+		require.NoError(t, err)
+		return v
+	}
+	// The newest view's terminal, its screen as text.
+	const screen = `document.querySelector('.view').term.text()`
+	waitScreen := func(what string, expr string) {
+		t.Helper()
+		err := chromedp.Do(ctx, poll(expr))
+		if err != nil {
+			t.Fatalf("%s: %v; the screen:\n%s", what, err, eval(screen))
+		}
+	}
+	typed := func(keys string, opts ...chromedp.KeyOption) chromedp.Action[chromedp.Void] {
+		return chromedp.KeyEvent(keys, opts...)
+	}
+	ctrl := chromedp.KeyModifiers(chromedp.ModifierCtrl)
+	shot := func(name string) {
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()) // the 1280x800 window, as the user sees it
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Dir(screenshotPath), 0o755))
+		require.NoError(t, os.WriteFile(strings.Replace(screenshotPath, ".png", "-"+name+".png", 1), png, 0o644))
+	}
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.EmulateViewport(1280, 800),
+		chromedp.WaitVisible(css(`#providers li`)),
+		poll(`(window.confirm = () => true, true)`),
+		chromedp.SetValue(css(`#provider`), "local"),
+		chromedp.SetValue(css(`#sandbox-name`), "term"),
+		chromedp.Click(css(`#create-sandbox`)),
+		chromedp.WaitVisible(css(`#sandboxes li[data-name="term"].selected`)),
+		chromedp.Click(css(`#with-tty`)),
+		chromedp.SetValue(css(`#command`), `bash --noprofile --norc`),
+		chromedp.Click(css(`#run`)),
+	))
+	waitScreen("a prompt", `/[$#] ?$/m.test(`+screen+`)`)
+	assert.Equal(t, true, eval(`document.activeElement === document.querySelector('.view .output')`), "the terminal has the keyboard")
+
+	// The size the shell sees is the cells that fit, 80x24 or more at 1280x800.
+	require.NoError(t, chromedp.Do(ctx, typed("stty size\r")))
+	waitScreen("stty size", `/^\d+ \d+$/m.test(`+screen+`)`)
+	size := regexp.MustCompile(`(?m)^(\d+) (\d+)$`).FindStringSubmatch(eval(screen).(string))
+	rows, _ := strconv.Atoi(size[1])
+	cols, _ := strconv.Atoi(size[2])
+	assert.GreaterOrEqual(t, rows, 24, "rows at 1280x800")
+	assert.GreaterOrEqual(t, cols, 80, "columns at 1280x800")
+	assert.Equal(t, []any{float64(cols), float64(rows)}, eval(`(s => [s.cols, s.rows])(document.querySelector('.view').term.fit())`), "what the page measured")
+
+	// Colours, not their codes.
+	require.NoError(t, chromedp.Do(ctx, typed("mkdir -p etc src && touch notes.txt && clear && ls --color=always\r")))
+	waitScreen("ls --color draws a directory bold and coloured",
+		`[...document.querySelectorAll('.view .screen .term-row span')].some(s => s.textContent === 'etc' && s.style.color !== '' && s.style.fontWeight === 'bold')`)
+	assert.Regexp(t, `(?m)^etc +notes\.txt +src$`, eval(screen), "no raw colour code shows")
+	shot("ls-color")
+
+	// Tab completes a path.
+	require.NoError(t, chromedp.Do(ctx, typed("echo /us"), typed(kb.Tab), typed("\r")))
+	waitScreen("tab completion", `/^\/usr\/$/m.test(`+screen+`)`)
+
+	// Ctrl-C stops sleep 100: the line typed after it runs at once.
+	require.NoError(t, chromedp.Do(ctx, typed("sleep 100\r")))
+	waitScreen("sleep runs", screen+`.includes('sleep 100')`)
+	require.NoError(t, chromedp.Do(ctx, typed("c", ctrl), typed("echo after-$((6*7))\r")))
+	waitScreen("Ctrl-C", `/^after-42$/m.test(`+screen+`)`)
+	assert.Contains(t, eval(screen), "^C", "the terminal echoed the interrupt")
+
+	// vi opens a file; the text typed is saved with :wq.
+	require.NoError(t, chromedp.Do(ctx, typed("busybox vi note.txt\r")))
+	waitScreen("vi starts", screen+`.includes('note.txt')`)
+	require.NoError(t, chromedp.Do(ctx, typed("i"), typed("hello from vi"), typed(kb.Enter), typed("second line")))
+	waitScreen("vi shows the text", screen+`.includes('second line')`)
+	shot("vi")
+	// vi tells Escape from the start of a key's sequence by the pause
+	// after it, as a person makes: the test waits for command mode.
+	require.NoError(t, chromedp.Do(ctx, typed(kb.Escape)))
+	waitScreen("vi's command mode", viCommandMode)
+	require.NoError(t, chromedp.Do(ctx, typed(":wq\r"), typed("echo vi-$((2+3))\r")))
+	waitScreen("vi quits", `/^vi-5$/m.test(`+screen+`)`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/file?provider=local&name=term&path=/note.txt", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode, string(body))
+	assert.Equal(t, "hello from vi\nsecond line\n", string(body), "the file vi saved, read through the file API")
+
+	// top draws, and quits with q.
+	require.NoError(t, chromedp.Do(ctx, typed("busybox top\r")))
+	waitScreen("top draws", screen+`.includes('PID') && `+screen+`.includes('Mem:')`)
+	require.NoError(t, chromedp.Do(ctx, typed("q"), typed("echo top-$((1+1))\r")))
+	waitScreen("top quits", `/^top-2$/m.test(`+screen+`)`)
+
+	// A smaller window is a smaller terminal, and the shell sees it.
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1000, 640)))
+	smaller := eval(`(s => s.rows + " " + s.cols)(document.querySelector('.view').term.fit())`).(string)
+	assert.NotEqual(t, size[0], smaller)
+	require.NoError(t, chromedp.Do(ctx, poll(`(s => s.rows + " " + s.cols)(document.querySelector('.view').term.size) === `+strconv.Quote(smaller))))
+	require.NoError(t, chromedp.Do(ctx, typed("clear; stty size\r")))
+	waitScreen("stty size after the resize", `new RegExp('^'+`+strconv.Quote(smaller)+`+'$', 'm').test(`+screen+`)`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), typed("exit\r")))
+	waitScreen("the shell exits", `document.querySelector('.view .status').textContent === 'exit 0'`)
+
+	// A detached terminal re-attaches to the same screen.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(css(`#command`), `busybox vi note.txt`),
+		chromedp.Click(css(`#run`)),
+	))
+	waitScreen("vi starts again", screen+`.includes('second line')`)
+	require.NoError(t, chromedp.Do(ctx, typed("G"), typed("o"), typed("third line, before the detach"), typed(kb.Escape)))
+	waitScreen("vi shows the third line", screen+`.includes('before the detach')`)
+	waitScreen("vi's command mode", viCommandMode)
+	require.NoError(t, chromedp.Do(ctx, poll(`!document.querySelector('.view .detach').hidden`)))
+	before := eval(screen).(string)
+	session := eval(`document.querySelector('.view .status').textContent.replace(/^.*session /, '')`).(string)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(css(`.view .detach`)),
+		poll(`document.querySelector('.view .status').textContent.startsWith('detached')`),
+		chromedp.Click(css(`#refresh-sessions`)),
+		poll(`(b => b ? (b.click(), true) : false)(document.querySelector('#sessions li[data-session="`+session+`"] button.attach'))`),
+	))
+	waitScreen("the re-attached screen", screen+` === `+strconv.Quote(before))
+	require.NoError(t, chromedp.Do(ctx, typed(":q!\r")))
+	waitScreen("vi quits after the re-attach", `document.querySelector('.view .status').textContent === 'exit 0'`)
+}
