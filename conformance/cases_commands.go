@@ -429,6 +429,35 @@ func terminalResizeRefused(t testing.TB, s *suite) {
 	requireKind(t, paddock.ResizeTerminal(ctx, s.a, st, paddock.TermSize{Cols: 80, Rows: 24}), paddock.ErrNotSupported)
 }
 
+// 38. With tty and attach: a detachable terminal is one that outlives a
+// detach and attaches again, its replay showing what it printed (the
+// bytes, or a screen drawn from them); a provider that cannot attach a
+// terminal again refuses the spawn as invalid instead of taking it.
+func terminalReattaches(t testing.TB, s *suite) {
+	ctx := s.ctx(t)
+	h := s.fresh(t)
+	opts := s.cfg.SpawnOptions
+	opts.TTY, opts.Stdin, opts.Name, opts.Detachable, opts.Size = true, true, "", true, nil
+	st, err := s.a.Spawn(ctx, h, s.cfg.Fixtures.SpawnStay, opts)
+	if err != nil {
+		requireKind(t, err, paddock.ErrInvalid, "a detachable terminal the provider cannot attach again")
+		return
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	id := st.SessionID()
+	require.NotEmpty(t, id, "a detachable spawn is a session")
+	s.stdoutUntil(t, st, "ready")
+	require.NoError(t, st.WriteStdin(ctx, []byte("typed-before\r")))
+	s.stdoutUntil(t, st, "typed-before")
+	require.NoError(t, st.Close())
+	again, err := s.a.Attach(ctx, h, id, paddock.AttachOpts{Stdin: true})
+	require.NoError(t, err, "a detachable terminal attaches again")
+	t.Cleanup(func() { _ = again.Close() })
+	s.stdoutUntil(t, again, "typed-before")
+	require.NoError(t, again.WriteStdin(ctx, []byte("typed-after\r")))
+	s.stdoutUntil(t, again, "typed-after")
+}
+
 // 24. Many agent turns at once lose nothing: every Exec and Spawn returns
 // exactly its command's bytes and one terminal event, and every sandbox is
 // gone afterwards. The case holds the machine's heavy lock while it runs,

@@ -154,6 +154,9 @@ func (s *suite) cases() []testCase {
 		cases = append(cases, testCase{"36 a restore brings the files back exactly and stops the commands", restoreIsExact, true})
 	}
 	cases = append(cases, testCase{"37 a fork holds the checkpoint and is its own", s.gate(paddock.CapFork, forkIsItsOwn, forkRefused), false})
+	if s.caps.Has(paddock.CapTTY) && s.caps.Has(paddock.CapAttach) {
+		cases = append(cases, testCase{"38 a detachable terminal attaches again, or is refused", terminalReattaches, true})
+	}
 	return cases
 }
 

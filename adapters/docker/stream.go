@@ -466,7 +466,8 @@ func (st *stream) SessionID() string { return st.id }
 // it from byte zero, live or finished); a named spawn whose name is live
 // returns that session, replayed, instead of starting another. With a TTY
 // the command runs on the exec's terminal: listed and terminable, not
-// journaled, so it cannot be re-attached.
+// journaled, so it cannot be re-attached (a detachable TTY spawn is
+// invalid).
 func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, opts paddock.SpawnOpts) (paddock.Stream, error) {
 	if err := paddock.ValidateSpawn(a, cmd, opts); err != nil {
 		return nil, err
@@ -478,6 +479,9 @@ func (a *Adapter) Spawn(ctx context.Context, h paddock.Handle, cmd paddock.Cmd, 
 		restored := a.restores.Since(h.Name)
 		if opts.Name != "" {
 			return nil, &paddock.InvalidError{Detail: paddock.DetailSpawnOptions + ": docker names only journaled (non-TTY) sessions"}
+		}
+		if opts.Detachable {
+			return nil, &paddock.InvalidError{Detail: paddock.DetailSpawnOptions + ": docker journals only non-TTY sessions, so a terminal cannot be attached again"}
 		}
 		size := paddock.TermSize{Cols: 80, Rows: 24}
 		if opts.Size != nil {

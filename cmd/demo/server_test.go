@@ -34,13 +34,20 @@ func startConsole(t *testing.T, edit ...func(*console)) (*console, string) {
 	metrics := prometheus.NewRegistry()
 	rt, reg, stop, err := startRuntime(t.TempDir(), zerolog.Nop(), metrics)
 	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
 	c := newConsole(rt, reg, zerolog.Nop())
 	c.metrics = metrics
 	for _, e := range edit {
 		e(c)
 	}
+	return c, serveConsole(t, c, stop)
+}
+
+// serveConsole serves c on a loopback port until the test ends, then
+// calls stop; it answers the console's base URL.
+func serveConsole(t *testing.T, c *console, stop func()) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = c.serve(ctx, ln) }()
@@ -49,7 +56,7 @@ func startConsole(t *testing.T, edit ...func(*console)) (*console, string) {
 		<-done
 		stop()
 	})
-	return c, "http://" + ln.Addr().String()
+	return "http://" + ln.Addr().String()
 }
 
 func TestTheTokenIsRequired(t *testing.T) {
