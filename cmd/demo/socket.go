@@ -280,14 +280,23 @@ func (c *console) open(ctx context.Context, m clientMessage) (*viewStream, error
 	}
 	v.FrameStream = st.(*actors.FrameStream)
 	if m.TTY {
-		v.screen = newTermScreen(m.Cols, m.Rows, defaultScrollback)
-		if m.Op == "attach" && m.Cols > 0 && m.Rows > 0 {
+		// The screen is the size the command's terminal has: the one
+		// asked for where the provider sizes terminals, else 80x24.
+		size := paddock.TermSize{Cols: 80, Rows: 24}
+		asked := paddock.TermSize{Cols: m.Cols, Rows: m.Rows}
+		if m.Op == "attach" && paddock.Supports(a, paddock.CapResize) && m.Cols > 0 && m.Rows > 0 {
 			// The program redraws at this view's size (a terminal that
 			// keeps its size draws the replay as it was).
-			if err := v.Resize(ctx, paddock.TermSize{Cols: m.Cols, Rows: m.Rows}); err != nil && !errors.Is(err, paddock.ErrNotSupported) {
-				c.log.Debug().Err(err).Msg("console: resizing an attached terminal")
+			if err := v.Resize(ctx, asked); err != nil {
+				_ = v.Close()
+				return nil, err
 			}
+			size = asked
 		}
+		if m.Op == "run" && paddock.Supports(a, paddock.CapResize) && m.Cols > 0 && m.Rows > 0 {
+			size = asked
+		}
+		v.screen = newTermScreen(size.Cols, size.Rows, defaultScrollback)
 	}
 	return v, nil
 }
@@ -375,10 +384,11 @@ func (c *console) readClient(ctx context.Context, conn *websocket.Conn, s *viewS
 		case "close_stdin":
 			err = s.CloseStdin(ctx)
 		case "resize":
-			if err = s.Resize(ctx, paddock.TermSize{Cols: m.Cols, Rows: m.Rows}); errors.Is(err, paddock.ErrNotSupported) {
-				err = nil // the provider keeps its terminals at one size
-			}
-			if err == nil && s.screen != nil {
+			err = s.Resize(ctx, paddock.TermSize{Cols: m.Cols, Rows: m.Rows})
+			switch {
+			case errors.Is(err, paddock.ErrNotSupported):
+				err = nil // the provider keeps its terminals at one size, and so does the screen
+			case err == nil && s.screen != nil:
 				s.screen.Resize(m.Cols, m.Rows)
 				err = s.screen.Update(func(u screenUpdate) error { return send(u) })
 			}

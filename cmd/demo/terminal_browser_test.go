@@ -102,6 +102,18 @@ func TestTerminalInChromium(t *testing.T) {
 	waitScreen("Ctrl-C", `/^after-42$/m.test(`+screen+`)`)
 	assert.Contains(t, eval(screen), "^C", "the terminal echoed the interrupt")
 
+	// A paste arrives whole (bash asks for bracketed paste), its UTF-8 intact.
+	require.NoError(t, chromedp.Do(ctx,
+		poll(`(o => { const d = new DataTransfer(); d.setData('text/plain', 'echo pasted-€-中');
+			o.dispatchEvent(new ClipboardEvent('paste', {clipboardData: d, bubbles: true, cancelable: true})); return true })(document.querySelector('.view .output'))`),
+		typed("\r")))
+	waitScreen("the paste", `/^pasted-€-中$/m.test(`+screen+`)`)
+
+	// Lines that scroll off the top are kept above the screen.
+	require.NoError(t, chromedp.Do(ctx, typed("seq 1 300\r")))
+	waitScreen("seq", `/^300$/m.test(`+screen+`)`)
+	require.NoError(t, chromedp.Do(ctx, poll(`[...document.querySelectorAll('.view .scrollback .term-row')].some(r => r.textContent.trim() === '1')`)))
+
 	// vi opens a file; the text typed is saved with :wq.
 	require.NoError(t, chromedp.Do(ctx, typed("busybox vi note.txt\r")))
 	waitScreen("vi starts", screen+`.includes('note.txt')`)

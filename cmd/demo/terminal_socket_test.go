@@ -177,3 +177,40 @@ func TestTerminalViewOnEachProvider(t *testing.T) {
 		})
 	}
 }
+
+// A terminal asked for at a size no terminal has is refused with the
+// taxonomy's invalid(term_size), and a resize to one is refused without
+// touching the screen.
+func TestTerminalViewRefusesBadSizes(t *testing.T) {
+	t.Parallel()
+	c, base := startConsole(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := c.rt.Adapter(paddock.ProviderLocal).Create(ctx, "sizes", paddock.CreateOpts{})
+	require.NoError(t, err)
+
+	conn, _, err := dialView(ctx, c, base)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.WriteJSON(clientMessage{Op: "run", Provider: "local", Sandbox: "sizes", Argv: []string{"cat"}, TTY: true, Cols: 5000, Rows: 24}))
+	var refused serverMessage
+	require.NoError(t, conn.ReadJSON(&refused))
+	assert.Equal(t, "failed", refused.Type)
+	assert.Contains(t, refused.Detail, "term_size")
+
+	view, started := openTerminal(ctx, t, c, base, clientMessage{Op: "run", Provider: "local", Sandbox: "sizes",
+		Argv: []string{"sh", "-c", "stty size; cat"}, TTY: true, Cols: 100, Rows: 30})
+	require.True(t, started.Terminal)
+	view.read(t, "stty size", func(s string) bool { return strings.HasPrefix(s, "30 100") })
+	for _, size := range [][2]int{{0, 0}, {-1, 10}, {100, 1001}} {
+		require.NoError(t, view.conn.WriteJSON(clientMessage{Op: "resize", Cols: size[0], Rows: size[1]}))
+		var m serverMessage
+		require.NoError(t, view.conn.ReadJSON(&m))
+		assert.Equal(t, "failed", m.Type, "%v", size)
+		assert.Contains(t, m.Detail, "term_size", "%v", size)
+	}
+	require.NoError(t, view.conn.WriteJSON(clientMessage{Op: "resize", Cols: 60, Rows: 10}))
+	var u screenUpdate
+	require.NoError(t, view.conn.ReadJSON(&u))
+	assert.Equal(t, [2]int{60, 10}, [2]int{u.Cols, u.Rows}, "a good size after the bad ones")
+}
