@@ -79,12 +79,13 @@ type termScreen struct {
 // at most maxTermCells) keeping scrollback lines.
 func newTermScreen(cols, rows, scrollback int) *termScreen {
 	cols, rows = clampSize(cols, rows)
-	t := &termScreen{em: vt.NewEmulator(cols, rows), keep: scrollback,
+	t := &termScreen{em: vt.NewEmulator(cols, rows), keep: max(scrollback, 1),
 		replies: make(chan []byte, replyQueue), readerDone: make(chan struct{})}
 	t.main = t.em.Scrollback()
-	// The scrollback grows unbounded within one update and is cut to keep
-	// after it, so that update can count the lines that scrolled off.
-	t.main.SetMaxLines(1 << 30)
+	// Between updates the scrollback may grow to twice what is kept, and
+	// an update cuts it back: fewer than keep lines scrolled off are
+	// counted exactly, and of more, the newest keep are all that is sent.
+	t.main.SetMaxLines(2 * t.keep)
 	t.em.SetCallbacks(vt.Callbacks{
 		Title:       func(s string) { t.title = s },
 		EnableMode:  func(m ansi.Mode) { t.setMode(m, true) },
@@ -222,7 +223,7 @@ func (t *termScreen) Update(send func(screenUpdate) error) error {
 		}
 	}
 	t.main.SetMaxLines(t.keep)
-	t.main.SetMaxLines(1 << 30)
+	t.main.SetMaxLines(2 * t.keep)
 	t.scrollLen = t.main.Len()
 	return send(u)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -142,4 +143,23 @@ func TestTermScreenSizeIsBounded(t *testing.T) {
 		assert.LessOrEqual(t, cols*rows, maxTermCells)
 		s.Close()
 	}
+}
+
+// A flood holds at most twice the kept scrollback between updates, and an
+// update sends the newest lines that scrolled off, at most those kept.
+func TestTermScreenScrollbackIsBounded(t *testing.T) {
+	t.Parallel()
+	s := newTermScreen(20, 5, 100)
+	defer s.Close()
+	var flood strings.Builder
+	for i := 1; i <= 50000; i++ {
+		fmt.Fprintf(&flood, "%d\r\n", i)
+	}
+	_, _ = s.Write([]byte(flood.String()))
+	assert.LessOrEqual(t, s.main.Len(), 200, "held between updates")
+	u := update(t, s)
+	require.Len(t, u.Scrolled, 100)
+	assert.Equal(t, "49996", strings.TrimSpace(runsText(u.Scrolled[99])), "the newest line that scrolled off (4 lines and the cursor's are on the screen)")
+	assert.Equal(t, "49897", strings.TrimSpace(runsText(u.Scrolled[0])))
+	assert.LessOrEqual(t, s.main.Len(), 100, "kept after the update")
 }
