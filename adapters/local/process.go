@@ -11,6 +11,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/drain"
+	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
 
 // startSpec is one command to start in a sandbox's machine.
@@ -88,7 +89,7 @@ func attachStdio(spec startSpec) (*started, []*os.File, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("opening a pty: %w", err)
 		}
-		if err := pty.Setsize(master, winsize(spec.size)); err != nil {
+		if err := setSize(master, spec.size); err != nil {
 			closeAll([]*os.File{master, tty})
 			return nil, nil, fmt.Errorf("sizing the pty: %w", err)
 		}
@@ -150,12 +151,12 @@ func closeChildEnds(fs []*os.File) {
 // defaultTermSize is a terminal's size when the spawn asks for none.
 var defaultTermSize = paddock.TermSize{Cols: 80, Rows: 24}
 
-// winsize is size as the pty package takes it (the default for a zero one).
-func winsize(size paddock.TermSize) *pty.Winsize {
+// setSize sets the terminal of master to size (the default for a zero one).
+func setSize(master *os.File, size paddock.TermSize) error {
 	if size.Cols == 0 || size.Rows == 0 {
 		size = defaultTermSize
 	}
-	return &pty.Winsize{Cols: uint16(size.Cols), Rows: uint16(size.Rows)}
+	return stubproc.SetTerminalSize(master, uint16(size.Cols), uint16(size.Rows))
 }
 
 // hold records what the command's processes will write to.

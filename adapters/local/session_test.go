@@ -4,6 +4,7 @@ package local_test
 
 import (
 	"crypto/sha256"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -176,6 +177,28 @@ func TestTerminalSize(t *testing.T) {
 	}
 	_, err := a.Spawn(ctx, h, paddock.NewCmd("true"), paddock.SpawnOpts{Size: &paddock.TermSize{Cols: 80, Rows: 24}})
 	require.ErrorIs(t, err, paddock.ErrInvalid, "a size without a TTY")
+}
+
+// A resize racing the command's exit (which closes its terminal) is a
+// resize or command_exited, never a use of a closed file: under -race the
+// old resize read the file's descriptor while the exit closed it.
+func TestResizeRacingTheExit(t *testing.T) {
+	t.Parallel()
+	a := newLocal(t)
+	h := box(t, a, "tty-race")
+	for range 30 {
+		st, err := a.Spawn(ctx, h, paddock.NewCmd("true"), paddock.SpawnOpts{TTY: true})
+		require.NoError(t, err)
+		for {
+			err := st.(paddock.Resizer).Resize(ctx, paddock.TermSize{Cols: 100, Rows: 30})
+			if errors.Is(err, paddock.ErrCommandExited) {
+				break
+			}
+			require.NoError(t, err)
+		}
+		assert.Equal(t, "exit:0", terminal(events(t, st, 10*time.Second)))
+		require.NoError(t, st.Close())
+	}
 }
 
 // A command that prints without end stops growing its journal at the cap;

@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/creack/pty"
 	"github.com/paddockhq/paddock"
 	"github.com/paddockhq/paddock/adapters/internal/stubproc"
 )
@@ -197,8 +196,8 @@ func (st *stream) Resize(_ context.Context, size paddock.TermSize) error {
 	case !st.s.rec.TTY:
 		return &paddock.InvalidError{Detail: paddock.DetailTermSize + ": the command has no terminal"}
 	}
-	if err := pty.Setsize(st.s.proc.stdout, winsize(size)); err != nil {
-		if st.s.isDone() {
+	if err := setSize(st.s.proc.stdout, size); err != nil {
+		if errors.Is(err, os.ErrClosed) || st.s.isDone() { // the terminal closes as the command ends
 			return paddock.ErrCommandExited
 		}
 		return &paddock.WriteFailedError{Detail: "resize: " + err.Error()}

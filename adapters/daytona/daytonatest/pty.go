@@ -407,7 +407,7 @@ func (s *Server) resizePTY(w http.ResponseWriter, r *http.Request) {
 		ptyError(w, http.StatusGone, "PTY session is not active")
 		return
 	}
-	err := pty.Setsize(p.tty, &pty.Winsize{Cols: req.Cols, Rows: req.Rows})
+	err := stubproc.SetTerminalSize(p.tty, req.Cols, req.Rows)
 	if err == nil {
 		p.info.Cols, p.info.Rows = req.Cols, req.Rows
 	}

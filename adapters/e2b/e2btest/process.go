@@ -571,7 +571,7 @@ func (ps processService) Update(ctx context.Context, req *connect.Request[proces
 	case p.tty == nil:
 		return nil, connect.NewError(connect.CodeInternal, errors.New("error resizing tty: tty not assigned to process"))
 	default:
-		if err := pty.Setsize(p.tty, &pty.Winsize{Cols: uint16(size.GetCols()), Rows: uint16(size.GetRows())}); err != nil {
+		if err := stubproc.SetTerminalSize(p.tty, uint16(size.GetCols()), uint16(size.GetRows())); err != nil {
 			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("error resizing tty: %w", err))
 		}
 	}

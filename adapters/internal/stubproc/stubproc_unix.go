@@ -5,6 +5,8 @@ package stubproc
 import (
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // The signals the servers send beyond what every system names.
@@ -48,3 +50,21 @@ func Mkfifo(path string, mode uint32) error { return syscall.Mkfifo(path, mode) 
 
 // NonBlock is the open flag that does not wait for a FIFO's other end.
 const NonBlock = syscall.O_NONBLOCK
+
+// SetTerminalSize sets the size of the terminal whose master side is
+// master (its foreground process group gets SIGWINCH). The file is held
+// open meanwhile: one closed at the same time answers os.ErrClosed, never
+// resizes a file that took its number.
+func SetTerminalSize(master *os.File, cols, rows uint16) error {
+	rc, err := master.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var sizeErr error
+	if err := rc.Control(func(fd uintptr) {
+		sizeErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols})
+	}); err != nil {
+		return os.ErrClosed // the only way Control fails on a file that was open
+	}
+	return sizeErr
+}

@@ -36,3 +36,6 @@ func Mkfifo(string, uint32) error { return errors.ErrUnsupported }
 
 // NonBlock opens nothing differently: there is no FIFO to open here.
 const NonBlock = 0
+
+// SetTerminalSize refuses: Windows has no such terminals.
+func SetTerminalSize(*os.File, uint16, uint16) error { return errors.ErrUnsupported }

@@ -512,7 +512,7 @@ func (ss *session) resize(rows, cols uint16) {
 	ptmx := ss.ptmx
 	ss.mu.Unlock()
 	if ptmx != nil && rows > 0 && cols > 0 {
-		_ = pty.Setsize(ptmx, &pty.Winsize{Rows: rows, Cols: cols})
+		_ = stubproc.SetTerminalSize(ptmx, cols, rows)
 	}
 }
 
