@@ -83,6 +83,11 @@ func TestTerminalInChromium(t *testing.T) {
 	assert.GreaterOrEqual(t, rows, 24, "rows at 1280x800")
 	assert.GreaterOrEqual(t, cols, 80, "columns at 1280x800")
 	assert.Equal(t, []any{float64(cols), float64(rows)}, eval(`(s => [s.cols, s.rows])(document.querySelector('.view').term.fit())`), "what the page measured")
+	// A 1280x800 window whose browser takes 110 pixels for itself still
+	// shows 80x24 (the page scrolls a little).
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 690)))
+	assert.Equal(t, true, eval(`(s => s.cols >= 80 && s.rows >= 24)(document.querySelector('.view').term.fit())`), "%v", eval(`document.querySelector('.view').term.fit()`))
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)))
 
 	// Colours, not their codes.
 	require.NoError(t, chromedp.Do(ctx, typed("mkdir -p etc src && touch notes.txt && clear && ls --color=always\r")))
