@@ -28,17 +28,28 @@ import (
 // test output folder (ignored by git).
 var screenshotPath = filepath.Join("..", "..", "artifacts", "demo-console.png")
 
+// consolePage opens a console's page in a fresh Chromium: the tab, a
+// context that bounds the steps after the first (which starts the browser
+// and takes no timeout, as it would bound the browser's life), the console
+// and its base URL.
+func consolePage(t *testing.T, steps time.Duration) (tab, ctx context.Context, c *console, base string) {
+	t.Helper()
+	tab = browsertest.Tab(t)
+	c, base = startConsole(t)
+	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(c.url(strings.TrimPrefix(base, "http://")))))
+	ctx, cancel := context.WithTimeout(tab, steps)
+	t.Cleanup(cancel)
+	return tab, ctx, c, base
+}
+
+// css and poll are chromedp's selector and poll, shorter.
+func css(s string) chromedp.CSS { return chromedp.CSS(s) }
+
+func poll(expr string) chromedp.Action[chromedp.Void] { return chromedp.Poll[chromedp.Void](expr) }
+
 // TestConsoleInChromium drives the console like a first-time user.
 func TestConsoleInChromium(t *testing.T) {
-	tab1 := browsertest.Tab(t)
-	c, base := startConsole(t)
-	// The first call starts the browser: it takes no timeout (it would
-	// bound the browser's life); the steps after it do.
-	require.NoError(t, chromedp.Do(tab1, chromedp.Navigate(c.url(strings.TrimPrefix(base, "http://")))))
-	ctx, cancel := context.WithTimeout(tab1, 90*time.Second)
-	defer cancel()
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
-	poll := func(expr string) chromedp.Action[chromedp.Void] { return chromedp.Poll[chromedp.Void](expr) }
+	tab1, ctx, _, base := consolePage(t, 90*time.Second)
 	text := func(ctx context.Context, sel string) string {
 		v, err := chromedp.Run(ctx, chromedp.Text(css(sel)))
 		require.NoError(t, err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/paddockhq/paddock/internal/browsertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,13 +25,7 @@ const viCommandMode = `/^- /.test(document.querySelector('.view').term.text().sp
 // 1280x800 window would: a shell on a pseudo-terminal, typed into key by
 // key. It leaves screenshots of ls --color and vi beside the console's.
 func TestTerminalInChromium(t *testing.T) {
-	tab := browsertest.Tab(t)
-	c, base := startConsole(t)
-	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(c.url(strings.TrimPrefix(base, "http://")))))
-	ctx, cancel := context.WithTimeout(tab, 3*time.Minute)
-	defer cancel()
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
-	poll := func(expr string) chromedp.Action[chromedp.Void] { return chromedp.Poll[chromedp.Void](expr) }
+	_, ctx, c, base := consolePage(t, 3*time.Minute)
 	eval := func(expr string) any {
 		v, err := chromedp.Run(ctx, chromedp.Evaluate[any](expr))
 		require.NoError(t, err)
