@@ -250,6 +250,11 @@ func (c *console) open(ctx context.Context, m clientMessage) (*viewStream, error
 	var st paddock.Stream
 	var err error
 	v := &viewStream{}
+	if m.TTY {
+		if err := checkTermSize(m.Cols, m.Rows); err != nil {
+			return nil, err
+		}
+	}
 	switch m.Op {
 	case "run":
 		if len(m.Argv) == 0 {
@@ -384,7 +389,9 @@ func (c *console) readClient(ctx context.Context, conn *websocket.Conn, s *viewS
 		case "close_stdin":
 			err = s.CloseStdin(ctx)
 		case "resize":
-			err = s.Resize(ctx, paddock.TermSize{Cols: m.Cols, Rows: m.Rows})
+			if err = checkTermSize(m.Cols, m.Rows); err == nil {
+				err = s.Resize(ctx, paddock.TermSize{Cols: m.Cols, Rows: m.Rows})
+			}
 			switch {
 			case errors.Is(err, paddock.ErrNotSupported):
 				err = nil // the provider keeps its terminals at one size, and so does the screen

@@ -11,6 +11,7 @@ import (
 	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/vt"
+	"github.com/paddockhq/paddock"
 )
 
 // A terminal view's screen is kept here, not in the page: the command's
@@ -25,7 +26,8 @@ const (
 	// server keeps for a page (and sends when they scroll off).
 	defaultScrollback = 1000
 	// maxTermCells bounds one terminal's grid (the contract's 1..1000 a
-	// side would allow a million cells per update).
+	// side would allow a million cells, over 100 MiB of emulator): a
+	// larger size is refused (checkTermSize).
 	maxTermCells = 500 * 200
 	// replyQueue is how many answers of the emulator to the program's
 	// queries (cursor position, device attributes) may wait for stdin;
@@ -94,6 +96,14 @@ func newTermScreen(cols, rows, scrollback int) *termScreen {
 	t.pipe, _ = t.em.InputPipe().(*io.PipeWriter)
 	go t.readReplies()
 	return t
+}
+
+// checkTermSize refuses a terminal the console would not draw whole.
+func checkTermSize(cols, rows int) error {
+	if cols*rows > maxTermCells {
+		return &paddock.InvalidError{Detail: fmt.Sprintf("%s: the console draws at most %d cells (%dx%d asked)", paddock.DetailTermSize, maxTermCells, cols, rows)}
+	}
+	return nil
 }
 
 // clampSize keeps a grid between 1x1 and maxTermCells.

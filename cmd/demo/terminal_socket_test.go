@@ -189,20 +189,22 @@ func TestTerminalViewRefusesBadSizes(t *testing.T) {
 	_, err := c.rt.Adapter(paddock.ProviderLocal).Create(ctx, "sizes", paddock.CreateOpts{})
 	require.NoError(t, err)
 
-	conn, _, err := dialView(ctx, c, base)
-	require.NoError(t, err)
-	defer conn.Close()
-	require.NoError(t, conn.WriteJSON(clientMessage{Op: "run", Provider: "local", Sandbox: "sizes", Argv: []string{"cat"}, TTY: true, Cols: 5000, Rows: 24}))
-	var refused serverMessage
-	require.NoError(t, conn.ReadJSON(&refused))
-	assert.Equal(t, "failed", refused.Type)
-	assert.Contains(t, refused.Detail, "term_size")
+	for _, size := range [][2]int{{5000, 24}, {1000, 1000}} { // beyond the contract; within it, beyond what the console draws
+		conn, _, err := dialView(ctx, c, base)
+		require.NoError(t, err)
+		require.NoError(t, conn.WriteJSON(clientMessage{Op: "run", Provider: "local", Sandbox: "sizes", Argv: []string{"cat"}, TTY: true, Cols: size[0], Rows: size[1]}))
+		var refused serverMessage
+		require.NoError(t, conn.ReadJSON(&refused))
+		assert.Equal(t, "failed", refused.Type, "%v", size)
+		assert.Contains(t, refused.Detail, "term_size", "%v", size)
+		_ = conn.Close()
+	}
 
 	view, started := openTerminal(ctx, t, c, base, clientMessage{Op: "run", Provider: "local", Sandbox: "sizes",
 		Argv: []string{"sh", "-c", "stty size; cat"}, TTY: true, Cols: 100, Rows: 30})
 	require.True(t, started.Terminal)
 	view.read(t, "stty size", func(s string) bool { return strings.HasPrefix(s, "30 100") })
-	for _, size := range [][2]int{{0, 0}, {-1, 10}, {100, 1001}} {
+	for _, size := range [][2]int{{0, 0}, {-1, 10}, {100, 1001}, {1000, 1000}} {
 		require.NoError(t, view.conn.WriteJSON(clientMessage{Op: "resize", Cols: size[0], Rows: size[1]}))
 		var m serverMessage
 		require.NoError(t, view.conn.ReadJSON(&m))

@@ -66,7 +66,8 @@ class Terminal {
     const style = getComputedStyle(this.out);
     const width = this.out.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
     const height = this.out.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
-    const size = {cols: Math.max(2, Math.floor(width / this.cell.w)), rows: Math.max(2, Math.floor(height / this.cell.h))};
+    // At most 500x200: the server draws at most 100,000 cells (maxTermCells).
+    const size = {cols: Math.min(500, Math.max(2, Math.floor(width / this.cell.w))), rows: Math.min(200, Math.max(2, Math.floor(height / this.cell.h)))};
     if (!this.size) this.size = size;
     return size;
   }
