@@ -108,15 +108,8 @@ func checkTermSize(cols, rows int) error {
 
 // clampSize keeps a grid between 1x1 and maxTermCells.
 func clampSize(cols, rows int) (int, int) {
-	cols, rows = max(cols, 1), max(rows, 1)
-	for cols*rows > maxTermCells {
-		if cols > rows {
-			cols--
-		} else {
-			rows--
-		}
-	}
-	return cols, rows
+	cols, rows = min(max(cols, 1), maxTermCells), max(rows, 1)
+	return cols, min(rows, maxTermCells/cols)
 }
 
 func (t *termScreen) setMode(m ansi.Mode, on bool) {
@@ -204,8 +197,8 @@ func (t *termScreen) Text() string {
 func (t *termScreen) Update(send func(screenUpdate) error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	cols, rows := t.em.Width(), t.em.Height()
-	u := screenUpdate{Type: "screen", Cols: cols, Rows: rows, Changed: map[int][]cellRun{},
+	rows := t.em.Height()
+	u := screenUpdate{Type: "screen", Cols: t.em.Width(), Rows: rows, Changed: map[int][]cellRun{},
 		CursorHidden: t.em.CursorHidden(), AltScreen: t.em.IsAltScreen(),
 		AppCursor: t.appCursor, BracketedPaste: t.bracketedPaste, Title: t.title}
 	pos := t.em.CursorPosition()
@@ -220,17 +213,12 @@ func (t *termScreen) Update(send func(screenUpdate) error) error {
 			u.Changed[y], t.sent[y] = r, string(enc)
 		}
 	}
-	n := t.main.Len()
-	switch {
-	case n < t.scrollLen:
-		u.ClearScroll = true
-		for i := range n {
-			u.Scrolled = append(u.Scrolled, t.lineRuns(t.main.Line(i), cols))
-		}
-	default:
-		for i := max(t.scrollLen, n-t.keep); i < n; i++ {
-			u.Scrolled = append(u.Scrolled, t.lineRuns(t.main.Line(i), cols))
-		}
+	n, from := t.main.Len(), t.scrollLen
+	if n < t.scrollLen { // cleared (ED 3), then maybe scrolled again
+		u.ClearScroll, from = true, 0
+	}
+	for i := max(from, n-t.keep); i < n; i++ {
+		u.Scrolled = append(u.Scrolled, lineRuns(t.main.Line(i)))
 	}
 	t.main.SetMaxLines(t.keep)
 	t.main.SetMaxLines(2 * t.keep)
@@ -249,7 +237,7 @@ func (t *termScreen) row(y int) []cellRun {
 }
 
 // lineRuns is a scrollback line as runs.
-func (t *termScreen) lineRuns(line uv.Line, cols int) []cellRun {
+func lineRuns(line uv.Line) []cellRun {
 	cells := make([]*uv.Cell, 0, len(line))
 	for i := range line {
 		cells = append(cells, &line[i])

@@ -135,7 +135,7 @@ func TestTermScreenAnswersQueries(t *testing.T) {
 
 func TestTermScreenSizeIsBounded(t *testing.T) {
 	t.Parallel()
-	for _, size := range [][2]int{{0, 0}, {-3, 5}, {1000, 1000}} {
+	for _, size := range [][2]int{{0, 0}, {-3, 5}, {1000, 1000}, {1 << 40, 1 << 40}, {1 << 20, 3}} {
 		s := newTermScreen(size[0], size[1], defaultScrollback)
 		cols, rows := s.Size()
 		assert.GreaterOrEqual(t, cols, 1)
@@ -162,4 +162,23 @@ func TestTermScreenScrollbackIsBounded(t *testing.T) {
 	assert.Equal(t, "49996", strings.TrimSpace(runsText(u.Scrolled[99])), "the newest line that scrolled off (4 lines and the cursor's are on the screen)")
 	assert.Equal(t, "49897", strings.TrimSpace(runsText(u.Scrolled[0])))
 	assert.LessOrEqual(t, s.main.Len(), 100, "kept after the update")
+}
+
+// A program that clears the scrollback (ED 3, as clear does) tells the
+// page to drop its own.
+func TestTermScreenClearsTheScrollback(t *testing.T) {
+	t.Parallel()
+	s := newTermScreen(20, 3, 100)
+	defer s.Close()
+	_, _ = s.Write([]byte("1\r\n2\r\n3\r\n4\r\n5"))
+	require.Len(t, update(t, s).Scrolled, 2)
+	_, _ = s.Write([]byte("\x1b[H\x1b[2J\x1b[3J"))
+	u := update(t, s)
+	assert.True(t, u.ClearScroll)
+	assert.Empty(t, u.Scrolled)
+	_, _ = s.Write([]byte("a\r\nb\r\nc\r\nd"))
+	u = update(t, s)
+	assert.False(t, u.ClearScroll)
+	require.Len(t, u.Scrolled, 1)
+	assert.Equal(t, "a", strings.TrimSpace(runsText(u.Scrolled[0])))
 }
