@@ -43,7 +43,7 @@ type clientMessage struct {
 
 // serverMessage is what the page receives.
 type serverMessage struct {
-	Type         string `json:"type"` // started, stdout, stderr, exit, error, failed; a terminal's screen is a screenUpdate
+	Type         string `json:"type"` // started, stdout, stderr, exit, error, failed, note (the console's word on a live view); a terminal's screen is a screenUpdate
 	Ref          string `json:"ref,omitempty"`
 	Session      string `json:"session,omitempty"`
 	Detachable   bool   `json:"detachable,omitempty"` // started: the command survives a detach and can be attached again
@@ -327,6 +327,12 @@ func (c *console) streamScreen(ctx context.Context, conn *websocket.Conn, wmu *s
 	defer replies.Wait()
 	defer v.screen.Close()
 	draw := func() error { return v.screen.Update(func(u screenUpdate) error { return send(u) }) }
+	write := func(data []byte) {
+		if _, err := v.screen.Write(data); err != nil {
+			c.log.Warn().Err(err).Msg("console: a terminal view's screen")
+			_ = send(serverMessage{Type: "note", Detail: err.Error()})
+		}
+	}
 	for {
 		var f messages.Frame
 		var ok bool
@@ -343,10 +349,10 @@ func (c *console) streamScreen(ctx context.Context, conn *websocket.Conn, wmu *s
 			}
 			switch f := f.(type) {
 			case *messages.Stdout:
-				_, _ = v.screen.Write(f.GetData())
+				write(f.GetData())
 				drawn += len(f.GetData())
 			case *messages.Stderr:
-				_, _ = v.screen.Write(f.GetData())
+				write(f.GetData())
 				drawn += len(f.GetData())
 			case *messages.Error:
 				c.failures.Add(1)
@@ -396,7 +402,9 @@ func (c *console) readClient(ctx context.Context, conn *websocket.Conn, s *viewS
 			case errors.Is(err, paddock.ErrNotSupported):
 				err = nil // the provider keeps its terminals at one size, and so does the screen
 			case err == nil && s.screen != nil:
-				s.screen.Resize(m.Cols, m.Rows)
+				if err := s.screen.Resize(m.Cols, m.Rows); err != nil {
+					_ = send(serverMessage{Type: "note", Detail: err.Error()})
+				}
 				err = s.screen.Update(func(u screenUpdate) error { return send(u) })
 			}
 		case "detach":

@@ -61,41 +61,70 @@ type screenUpdate struct {
 
 // termScreen is one terminal view's emulator. Its methods may be called
 // from any goroutine; the answers the emulator gives to the program's
-// queries come out of Replies.
+// queries come out of Replies. The emulator is a library's, and output it
+// fails on (a panic) replaces it with a blank screen of the same size
+// rather than end the view, or the console.
 type termScreen struct {
 	mu             sync.Mutex
 	em             *vt.Emulator
-	main           *vt.Scrollback // the main screen's, which the alternate screen leaves alone
+	pipe           *io.PipeWriter // em's answers, read by a goroutine of readers
+	main           *vt.Scrollback // em's main screen's, which the alternate screen leaves alone
 	scrollLen      int            // main's length after the last update
 	keep           int            // scrollback lines kept
 	sent           []string       // each row as last sent (its JSON); nil = send every row
 	title          string
 	appCursor      bool
 	bracketedPaste bool
+	closed         bool
+	clamp          paramClamp // what the program writes passes it on its way to em
+	clamped        []byte     // its output, reused
 	replies        chan []byte
-	pipe           *io.PipeWriter
-	readerDone     chan struct{}
+	readers        sync.WaitGroup
 }
 
 // newTermScreen is a screen of cols x rows (clamped to at least 1x1 and
 // at most maxTermCells) keeping scrollback lines.
 func newTermScreen(cols, rows, scrollback int) *termScreen {
-	cols, rows = clampSize(cols, rows)
-	t := &termScreen{em: vt.NewEmulator(cols, rows), keep: max(scrollback, 1),
-		replies: make(chan []byte, replyQueue), readerDone: make(chan struct{})}
-	t.main = t.em.Scrollback()
+	t := &termScreen{keep: max(scrollback, 1), replies: make(chan []byte, replyQueue)}
+	t.start(clampSize(cols, rows))
+	return t
+}
+
+// start puts a blank emulator of cols x rows in place (on mu, but for
+// newTermScreen) with a goroutine reading its answers.
+func (t *termScreen) start(cols, rows int) {
+	em := vt.NewEmulator(cols, rows)
+	t.em, t.sent, t.scrollLen = em, nil, 0
+	t.title, t.appCursor, t.bracketedPaste = "", false, false
+	t.main = em.Scrollback()
 	// Between updates the scrollback may grow to twice what is kept, and
 	// an update cuts it back: fewer than keep lines scrolled off are
 	// counted exactly, and of more, the newest keep are all that is sent.
 	t.main.SetMaxLines(2 * t.keep)
-	t.em.SetCallbacks(vt.Callbacks{
+	em.SetCallbacks(vt.Callbacks{
 		Title:       func(s string) { t.title = s },
 		EnableMode:  func(m ansi.Mode) { t.setMode(m, true) },
 		DisableMode: func(m ansi.Mode) { t.setMode(m, false) },
 	})
-	t.pipe, _ = t.em.InputPipe().(*io.PipeWriter)
-	go t.readReplies()
-	return t
+	t.pipe, _ = em.InputPipe().(*io.PipeWriter)
+	t.readers.Go(func() { t.readReplies(em) })
+}
+
+// guarded runs f on the emulator (on mu). A panic of the emulator puts a
+// blank one of the same size in its place and is the error.
+func (t *termScreen) guarded(f func()) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			cols, rows := t.em.Width(), t.em.Height()
+			_ = t.pipe.CloseWithError(io.EOF)
+			if !t.closed {
+				t.start(cols, rows)
+			}
+			err = fmt.Errorf("the terminal emulator failed on the program's output (%v): the screen starts again blank", v)
+		}
+	}()
+	f()
+	return nil
 }
 
 // checkTermSize refuses a terminal the console would not draw whole.
@@ -121,15 +150,13 @@ func (t *termScreen) setMode(m ansi.Mode, on bool) {
 	}
 }
 
-// readReplies moves the emulator's answers to the program's queries into
-// Replies, dropping what does not fit: the emulator writes them
-// synchronously, while it draws.
-func (t *termScreen) readReplies() {
-	defer close(t.readerDone)
-	defer close(t.replies)
+// readReplies moves em's answers to the program's queries into Replies,
+// dropping what does not fit: the emulator writes them synchronously,
+// while it draws.
+func (t *termScreen) readReplies(em *vt.Emulator) {
 	buf := make([]byte, 4096)
 	for {
-		n, err := t.em.Read(buf)
+		n, err := em.Read(buf)
 		if n > 0 {
 			select {
 			case t.replies <- append([]byte(nil), buf[:n]...):
@@ -146,20 +173,28 @@ func (t *termScreen) readReplies() {
 // written to its stdin; it is closed by Close.
 func (t *termScreen) Replies() <-chan []byte { return t.replies }
 
-// Write draws the program's output.
+// Write draws the program's output; an error says the emulator failed on
+// it and the screen started again.
 func (t *termScreen) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.em.Write(p)
+	t.clamped = t.clamp.filter(t.clamped[:0], p)
+	err := t.guarded(func() { _, _ = t.em.Write(t.clamped) })
+	if cap(t.clamped) > 64<<10 {
+		t.clamped = nil // a flood's large frames are not held while the screen is quiet
+	}
+	return len(p), err
 }
 
 // Resize changes the grid's size; the next update sends every row.
-func (t *termScreen) Resize(cols, rows int) {
+func (t *termScreen) Resize(cols, rows int) error {
 	cols, rows = clampSize(cols, rows)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.em.Resize(cols, rows)
-	t.sent = nil
+	return t.guarded(func() {
+		t.em.Resize(cols, rows)
+		t.sent = nil
+	})
 }
 
 // Size is the grid's columns and rows.
@@ -169,10 +204,14 @@ func (t *termScreen) Size() (cols, rows int) {
 	return t.em.Width(), t.em.Height()
 }
 
-// Close ends the screen: Replies is closed once its reader has stopped.
+// Close ends the screen: Replies is closed once its readers have stopped.
 func (t *termScreen) Close() {
+	t.mu.Lock()
+	t.closed = true
 	_ = t.pipe.CloseWithError(io.EOF)
-	<-t.readerDone
+	t.mu.Unlock()
+	t.readers.Wait()
+	close(t.replies)
 }
 
 // Text is the screen's characters, one line per row with trailing spaces
@@ -197,6 +236,15 @@ func (t *termScreen) Text() string {
 func (t *termScreen) Update(send func(screenUpdate) error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	var u screenUpdate
+	if err := t.guarded(func() { u = t.changes() }); err != nil {
+		u = t.changes() // of the blank screen
+	}
+	return send(u)
+}
+
+// changes is what changed since the last update (on mu).
+func (t *termScreen) changes() screenUpdate {
 	rows := t.em.Height()
 	u := screenUpdate{Type: "screen", Cols: t.em.Width(), Rows: rows, Changed: map[int][]cellRun{},
 		CursorHidden: t.em.CursorHidden(), AltScreen: t.em.IsAltScreen(),
@@ -223,7 +271,7 @@ func (t *termScreen) Update(send func(screenUpdate) error) error {
 	t.main.SetMaxLines(t.keep)
 	t.main.SetMaxLines(2 * t.keep)
 	t.scrollLen = t.main.Len()
-	return send(u)
+	return u
 }
 
 // row is row y of the screen as runs.

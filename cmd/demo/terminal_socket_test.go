@@ -216,3 +216,21 @@ func TestTerminalViewRefusesBadSizes(t *testing.T) {
 	require.NoError(t, view.conn.ReadJSON(&u))
 	assert.Equal(t, [2]int{60, 10}, [2]int{u.Cols, u.Rows}, "a good size after the bad ones")
 }
+
+// A program whose output the emulator fails on gets a note in its view
+// and a blank screen that goes on drawing: the view, the socket and the
+// console live on.
+func TestTerminalViewOutlivesItsEmulator(t *testing.T) {
+	t.Parallel()
+	c, base := startConsole(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := c.rt.Adapter(paddock.ProviderLocal).Create(ctx, "hostile", paddock.CreateOpts{})
+	require.NoError(t, err)
+	view, _ := openTerminal(ctx, t, c, base, clientMessage{Op: "run", Provider: "local", Sandbox: "hostile",
+		Argv: []string{"sh", "-c", `printf '\033[;100r\033M'; read x; echo "survived $x"`}, TTY: true, Cols: 80, Rows: 24})
+	view.read(t, "the note", func(string) bool { return view.last["type"] == "note" })
+	assert.Contains(t, view.last["detail"], "starts again blank")
+	require.NoError(t, view.conn.WriteJSON(clientMessage{Op: "stdin", Data: "still\r"}))
+	view.read(t, "the screen after it", func(s string) bool { return strings.Contains(s, "survived still") })
+}

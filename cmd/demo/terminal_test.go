@@ -112,7 +112,7 @@ func TestTermScreenSendsOnlyWhatChanged(t *testing.T) {
 	assert.Equal(t, "5", strings.TrimSpace(runsText(u.Scrolled[0])))
 
 	// A resize sends every row at the new size.
-	s.Resize(30, 5)
+	require.NoError(t, s.Resize(30, 5))
 	u = update(t, s)
 	assert.Equal(t, [2]int{30, 5}, [2]int{u.Cols, u.Rows})
 	assert.Len(t, u.Changed, 5)
@@ -181,4 +181,54 @@ func TestTermScreenClearsTheScrollback(t *testing.T) {
 	assert.False(t, u.ClearScroll)
 	require.Len(t, u.Scrolled, 1)
 	assert.Equal(t, "a", strings.TrimSpace(runsText(u.Scrolled[0])))
+}
+
+// Whatever a program prints, the screen draws it without a panic, an
+// update describes a grid of its size, and a resize between writes holds.
+func FuzzTermScreen(f *testing.F) {
+	for _, seed := range []string{
+		"\x1b[01;34metc\x1b[0m\r\n", "\x1b[?1049h\x1b[2J\x1b[Hvi\x1b[?1049l", "\x1b[38;2;1;2;3m\x1b[48;5;200mX",
+		"\x1b]0;title\x07\x1b[6n\x1b[c", "中文\x1b[3;5H\x1b[K\x1b[?25l", "\x1b[r\x1b[5;10r\x1bM\x1bD\x1b[L\x1b[M",
+		"\x1bP1$r\x1b\\\x1b_apc\x1b\\", "\x1b[999;999H\x1b[1000@\x1b[1000P\x1b[3J",
+	} {
+		f.Add([]byte(seed), uint8(80), uint8(24))
+	}
+	f.Fuzz(func(t *testing.T, out []byte, cols, rows uint8) {
+		s := newTermScreen(20, 5, 10)
+		defer s.Close()
+		go func() { // the answers to queries, as stdin would take them
+			for range s.Replies() {
+			}
+		}()
+		half := len(out) / 2
+		_, _ = s.Write(out[:half])
+		_ = s.Resize(int(cols%120)+1, int(rows%50)+1) // an emulator that fails starts again: no panic, a whole grid
+		_, _ = s.Write(out[half:])
+		u := update(t, s)
+		w, h := s.Size()
+		require.Equal(t, [2]int{w, h}, [2]int{u.Cols, u.Rows})
+		for y := range u.Changed {
+			require.True(t, y >= 0 && y < h, "row %d of %d", y, h)
+		}
+		assert.LessOrEqual(t, len(u.Scrolled), 10)
+	})
+}
+
+// Output the emulator fails on (charmbracelet/x/vt v0.1.0 indexes past its
+// grid on a reverse index in a scroll region set past the screen's end;
+// the fuzz target found it) is the error, not a panic: the screen starts
+// again blank, draws what follows, and keeps its size.
+func TestTermScreenOutlivesItsEmulator(t *testing.T) {
+	t.Parallel()
+	s := newTermScreen(20, 5, 10)
+	defer s.Close()
+	_, err := s.Write([]byte("\x1b[;10r\x1bM")) // a scroll region to row 10 of 5, a reverse index
+	require.Error(t, err, "the input the fuzz target found makes the emulator panic")
+	assert.Contains(t, err.Error(), "starts again blank")
+	_, err = s.Write([]byte("after"))
+	require.NoError(t, err)
+	u := update(t, s)
+	assert.Equal(t, "after", strings.TrimSpace(runsText(u.Changed[0])))
+	cols, rows := s.Size()
+	assert.Equal(t, [2]int{u.Cols, u.Rows}, [2]int{cols, rows})
 }

@@ -368,6 +368,7 @@ function openView(first, title) {
       case "exit": end(`exit ${m.code}`, m.code === 0 ? "exit-0" : "exit-nonzero"); loadSessions(); break;
       case "error": end(`error ${m.reason}${m.detail ? ": " + m.detail : ""}`, "error"); loadSessions(); break;
       case "failed": if (status.classList.contains("running") && !session) end("failed: " + m.detail, "error"); else emit("stderr", "console: " + m.detail); break;
+      case "note": emit("stderr", "console: " + m.detail); break;
     }
   };
   let closing = false;
