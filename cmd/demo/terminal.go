@@ -102,12 +102,24 @@ func (t *termScreen) start(cols, rows int) {
 	// counted exactly, and of more, the newest keep are all that is sent.
 	t.main.SetMaxLines(2 * t.keep)
 	em.SetCallbacks(vt.Callbacks{
-		Title:       func(s string) { t.title = s },
+		Title:       func(s string) { t.title = shortTitle(s) },
 		EnableMode:  func(m ansi.Mode) { t.setMode(m, true) },
 		DisableMode: func(m ansi.Mode) { t.setMode(m, false) },
 	})
 	t.pipe, _ = em.InputPipe().(*io.PipeWriter)
 	t.readers.Go(func() { t.readReplies(em) })
+}
+
+// maxTitle bounds the window title a program sets (in runes): every
+// update carries it.
+const maxTitle = 200
+
+// shortTitle is s cut to maxTitle runes.
+func shortTitle(s string) string {
+	if r := []rune(s); len(r) > maxTitle {
+		return string(r[:maxTitle]) + "…"
+	}
+	return s
 }
 
 // guarded runs f on the emulator (on mu). A panic of the emulator puts a

@@ -65,6 +65,9 @@ func TestTermScreenDrawsWhatATerminalWould(t *testing.T) {
 			assert.True(t, u.BracketedPaste)
 			assert.Equal(t, "my title", u.Title)
 		}},
+		{"a long title is cut", "\x1b]0;" + strings.Repeat("é", 5000) + "\x07", func(t *testing.T, s *termScreen, u screenUpdate) {
+			assert.Equal(t, strings.Repeat("é", maxTitle)+"…", u.Title)
+		}},
 		{"cursor hidden", "\x1b[?25l", func(t *testing.T, s *termScreen, u screenUpdate) {
 			assert.True(t, u.CursorHidden)
 		}},
