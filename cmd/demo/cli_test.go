@@ -107,7 +107,7 @@ func TestHelp(t *testing.T) {
 		assert.Empty(t, errOut.String())
 		for _, want := range []string{"demo [serve] [flags]", "demo run [flags] -- CMD ARGS...", "demo sessions [flags]",
 			"demo attach [flags] SESSION", "demo terminate [flags] SESSION",
-			"Flags of serve:", "-addr", "-sockets-per-client", "Flags of run:", "-provider", "-sandbox", "-root",
+			"Flags of serve:", "-addr", "-sockets-per-client", "-scrollback", "Flags of run:", "-provider", "-sandbox", "-root",
 			"Flags of terminate:", "-force", "-timeout"} {
 			assert.Contains(t, out.String(), want, "%v", args)
 		}
@@ -161,5 +161,17 @@ func TestCLIInterruptStopsTheRun(t *testing.T) {
 			assert.Equal(t, 130, code)
 			assert.Contains(t, errOut.String(), "stopped", "the interrupted command was stopped: %s", errOut.String())
 		})
+	}
+}
+
+// A limit of the console that is not positive is refused before anything
+// starts, with a usage exit.
+func TestServeRefusesLimitsThatAreNotPositive(t *testing.T) {
+	t.Parallel()
+	for _, flag := range []string{"-scrollback=0", "-max-upload=-1", "-sockets-per-client=0", "-socket-first-message=0s"} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{"serve", "-addr", "127.0.0.1:0", flag}, strings.NewReader(""), &out, &errOut)
+		assert.Equal(t, exitUsage, code, flag)
+		assert.Contains(t, errOut.String(), "limits must be positive", flag)
 	}
 }

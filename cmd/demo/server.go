@@ -69,6 +69,7 @@ func serveFlags() (*flag.FlagSet, *serveOptions) {
 	fs.DurationVar(&o.limits.firstMessage, "socket-first-message", defaultFirstMessageWait, "how long a new WebSocket may wait before its first message")
 	fs.IntVar(&o.limits.perClient, "sockets-per-client", defaultSocketsPerClient, "open WebSockets one client address may hold")
 	fs.Int64Var(&o.limits.maxUpload, "max-upload", defaultMaxUpload, "bytes one file upload may hold (a larger one is refused, the file left as it was)")
+	fs.IntVar(&o.limits.scrollback, "scrollback", defaultScrollback, "lines a terminal view keeps that scrolled off its top (the oldest go)")
 	return fs, o
 }
 
@@ -126,7 +127,7 @@ func newConsole(rt *actors.Runtime, reg paddock.Registry, log zerolog.Logger) *c
 	b := make([]byte, 16)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	return &console{rt: rt, providers: reg.Providers(), token: hex.EncodeToString(b), log: log,
-		limits: consoleLimits{firstMessage: defaultFirstMessageWait, perClient: defaultSocketsPerClient, maxUpload: defaultMaxUpload}}
+		limits: consoleLimits{firstMessage: defaultFirstMessageWait, perClient: defaultSocketsPerClient, maxUpload: defaultMaxUpload, scrollback: defaultScrollback}}
 }
 
 // url is the address to open, token included. The token is in the

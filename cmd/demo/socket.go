@@ -77,17 +77,20 @@ const (
 // consoleLimits bound what a client can hold: a WebSocket that has not
 // said what it wants within firstMessage is closed, one client address
 // holds at most perClient sockets (more are refused with 429 before the
-// upgrade), and one upload holds at most maxUpload bytes (more is 413
-// invalid(file_too_large), the file left as it was).
+// upgrade), one upload holds at most maxUpload bytes (more is 413
+// invalid(file_too_large), the file left as it was), and a terminal view
+// keeps scrollback lines that scrolled off its top (at most twice that
+// between two updates of its page; the oldest go).
 type consoleLimits struct {
 	firstMessage time.Duration
 	perClient    int
 	maxUpload    int64 // bytes of one file upload
+	scrollback   int   // lines of one terminal view
 }
 
 func (l consoleLimits) check() error {
-	if l.firstMessage <= 0 || l.perClient <= 0 || l.maxUpload <= 0 {
-		return errors.New("the socket and upload limits must be positive")
+	if l.firstMessage <= 0 || l.perClient <= 0 || l.maxUpload <= 0 || l.scrollback <= 0 {
+		return errors.New("the socket, upload and scrollback limits must be positive")
 	}
 	return nil
 }
@@ -301,7 +304,7 @@ func (c *console) open(ctx context.Context, m clientMessage) (*viewStream, error
 		if m.Op == "run" && paddock.Supports(a, paddock.CapResize) && m.Cols > 0 && m.Rows > 0 {
 			size = asked
 		}
-		v.screen = newTermScreen(size.Cols, size.Rows, defaultScrollback)
+		v.screen = newTermScreen(size.Cols, size.Rows, c.limits.scrollback)
 	}
 	return v, nil
 }

@@ -23,7 +23,9 @@ import (
 // Defaults of a terminal view.
 const (
 	// defaultScrollback is how many lines that scrolled off the top the
-	// server keeps for a page (and sends when they scroll off).
+	// server keeps for a page (and sends when they scroll off): the
+	// console's -scrollback. A line holds a cell (about 110 bytes) per
+	// column up to its last printed one.
 	defaultScrollback = 1000
 	// maxTermCells bounds one terminal's grid (the contract's 1..1000 a
 	// side would allow a million cells, over 100 MiB of emulator): a
