@@ -48,6 +48,7 @@ type serverMessage struct {
 	Session      string `json:"session,omitempty"`
 	Detachable   bool   `json:"detachable,omitempty"` // started: the command survives a detach and can be attached again
 	Terminal     bool   `json:"terminal,omitempty"`   // started: output comes as screen updates
+	Scrollback   int    `json:"scrollback,omitempty"` // started: the lines of scrollback a terminal keeps
 	Seq          uint64 `json:"seq,omitempty"`
 	Data         string `json:"data,omitempty"`
 	Code         int32  `json:"code"`
@@ -176,8 +177,11 @@ func (c *console) socket(w http.ResponseWriter, r *http.Request) {
 		_ = conn.SetWriteDeadline(time.Now().Add(socketWriteWait))
 		return conn.WriteJSON(m)
 	}
-	if err := send(serverMessage{Type: "started", Ref: string(s.Subscription().Ref), Session: s.SessionID(),
-		Detachable: st.detachable, Terminal: st.screen != nil}); err != nil {
+	started := serverMessage{Type: "started", Ref: string(s.Subscription().Ref), Session: s.SessionID(), Detachable: st.detachable}
+	if st.screen != nil {
+		started.Terminal, started.Scrollback = true, c.limits.scrollback
+	}
+	if err := send(started); err != nil {
 		return
 	}
 	go c.readClient(ctx, conn, st, send, cancel)

@@ -152,6 +152,7 @@ func TestTerminalViewOnEachProvider(t *testing.T) {
 			view, started := openTerminal(ctx, t, c, base, clientMessage{Op: "run", Provider: string(p.name), Sandbox: h.Name,
 				Argv: []string{"sh", "-c", script}, TTY: true, Cols: 80, Rows: 24})
 			assert.True(t, started.Terminal, "a terminal view")
+			assert.Equal(t, defaultScrollback, started.Scrollback, "the page keeps the scrollback the console does")
 			assert.Equal(t, p.detachable, started.Detachable, "detachable exactly where a terminal can be attached again")
 			view.read(t, "the program's first line", func(s string) bool { return strings.HasPrefix(s, "ready") })
 			require.NoError(t, view.conn.WriteJSON(clientMessage{Op: "stdin", Data: "hello\r"}))

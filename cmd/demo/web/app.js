@@ -362,6 +362,7 @@ function openView(first, title) {
       case "started":
         session = m.session; status.textContent = "running" + (session ? " · session " + session : "");
         view.querySelector(".detach").hidden = !m.detachable;
+        if (term && m.scrollback) term.keep = m.scrollback;
         break;
       case "screen": term.draw(m); break;
       case "stdout": case "stderr": chunk(m.type, m.data); break;

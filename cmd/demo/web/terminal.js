@@ -4,7 +4,6 @@
 // scrolled off the top, the cursor and the modes; this draws them, sizes
 // the terminal to the cells that fit, and turns keys into the bytes a
 // terminal sends (xterm's encoding).
-const SCROLLBACK = 1000;
 
 function el(tag, cls) {
   const e = document.createElement(tag);
@@ -24,6 +23,7 @@ class Terminal {
     this.screen.append(this.cursor);
     out.append(this.scrollback, this.screen, this.notes);
     this.rows = [];
+    this.keep = 1000; // lines of scrollback, as the server says when the view starts
     this.modes = {};
     this.size = null; // the size last asked for
     this.onInput = () => {};
@@ -87,7 +87,7 @@ class Terminal {
     this.cols = m.cols;
     if (m.clear_scroll) this.scrollback.replaceChildren();
     for (const line of m.scrolled || []) this.scrollback.append(paint(el("div", "term-row"), line));
-    while (this.scrollback.childElementCount > SCROLLBACK) this.scrollback.firstChild.remove();
+    while (this.scrollback.childElementCount > this.keep) this.scrollback.firstChild.remove();
     for (const [y, runs] of Object.entries(m.changed || {})) paint(this.rows[+y], runs);
     this.modes = m;
     this.view.classList.toggle("alt-screen", !!m.alt_screen);
