@@ -42,6 +42,17 @@ func startConsole(t *testing.T, edit ...func(*console)) (*console, string) {
 	return c, serveConsole(t, c, stop)
 }
 
+// localSandbox makes the local sandbox name in c's runtime, and answers a
+// context that bounds the test's steps (a hang's bound, never a verdict).
+func localSandbox(t *testing.T, c *console, name string, bound time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	t.Cleanup(cancel)
+	_, err := c.rt.Adapter(paddock.ProviderLocal).Create(ctx, name, paddock.CreateOpts{})
+	require.NoError(t, err)
+	return ctx
+}
+
 // serveConsole serves c on a loopback port until the test ends, then
 // calls stop; it answers the console's base URL.
 func serveConsole(t *testing.T, c *console, stop func()) string {
@@ -232,10 +243,7 @@ func TestFileRoutes(t *testing.T) {
 func TestMetricsAndStats(t *testing.T) {
 	t.Parallel()
 	c, base := startConsole(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, err := c.rt.Adapter(paddock.ProviderLocal).Create(ctx, "demo", paddock.CreateOpts{})
-	require.NoError(t, err)
+	ctx := localSandbox(t, c, "demo", time.Minute)
 	v, err := runView(ctx, c, base, []string{"sh", "-c", "printf hello; printf oops >&2"})
 	require.NoError(t, err)
 	require.Equal(t, "exit", v.terminal.Type)
@@ -320,10 +328,7 @@ func runView(ctx context.Context, c *console, base string, argv []string) (view,
 func TestSocketsDeliverEverythingThenCloseNormally(t *testing.T) {
 	t.Parallel()
 	c, base := startConsole(t, func(c *console) { c.limits.perClient = 1000 }) // 100 views from one client
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	_, err := c.rt.Adapter(paddock.ProviderLocal).Create(ctx, "demo", paddock.CreateOpts{})
-	require.NoError(t, err)
+	ctx := localSandbox(t, c, "demo", 2*time.Minute)
 	var want bytes.Buffer
 	for n := 1; n <= 20000; n++ {
 		fmt.Fprintln(&want, n)
@@ -366,10 +371,7 @@ func TestSocketsDeliverEverythingThenCloseNormally(t *testing.T) {
 func TestADetachedSocketClosesNormally(t *testing.T) {
 	t.Parallel()
 	c, base := startConsole(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, err := c.rt.Adapter(paddock.ProviderLocal).Create(ctx, "demo", paddock.CreateOpts{})
-	require.NoError(t, err)
+	ctx := localSandbox(t, c, "demo", time.Minute)
 	header := http.Header{"Authorization": {"Bearer " + c.token}, "Origin": {base}}
 	conn, _, err := websocket.DefaultDialer.DialContext(ctx, strings.Replace(base, "http", "ws", 1)+"/ws", header)
 	require.NoError(t, err)

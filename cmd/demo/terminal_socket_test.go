@@ -185,10 +185,7 @@ func TestTerminalViewOnEachProvider(t *testing.T) {
 func TestTerminalViewRefusesBadSizes(t *testing.T) {
 	t.Parallel()
 	c, base := startConsole(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, err := c.rt.Adapter(paddock.ProviderLocal).Create(ctx, "sizes", paddock.CreateOpts{})
-	require.NoError(t, err)
+	ctx := localSandbox(t, c, "sizes", time.Minute)
 
 	for _, size := range [][2]int{{5000, 24}, {1000, 1000}} { // beyond the contract; within it, beyond what the console draws
 		conn, _, err := dialView(ctx, c, base)
@@ -224,10 +221,7 @@ func TestTerminalViewRefusesBadSizes(t *testing.T) {
 func TestTerminalViewOutlivesItsEmulator(t *testing.T) {
 	t.Parallel()
 	c, base := startConsole(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, err := c.rt.Adapter(paddock.ProviderLocal).Create(ctx, "hostile", paddock.CreateOpts{})
-	require.NoError(t, err)
+	ctx := localSandbox(t, c, "hostile", time.Minute)
 	view, _ := openTerminal(ctx, t, c, base, clientMessage{Op: "run", Provider: "local", Sandbox: "hostile",
 		Argv: []string{"sh", "-c", `printf '\033[;100r\033M'; read x; echo "survived $x"`}, TTY: true, Cols: 80, Rows: 24})
 	view.read(t, "the note", func(string) bool { return view.last["type"] == "note" })
