@@ -29,7 +29,7 @@ import (
 
 // clientMessage is what the page sends.
 type clientMessage struct {
-	Op       string   `json:"op"` // run, attach, stdin, close_stdin, resize, detach
+	Op       string   `json:"op"` // run, attach, stdin, close_stdin, resize, detach, drawn (a terminal's screen update is on the page)
 	Provider string   `json:"provider,omitempty"`
 	Sandbox  string   `json:"sandbox,omitempty"`
 	Argv     []string `json:"argv,omitempty"`
@@ -244,8 +244,9 @@ func closeSocket(ctx context.Context, conn *websocket.Conn, wmu *sync.Mutex) {
 // frames themselves, numbered, or draws them on a terminal screen.
 type viewStream struct {
 	*actors.FrameStream
-	detachable bool        // the command outlives a detach and can be attached again
-	screen     *termScreen // a terminal's screen; nil = output shown as lines
+	detachable bool          // the command outlives a detach and can be attached again
+	screen     *termScreen   // a terminal's screen; nil = output shown as lines
+	drawn      chan struct{} // the page drew a screen update
 }
 
 // open starts the stream the page's first message asks for: a run spawns
@@ -308,20 +309,18 @@ func (c *console) open(ctx context.Context, m clientMessage) (*viewStream, error
 		if m.Op == "run" && paddock.Supports(a, paddock.CapResize) && m.Cols > 0 && m.Rows > 0 {
 			size = asked
 		}
-		v.screen = newTermScreen(size.Cols, size.Rows, c.limits.scrollback)
+		v.screen, v.drawn = newTermScreen(size.Cols, size.Rows, c.limits.scrollback), make(chan struct{}, 1)
 	}
 	return v, nil
 }
 
-// maxScreenBatch is how much output is drawn before the page is sent the
-// screen, when more is waiting: a flood still shows.
-const maxScreenBatch = 256 << 10
-
-// streamScreen draws the view's output on its screen and sends the page
-// what changed each time the frames that were waiting are drawn; a
-// terminal frame is sent after the screen it ends on. The screen's
-// answers to the program's queries go to its stdin when this view
-// started it (an attached view's replay would answer old questions).
+// streamScreen draws the view's output on its screen as it comes, and
+// sends the page what changed whenever the page has drawn the last update
+// it was sent (its "drawn"): a page that draws slowly gets fewer updates,
+// each the screen as it is then, and never slows the command. A terminal
+// frame is sent after the screen it ends on. The screen's answers to the
+// program's queries go to its stdin when this view started it (an
+// attached view's replay would answer old questions).
 func (c *console) streamScreen(ctx context.Context, conn *websocket.Conn, wmu *sync.Mutex, v *viewStream, answers bool, send func(any) error) {
 	var replies sync.WaitGroup
 	replies.Go(func() {
@@ -334,21 +333,18 @@ func (c *console) streamScreen(ctx context.Context, conn *websocket.Conn, wmu *s
 	defer replies.Wait()
 	defer v.screen.Close()
 	draw := func() error { return v.screen.Update(func(u screenUpdate) error { return send(u) }) }
-	write := func(data []byte) {
-		if _, err := v.screen.Write(data); err != nil {
-			c.log.Warn().Err(err).Msg("console: a terminal view's screen")
-			_ = send(serverMessage{Type: "note", Detail: err.Error()})
-		}
-	}
+	inFlight, changed := false, true // the first update is the screen as it starts
 	for {
-		var f messages.Frame
-		var ok bool
-		select {
-		case f, ok = <-v.C():
-		case <-ctx.Done():
-			return
+		if changed && !inFlight {
+			if err := draw(); err != nil {
+				return
+			}
+			inFlight, changed = true, false
 		}
-		for drawn := 0; ; {
+		select {
+		case <-v.drawn:
+			inFlight = false
+		case f, ok := <-v.C():
 			if !ok { // detached
 				_ = draw()
 				closeSocket(ctx, conn, wmu)
@@ -356,11 +352,9 @@ func (c *console) streamScreen(ctx context.Context, conn *websocket.Conn, wmu *s
 			}
 			switch f := f.(type) {
 			case *messages.Stdout:
-				write(f.GetData())
-				drawn += len(f.GetData())
+				c.drawOn(v, f.GetData(), send)
 			case *messages.Stderr:
-				write(f.GetData())
-				drawn += len(f.GetData())
+				c.drawOn(v, f.GetData(), send)
 			case *messages.Error:
 				c.failures.Add(1)
 			}
@@ -370,19 +364,19 @@ func (c *console) streamScreen(ctx context.Context, conn *websocket.Conn, wmu *s
 				}
 				return
 			}
-			if drawn >= maxScreenBatch {
-				break
-			}
-			select {
-			case f, ok = <-v.C():
-				continue
-			default:
-			}
-			break
-		}
-		if err := draw(); err != nil {
+			changed = true
+		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// drawOn draws output on v's screen; a failure of the emulator is a note
+// to the page.
+func (c *console) drawOn(v *viewStream, data []byte, send func(any) error) {
+	if _, err := v.screen.Write(data); err != nil {
+		c.log.Warn().Err(err).Msg("console: a terminal view's screen")
+		_ = send(serverMessage{Type: "note", Detail: err.Error()})
 	}
 }
 
@@ -413,6 +407,13 @@ func (c *console) readClient(ctx context.Context, conn *websocket.Conn, s *viewS
 					_ = send(serverMessage{Type: "note", Detail: err.Error()})
 				}
 				err = s.screen.Update(func(u screenUpdate) error { return send(u) })
+			}
+		case "drawn":
+			if s.drawn != nil {
+				select {
+				case s.drawn <- struct{}{}:
+				default:
+				}
 			}
 		case "detach":
 			_ = s.Close()

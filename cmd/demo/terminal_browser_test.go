@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -106,6 +107,25 @@ func TestTerminalInChromium(t *testing.T) {
 		typed("\r")))
 	waitScreen("the paste", `/^pasted-€-中$/m.test(`+screen+`)`)
 
+	// A long paste arrives whole, in pieces the server takes (one message
+	// is at most 1 MiB), an emoji where a piece ends kept whole.
+	var long strings.Builder
+	for range 1023 {
+		long.WriteString(strings.Repeat("a", 63) + "\n") // 64 UTF-16 units a line
+	}
+	long.WriteString(strings.Repeat("b", 63) + "😀\n") // the emoji's two units straddle the first piece's end
+	for i := range 100000 {                           // 1.2 MB: more than one message may hold
+		fmt.Fprintf(&long, "line %d ț\n", i)
+	}
+	require.NoError(t, chromedp.Do(ctx, typed("stty -echo; cat > pasted.txt; stty echo\r"))) // no echo: the paste's path, not the screen's
+	require.NoError(t, chromedp.Do(ctx,
+		poll(`(o => { const d = new DataTransfer(); d.setData('text/plain', `+strconv.Quote(long.String())+`);
+			o.dispatchEvent(new ClipboardEvent('paste', {clipboardData: d, bubbles: true, cancelable: true})); return true })(document.querySelector('.view .output'))`),
+	))
+	require.NoError(t, chromedp.Do(ctx, typed("d", ctrl), typed("echo pasted-$((3+4))\r")))
+	waitScreen("cat ends", `/^pasted-7$/m.test(`+screen+`)`)
+	assert.Equal(t, long.String(), readFile(t, c, base, "/pasted.txt"), "the paste, byte for byte")
+
 	// Lines that scroll off the top are kept above the screen.
 	require.NoError(t, chromedp.Do(ctx, typed("seq 1 300\r")))
 	waitScreen("seq", `/^300$/m.test(`+screen+`)`)
@@ -123,15 +143,7 @@ func TestTerminalInChromium(t *testing.T) {
 	waitScreen("vi's command mode", viCommandMode)
 	require.NoError(t, chromedp.Do(ctx, typed(":wq\r"), typed("echo vi-$((2+3))\r")))
 	waitScreen("vi quits", `/^vi-5$/m.test(`+screen+`)`)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/file?provider=local&name=term&path=/note.txt", nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	body, _ := io.ReadAll(res.Body)
-	_ = res.Body.Close()
-	require.Equal(t, http.StatusOK, res.StatusCode, string(body))
-	assert.Equal(t, "hello from vi\nsecond line\n", string(body), "the file vi saved, read through the file API")
+	assert.Equal(t, "hello from vi\nsecond line\n", readFile(t, c, base, "/note.txt"), "the file vi saved, read through the file API")
 
 	// top draws, and quits with q.
 	require.NoError(t, chromedp.Do(ctx, typed("busybox top\r")))
@@ -170,4 +182,19 @@ func TestTerminalInChromium(t *testing.T) {
 	waitScreen("the re-attached screen", screen+` === `+strconv.Quote(before))
 	require.NoError(t, chromedp.Do(ctx, typed(":q!\r")))
 	waitScreen("vi quits after the re-attach", `document.querySelector('.view .status').textContent === 'exit 0'`)
+}
+
+// readFile reads a file of the local sandbox "term" through the console's
+// file API.
+func readFile(t *testing.T, c *console, base, path string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, base+"/api/file?provider=local&name=term&path="+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode, string(body))
+	return string(body)
 }

@@ -23,7 +23,7 @@ import (
 )
 
 // pageScreen is a terminal view's screen as the page keeps it: the rows
-// the updates changed.
+// the updates changed. It says "drawn" after each update, as the page does.
 type pageScreen struct {
 	conn *websocket.Conn
 	rows map[int]string
@@ -56,6 +56,7 @@ func (p *pageScreen) read(t *testing.T, what string, done func(string) bool) str
 		for y, runs := range u.Changed {
 			p.rows[y] = strings.TrimRight(runsText(runs), " ")
 		}
+		require.NoError(t, p.conn.WriteJSON(clientMessage{Op: "drawn"}))
 	}
 }
 
@@ -228,4 +229,40 @@ func TestTerminalViewOutlivesItsEmulator(t *testing.T) {
 	assert.Contains(t, view.last["detail"], "starts again blank")
 	require.NoError(t, view.conn.WriteJSON(clientMessage{Op: "stdin", Data: "still\r"}))
 	view.read(t, "the screen after it", func(s string) bool { return strings.Contains(s, "survived still") })
+}
+
+// A page that has not drawn its last update is sent no other: the command
+// runs on at the emulator's pace, and the page's next update is the screen
+// as it is then. Here the page never says drawn: it gets the first screen,
+// then the last one and the exit, the output whole on it.
+func TestTerminalViewPacesToThePage(t *testing.T) {
+	t.Parallel()
+	c, base := startConsole(t)
+	ctx := localSandbox(t, c, "paced", time.Minute)
+	conn, _, err := dialView(ctx, c, base)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.WriteJSON(clientMessage{Op: "run", Provider: "local", Sandbox: "paced",
+		Argv: []string{"sh", "-c", "seq 1 20000; echo end"}, TTY: true, Cols: 80, Rows: 24}))
+	var screens []screenUpdate
+	for {
+		_, data, err := conn.ReadMessage()
+		require.NoError(t, err)
+		var m serverMessage
+		require.NoError(t, json.Unmarshal(data, &m))
+		if m.Type == "screen" {
+			var u screenUpdate
+			require.NoError(t, json.Unmarshal(data, &u))
+			screens = append(screens, u)
+		}
+		if m.Type == "exit" {
+			assert.Equal(t, int32(0), m.Code)
+			break
+		}
+	}
+	require.Len(t, screens, 2, "the first screen, then the last")
+	last := screens[1]
+	assert.Equal(t, "end", strings.TrimSpace(runsText(last.Changed[last.CursorY-1])), "the last screen shows the end")
+	assert.Equal(t, "20000", strings.TrimSpace(runsText(last.Changed[last.CursorY-2])))
+	assert.Len(t, last.Scrolled, defaultScrollback, "the lines that scrolled off meanwhile, at most those kept")
 }

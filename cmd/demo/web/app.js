@@ -350,7 +350,16 @@ function openView(first, title) {
   const scheme = location.protocol === "https:" ? "wss://" : "ws://";
   const ws = new WebSocket(scheme + location.host + "/ws", ["paddock", "paddock-token." + token]);
   ws.onopen = () => ws.send(JSON.stringify(first));
-  const sendStdin = (data) => { if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({op: "stdin", data})); };
+  // stdin goes in pieces of at most 64 Ki UTF-16 units (a message the
+  // server reads is at most 1 MiB), never splitting a surrogate pair.
+  const sendStdin = (data) => {
+    for (let i = 0; i < data.length && ws.readyState === WebSocket.OPEN;) {
+      let end = Math.min(i + 65536, data.length);
+      if (end < data.length && /[\ud800-\udbff]/.test(data[end - 1])) end--;
+      ws.send(JSON.stringify({op: "stdin", data: data.slice(i, end)}));
+      i = end;
+    }
+  };
   if (term) {
     term.onInput = sendStdin;
     // The terminal follows the output area: a new size goes to the command.
@@ -364,7 +373,12 @@ function openView(first, title) {
         view.querySelector(".detach").hidden = !m.detachable;
         if (term && m.scrollback) term.keep = m.scrollback;
         break;
-      case "screen": term.draw(m); break;
+      case "screen":
+        term.draw(m);
+        // Drawn once painted: the server sends the next update then, the
+        // screen as it is by that time.
+        requestAnimationFrame(() => { if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({op: "drawn"})); });
+        break;
       case "stdout": case "stderr": chunk(m.type, m.data); break;
       case "exit": end(`exit ${m.code}`, m.code === 0 ? "exit-0" : "exit-nonzero"); loadSessions(); break;
       case "error": end(`error ${m.reason}${m.detail ? ": " + m.detail : ""}`, "error"); loadSessions(); break;
