@@ -25,7 +25,8 @@ import (
 // and detach. The socket is written by one goroutine that takes the next
 // frames only once the previous ones are on the wire, so a slow browser
 // slows the command's reading (the runtime's credits), and the server's
-// memory does not grow.
+// memory does not grow; a terminal's output is drawn as it comes, and the
+// page is sent the screen each time it has drawn the last one.
 
 // clientMessage is what the page sends.
 type clientMessage struct {

@@ -114,7 +114,8 @@ func TestTerminalInChromium(t *testing.T) {
 		long.WriteString(strings.Repeat("a", 63) + "\n") // 64 UTF-16 units a line
 	}
 	long.WriteString(strings.Repeat("b", 63) + "😀\n") // the emoji's two units straddle the first piece's end
-	for i := range 100000 {                           // 1.2 MB: more than one message may hold
+	// 1.2 MB in all: more than one message may hold.
+	for i := range 100000 {
 		fmt.Fprintf(&long, "line %d ț\n", i)
 	}
 	require.NoError(t, chromedp.Do(ctx, typed("stty -echo; cat > pasted.txt; stty echo\r"))) // no echo: the paste's path, not the screen's
