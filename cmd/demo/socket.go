@@ -264,6 +264,10 @@ func (c *console) open(ctx context.Context, m clientMessage) (*viewStream, error
 			return nil, err
 		}
 	}
+	// A terminal is the size the page asked for where the provider sizes
+	// terminals, else 80x24; the screen is the same size.
+	asked := paddock.TermSize{Cols: m.Cols, Rows: m.Rows}
+	sized := m.TTY && paddock.Supports(a, paddock.CapResize) && m.Cols > 0 && m.Rows > 0
 	switch m.Op {
 	case "run":
 		if len(m.Argv) == 0 {
@@ -271,8 +275,8 @@ func (c *console) open(ctx context.Context, m clientMessage) (*viewStream, error
 		}
 		cmd := paddock.NewCmd(m.Argv[0], m.Argv[1:]...)
 		opts := paddock.SpawnOpts{Stdin: m.Stdin || m.TTY, TTY: m.TTY, Detachable: paddock.Supports(a, paddock.CapAttach)}
-		if m.TTY && paddock.Supports(a, paddock.CapResize) && m.Cols > 0 && m.Rows > 0 {
-			opts.Size = &paddock.TermSize{Cols: m.Cols, Rows: m.Rows}
+		if sized {
+			opts.Size = &asked
 		}
 		st, err = a.Spawn(ctx, h, cmd, opts)
 		var invalid *paddock.InvalidError
@@ -293,25 +297,22 @@ func (c *console) open(ctx context.Context, m clientMessage) (*viewStream, error
 		return nil, err
 	}
 	v.FrameStream = st.(*actors.FrameStream)
-	if m.TTY {
-		// The screen is the size the command's terminal has: the one
-		// asked for where the provider sizes terminals, else 80x24.
-		size := paddock.TermSize{Cols: 80, Rows: 24}
-		asked := paddock.TermSize{Cols: m.Cols, Rows: m.Rows}
-		if m.Op == "attach" && paddock.Supports(a, paddock.CapResize) && m.Cols > 0 && m.Rows > 0 {
+	if !m.TTY {
+		return v, nil
+	}
+	size := paddock.TermSize{Cols: 80, Rows: 24}
+	if sized {
+		if m.Op == "attach" {
 			// The program redraws at this view's size (a terminal that
 			// keeps its size draws the replay as it was).
 			if err := v.Resize(ctx, asked); err != nil {
 				_ = v.Close()
 				return nil, err
 			}
-			size = asked
 		}
-		if m.Op == "run" && paddock.Supports(a, paddock.CapResize) && m.Cols > 0 && m.Rows > 0 {
-			size = asked
-		}
-		v.screen, v.drawn = newTermScreen(size.Cols, size.Rows, c.limits.scrollback), make(chan struct{}, 1)
+		size = asked
 	}
+	v.screen, v.drawn = newTermScreen(size.Cols, size.Rows, c.limits.scrollback), make(chan struct{}, 1)
 	return v, nil
 }
 
@@ -333,7 +334,7 @@ func (c *console) streamScreen(ctx context.Context, conn *websocket.Conn, wmu *s
 	})
 	defer replies.Wait()
 	defer v.screen.Close()
-	draw := func() error { return v.screen.Update(func(u screenUpdate) error { return send(u) }) }
+	draw := func() error { return v.sendScreen(send) }
 	inFlight, changed := false, true // the first update is the screen as it starts
 	for {
 		if changed && !inFlight {
@@ -372,13 +373,24 @@ func (c *console) streamScreen(ctx context.Context, conn *websocket.Conn, wmu *s
 	}
 }
 
-// drawOn draws output on v's screen; a failure of the emulator is a note
-// to the page.
+// drawOn draws output on v's screen.
 func (c *console) drawOn(v *viewStream, data []byte, send func(any) error) {
-	if _, err := v.screen.Write(data); err != nil {
+	_, err := v.screen.Write(data)
+	c.screenFailed(err, send)
+}
+
+// screenFailed tells the page (a note) and the log that a view's emulator
+// failed and its screen started again; nil is nothing to tell.
+func (c *console) screenFailed(err error, send func(any) error) {
+	if err != nil {
 		c.log.Warn().Err(err).Msg("console: a terminal view's screen")
 		_ = send(serverMessage{Type: "note", Detail: err.Error()})
 	}
+}
+
+// sendScreen sends the page what changed on v's screen.
+func (v *viewStream) sendScreen(send func(any) error) error {
+	return v.screen.Update(func(u screenUpdate) error { return send(u) })
 }
 
 // readClient carries out the page's stdin and detach requests until the
@@ -404,10 +416,8 @@ func (c *console) readClient(ctx context.Context, conn *websocket.Conn, s *viewS
 			case errors.Is(err, paddock.ErrNotSupported):
 				err = nil // the provider keeps its terminals at one size, and so does the screen
 			case err == nil && s.screen != nil:
-				if err := s.screen.Resize(m.Cols, m.Rows); err != nil {
-					_ = send(serverMessage{Type: "note", Detail: err.Error()})
-				}
-				err = s.screen.Update(func(u screenUpdate) error { return send(u) })
+				c.screenFailed(s.screen.Resize(m.Cols, m.Rows), send)
+				err = s.sendScreen(send)
 			}
 		case "drawn":
 			if s.drawn != nil {

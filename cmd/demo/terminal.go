@@ -211,13 +211,6 @@ func (t *termScreen) Resize(cols, rows int) error {
 	})
 }
 
-// Size is the grid's columns and rows.
-func (t *termScreen) Size() (cols, rows int) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.em.Width(), t.em.Height()
-}
-
 // Close ends the screen: Replies is closed once its readers have stopped.
 func (t *termScreen) Close() {
 	t.mu.Lock()
@@ -226,22 +219,6 @@ func (t *termScreen) Close() {
 	t.mu.Unlock()
 	t.readers.Wait()
 	close(t.replies)
-}
-
-// Text is the screen's characters, one line per row with trailing spaces
-// trimmed (what a test reads).
-func (t *termScreen) Text() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	lines := make([]string, t.em.Height())
-	for y := range lines {
-		var b strings.Builder
-		for _, r := range t.row(y) {
-			b.WriteString(r[0])
-		}
-		lines[y] = strings.TrimRight(b.String(), " ")
-	}
-	return strings.Join(lines, "\n")
 }
 
 // Update is what changed since the last update (everything, the first
@@ -282,7 +259,7 @@ func (t *termScreen) changes() screenUpdate {
 	for i := max(from, n-t.keep); i < n; i++ {
 		u.Scrolled = append(u.Scrolled, lineRuns(t.main.Line(i)))
 	}
-	t.main.SetMaxLines(t.keep)
+	t.main.SetMaxLines(t.keep) // cut to what is kept, then free to grow again
 	t.main.SetMaxLines(2 * t.keep)
 	t.scrollLen = t.main.Len()
 	return u

@@ -10,6 +10,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// Size is the grid's columns and rows.
+func (t *termScreen) Size() (cols, rows int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.em.Width(), t.em.Height()
+}
+
+// Text is the screen's characters, one line per row with trailing spaces
+// trimmed.
+func (t *termScreen) Text() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := make([]string, t.em.Height())
+	for y := range lines {
+		lines[y] = strings.TrimRight(runsText(t.row(y)), " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
 // update takes t's next update.
 func update(t *testing.T, s *termScreen) screenUpdate {
 	t.Helper()
