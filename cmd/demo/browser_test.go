@@ -42,10 +42,14 @@ func consolePage(t *testing.T, steps time.Duration) (tab, ctx context.Context, c
 	return tab, ctx, c, base
 }
 
-// css and poll are chromedp's selector and poll, shorter.
+// css is chromedp's selector, shorter; poll is chromedp's poll bounded by
+// the test's context alone (its own 30 s default would be a verdict on a
+// slow machine, not a hang's bound).
 func css(s string) chromedp.CSS { return chromedp.CSS(s) }
 
-func poll(expr string) chromedp.Action[chromedp.Void] { return chromedp.Poll[chromedp.Void](expr) }
+func poll(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(0))
+}
 
 // TestConsoleInChromium drives the console like a first-time user.
 func TestConsoleInChromium(t *testing.T) {
@@ -337,7 +341,7 @@ document.getElementById('f').submit();
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.WaitVisible(chromedp.CSS(`#providers li`)), // the console's page, with its token
 		chromedp.Navigate(attacker.URL),
-		chromedp.Poll[chromedp.Void](`document.title.includes('fetched;') && document.title.includes('submitted;')`),
+		poll(`document.title.includes('fetched;') && document.title.includes('submitted;')`),
 	))
 	var posts []string
 	for _, a := range seen.list() {

@@ -26,7 +26,7 @@ const viCommandMode = `/^- /.test(document.querySelector('.view').term.text().sp
 // 1280x800 window would: a shell on a pseudo-terminal, typed into key by
 // key. It leaves screenshots of ls --color and vi beside the console's.
 func TestTerminalInChromium(t *testing.T) {
-	_, ctx, c, base := consolePage(t, 3*time.Minute)
+	tab, ctx, c, base := consolePage(t, 3*time.Minute)
 	eval := func(expr string) any {
 		v, err := chromedp.Run(ctx, chromedp.Evaluate[any](expr))
 		require.NoError(t, err)
@@ -38,7 +38,9 @@ func TestTerminalInChromium(t *testing.T) {
 		t.Helper()
 		err := chromedp.Do(ctx, poll(expr))
 		if err != nil {
-			t.Fatalf("%s: %v; the screen:\n%s", what, err, eval(screen))
+			// Read on the tab: the steps' context may be what ended.
+			shown, _ := chromedp.Run(tab, chromedp.Evaluate[string](screen))
+			t.Fatalf("%s: %v; the screen:\n%s", what, err, shown)
 		}
 	}
 	typed := func(keys string, opts ...chromedp.KeyOption) chromedp.Action[chromedp.Void] {
